@@ -1,0 +1,190 @@
+# fasweep - build, test and run.
+#
+#   make              build build/fasweep with every instance the spaces need
+#   make sweep        install what is missing, build, sweep the local GPU, print Top-K
+#   make test         install what is missing, run every CPU test (CI space build)
+#   make test-gpu     GPU tests (needs a GPU)
+#   make dist         relocatable bundle in dist/fasweep (binary + the .so it needs)
+#
+# Knobs: SPACES (which spaces decide the compiled instances), ARCHS (SASS
+# targets; PTX of the last one is embedded too), SHARDS (translation units
+# the instances are split over, for make -j), BUILD (output folder),
+# DEPS (a prefix holding include/ and lib/ for lmdb, cjson, cmocka when the
+# system has none, e.g. on a GPU node without a package registry).
+
+CUDA    ?= /usr/local/cuda
+NVCC    ?= $(CUDA)/bin/nvcc
+CC      ?= gcc
+ARCHS   ?= 89 90
+SPACES  ?= spaces/l4.json spaces/h100.json spaces/ci.json
+SHARDS  ?= 16
+BUILD   ?= build
+# Kernel objects can live in another build folder (the sanitizer build
+# reuses the plain build's: nvcc code is not instrumented anyway).
+KBUILD  ?= $(BUILD)
+DEPS    ?=
+SAN     ?=
+VERSION := 0.1.0
+
+PKGS     := lmdb libcjson
+ifeq ($(DEPS),)
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null || echo -I/usr/include/cjson)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -llmdb -lcjson)
+CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+else
+PKG_CFLAGS := -I$(DEPS)/include -I$(DEPS)/include/cjson
+PKG_LIBS   := -L$(DEPS)/lib -Wl,-rpath,$(abspath $(DEPS))/lib -llmdb -lcjson
+CMOCKA_LIBS := -L$(DEPS)/lib -lcmocka
+endif
+
+WARN    := -Wall -Wextra -Werror
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=c11 -D_GNU_SOURCE $(WARN) -I. -I$(CUDA)/include $(PKG_CFLAGS) \
+           -DFASWEEP_VERSION=\"$(VERSION)\"
+ifeq ($(SAN),1)
+CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=address,undefined
+endif
+CUDA_LIBS := -L$(CUDA)/lib64 -lcudart_static -lrt -lpthread -ldl -lstdc++ -lm
+
+# SASS for each arch in ARCHS, plus PTX for the newest so later GPUs can JIT.
+LAST_ARCH := $(lastword $(ARCHS))
+GENCODE := $(foreach a,$(ARCHS),-gencode=arch=compute_$(a),code=sm_$(a)) \
+           -gencode=arch=compute_$(LAST_ARCH),code=compute_$(LAST_ARCH)
+NVFLAGS ?= -O3 -std=c++17 -lineinfo
+NVFLAGS += $(GENCODE) -I. -Xcompiler -Wall,-Wextra,-Werror -Xptxas -warn-spills=false \
+           --expt-relaxed-constexpr
+
+# ---- host modules (C11, no CUDA) -----------------------------------------
+HOST_SRC := kernels/fa_config.c kernels/ref_cpu.c sweep/space.c sweep/plan.c \
+            store/store.c store/store_io.c seeds/rank.c
+HOST_OBJ := $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
+HOST_LIB := $(BUILD)/libfasweep_host.a
+
+# ---- GPU-side driver (C11 calling the CUDA runtime) ----------------------
+DRIVER_SRC := sweep/run.c sweep/measure.c sweep/nvml.c sweep/progress.c
+DRIVER_OBJ := $(DRIVER_SRC:%.c=$(BUILD)/obj/%.o)
+
+# ---- kernels: instances generated from the spaces -------------------------
+GEN       := $(KBUILD)/gen
+GEN_CU    := $(foreach i,$(shell seq 0 $$(($(SHARDS)-1))),$(GEN)/inst_$(i).cu)
+KOBJ      := $(GEN_CU:$(GEN)/%.cu=$(KBUILD)/kobj/%.o) $(KBUILD)/kobj/registry.o \
+             $(KBUILD)/kobj/reference.o
+KERNEL_HDR := kernels/flash_fwd.cuh kernels/fa_config.h kernels/fa_launch.h
+
+.PHONY: all sweep test test-gpu check unit cli fuzz format format-check dist \
+        clean deps deps-test vendor-deps list-instances
+.DEFAULT_GOAL := all
+
+all: $(BUILD)/fasweep
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(HOST_LIB): $(HOST_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+# The instance generator: the planner, built without CUDA, run over SPACES.
+$(KBUILD)/geninst: sweep/geninst.c kernels/fa_config.c sweep/space.c sweep/plan.c \
+                   kernels/fa_config.h sweep/space.h sweep/plan.h
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -std=c11 -D_GNU_SOURCE $(WARN) -I. $(PKG_CFLAGS) \
+	  sweep/geninst.c kernels/fa_config.c sweep/space.c sweep/plan.c -o $@ $(PKG_LIBS)
+
+# geninst rewrites a file only when its text changes, so editing a space
+# recompiles only the shards whose instance lists moved.
+$(GEN)/.stamp: $(KBUILD)/geninst $(SPACES) $(KERNEL_HDR) kernels/registry.cu Makefile
+	@mkdir -p $(GEN)
+	$(KBUILD)/geninst --out $(GEN) --shards $(SHARDS) --archs "$(ARCHS)" \
+	  --hash-files "$(KERNEL_HDR) kernels/registry.cu" --flags "$(NVFLAGS)" $(SPACES)
+	@touch $@
+$(GEN_CU) $(GEN)/registry_table.inc $(GEN)/build_id.h: $(GEN)/.stamp ;
+
+$(KBUILD)/kobj/inst_%.o: $(GEN)/inst_%.cu $(KERNEL_HDR)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -I$(GEN) -c $< -o $@
+
+$(KBUILD)/kobj/registry.o: kernels/registry.cu $(GEN)/registry_table.inc $(GEN)/build_id.h $(KERNEL_HDR)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -I$(GEN) -c $< -o $@
+
+$(KBUILD)/kobj/reference.o: kernels/reference.cu $(KERNEL_HDR)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -c $< -o $@
+
+$(BUILD)/fasweep: $(BUILD)/obj/sweep/main.o $(DRIVER_OBJ) $(HOST_LIB) $(KOBJ)
+	$(CC) $(LDFLAGS) $^ -o $@ $(PKG_LIBS) $(CUDA_LIBS)
+
+list-instances: $(GEN)/.stamp
+	@cat $(GEN)/instances.txt
+
+# ---- tests -------------------------------------------------------------------
+UNIT_SRC  := $(wildcard tests/unit/test_*.c)
+UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+$(BUILD)/tests/%: tests/unit/%.c $(HOST_LIB) tests/unit/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) $< $(HOST_LIB) -o $@ $(PKG_LIBS) $(CMOCKA_LIBS) -lm
+
+unit: $(UNIT_BIN)
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; \
+	  CMOCKA_MESSAGE_OUTPUT=stdout FASWEEP_TEST_TMP=$(abspath $(BUILD))/tmp $$t; done
+
+cli: $(BUILD)/fasweep
+	FASWEEP=$(abspath $(BUILD)/fasweep) bats tests/cli
+
+# Every CPU test against a small build (the CI space), then the same under
+# AddressSanitizer + UBSan, then a short fuzz run of the space parser.
+check: unit cli
+	$(MAKE) BUILD=$(BUILD)/asan KBUILD=$(KBUILD) SAN=1 SPACES="$(SPACES)" unit cli
+	$(MAKE) BUILD=$(BUILD) fuzz
+
+test: deps-test
+	$(MAKE) BUILD=build/ci SPACES=spaces/ci.json check
+
+FUZZ_TIME ?= 20
+$(BUILD)/fuzz_space: tests/fuzz/fuzz_space.c sweep/space.c sweep/space.h
+	@mkdir -p $(dir $@)
+	clang -g -O1 -std=c11 -D_GNU_SOURCE -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
+	  tests/fuzz/fuzz_space.c sweep/space.c -o $@ $(PKG_LIBS)
+fuzz: $(BUILD)/fuzz_space
+	@mkdir -p $(BUILD)/fuzz-corpus
+	$(BUILD)/fuzz_space -max_total_time=$(FUZZ_TIME) -timeout=5 -rss_limit_mb=2048 \
+	  $(BUILD)/fuzz-corpus tests/fuzz/corpus
+
+test-gpu: $(BUILD)/fasweep $(BUILD)/fa_check
+	FASWEEP=$(abspath $(BUILD)/fasweep) FA_CHECK=$(abspath $(BUILD)/fa_check) \
+	  bash tests/gpu/run.sh
+
+$(BUILD)/fa_check: tests/gpu/fa_check.c $(DRIVER_OBJ) $(HOST_LIB) $(KOBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(PKG_LIBS) $(CUDA_LIBS)
+
+# ---- running -------------------------------------------------------------------
+sweep: deps
+	@bash scripts/run_default_sweep.sh "$(BUILD)"
+
+deps:
+	@bash scripts/deps.sh build
+deps-test:
+	@bash scripts/deps.sh test
+
+# Headers and libraries of lmdb, cjson and cmocka in one folder, to carry to
+# a GPU node that has no package registry: make DEPS=.deps there.
+vendor-deps:
+	bash scripts/vendor_deps.sh .deps
+
+dist: $(BUILD)/fasweep
+	bash scripts/dist.sh $(BUILD) dist/fasweep
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu' '*.cuh')
+format-check:
+	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h' '*.cu' '*.cuh')
+
+clean:
+	rm -rf build dist
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

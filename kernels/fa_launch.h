@@ -1,0 +1,78 @@
+/* fa_launch.h - what a caller hands one FlashAttention-forward launch, and
+ * the table of compiled instances (the registry) the C driver reads.
+ *
+ * Tensors are [batch, heads, seq_len, head_dim], fp16, contiguous. All
+ * functions here return a cudaError_t value as an int: 0 (cudaSuccess) on
+ * success; any other value names the CUDA failure (cudaGetErrorString()).
+ */
+#ifndef FA_LAUNCH_H
+#define FA_LAUNCH_H
+
+#include "fa_config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct CUstream_st *fa_stream; /* == cudaStream_t, without the header */
+
+/* One attention forward problem and its device buffers. */
+typedef struct fa_args {
+    const void *q, *k, *v; /* fp16 [B,H,S,D] inputs, device memory */
+    void *o;               /* fp16 [B,H,S,D] output, device memory */
+    int batch, heads, seq_len, head_dim;
+    int causal;            /* 1: key j is masked for query i when j > i */
+    float softmax_scale;   /* usually 1/sqrt(head_dim) */
+    /* Optional clock64 instrumentation: when non-NULL, thread 0 of each CTA
+     * writes {start cycle, end cycle, SM id} at cta_clock[3*cta]. Costs two
+     * uniform branches per CTA when NULL. */
+    unsigned long long *cta_clock;
+} fa_args;
+
+/* Grid size (CTAs) a launch of `c` uses for `a`. */
+long fa_grid_ctas(const fa_config *c, const fa_args *a);
+
+/* Launches one compiled instance asynchronously on `stream`. Returns the
+ * launch error (argument or configuration errors appear here; faults inside
+ * the kernel appear at the next synchronisation). */
+typedef int (*fa_launch_fn)(const fa_args *a, fa_stream stream);
+
+typedef struct fa_instance {
+    fa_config cfg;
+    const char *name;   /* fa_config_format text */
+    fa_launch_fn launch;
+    const void *kernel; /* the __global__ function, for attribute queries */
+} fa_instance;
+
+/* Resource use of one instance on the current device. */
+typedef struct fa_attrs {
+    int regs;              /* registers per thread */
+    int smem_static;       /* bytes of static shared memory */
+    long smem_dynamic;     /* bytes of dynamic shared memory a launch asks */
+    int local_bytes;       /* local memory per thread (spills + stack) */
+    int max_blocks_per_sm; /* occupancy at that dynamic smem, 0 if it cannot run */
+    int ptx_version, binary_version;
+} fa_attrs;
+
+/* The compiled instances, in fa_config_cmp order. */
+int fa_registry_count(void);
+const fa_instance *fa_registry_get(int i);
+/* The instance compiled for `c`, or NULL if this binary does not hold it. */
+const fa_instance *fa_registry_find(const fa_config *c);
+/* Hash of the kernel sources, flags and instance list this binary was built
+ * from (hex text), and the architectures it holds SASS for ("89,90"). */
+const char *fa_build_id(void);
+const char *fa_build_archs(void);
+
+/* Fills *out for instance `in` on the current device; raises the kernel's
+ * dynamic shared memory limit first when it needs more than 48 KB. */
+int fa_instance_attrs(const fa_instance *in, fa_attrs *out);
+
+/* fp32 reference attention on the GPU: o_ref is float [B,H,S,D], device
+ * memory. Plain and slow on purpose: one thread per query row. */
+int fa_reference_launch(const fa_args *a, float *o_ref, fa_stream stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FA_LAUNCH_H */

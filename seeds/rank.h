@@ -1,0 +1,54 @@
+/* rank.h - ranking stored results and writing Top-K seeds.
+ *
+ * A ranking covers one (device, problem, mode) group: records of different
+ * GPU models, problems or L2 modes are never ranked together. Kernel
+ * records with status "ok" are ranked by median time, ties broken by lower
+ * noise, then by config text. Baseline records are not ranked; the fastest
+ * "ok" baseline of the group gives each entry's speedup.
+ * Seeds format: README.md, "Seeds".
+ */
+#ifndef RANK_H
+#define RANK_H
+
+#include <stdio.h>
+
+#include "../store/store.h"
+
+typedef struct rank_filter {
+    const char *device;  /* exact GPU name, or NULL for all */
+    const char *problem; /* space_problem_format text, or NULL */
+    const char *mode;    /* "hot" (default when NULL) or "cold" */
+} rank_filter;
+
+typedef struct rank_group {
+    char device[64], problem[48], mode[8];
+    store_record *top;      /* up to k best ok kernel records, fastest first */
+    int n_top;
+    store_record best_baseline; /* valid when has_baseline */
+    int has_baseline;
+    long n_ok, n_failed;    /* kernel records of the group by status */
+} rank_group;
+
+typedef struct rank_result {
+    rank_group *groups; /* ordered by device, then problem */
+    int n_groups;
+} rank_result;
+
+/* Ranks every group matching f, keeping the k best of each. Returns
+ * STORE_OK (an empty store gives zero groups) or a store error. */
+int rank_topk(store *s, const rank_filter *f, int k, rank_result *out);
+void rank_free(rank_result *r);
+
+/* Prints the human table of every group to out. */
+void rank_print(const rank_result *r, FILE *out);
+/* Writes the result as one JSON document to out (the --json form). */
+int rank_print_json(const rank_result *r, FILE *out);
+
+/* Writes one seeds file per group under dir (created if missing), named
+ * DEVICE-SLUG_PROBLEM_MODE.json, each written to a temp file then renamed.
+ * Prints each path written to `paths` when non-NULL. Returns 0, or -1 with
+ * err naming the file and errno text. */
+int seeds_write(const rank_result *r, const char *dir, FILE *paths,
+                char *err, size_t errlen);
+
+#endif /* RANK_H */

@@ -1,0 +1,64 @@
+/* plan.h - the grid of a space: every (problem, config) point, accepted or
+ * rejected with a reason, before anything runs.
+ *
+ * The rules are static: they need no GPU. The shared-memory rule uses
+ * fa_smem_bytes(), the function the launch uses.
+ */
+#ifndef PLAN_H
+#define PLAN_H
+
+#include <stddef.h>
+
+#include "../kernels/fa_config.h"
+#include "space.h"
+
+typedef enum plan_reason {
+    PLAN_OK = 0,
+    PLAN_REJ_HEAD_DIM,     /* head_dim not 64 or 128 */
+    PLAN_REJ_WARP_ROWS,    /* block_m not a multiple of 16 * warps */
+    PLAN_REJ_CHUNKS,       /* a Q or K/V tile does not split into whole
+                              16-byte cp.async chunks per thread */
+    PLAN_REJ_SMEM,         /* fa_smem_bytes() over the space's limit */
+    PLAN_REJ_NOT_COMPILED, /* this binary holds no instance for it */
+    PLAN_REASON_COUNT
+} plan_reason;
+
+typedef struct plan_point {
+    int problem;        /* index into space.problems */
+    fa_config cfg;
+    plan_reason reason; /* PLAN_OK when accepted */
+    long smem_bytes;    /* fa_smem_bytes(&cfg) */
+} plan_point;
+
+typedef struct plan {
+    plan_point *points; /* problem-major, then axes in file order */
+    size_t n;
+    size_t n_accepted;
+    size_t by_reason[PLAN_REASON_COUNT];
+} plan;
+
+/* Whether this binary holds an instance for c (1) or not (0). */
+typedef int (*plan_compiled_fn)(const fa_config *c, void *ctx);
+
+/* The static rules alone, first failing rule wins, in enum order. */
+plan_reason plan_check(const fa_config *c, long smem_limit);
+
+/* Enumerates the Cartesian product of s's axes for each problem. When
+ * `compiled` is non-NULL, statically valid points it says no to are
+ * rejected as PLAN_REJ_NOT_COMPILED. Returns 0, or -1 when out of memory
+ * (*out is then empty). Free with plan_free. */
+int plan_build(const space *s, plan_compiled_fn compiled, void *ctx,
+               plan *out);
+void plan_free(plan *p);
+
+/* Short stable code of a reason: "ok", "head_dim", "warp_rows", "chunks",
+ * "smem", "not_compiled". */
+const char *plan_reason_code(plan_reason r);
+
+/* Human text of why point p was rejected, with the numbers, e.g.
+ * "needs 65536 B shared memory, limit 49152 B". Empty for accepted points.
+ * Returns what snprintf returns. */
+int plan_reject_reason(const plan_point *p, long smem_limit, char *buf,
+                       size_t n);
+
+#endif /* PLAN_H */

@@ -1,0 +1,62 @@
+/* run.h - the GPU sweep engine: checks and times every accepted point of a
+ * plan and commits each result to the store as soon as it exists.
+ *
+ * Isolation: the calling process never touches CUDA. It forks a worker
+ * process that owns the CUDA context, hands it one (point, mode) task at a
+ * time over a pipe and commits each record the worker sends back. A worker
+ * that faults (its CUDA context is then unusable) or outlives the space's
+ * timeout_s is killed, the task is stored as "crashed" / "timeout" with the
+ * CUDA error text, and a fresh worker (fresh context) takes the next task.
+ *
+ * Resume: a task whose key (device, problem, build, config, mode) is
+ * already in the store is skipped unless opts.remeasure is set.
+ */
+#ifndef RUN_H
+#define RUN_H
+
+#include <signal.h>
+#include <stdio.h>
+
+#include "../store/store.h"
+#include "plan.h"
+#include "space.h"
+
+typedef struct run_options {
+    int device;          /* CUDA device ordinal (default 0) */
+    int remeasure;       /* 1: measure even what the store has */
+    int refine_k;        /* >0: re-measure the top K per problem, stricter */
+    FILE *progress;      /* live progress and summary (stderr), NULL = quiet */
+    /* Set to 1 (e.g. by a SIGINT handler) to stop after the current task. */
+    volatile sig_atomic_t *stop;
+} run_options;
+
+typedef struct run_summary {
+    long tasks;     /* (point, mode) pairs in the plan's accepted points */
+    long measured;  /* stored "ok" this run */
+    long skipped;   /* already in the store */
+    long rejected;  /* points the plan rejected */
+    long wrong, crashed, timeout;
+    int interrupted;
+    double wall_s;       /* whole run */
+    double timed_s;      /* summed time inside timed launches */
+    char best_config[64];
+    double best_us;      /* of the best "ok" hot record this run, or 0 */
+    char device[64];
+} run_summary;
+
+/* Number of CUDA devices visible, probed in a short-lived child process so
+ * the caller stays CUDA-free. Returns the count (0 with a message in msg
+ * saying why: no driver, no device, ...). */
+int run_gpu_count(char *msg, size_t n);
+
+/* Measures every accepted point of p (built from s) for each of the
+ * space's modes, into the store at store_path. Returns 0 when the sweep ran
+ * to the end (even if some configs were wrong or crashed), 1 when it was
+ * interrupted or the GPU could not be used (message printed to
+ * opts->progress), -1 on a store error. */
+int run_grid(const space *s, const plan *p, const char *store_path,
+             const run_options *opts, run_summary *sum);
+
+void run_print_summary(const run_summary *sum, FILE *out);
+
+#endif /* RUN_H */

@@ -1,0 +1,94 @@
+/* space.h - a sweep space: the target GPU's limits, the problems to run,
+ * the kernel axes to enumerate, and how to measure and check each point.
+ *
+ * A space is a JSON file (format: README.md, "Space files"). Parsing is
+ * strict: unknown keys, wrong types, empty or duplicate axis values and
+ * out-of-range numbers are errors that name the file, the JSON path
+ * (e.g. "axes.BLOCK_M[2]") and what was expected. A JSON syntax error names
+ * line and column. A space that fails to parse is never partly filled in.
+ */
+#ifndef SPACE_H
+#define SPACE_H
+
+#include <stddef.h>
+
+#define SPACE_MAX_PROBLEMS 16
+#define SPACE_MAX_AXIS 16
+#define SPACE_MAX_MODES 2
+#define SPACE_ERR_LEN 512
+
+typedef enum space_axis_id {
+    SPACE_AXIS_BLOCK_M,
+    SPACE_AXIS_BLOCK_N,
+    SPACE_AXIS_NUM_WARPS,
+    SPACE_AXIS_STAGES,
+    SPACE_AXIS_SWIZZLE,
+    SPACE_AXIS_COUNT
+} space_axis_id;
+
+/* One attention problem: fp16 [batch, heads, seq_len, head_dim]. */
+typedef struct space_problem {
+    int batch, heads, seq_len, head_dim;
+    int causal;
+} space_problem;
+
+/* Measurement settings; every field has a default (README). */
+typedef struct space_measure {
+    int warmup_runs;        /* launches before timing (default 3) */
+    int min_samples;        /* timed launches at least (default 10) */
+    int max_samples;        /* timed launches at most (default 200) */
+    double noise;           /* stop once stdev/mean of the median's estimate
+                               is under this (default 0.01) */
+    double max_seconds;     /* timing budget per config and mode (default 0.5) */
+    double timeout_s;       /* a config running longer is a hang (default 10) */
+    int n_modes;            /* L2 modes to measure, in order */
+    char modes[SPACE_MAX_MODES][8]; /* "hot" and/or "cold" (default hot) */
+} space_measure;
+
+/* Correctness tolerances against the fp32 reference. */
+typedef struct space_tolerance {
+    double rel_l2;  /* ||out-ref|| / ||ref|| at most (default 5e-3) */
+    double max_abs; /* max |out-ref| at most (default 3e-2) */
+} space_tolerance;
+
+typedef struct space {
+    char name[64];
+    char path[256];         /* file it came from ("<string>" for space_parse) */
+    char hash[17];          /* FNV-1a 64 of the file bytes, hex */
+    char gpu[64];           /* target GPU, informative ("NVIDIA L4") */
+    int arch;               /* compute capability x10: 89, 90 */
+    long smem_limit;        /* dynamic smem bytes a block may use */
+    int n_problems;
+    space_problem problems[SPACE_MAX_PROBLEMS];
+    int axis_len[SPACE_AXIS_COUNT];
+    int axis[SPACE_AXIS_COUNT][SPACE_MAX_AXIS];
+    space_measure measure;
+    space_tolerance tolerance;
+} space;
+
+/* Parses `len` bytes of JSON text. `name` is used in error messages (the
+ * file name). Returns 0 and fills *out, or -1 and writes a one-line message
+ * "NAME: PATH: what was expected" into err (errlen bytes, NUL-terminated);
+ * *out is then untouched. */
+int space_parse(const char *text, size_t len, const char *name, space *out,
+                char *err, size_t errlen);
+
+/* Reads and parses a space file. Returns 0, or -1 with err as above (a file
+ * that cannot be read says so, with strerror). */
+int space_load(const char *path, space *out, char *err, size_t errlen);
+
+/* The axis's name as written in the file ("BLOCK_M" ...). */
+const char *space_axis_name(space_axis_id a);
+
+/* Canonical problem text used in store keys: "b4.h8.s512.d64.nc" (".c" when
+ * causal). Returns what snprintf returns. */
+int space_problem_format(const space_problem *p, char *buf, size_t n);
+/* Parses that text, or the short "4,8,512,64" form (non-causal). 0 / -1. */
+int space_problem_parse(const char *s, space_problem *p);
+
+/* FLOPs and minimum DRAM bytes of one forward pass (for TFLOPS, GB/s):
+ * 4*B*H*S*S*D (halved when causal) and 4 tensors of B*H*S*D fp16. */
+double space_problem_flops(const space_problem *p);
+double space_problem_bytes(const space_problem *p);
+
+#endif /* SPACE_H */

@@ -1,0 +1,34 @@
+/* testutil.h - small helpers shared by the cmocka unit tests. */
+#ifndef TESTUTIL_H
+#define TESTUTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A fresh empty directory for one test under $FASWEEP_TEST_TMP (or /tmp).
+ * Writes its path into buf and returns buf, or NULL on failure. */
+static inline char *tu_tmpdir(char *buf, size_t n)
+{
+    const char *base = getenv("FASWEEP_TEST_TMP");
+    if (!base || !*base)
+        base = "/tmp";
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", base);
+    if (system(cmd) != 0)
+        return NULL;
+    snprintf(buf, n, "%s/fasweep-test-XXXXXX", base);
+    return mkdtemp(buf);
+}
+
+/* Removes a directory tree made by tu_tmpdir. */
+static inline void tu_rmtree(const char *path)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+    if (system(cmd) != 0)
+        fprintf(stderr, "warning: could not remove %s\n", path);
+}
+
+#endif /* TESTUTIL_H */
