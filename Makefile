@@ -68,8 +68,8 @@ DRIVER_OBJ := $(DRIVER_SRC:%.c=$(BUILD)/obj/%.o)
 # ---- kernels: instances generated from the spaces -------------------------
 GEN       := $(KBUILD)/gen
 GEN_CU    := $(foreach i,$(shell seq 0 $$(($(SHARDS)-1))),$(GEN)/inst_$(i).cu)
-KOBJ      := $(GEN_CU:$(GEN)/%.cu=$(KBUILD)/kobj/%.o) $(KBUILD)/kobj/registry.o \
-             $(KBUILD)/kobj/reference.o
+KSRC      := kernels/registry.cu kernels/reference.cu kernels/spin.cu kernels/inject.cu
+KOBJ      := $(GEN_CU:$(GEN)/%.cu=$(KBUILD)/kobj/%.o) $(KSRC:kernels/%.cu=$(KBUILD)/kobj/%.o)
 KERNEL_HDR := kernels/flash_fwd.cuh kernels/fa_config.h kernels/fa_launch.h
 
 .PHONY: all sweep test test-gpu check unit cli fuzz format format-check dist \
@@ -110,7 +110,7 @@ $(KBUILD)/kobj/registry.o: kernels/registry.cu $(GEN)/registry_table.inc $(GEN)/
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -I$(GEN) -c $< -o $@
 
-$(KBUILD)/kobj/reference.o: kernels/reference.cu $(KERNEL_HDR)
+$(KBUILD)/kobj/%.o: kernels/%.cu $(KERNEL_HDR)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 

@@ -72,6 +72,10 @@ int fa_instance_attrs(const fa_instance *in, fa_attrs *out);
  * memory. Plain and slow on purpose: one thread per query row. */
 int fa_reference_launch(const fa_args *a, float *o_ref, fa_stream stream);
 
+/* Queues a one-thread kernel that busy-waits `cycles` SM clocks: holds the
+ * stream while the host queues timed launches behind it (kernels/spin.cu). */
+int fa_spin_launch(long long cycles, fa_stream stream);
+
 #ifdef __cplusplus
 }
 #endif

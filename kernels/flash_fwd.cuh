@@ -1,0 +1,417 @@
+// flash_fwd.cuh - the FlashAttention-forward kernel template fasweep sweeps.
+//
+// O = softmax(scale * Q K^T) V for fp16 Q, K, V, O laid out [B, H, S, D],
+// fp32 accumulation, one CTA per (BLOCK_M query rows, batch*head).
+//
+// Each template parameter does one visible thing:
+//   D        head dim: 64 or 128 (the k-extent of Q K^T, the n-extent of P V)
+//   BM       query rows per CTA; each warp owns BM / WARPS of them, in
+//            16-row mma tiles (MT tiles per warp)
+//   BN       keys per inner-loop tile: the width of one S = Q K^T block
+//   WARPS    warps per CTA
+//   STAGES   depth of the K/V cp.async ring: tile j+STAGES-1 is in flight
+//            while tile j is computed; STAGES=1 is load, wait, compute
+//   SWIZZLE  0: plain row-major shared tiles (ldmatrix reads 8 rows of one
+//            16-byte column: 8-way bank conflicts); 1: the 16-byte chunk
+//            index is XORed with (row & 7), so those 8 rows hit 8 different
+//            bank groups
+//
+// Both matrix products run on tensor cores through mma.sync.m16n8k16
+// (f16 x f16 -> f32) with operands fetched by ldmatrix. The softmax is the
+// online (running max, running sum) form in fp32, using exp2 with the scale
+// pre-multiplied by log2(e).
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "fa_config.h"
+#include "fa_launch.h"
+
+namespace fa {
+
+// ---- PTX wrappers -----------------------------------------------------------
+
+__device__ __forceinline__ uint32_t smem_addr(const void *p)
+{
+    return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16-byte global->shared copy that bypasses L1; src_bytes = 0 zero-fills the
+// destination (rows past the end of the sequence).
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void *src, int src_bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+                 "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], uint32_t addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t r[4], uint32_t addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+// C[16x8] += A[16x16] * B[16x8], fp16 inputs, fp32 accumulators.
+__device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], uint32_t b0,
+                                          uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ float fast_exp2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+__device__ __forceinline__ uint32_t pack_half2(float lo, float hi)
+{
+    __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<uint32_t *>(&h);
+}
+
+// ---- shared-memory tile layout --------------------------------------------
+//
+// A tile is ROWS x D halves, stored as rows of D/8 16-byte chunks. Element
+// offset (in halves) of chunk `ch` of row `row`:
+template <int D, int SWIZZLE> __device__ __forceinline__ int tile_off(int row, int ch)
+{
+    static_assert(D / 8 >= 8, "XOR swizzle over 8 chunks needs D >= 64");
+    return row * D + ((SWIZZLE ? (ch ^ (row & 7)) : ch) << 3);
+}
+
+// Issues cp.async for a ROWS x D tile starting at sequence row `row0` of one
+// head (`g` points at row 0 of that head). Rows >= seq are zero-filled.
+// The planner guarantees ROWS*D/8 is a multiple of THREADS.
+template <int ROWS, int D, int THREADS, int SWIZZLE>
+__device__ __forceinline__ void load_tile(half *s, const half *g, int row0, int seq, int tid)
+{
+    constexpr int CPR = D / 8; // 16-byte chunks per row
+    constexpr int PER_THREAD = ROWS * CPR / THREADS;
+    static_assert(ROWS * CPR % THREADS == 0, "tile must split into whole chunks per thread");
+#pragma unroll
+    for (int i = 0; i < PER_THREAD; i++) {
+        const int idx = tid + i * THREADS;
+        const int r = idx / CPR, ch = idx % CPR;
+        const bool valid = row0 + r < seq;
+        // Out-of-range rows still need a mapped address; the copy reads 0 bytes.
+        const half *src = valid ? g + (size_t)(row0 + r) * D + ch * 8 : g;
+        cp_async_16(smem_addr(s + tile_off<D, SWIZZLE>(r, ch)), src, valid ? 16 : 0);
+    }
+}
+
+// ---- the kernel ----------------------------------------------------------------
+
+template <int D, int BM, int BN, int WARPS, int STAGES, int SWIZZLE>
+__global__ void __launch_bounds__(WARPS * 32) flash_fwd_kernel(const fa_args a)
+{
+    constexpr int THREADS = WARPS * 32;
+    constexpr int ROWS_PER_WARP = BM / WARPS;
+    constexpr int MT = ROWS_PER_WARP / 16; // 16-row mma tiles per warp
+    constexpr int NB = BN / 8;             // 8-column blocks of S
+    constexpr int DB = D / 8;              // 8-column blocks of O
+    constexpr int KS = D / 16;             // k-steps of Q K^T
+    // Q fragments stay in registers when they are few; otherwise they are
+    // re-read from shared memory each tile to leave registers to S and O.
+    constexpr bool Q_IN_REGS = MT * KS * 4 <= 32;
+    static_assert(BM % (16 * WARPS) == 0, "each warp owns whole 16-row tiles");
+    static_assert(BN % 16 == 0 && D % 16 == 0, "tiles are whole mma steps");
+
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    half *sQ = reinterpret_cast<half *>(smem_raw);
+    half *sK = sQ + BM * D;          // STAGES tiles of BN x D
+    half *sV = sK + STAGES * BN * D; // STAGES tiles of BN x D
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int seq = a.seq_len;
+    // Causal: launch the longest rows (last query tiles) first.
+    const int m_tile = a.causal ? (gridDim.x - 1 - blockIdx.x) : blockIdx.x;
+    const int m0 = m_tile * BM;
+    const size_t head_off = (size_t)blockIdx.y * seq * D;
+    const half *gQ = reinterpret_cast<const half *>(a.q) + head_off;
+    const half *gK = reinterpret_cast<const half *>(a.k) + head_off;
+    const half *gV = reinterpret_cast<const half *>(a.v) + head_off;
+    half *gO = reinterpret_cast<half *>(a.o) + head_off;
+
+    unsigned long long t_start = 0;
+    if (a.cta_clock && tid == 0)
+        t_start = clock64();
+
+    // Key tiles this CTA visits: all of them, or up to the diagonal.
+    int n_tiles = (seq + BN - 1) / BN;
+    if (a.causal)
+        n_tiles = min(n_tiles, (m0 + BM + BN - 1) / BN);
+
+    // Prologue: Q, then the first STAGES-1 K/V tiles, one commit group each.
+    load_tile<BM, D, THREADS, SWIZZLE>(sQ, gQ, m0, seq, tid);
+    cp_async_commit();
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; s++) {
+        if (s < n_tiles) {
+            load_tile<BN, D, THREADS, SWIZZLE>(sK + s * BN * D, gK, s * BN, seq, tid);
+            load_tile<BN, D, THREADS, SWIZZLE>(sV + s * BN * D, gV, s * BN, seq, tid);
+        }
+        cp_async_commit();
+    }
+
+    const float scale_log2 = a.softmax_scale * 1.44269504088896340736f;
+    const int g = lane >> 2, t = lane & 3; // mma fragment row group, column pair
+    const int warp_row0 = warp * ROWS_PER_WARP;
+
+    float acc_o[MT][DB][4];
+    float row_max[MT][2], row_sum[MT][2];
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+        for (int db = 0; db < DB; db++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc_o[mt][db][e] = 0.f;
+        row_max[mt][0] = row_max[mt][1] = -INFINITY;
+        row_sum[mt][0] = row_sum[mt][1] = 0.f;
+    }
+    uint32_t q_frag[Q_IN_REGS ? MT : 1][Q_IN_REGS ? KS : 1][4];
+
+    // ldmatrix lane -> (row, column) of the 16x16 block it addresses.
+    const int a_row = (lane & 7) + ((lane >> 3) & 1) * 8, a_ch = lane >> 4;       // A / .trans B
+    const int b_row = (lane & 7) + (lane >> 4) * 8, b_ch = (lane >> 3) & 1;       // B from K rows
+
+    for (int j = 0; j < n_tiles; j++) {
+        // Refill the slot tile j-1 used (freed by the barrier that ended j-1).
+        const int jn = j + STAGES - 1;
+        if (jn < n_tiles) {
+            const int slot = jn % STAGES;
+            load_tile<BN, D, THREADS, SWIZZLE>(sK + slot * BN * D, gK, jn * BN, seq, tid);
+            load_tile<BN, D, THREADS, SWIZZLE>(sV + slot * BN * D, gV, jn * BN, seq, tid);
+        }
+        cp_async_commit();
+        cp_async_wait<STAGES - 1>(); // Q and tile j have landed
+        __syncthreads();
+
+        if (Q_IN_REGS && j == 0) {
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int ks = 0; ks < KS; ks++)
+                    ldmatrix_x4(q_frag[Q_IN_REGS ? mt : 0][Q_IN_REGS ? ks : 0],
+                                smem_addr(sQ + tile_off<D, SWIZZLE>(warp_row0 + mt * 16 + a_row,
+                                                                    ks * 2 + a_ch)));
+        }
+        const half *k_tile = sK + (j % STAGES) * BN * D;
+        const half *v_tile = sV + (j % STAGES) * BN * D;
+
+        // S = Q K^T for this warp's rows and the BN keys of tile j.
+        float acc_s[MT][NB][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int nb = 0; nb < NB; nb++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    acc_s[mt][nb][e] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < KS; ks++) {
+            uint32_t qa[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+                if (Q_IN_REGS) {
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        qa[mt][e] = q_frag[Q_IN_REGS ? mt : 0][Q_IN_REGS ? ks : 0][e];
+                } else {
+                    ldmatrix_x4(qa[mt], smem_addr(sQ + tile_off<D, SWIZZLE>(
+                                                           warp_row0 + mt * 16 + a_row,
+                                                           ks * 2 + a_ch)));
+                }
+            }
+#pragma unroll
+            for (int p = 0; p < NB / 2; p++) {
+                uint32_t kb[4]; // b0,b1 of key block 2p, then of 2p+1
+                ldmatrix_x4(kb, smem_addr(k_tile + tile_off<D, SWIZZLE>(p * 16 + b_row,
+                                                                        ks * 2 + b_ch)));
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    mma_16816(acc_s[mt][2 * p], qa[mt], kb[0], kb[1]);
+                    mma_16816(acc_s[mt][2 * p + 1], qa[mt], kb[2], kb[3]);
+                }
+            }
+        }
+
+        // Mask keys past the sequence end and, when causal, above the diagonal.
+        // Only the last tile and diagonal tiles need it (a uniform branch).
+        const int n0 = j * BN;
+        if (n0 + BN > seq || (a.causal && n0 + BN - 1 > m0)) {
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int nb = 0; nb < NB; nb++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const int col = n0 + nb * 8 + 2 * t + (e & 1);
+                        const int row = m0 + warp_row0 + mt * 16 + g + (e >> 1) * 8;
+                        if (col >= seq || (a.causal && col > row))
+                            acc_s[mt][nb][e] = -INFINITY;
+                    }
+        }
+
+        // Online softmax: new running max, rescale O and the running sum,
+        // then P = exp2(S * scale*log2e - max) packed to fp16 A fragments.
+        uint32_t p_frag[MT][NB / 2][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+            for (int h = 0; h < 2; h++) { // rows g and g+8
+                float mx = -INFINITY;
+#pragma unroll
+                for (int nb = 0; nb < NB; nb++)
+                    mx = fmaxf(mx, fmaxf(acc_s[mt][nb][2 * h], acc_s[mt][nb][2 * h + 1]));
+                // The 4 threads of a quad hold one row between them.
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
+                const float m_new = fmaxf(row_max[mt][h], mx * scale_log2);
+                // A row with every key masked so far keeps m = -inf; use 0 as
+                // its base so exp2 gives 0, never NaN.
+                const float base = m_new == -INFINITY ? 0.f : m_new;
+                const float corr = fast_exp2(row_max[mt][h] - base);
+                row_max[mt][h] = m_new;
+                float sum = 0.f;
+#pragma unroll
+                for (int nb = 0; nb < NB; nb++) {
+                    const float p0 = fast_exp2(fmaf(acc_s[mt][nb][2 * h], scale_log2, -base));
+                    const float p1 = fast_exp2(fmaf(acc_s[mt][nb][2 * h + 1], scale_log2, -base));
+                    acc_s[mt][nb][2 * h] = p0;
+                    acc_s[mt][nb][2 * h + 1] = p1;
+                    sum += p0 + p1;
+                }
+                row_sum[mt][h] = row_sum[mt][h] * corr + sum;
+#pragma unroll
+                for (int db = 0; db < DB; db++) {
+                    acc_o[mt][db][2 * h] *= corr;
+                    acc_o[mt][db][2 * h + 1] *= corr;
+                }
+            }
+            // The C layout of two adjacent 16x8 S blocks is the A layout of
+            // one 16x16 P block: no shuffles needed.
+#pragma unroll
+            for (int kp = 0; kp < NB / 2; kp++) {
+                p_frag[mt][kp][0] = pack_half2(acc_s[mt][2 * kp][0], acc_s[mt][2 * kp][1]);
+                p_frag[mt][kp][1] = pack_half2(acc_s[mt][2 * kp][2], acc_s[mt][2 * kp][3]);
+                p_frag[mt][kp][2] =
+                    pack_half2(acc_s[mt][2 * kp + 1][0], acc_s[mt][2 * kp + 1][1]);
+                p_frag[mt][kp][3] =
+                    pack_half2(acc_s[mt][2 * kp + 1][2], acc_s[mt][2 * kp + 1][3]);
+            }
+        }
+
+        // O += P V: V rows are keys (the k dim), so B comes through ldmatrix.trans.
+#pragma unroll
+        for (int kp = 0; kp < NB / 2; kp++) {
+#pragma unroll
+            for (int dp = 0; dp < DB / 2; dp++) {
+                uint32_t vb[4]; // b0,b1 of d block 2dp, then of 2dp+1
+                ldmatrix_x4_trans(vb, smem_addr(v_tile + tile_off<D, SWIZZLE>(kp * 16 + a_row,
+                                                                              dp * 2 + a_ch)));
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    mma_16816(acc_o[mt][2 * dp], p_frag[mt][kp], vb[0], vb[1]);
+                    mma_16816(acc_o[mt][2 * dp + 1], p_frag[mt][kp], vb[2], vb[3]);
+                }
+            }
+        }
+        __syncthreads(); // every warp is done with slot j % STAGES
+    }
+    cp_async_wait<0>(); // drain (empty) trailing groups before reusing sQ
+
+    // Epilogue: O / l, fp16, staged through this warp's own rows of sQ so the
+    // global stores are whole 16-byte chunks.
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            float l = row_sum[mt][h];
+            l += __shfl_xor_sync(0xffffffff, l, 1);
+            l += __shfl_xor_sync(0xffffffff, l, 2);
+            const float inv = l > 0.f ? 1.f / l : 0.f;
+            const int r = warp_row0 + mt * 16 + g + 8 * h;
+#pragma unroll
+            for (int db = 0; db < DB; db++) {
+                const uint32_t v = pack_half2(acc_o[mt][db][2 * h] * inv,
+                                              acc_o[mt][db][2 * h + 1] * inv);
+                *reinterpret_cast<uint32_t *>(sQ + tile_off<D, SWIZZLE>(r, db) + 2 * t) = v;
+            }
+        }
+    }
+    __syncwarp();
+    constexpr int CPR = D / 8;
+#pragma unroll
+    for (int i = lane; i < ROWS_PER_WARP * CPR; i += 32) {
+        const int r = warp_row0 + i / CPR, ch = i % CPR;
+        if (m0 + r < seq)
+            *reinterpret_cast<uint4 *>(gO + (size_t)(m0 + r) * D + ch * 8) =
+                *reinterpret_cast<const uint4 *>(sQ + tile_off<D, SWIZZLE>(r, ch));
+    }
+
+    if (a.cta_clock) {
+        __syncthreads();
+        if (tid == 0) {
+            unsigned int smid;
+            asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+            const size_t cta = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
+            a.cta_clock[3 * cta + 0] = t_start;
+            a.cta_clock[3 * cta + 1] = clock64();
+            a.cta_clock[3 * cta + 2] = smid;
+        }
+    }
+}
+
+// Host side: the launch every instance uses. The dynamic shared-memory size
+// comes from fa_smem_bytes(), the function the planner rejects on.
+template <int D, int BM, int BN, int WARPS, int STAGES, int SWIZZLE>
+int launch(const fa_args *a, fa_stream stream)
+{
+    const fa_config c = {D, BM, BN, WARPS, STAGES, SWIZZLE};
+    if (a->head_dim != D || a->seq_len < 1 || a->batch < 1 || a->heads < 1)
+        return (int)cudaErrorInvalidValue;
+    const long smem = fa_smem_bytes(&c);
+    auto kern = flash_fwd_kernel<D, BM, BN, WARPS, STAGES, SWIZZLE>;
+    if (smem > 48 * 1024) {
+        // Above 48 KB a kernel must opt in; the space's limit decides
+        // whether such a point is ever planned.
+        cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)smem);
+        if (e != cudaSuccess)
+            return (int)e;
+    }
+    const dim3 grid((a->seq_len + BM - 1) / BM, a->batch * a->heads);
+    kern<<<grid, WARPS * 32, smem, (cudaStream_t)stream>>>(*a);
+    return (int)cudaGetLastError();
+}
+
+} // namespace fa
+
+// One compiled point: its launch function and registry entry, named from
+// its parameters. Generated shard files (build/gen/inst_*.cu) expand this.
+#define FA_INSTANCE(D, BM, BN, W, ST, SW)                                                      \
+    extern "C" const fa_instance fa_inst_d##D##_m##BM##_n##BN##_w##W##_s##ST##_z##SW;           \
+    const fa_instance fa_inst_d##D##_m##BM##_n##BN##_w##W##_s##ST##_z##SW = {                    \
+        {D, BM, BN, W, ST, SW},                                                                \
+        "d" #D ".m" #BM ".n" #BN ".w" #W ".s" #ST ".z" #SW,                                    \
+        fa::launch<D, BM, BN, W, ST, SW>,                                                      \
+        (const void *)fa::flash_fwd_kernel<D, BM, BN, W, ST, SW>};

@@ -1,0 +1,72 @@
+// registry.cu - the table of compiled instances, and queries about them.
+//
+// The table itself is generated (build/gen/registry_table.inc) from the
+// union of the points the spaces accept; see sweep/geninst.c.
+#include <cuda_runtime.h>
+#include <stdlib.h>
+
+#include "build_id.h"
+#include "fa_config.h"
+#include "fa_launch.h"
+
+#include "registry_table.inc" // defines fa_table[] (sorted) and FA_TABLE_LEN
+
+extern "C" int fa_registry_count(void) { return FA_TABLE_LEN; }
+
+extern "C" const fa_instance *fa_registry_get(int i)
+{
+    return (i >= 0 && i < FA_TABLE_LEN) ? fa_table[i] : NULL;
+}
+
+extern "C" const fa_instance *fa_registry_find(const fa_config *c)
+{
+    int lo = 0, hi = FA_TABLE_LEN - 1; // fa_table is in fa_config_cmp order
+    while (lo <= hi) {
+        const int mid = (lo + hi) / 2;
+        const int d = fa_config_cmp(&fa_table[mid]->cfg, c);
+        if (d == 0)
+            return fa_table[mid];
+        if (d < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return NULL;
+}
+
+extern "C" const char *fa_build_id(void) { return FA_BUILD_ID; }
+extern "C" const char *fa_build_archs(void) { return FA_BUILD_ARCHS; }
+
+extern "C" long fa_grid_ctas(const fa_config *c, const fa_args *a)
+{
+    return (long)((a->seq_len + c->block_m - 1) / c->block_m) * a->batch * a->heads;
+}
+
+extern "C" int fa_instance_attrs(const fa_instance *in, fa_attrs *out)
+{
+    const long smem = fa_smem_bytes(&in->cfg);
+    cudaError_t e;
+    if (smem > 48 * 1024) {
+        e = cudaFuncSetAttribute(in->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)smem);
+        if (e != cudaSuccess)
+            return (int)e;
+    }
+    cudaFuncAttributes fa;
+    e = cudaFuncGetAttributes(&fa, in->kernel);
+    if (e != cudaSuccess)
+        return (int)e;
+    int blocks = 0;
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, in->kernel, fa_threads(&in->cfg),
+                                                      (size_t)smem);
+    if (e != cudaSuccess)
+        return (int)e;
+    out->regs = fa.numRegs;
+    out->smem_static = (int)fa.sharedSizeBytes;
+    out->smem_dynamic = smem;
+    out->local_bytes = (int)fa.localSizeBytes;
+    out->max_blocks_per_sm = blocks;
+    out->ptx_version = fa.ptxVersion;
+    out->binary_version = fa.binaryVersion;
+    return 0;
+}

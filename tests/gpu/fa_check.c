@@ -1,0 +1,260 @@
+/* fa_check.c - GPU correctness test of every compiled kernel instance.
+ *
+ * For each shape below: fresh random fp16 Q, K, V (uniform in [-2, 2],
+ * never zeros), the fp32 GPU reference computed once (and itself checked
+ * against the fp64 CPU reference when the shape is small), then every
+ * compiled instance of that head dim is launched into an output poisoned
+ * with NaN and compared: relative L2 error and max abs error must be within
+ * the tolerances, and no element may stay NaN (every output written).
+ *
+ * usage: fa_check [--quick] [--filter SUBSTR] [--rel-l2 X] [--max-abs X]
+ * Prints one line per failure, a table of worst errors, and a summary line
+ * "N passed, N failed". Exit 0 only when everything passed.
+ */
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kernels/fa_launch.h"
+#include "kernels/ref_cpu.h"
+
+#define CHECK_CUDA(call)                                                                          \
+    do {                                                                                          \
+        cudaError_t e_ = (call);                                                                  \
+        if (e_ != cudaSuccess) {                                                                  \
+            fprintf(stderr, "fa_check: %s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e_),  \
+                    __FILE__, __LINE__);                                                          \
+            exit(1);                                                                              \
+        }                                                                                         \
+    } while (0)
+
+typedef struct check_shape {
+    int b, h, s, d, causal;
+} check_shape;
+
+/* Tail lengths that are no multiple of any tile, S=1, B*H=1, both head dims,
+ * causal and not, and a large S. */
+static const check_shape SHAPES[] = {
+    {1, 1, 1, 64, 0},    {1, 1, 1, 128, 1},   {1, 1, 37, 64, 0},    {2, 3, 300, 64, 0},
+    {2, 3, 300, 64, 1},  {1, 2, 200, 128, 1}, {2, 2, 517, 128, 0},  {1, 1, 1000, 64, 1},
+    {4, 8, 512, 64, 0},  {2, 2, 4096, 64, 0}, {1, 2, 2048, 128, 1}, {1, 1, 129, 128, 0},
+};
+#define N_SHAPES (int)(sizeof SHAPES / sizeof SHAPES[0])
+
+typedef struct check_opts {
+    int quick;
+    const char *filter;
+    double rel_l2, max_abs;
+} check_opts;
+
+static uint64_t rng_next(uint64_t *s)
+{
+    /* splitmix64: statistically fine test data, seeded fresh each run */
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void fill_random(uint16_t *x, size_t n, uint64_t *seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        const double u = (double)(rng_next(seed) >> 11) / 9007199254740992.0; /* [0,1) */
+        x[i] = ref_float_to_half((float)(4.0 * u - 2.0));
+    }
+}
+
+typedef struct check_err {
+    double rel_l2, max_abs;
+    long n_nan;
+} check_err;
+
+static check_err compare_half(const uint16_t *out, const float *ref, size_t n)
+{
+    check_err e = {0, 0, 0};
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double o = ref_half_to_float(out[i]);
+        if (!isfinite(o)) {
+            e.n_nan++;
+            continue;
+        }
+        const double d = o - ref[i];
+        num += d * d;
+        den += (double)ref[i] * ref[i];
+        if (fabs(d) > e.max_abs)
+            e.max_abs = fabs(d);
+    }
+    e.rel_l2 = den > 0 ? sqrt(num / den) : sqrt(num);
+    return e;
+}
+
+/* Checks the fp32 GPU reference against the fp64 CPU one on small shapes. */
+static int check_reference(const check_shape *sh, const uint16_t *q, const uint16_t *k,
+                           const uint16_t *v, const float *ref, float scale)
+{
+    const size_t n = (size_t)sh->b * sh->h * sh->s * sh->d;
+    double *cpu = malloc(sizeof(double) * n);
+    if (!cpu)
+        return -1;
+    ref_attention_cpu(q, k, v, sh->b, sh->h, sh->s, sh->d, sh->causal, scale, cpu);
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        num += (ref[i] - cpu[i]) * (ref[i] - cpu[i]);
+        den += cpu[i] * cpu[i];
+    }
+    free(cpu);
+    const double rel = sqrt(num / (den > 0 ? den : 1));
+    if (!(rel < 1e-5)) {
+        printf("FAIL reference b%d.h%d.s%d.d%d causal=%d: fp32 GPU vs fp64 CPU rel_l2 %.3g\n",
+               sh->b, sh->h, sh->s, sh->d, sh->causal, rel);
+        return 1;
+    }
+    return 0;
+}
+
+typedef struct check_state {
+    int passed, failed;
+    double worst_rel, worst_abs;
+    char worst_name[96];
+} check_state;
+
+static void run_instance(const fa_instance *in, const check_shape *sh, fa_args *a,
+                         const float *ref, uint16_t *out, size_t n, const check_opts *o,
+                         check_state *st)
+{
+    CHECK_CUDA(cudaMemset(a->o, 0xff, n * 2)); /* 0xffff is a NaN in fp16 */
+    int rc = in->launch(a, NULL);
+    if (rc == 0)
+        rc = (int)cudaDeviceSynchronize();
+    if (rc != 0) {
+        printf("FAIL %s b%d.h%d.s%d.d%d c%d: CUDA error %s\n", in->name, sh->b, sh->h, sh->s,
+               sh->d, sh->causal, cudaGetErrorString((cudaError_t)rc));
+        st->failed++;
+        if (rc == cudaErrorIllegalAddress || rc == cudaErrorLaunchFailure)
+            exit(1); /* the context is gone */
+        return;
+    }
+    CHECK_CUDA(cudaMemcpy(out, a->o, n * 2, cudaMemcpyDeviceToHost));
+    const check_err e = compare_half(out, ref, n);
+    const int ok = e.n_nan == 0 && e.rel_l2 <= o->rel_l2 && e.max_abs <= o->max_abs;
+    if (!ok) {
+        printf("FAIL %s b%d.h%d.s%d.d%d c%d: rel_l2 %.3g max_abs %.3g unwritten/NaN %ld\n",
+               in->name, sh->b, sh->h, sh->s, sh->d, sh->causal, e.rel_l2, e.max_abs, e.n_nan);
+        st->failed++;
+        return;
+    }
+    st->passed++;
+    if (e.rel_l2 > st->worst_rel) {
+        st->worst_rel = e.rel_l2;
+        snprintf(st->worst_name, sizeof st->worst_name, "%s at b%d.h%d.s%d.d%d.c%d", in->name,
+                 sh->b, sh->h, sh->s, sh->d, sh->causal);
+    }
+    if (e.max_abs > st->worst_abs)
+        st->worst_abs = e.max_abs;
+}
+
+static void run_shape(const check_shape *sh, const check_opts *o, uint64_t *seed,
+                      check_state *st)
+{
+    const size_t n = (size_t)sh->b * sh->h * sh->s * sh->d;
+    uint16_t *hq = malloc(n * 2), *hk = malloc(n * 2), *hv = malloc(n * 2), *ho = malloc(n * 2);
+    float *href = malloc(n * 4);
+    if (!hq || !hk || !hv || !ho || !href) {
+        fprintf(stderr, "fa_check: out of host memory\n");
+        exit(1);
+    }
+    fill_random(hq, n, seed);
+    fill_random(hk, n, seed);
+    fill_random(hv, n, seed);
+    fa_args a = {0};
+    float *dref;
+    CHECK_CUDA(cudaMalloc((void **)&a.q, n * 2));
+    CHECK_CUDA(cudaMalloc((void **)&a.k, n * 2));
+    CHECK_CUDA(cudaMalloc((void **)&a.v, n * 2));
+    CHECK_CUDA(cudaMalloc(&a.o, n * 2));
+    CHECK_CUDA(cudaMalloc((void **)&dref, n * 4));
+    CHECK_CUDA(cudaMemcpy((void *)a.q, hq, n * 2, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy((void *)a.k, hk, n * 2, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy((void *)a.v, hv, n * 2, cudaMemcpyHostToDevice));
+    a.batch = sh->b;
+    a.heads = sh->h;
+    a.seq_len = sh->s;
+    a.head_dim = sh->d;
+    a.causal = sh->causal;
+    a.softmax_scale = (float)(1.0 / sqrt((double)sh->d));
+    CHECK_CUDA((cudaError_t)fa_reference_launch(&a, dref, NULL));
+    CHECK_CUDA(cudaDeviceSynchronize());
+    CHECK_CUDA(cudaMemcpy(href, dref, n * 4, cudaMemcpyDeviceToHost));
+    if ((double)sh->s * sh->s * sh->b * sh->h <= 2e6) {
+        if (check_reference(sh, hq, hk, hv, href, a.softmax_scale))
+            st->failed++;
+        else
+            st->passed++;
+    }
+    for (int i = 0; i < fa_registry_count(); i++) {
+        const fa_instance *in = fa_registry_get(i);
+        if (in->cfg.head_dim != sh->d || (o->filter && !strstr(in->name, o->filter)))
+            continue;
+        run_instance(in, sh, &a, href, ho, n, o, st);
+    }
+    cudaFree((void *)a.q);
+    cudaFree((void *)a.k);
+    cudaFree((void *)a.v);
+    cudaFree(a.o);
+    cudaFree(dref);
+    free(hq);
+    free(hk);
+    free(hv);
+    free(ho);
+    free(href);
+}
+
+int main(int argc, char **argv)
+{
+    /* fp16 output of an fp32-accumulated attention: each element is rounded
+     * once to fp16 (rel 2^-11) after P was rounded to fp16 for P V; errors
+     * of 1e-3 relative are typical, 5e-3 leaves room for long rows. */
+    check_opts o = {0, NULL, 5e-3, 3e-2};
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick"))
+            o.quick = 1;
+        else if (!strcmp(argv[i], "--filter") && i + 1 < argc)
+            o.filter = argv[++i];
+        else if (!strcmp(argv[i], "--rel-l2") && i + 1 < argc)
+            o.rel_l2 = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--max-abs") && i + 1 < argc)
+            o.max_abs = atof(argv[++i]);
+        else {
+            fprintf(stderr, "usage: fa_check [--quick] [--filter SUBSTR] [--rel-l2 X] "
+                            "[--max-abs X]\n");
+            return 2;
+        }
+    }
+    int ndev = 0;
+    cudaError_t e = cudaGetDeviceCount(&ndev);
+    if (e != cudaSuccess || ndev == 0) {
+        fprintf(stderr, "fa_check: no CUDA GPU (%s): run this on a GPU machine\n",
+                e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        return 1;
+    }
+    struct cudaDeviceProp prop;
+    CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+    uint64_t seed = (uint64_t)time(NULL) * 2654435761ULL ^ (uint64_t)clock();
+    printf("fa_check: %s (sm_%d%d), %d instances, build %s, seed %llu\n", prop.name, prop.major,
+           prop.minor, fa_registry_count(), fa_build_id(), (unsigned long long)seed);
+    check_state st = {0};
+    for (int s = 0; s < N_SHAPES; s++) {
+        if (o.quick && SHAPES[s].s > 1000)
+            continue;
+        run_shape(&SHAPES[s], &o, &seed, &st);
+    }
+    printf("worst rel_l2 %.3g (%s), worst max_abs %.3g; tolerances rel_l2 %.g max_abs %.g\n",
+           st.worst_rel, st.worst_name, st.worst_abs, o.rel_l2, o.max_abs);
+    printf("%d passed, %d failed\n", st.passed, st.failed);
+    return st.failed ? 1 : 0;
+}
