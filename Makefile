@@ -46,18 +46,22 @@ CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 LDFLAGS += -fsanitize=address,undefined
 endif
 CUDA_LIBS := -L$(CUDA)/lib64 -lcudart_static -lrt -lpthread -ldl -lstdc++ -lm
+# The binary looks for LMDB and cJSON in ../lib next to itself first, so the
+# `make dist` bundle runs anywhere; the system's libraries otherwise.
+RPATH := -Wl,-rpath,'$$ORIGIN/../lib'
+
 
 # SASS for each arch in ARCHS, plus PTX for the newest so later GPUs can JIT.
 LAST_ARCH := $(lastword $(ARCHS))
 GENCODE := $(foreach a,$(ARCHS),-gencode=arch=compute_$(a),code=sm_$(a)) \
            -gencode=arch=compute_$(LAST_ARCH),code=compute_$(LAST_ARCH)
 NVFLAGS ?= -O3 -std=c++17 -lineinfo
-NVFLAGS += $(GENCODE) -I. -Xcompiler -Wall,-Wextra,-Werror -Xptxas -warn-spills=false \
+NVFLAGS += $(GENCODE) -I. -Xcompiler -Wall,-Wextra,-Werror \
            --expt-relaxed-constexpr
 
 # ---- host modules (C11, no CUDA) -----------------------------------------
 HOST_SRC := kernels/fa_config.c kernels/ref_cpu.c sweep/space.c sweep/plan.c \
-            store/store.c store/store_io.c seeds/rank.c
+            sweep/shard.c store/store.c store/store_io.c seeds/rank.c
 HOST_OBJ := $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
 HOST_LIB := $(BUILD)/libfasweep_host.a
 
@@ -115,7 +119,7 @@ $(KBUILD)/kobj/%.o: kernels/%.cu $(KERNEL_HDR)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 
 $(BUILD)/fasweep: $(BUILD)/obj/sweep/main.o $(DRIVER_OBJ) $(HOST_LIB) $(KOBJ)
-	$(CC) $(LDFLAGS) $^ -o $@ $(PKG_LIBS) $(CUDA_LIBS)
+	$(CC) $(LDFLAGS) $(RPATH) $^ -o $@ $(PKG_LIBS) $(CUDA_LIBS)
 
 list-instances: $(GEN)/.stamp
 	@cat $(GEN)/instances.txt
@@ -158,9 +162,9 @@ test-gpu: $(BUILD)/fasweep $(BUILD)/fa_check
 	FASWEEP=$(abspath $(BUILD)/fasweep) FA_CHECK=$(abspath $(BUILD)/fa_check) \
 	  bash tests/gpu/run.sh
 
-$(BUILD)/fa_check: tests/gpu/fa_check.c $(DRIVER_OBJ) $(HOST_LIB) $(KOBJ)
+$(BUILD)/fa_check $(BUILD)/fa_bench: $(BUILD)/%: tests/gpu/%.c $(HOST_LIB) $(KOBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) $^ -o $@ $(PKG_LIBS) $(CUDA_LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) $(RPATH) $^ -o $@ $(PKG_LIBS) $(CUDA_LIBS)
 
 # ---- running -------------------------------------------------------------------
 sweep: deps
@@ -176,7 +180,7 @@ deps-test:
 vendor-deps:
 	bash scripts/vendor_deps.sh .deps
 
-dist: $(BUILD)/fasweep
+dist: $(BUILD)/fasweep $(BUILD)/fa_check $(BUILD)/fa_bench
 	bash scripts/dist.sh $(BUILD) dist/fasweep
 
 format:

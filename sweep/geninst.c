@@ -1,0 +1,294 @@
+/* geninst.c - derives the compiled kernel instances from the spaces.
+ *
+ * The set of instances in the fat binary is data: the union, over every
+ * space given, of the points the planner accepts (deduplicated, sorted).
+ * This host-only tool runs the same planner (sweep/plan.c) without a
+ * registry and writes, under --out:
+ *   instances.txt        one config name per line
+ *   inst_K.cu            FA_INSTANCE(...) lines, instances split round-robin
+ *                        over --shards translation units (parallel make)
+ *   registry_table.inc   the sorted table kernels/registry.cu compiles
+ *   build_id.h           FA_BUILD_ID: hash of the kernel sources, flags,
+ *                        archs and instance list; FA_BUILD_ARCHS
+ * A file is rewritten only when its text changes, so make recompiles only
+ * the shards whose instances moved.
+ *
+ * usage: geninst --out DIR --shards N --archs "89 90" --hash-files "F..."
+ *                --flags "NVCC FLAGS" SPACE.json...
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/fa_config.h"
+#include "sweep/plan.h"
+#include "sweep/space.h"
+
+#define GEN_MAX 4096
+
+typedef struct gen_args {
+    const char *out, *archs, *hash_files, *flags;
+    int shards;
+    char **spaces;
+    int n_spaces;
+} gen_args;
+
+static int cfg_cmp_qsort(const void *a, const void *b)
+{
+    return fa_config_cmp((const fa_config *)a, (const fa_config *)b);
+}
+
+/* FNV-1a 64: identifies a build, not a security boundary. */
+static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static int hash_file(uint64_t *h, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "geninst: cannot read %s for the build id\n", path);
+        return -1;
+    }
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        *h = fnv1a(*h, buf, n);
+    fclose(f);
+    return 0;
+}
+
+/* Writes text to path unless the file already holds exactly that text. */
+static int write_if_changed(const char *path, const char *text)
+{
+    const size_t len = strlen(text);
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        char *old = malloc(len + 2);
+        size_t n = old ? fread(old, 1, len + 1, f) : 0;
+        fclose(f);
+        int same = old && n == len && memcmp(old, text, len) == 0;
+        free(old);
+        if (same)
+            return 0;
+    }
+    f = fopen(path, "wb");
+    if (!f || fwrite(text, 1, len, f) != len || fclose(f) != 0) {
+        fprintf(stderr, "geninst: cannot write %s\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* A growable text buffer for the generated files. */
+typedef struct gen_buf {
+    char *s;
+    size_t len, cap;
+} gen_buf;
+
+static void buf_printf(gen_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#include <stdarg.h>
+static void buf_printf(gen_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (b->len + (size_t)n + 1 > b->cap) {
+        size_t cap = (b->cap ? b->cap * 2 : 4096) + (size_t)n;
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            fprintf(stderr, "geninst: out of memory\n");
+            exit(1);
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+static void ident(const fa_config *c, char *buf, size_t n)
+{
+    snprintf(buf, n, "fa_inst_d%d_m%d_n%d_w%d_s%d_z%d", c->head_dim, c->block_m, c->block_n,
+             c->warps, c->stages, c->swizzle);
+}
+
+/* Collects the accepted points of one space into set (deduplicated later). */
+static int collect(const char *path, fa_config *set, int *n)
+{
+    char err[SPACE_ERR_LEN];
+    space *s = malloc(sizeof *s);
+    plan p;
+    if (!s || space_load(path, s, err, sizeof err) != 0) {
+        fprintf(stderr, "geninst: %s\n", s ? err : "out of memory");
+        free(s);
+        return -1;
+    }
+    if (plan_build(s, NULL, NULL, &p) != 0) {
+        fprintf(stderr, "geninst: out of memory planning %s\n", path);
+        free(s);
+        return -1;
+    }
+    for (size_t i = 0; i < p.n; i++) {
+        if (p.points[i].reason != PLAN_OK)
+            continue;
+        if (*n >= GEN_MAX) {
+            fprintf(stderr, "geninst: more than %d instances; split the spaces\n", GEN_MAX);
+            plan_free(&p);
+            free(s);
+            return -1;
+        }
+        set[(*n)++] = p.points[i].cfg;
+    }
+    plan_free(&p);
+    free(s);
+    return 0;
+}
+
+static int dedupe(fa_config *set, int n)
+{
+    qsort(set, (size_t)n, sizeof *set, cfg_cmp_qsort);
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (m == 0 || fa_config_cmp(&set[m - 1], &set[i]) != 0)
+            set[m++] = set[i];
+    return m;
+}
+
+static int write_shards(const gen_args *a, const fa_config *set, int n)
+{
+    for (int k = 0; k < a->shards; k++) {
+        gen_buf b = {0};
+        buf_printf(&b, "// generated by sweep/geninst.c from the spaces: do not edit\n"
+                       "#include \"kernels/flash_fwd.cuh\"\n\n");
+        for (int i = k; i < n; i += a->shards)
+            buf_printf(&b, "FA_INSTANCE(%d, %d, %d, %d, %d, %d)\n", set[i].head_dim,
+                       set[i].block_m, set[i].block_n, set[i].warps, set[i].stages,
+                       set[i].swizzle);
+        char path[1024];
+        snprintf(path, sizeof path, "%s/inst_%d.cu", a->out, k);
+        int rc = write_if_changed(path, b.s);
+        free(b.s);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+static int write_table(const gen_args *a, const fa_config *set, int n)
+{
+    gen_buf b = {0}, list = {0};
+    char id[96], name[64], path[1024];
+    buf_printf(&b, "// generated by sweep/geninst.c from the spaces: do not edit\n");
+    for (int i = 0; i < n; i++) {
+        ident(&set[i], id, sizeof id);
+        buf_printf(&b, "extern \"C\" const fa_instance %s;\n", id);
+        fa_config_format(&set[i], name, sizeof name);
+        buf_printf(&list, "%s\n", name);
+    }
+    buf_printf(&b, "static const fa_instance *const fa_table[] = {\n");
+    for (int i = 0; i < n; i++) {
+        ident(&set[i], id, sizeof id);
+        buf_printf(&b, "    &%s,\n", id);
+    }
+    buf_printf(&b, "    NULL};\n#define FA_TABLE_LEN %d\n", n);
+    snprintf(path, sizeof path, "%s/registry_table.inc", a->out);
+    int rc = write_if_changed(path, b.s);
+    snprintf(path, sizeof path, "%s/instances.txt", a->out);
+    if (!rc)
+        rc = write_if_changed(path, list.s ? list.s : "");
+    free(b.s);
+    free(list.s);
+    return rc;
+}
+
+static int write_build_id(const gen_args *a, const fa_config *set, int n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    char files[4096];
+    snprintf(files, sizeof files, "%s", a->hash_files);
+    for (char *tok = strtok(files, " "); tok; tok = strtok(NULL, " "))
+        if (hash_file(&h, tok))
+            return -1;
+    h = fnv1a(h, a->flags, strlen(a->flags));
+    h = fnv1a(h, a->archs, strlen(a->archs));
+    h = fnv1a(h, set, sizeof *set * (size_t)n);
+    char archs[256];
+    snprintf(archs, sizeof archs, "%s", a->archs);
+    for (char *p = archs; *p; p++)
+        if (*p == ' ')
+            *p = ',';
+    gen_buf b = {0};
+    buf_printf(&b,
+               "// generated by sweep/geninst.c: do not edit\n"
+               "#define FA_BUILD_ID \"%016llx\"\n#define FA_BUILD_ARCHS \"%s\"\n",
+               (unsigned long long)h, archs);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/build_id.h", a->out);
+    int rc = write_if_changed(path, b.s);
+    free(b.s);
+    return rc;
+}
+
+static int parse_args(int argc, char **argv, gen_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->archs = "90";
+    a->hash_files = "";
+    a->flags = "";
+    a->shards = 1;
+    int i = 1;
+    for (; i + 1 < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
+        if (!strcmp(argv[i], "--out"))
+            a->out = argv[i + 1];
+        else if (!strcmp(argv[i], "--shards"))
+            a->shards = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--archs"))
+            a->archs = argv[i + 1];
+        else if (!strcmp(argv[i], "--hash-files"))
+            a->hash_files = argv[i + 1];
+        else if (!strcmp(argv[i], "--flags"))
+            a->flags = argv[i + 1];
+        else
+            return -1;
+    }
+    a->spaces = argv + i;
+    a->n_spaces = argc - i;
+    return (a->out && a->shards >= 1 && a->shards <= 256 && a->n_spaces > 0) ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    gen_args a;
+    if (parse_args(argc, argv, &a) != 0) {
+        fprintf(stderr, "usage: geninst --out DIR --shards N [--archs \"89 90\"] "
+                        "[--hash-files \"F...\"] [--flags \"...\"] SPACE.json...\n");
+        return 2;
+    }
+    fa_config *set = malloc(sizeof *set * GEN_MAX);
+    int n = 0;
+    if (!set)
+        return 1;
+    for (int i = 0; i < a.n_spaces; i++)
+        if (collect(a.spaces[i], set, &n) != 0) {
+            free(set);
+            return 2;
+        }
+    n = dedupe(set, n);
+    int rc = write_shards(&a, set, n) || write_table(&a, set, n) || write_build_id(&a, set, n);
+    if (!rc)
+        fprintf(stderr, "geninst: %d instances from %d space(s) in %d shard(s)\n", n, a.n_spaces,
+                a.shards);
+    free(set);
+    return rc ? 1 : 0;
+}

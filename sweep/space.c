@@ -1,0 +1,897 @@
+/* space.c - strict parsing of sweep space files (format: README.md, "Space
+ * files").
+ *
+ * cJSON builds the tree; this file only walks it and validates. Every check
+ * reports "FILE: JSON.PATH: expected ..., got ..." so a user can fix a space
+ * without reading this code. Parsing fills a local struct and copies it out
+ * only when everything passed, so a caller never sees half a space.
+ */
+#include "space.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* A space is a few KB; anything near this is a mistake (wrong file). */
+#define SPACE_FILE_MAX (1L << 20)
+/* Room for a JSON path such as "problems[15].head_dim" or an unknown key. */
+#define SPACE_PATH_LEN 128
+
+typedef struct sp_ctx {
+    const char *file;
+    char *err;
+    size_t errlen;
+} sp_ctx;
+
+/* ---- error text ---------------------------------------------------------- */
+
+/* Writes "FILE: PATH: message" into the caller's buffer; always returns -1
+ * so checks can end with `return sp_fail(...)`. */
+static int sp_fail(const sp_ctx *c, const char *path, const char *fmt, ...)
+{
+    if (!c->err || c->errlen == 0)
+        return -1;
+    char msg[SPACE_ERR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (path && *path)
+        snprintf(c->err, c->errlen, "%s: %s: %s", c->file, path, msg);
+    else
+        snprintf(c->err, c->errlen, "%s: %s", c->file, msg);
+    return -1;
+}
+
+/* Copies untrusted text (a key, a string value, bytes near a syntax error)
+ * for a message: printable ASCII as is, anything else as \xHH, cut after
+ * `max` input bytes with "...". Stops at a newline when stop_nl is set. */
+static void sp_clean(const char *s, size_t len, size_t max, int stop_nl, char *buf, size_t n)
+{
+    size_t o = 0;
+    if (n == 0)
+        return;
+    for (size_t i = 0; i < len && o + 8 < n; i++) {
+        const unsigned char ch = (unsigned char)s[i];
+        if (i == max) {
+            memcpy(buf + o, "...", 3);
+            o += 3;
+            break;
+        }
+        if (stop_nl && (ch == '\n' || ch == '\r'))
+            break;
+        if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+            buf[o++] = (char)ch;
+        else
+            o += (size_t)snprintf(buf + o, n - o, "\\x%02x", ch);
+    }
+    buf[o] = '\0';
+}
+
+/* What the file holds at a place, for the "got ..." half of a message. */
+static void sp_got(const cJSON *v, char *buf, size_t n)
+{
+    if (!v) {
+        snprintf(buf, n, "nothing");
+    } else if (cJSON_IsNumber(v)) {
+        const double d = v->valuedouble;
+        if (!isfinite(d))
+            snprintf(buf, n, "a number too large to represent");
+        else if (d == floor(d) && fabs(d) < 1e15)
+            snprintf(buf, n, "%.0f", d);
+        else
+            snprintf(buf, n, "%.6g", d);
+    } else if (cJSON_IsString(v)) {
+        char s[80];
+        sp_clean(v->valuestring, strlen(v->valuestring), 32, 0, s, sizeof s);
+        snprintf(buf, n, "\"%s\"", s);
+    } else if (cJSON_IsTrue(v)) {
+        snprintf(buf, n, "true");
+    } else if (cJSON_IsFalse(v)) {
+        snprintf(buf, n, "false");
+    } else if (cJSON_IsNull(v)) {
+        snprintf(buf, n, "null");
+    } else if (cJSON_IsArray(v)) {
+        snprintf(buf, n, v->child ? "an array" : "an empty array");
+    } else if (cJSON_IsObject(v)) {
+        snprintf(buf, n, "an object");
+    } else {
+        snprintf(buf, n, "an invalid value");
+    }
+}
+
+/* "expected WHAT, got <v>" at path. */
+static int sp_expected(const sp_ctx *c, const char *path, const cJSON *v, const char *what)
+{
+    char got[128];
+    sp_got(v, got, sizeof got);
+    return sp_fail(c, path, "expected %s, got %s", what, got);
+}
+
+static int sp_key_path(char *buf, size_t n, const char *parent, const char *key)
+{
+    char k[80];
+    sp_clean(key, strlen(key), 32, 0, k, sizeof k);
+    if (parent && *parent)
+        return snprintf(buf, n, "%s.%s", parent, k);
+    return snprintf(buf, n, "%s", k);
+}
+
+/* Paths are for messages: a long one is cut, never overflows. Returning
+ * snprintf's value marks the truncation as intended. */
+static int sp_index_path(char *buf, size_t n, const char *parent, int i)
+{
+    return snprintf(buf, n, "%s[%d]", parent, i);
+}
+
+/* ---- typed readers --------------------------------------------------------- */
+
+/* An integer in [lo, hi]. JSON has only doubles, so 2.5, 1e400 and values
+ * past int range are refused here rather than silently truncated. */
+static int sp_int(const sp_ctx *c, const char *path, const cJSON *v, long lo, long hi,
+                  const char *what, long *out)
+{
+    if (!cJSON_IsNumber(v))
+        return sp_expected(c, path, v, what);
+    const double d = v->valuedouble;
+    if (!isfinite(d) || d != floor(d) || d < (double)lo || d > (double)hi)
+        return sp_expected(c, path, v, what);
+    *out = (long)d;
+    return 0;
+}
+
+/* A finite number with lo < x < hi (hi may be INFINITY). */
+static int sp_num_open(const sp_ctx *c, const char *path, const cJSON *v, double lo, double hi,
+                       const char *what, double *out)
+{
+    if (!cJSON_IsNumber(v))
+        return sp_expected(c, path, v, what);
+    const double d = v->valuedouble;
+    if (!isfinite(d) || !(d > lo) || !(d < hi))
+        return sp_expected(c, path, v, what);
+    *out = d;
+    return 0;
+}
+
+/* A string of minlen..maxlen bytes without control characters (names end
+ * up in tables, JSON output and file names). */
+static int sp_str(const sp_ctx *c, const char *path, const cJSON *v, size_t minlen, size_t maxlen,
+                  const char *what, const char **out)
+{
+    if (!cJSON_IsString(v))
+        return sp_expected(c, path, v, what);
+    const char *s = v->valuestring;
+    const size_t len = strlen(s);
+    if (len < minlen || len > maxlen)
+        return sp_expected(c, path, v, what);
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+            return sp_expected(c, path, v, what);
+    *out = s;
+    return 0;
+}
+
+static int sp_bool(const sp_ctx *c, const char *path, const cJSON *v, int *out)
+{
+    if (!cJSON_IsBool(v))
+        return sp_expected(c, path, v, "true or false");
+    *out = cJSON_IsTrue(v) ? 1 : 0;
+    return 0;
+}
+
+/* ---- objects: known keys only, each once ----------------------------------- */
+
+typedef struct sp_keys {
+    const char *const *names;
+    int n;
+    const char *list; /* "a, b, c" for messages */
+} sp_keys;
+
+/* Checks that obj is an object whose every key is in k, none twice. Cost is
+ * O(children x known keys): an unknown key stops the walk, so a hostile file
+ * with many keys cannot make this quadratic. */
+static int sp_object(const sp_ctx *c, const char *path, const cJSON *obj, const sp_keys *k)
+{
+    char what[SPACE_ERR_LEN / 2];
+    snprintf(what, sizeof what, "an object with keys %s", k->list);
+    if (!cJSON_IsObject(obj))
+        return sp_expected(c, path, obj, what);
+    unsigned seen = 0;
+    for (const cJSON *it = obj->child; it; it = it->next) {
+        char p[SPACE_PATH_LEN];
+        sp_key_path(p, sizeof p, path, it->string ? it->string : "");
+        int idx = -1;
+        for (int i = 0; i < k->n; i++)
+            if (it->string && strcmp(it->string, k->names[i]) == 0)
+                idx = i;
+        if (idx < 0)
+            return sp_fail(c, p, "unknown key, expected one of %s (check the spelling)", k->list);
+        if (seen & (1u << idx))
+            return sp_fail(c, p, "duplicate key, each key may appear once");
+        seen |= 1u << idx;
+    }
+    return 0;
+}
+
+/* A required member; reports it missing with what it should hold. */
+static const cJSON *sp_need(const sp_ctx *c, const char *path, const cJSON *obj, const char *key,
+                            const char *what)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!v) {
+        char p[SPACE_PATH_LEN];
+        sp_key_path(p, sizeof p, path, key);
+        sp_fail(c, p, "missing required key, expected %s", what);
+    }
+    return v;
+}
+
+/* ---- target ---------------------------------------------------------------- */
+
+static const struct {
+    const char *text;
+    int arch;
+} sp_archs[] = {{"sm_80", 80}, {"sm_86", 86}, {"sm_89", 89}, {"sm_90", 90}};
+
+#define SP_ARCH_WHAT "one of \"sm_80\", \"sm_86\", \"sm_89\", \"sm_90\""
+#define SP_SMEM_WHAT "an integer number of bytes from 1 to 262144"
+
+static int sp_target(const sp_ctx *c, const cJSON *t, space *s)
+{
+    static const char *const names[] = {"gpu", "arch", "smem_limit"};
+    static const sp_keys keys = {names, 3, "gpu, arch, smem_limit"};
+    if (sp_object(c, "target", t, &keys))
+        return -1;
+
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(t, "gpu");
+    if (v) {
+        const char *gpu;
+        if (sp_str(c, "target.gpu", v, 0, sizeof s->gpu - 1, "a GPU name of at most 63 characters",
+                   &gpu))
+            return -1;
+        snprintf(s->gpu, sizeof s->gpu, "%s", gpu);
+    }
+
+    if (!(v = sp_need(c, "target", t, "arch", SP_ARCH_WHAT)))
+        return -1;
+    s->arch = 0;
+    if (cJSON_IsString(v))
+        for (size_t i = 0; i < sizeof sp_archs / sizeof sp_archs[0]; i++)
+            if (strcmp(v->valuestring, sp_archs[i].text) == 0)
+                s->arch = sp_archs[i].arch;
+    if (!s->arch)
+        return sp_expected(c, "target.arch", v, SP_ARCH_WHAT);
+
+    if (!(v = sp_need(c, "target", t, "smem_limit", SP_SMEM_WHAT)))
+        return -1;
+    return sp_int(c, "target.smem_limit", v, 1, 262144, SP_SMEM_WHAT, &s->smem_limit);
+}
+
+/* ---- problems ------------------------------------------------------------------ */
+
+static int sp_problem_dim(const sp_ctx *c, const char *path, const cJSON *o, const char *key,
+                          int *out)
+{
+    char p[SPACE_PATH_LEN];
+    sp_key_path(p, sizeof p, path, key);
+    const cJSON *v = sp_need(c, path, o, key, "an integer >= 1");
+    long x = 0;
+    if (!v || sp_int(c, p, v, 1, INT_MAX, "an integer >= 1", &x))
+        return -1;
+    *out = (int)x;
+    return 0;
+}
+
+static int sp_problem(const sp_ctx *c, const char *path, const cJSON *o, space_problem *pr)
+{
+    static const char *const names[] = {"batch", "heads", "seq_len", "head_dim", "causal", "dtype"};
+    static const sp_keys keys = {names, 6, "batch, heads, seq_len, head_dim, causal, dtype"};
+    if (sp_object(c, path, o, &keys))
+        return -1;
+    if (sp_problem_dim(c, path, o, "batch", &pr->batch) ||
+        sp_problem_dim(c, path, o, "heads", &pr->heads) ||
+        sp_problem_dim(c, path, o, "seq_len", &pr->seq_len) ||
+        sp_problem_dim(c, path, o, "head_dim", &pr->head_dim))
+        return -1;
+    char p[SPACE_PATH_LEN];
+    if (pr->head_dim != 64 && pr->head_dim != 128) {
+        sp_key_path(p, sizeof p, path, "head_dim");
+        return sp_fail(c, p, "unsupported head_dim %d: this kernel is built for 64 and 128",
+                       pr->head_dim);
+    }
+
+    pr->causal = 0;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "causal");
+    sp_key_path(p, sizeof p, path, "causal");
+    if (v && sp_bool(c, p, v, &pr->causal))
+        return -1;
+
+    v = cJSON_GetObjectItemCaseSensitive(o, "dtype");
+    sp_key_path(p, sizeof p, path, "dtype");
+    if (v && !(cJSON_IsString(v) && strcmp(v->valuestring, "fp16") == 0))
+        return sp_expected(c, p, v, "\"fp16\" (the only dtype this kernel supports)");
+    return 0;
+}
+
+static int sp_problem_eq(const space_problem *a, const space_problem *b)
+{
+    return a->batch == b->batch && a->heads == b->heads && a->seq_len == b->seq_len &&
+           a->head_dim == b->head_dim && a->causal == b->causal;
+}
+
+#define SP_PROBLEMS_WHAT "a non-empty array of at most 16 problem objects"
+
+static int sp_problems(const sp_ctx *c, const cJSON *a, space *s)
+{
+    if (!cJSON_IsArray(a) || !a->child)
+        return sp_expected(c, "problems", a, SP_PROBLEMS_WHAT);
+    const int n = cJSON_GetArraySize(a);
+    if (n > SPACE_MAX_PROBLEMS)
+        return sp_fail(c, "problems", "expected at most %d problems, got %d (split the space)",
+                       SPACE_MAX_PROBLEMS, n);
+    int i = 0;
+    for (const cJSON *it = a->child; it; it = it->next, i++) {
+        char p[SPACE_PATH_LEN];
+        sp_index_path(p, sizeof p, "problems", i);
+        space_problem *pr = &s->problems[i];
+        if (sp_problem(c, p, it, pr))
+            return -1;
+        for (int j = 0; j < i; j++) {
+            if (sp_problem_eq(pr, &s->problems[j])) {
+                char txt[64];
+                space_problem_format(pr, txt, sizeof txt);
+                return sp_fail(c, p, "duplicate problem %s (same as problems[%d]), remove one", txt,
+                               j);
+            }
+        }
+    }
+    s->n_problems = n;
+    return 0;
+}
+
+/* ---- axes ------------------------------------------------------------------------ */
+
+static const char *const sp_axis_names[SPACE_AXIS_COUNT] = {"BLOCK_M", "BLOCK_N", "NUM_WARPS",
+                                                            "STAGES", "SWIZZLE"};
+
+const char *space_axis_name(space_axis_id a)
+{
+    return (unsigned)a < SPACE_AXIS_COUNT ? sp_axis_names[a] : "?";
+}
+
+/* What each axis allows, in words and as a check; see README. */
+static const char *sp_axis_what(space_axis_id a)
+{
+    switch (a) {
+    case SPACE_AXIS_BLOCK_M:
+    case SPACE_AXIS_BLOCK_N:
+        return "a positive integer multiple of 16";
+    case SPACE_AXIS_NUM_WARPS:
+        return "a warp count of 1, 2, 4, 8 or 16";
+    case SPACE_AXIS_STAGES:
+        return "an integer from 1 to 8";
+    default:
+        return "0 or 1";
+    }
+}
+
+static int sp_axis_value(const sp_ctx *c, const char *path, const cJSON *v, space_axis_id a,
+                         int *out)
+{
+    const char *what = sp_axis_what(a);
+    long x = 0;
+    if (sp_int(c, path, v, a == SPACE_AXIS_SWIZZLE ? 0 : 1, INT_MAX, what, &x))
+        return -1;
+    switch (a) {
+    case SPACE_AXIS_BLOCK_M:
+    case SPACE_AXIS_BLOCK_N:
+        if (x % 16 != 0)
+            return sp_expected(c, path, v, what);
+        if (x > 512)
+            return sp_expected(c, path, v, "a multiple of 16 of at most 512");
+        break;
+    case SPACE_AXIS_NUM_WARPS:
+        if (x != 1 && x != 2 && x != 4 && x != 8 && x != 16)
+            return sp_expected(c, path, v, what);
+        break;
+    case SPACE_AXIS_STAGES:
+        if (x > 8)
+            return sp_expected(c, path, v, what);
+        break;
+    default:
+        if (x > 1)
+            return sp_expected(c, path, v, what);
+        break;
+    }
+    *out = (int)x;
+    return 0;
+}
+
+static int sp_axis(const sp_ctx *c, const cJSON *axes, space_axis_id a, space *s)
+{
+    const char *name = sp_axis_names[a];
+    char path[32], what[160]; /* "axes.NUM_WARPS" */
+    snprintf(path, sizeof path, "axes.%s", name);
+    snprintf(what, sizeof what, "a non-empty array of at most %d distinct values, each %s",
+             SPACE_MAX_AXIS, sp_axis_what(a));
+    const cJSON *arr = sp_need(c, "axes", axes, name, what);
+    if (!arr)
+        return -1;
+    if (!cJSON_IsArray(arr) || !arr->child)
+        return sp_expected(c, path, arr, what);
+    int i = 0;
+    for (const cJSON *it = arr->child; it; it = it->next, i++) {
+        char p[SPACE_PATH_LEN];
+        sp_index_path(p, sizeof p, path, i);
+        /* Values are distinct and each axis allows few, so a long array
+         * fails on a duplicate before it can overflow the table. */
+        if (i == SPACE_MAX_AXIS)
+            return sp_fail(c, path, "expected at most %d values, got more", SPACE_MAX_AXIS);
+        if (sp_axis_value(c, p, it, a, &s->axis[a][i]))
+            return -1;
+        for (int j = 0; j < i; j++)
+            if (s->axis[a][j] == s->axis[a][i])
+                return sp_fail(c, p, "expected distinct values, got %d again (also at [%d])",
+                               s->axis[a][i], j);
+    }
+    s->axis_len[a] = i;
+    return 0;
+}
+
+static int sp_axes(const sp_ctx *c, const cJSON *axes, space *s)
+{
+    static const sp_keys keys = {sp_axis_names, SPACE_AXIS_COUNT,
+                                 "BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE"};
+    if (sp_object(c, "axes", axes, &keys))
+        return -1;
+    for (int a = 0; a < SPACE_AXIS_COUNT; a++)
+        if (sp_axis(c, axes, (space_axis_id)a, s))
+            return -1;
+    return 0;
+}
+
+/* ---- measure, tolerance ------------------------------------------------------------ */
+
+static int sp_modes(const sp_ctx *c, const cJSON *arr, space_measure *m)
+{
+    static const char *what = "a non-empty array of distinct \"hot\" / \"cold\"";
+    if (!cJSON_IsArray(arr) || !arr->child)
+        return sp_expected(c, "measure.modes", arr, what);
+    int i = 0;
+    for (const cJSON *it = arr->child; it; it = it->next, i++) {
+        char p[SPACE_PATH_LEN];
+        sp_index_path(p, sizeof p, "measure.modes", i);
+        if (!cJSON_IsString(it) ||
+            (strcmp(it->valuestring, "hot") != 0 && strcmp(it->valuestring, "cold") != 0))
+            return sp_expected(c, p, it, "\"hot\" or \"cold\"");
+        /* Only two distinct modes exist: a third entry is always caught
+         * here, so modes[] cannot overflow. */
+        for (int j = 0; j < i; j++)
+            if (strcmp(m->modes[j], it->valuestring) == 0)
+                return sp_fail(c, p, "expected distinct modes, got \"%s\" again (also at [%d])",
+                               it->valuestring, j);
+        snprintf(m->modes[i], sizeof m->modes[i], "%s", it->valuestring);
+    }
+    m->n_modes = i;
+    return 0;
+}
+
+static int sp_opt_int(const sp_ctx *c, const cJSON *o, const char *key, long lo, const char *what,
+                      int *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    long x = 0;
+    char p[SPACE_PATH_LEN];
+    sp_key_path(p, sizeof p, "measure", key);
+    if (!v)
+        return 0;
+    if (sp_int(c, p, v, lo, INT_MAX, what, &x))
+        return -1;
+    *out = (int)x;
+    return 0;
+}
+
+static int sp_opt_num(const sp_ctx *c, const char *path, const cJSON *o, const char *key, double hi,
+                      const char *what, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    char p[SPACE_PATH_LEN];
+    sp_key_path(p, sizeof p, path, key);
+    return v ? sp_num_open(c, p, v, 0.0, hi, what, out) : 0;
+}
+
+static void sp_measure_defaults(space_measure *m)
+{
+    m->warmup_runs = 3;
+    m->min_samples = 10;
+    m->max_samples = 200;
+    m->noise = 0.01;
+    m->max_seconds = 0.5;
+    m->timeout_s = 10;
+    m->n_modes = 1;
+    snprintf(m->modes[0], sizeof m->modes[0], "hot");
+}
+
+static int sp_measure(const sp_ctx *c, const cJSON *o, space_measure *m)
+{
+    static const char *const names[] = {"warmup_runs", "min_samples", "max_samples", "noise",
+                                        "max_seconds", "timeout_s",   "modes"};
+    static const sp_keys keys = {
+        names, 7, "warmup_runs, min_samples, max_samples, noise, max_seconds, timeout_s, modes"};
+    if (sp_object(c, "measure", o, &keys))
+        return -1;
+    const int max_given = cJSON_GetObjectItemCaseSensitive(o, "max_samples") != NULL;
+    if (sp_opt_int(c, o, "warmup_runs", 0, "an integer >= 0", &m->warmup_runs) ||
+        sp_opt_int(c, o, "min_samples", 1, "an integer >= 1", &m->min_samples) ||
+        sp_opt_int(c, o, "max_samples", 1, "an integer >= 1", &m->max_samples))
+        return -1;
+    if (m->max_samples < m->min_samples) {
+        if (max_given)
+            return sp_fail(c, "measure.max_samples",
+                           "expected an integer >= min_samples (%d), got %d", m->min_samples,
+                           m->max_samples);
+        return sp_fail(c, "measure.max_samples",
+                       "expected max_samples >= min_samples (%d), got the default %d (set "
+                       "max_samples)",
+                       m->min_samples, m->max_samples);
+    }
+    if (sp_opt_num(c, "measure", o, "noise", 1.0, "a number between 0 and 1 (exclusive)",
+                   &m->noise) ||
+        sp_opt_num(c, "measure", o, "max_seconds", INFINITY, "a number of seconds > 0",
+                   &m->max_seconds) ||
+        sp_opt_num(c, "measure", o, "timeout_s", INFINITY, "a number of seconds > 0",
+                   &m->timeout_s))
+        return -1;
+    const cJSON *modes = cJSON_GetObjectItemCaseSensitive(o, "modes");
+    return modes ? sp_modes(c, modes, m) : 0;
+}
+
+static int sp_tolerance(const sp_ctx *c, const cJSON *o, space_tolerance *t)
+{
+    static const char *const names[] = {"rel_l2", "max_abs"};
+    static const sp_keys keys = {names, 2, "rel_l2, max_abs"};
+    if (sp_object(c, "tolerance", o, &keys))
+        return -1;
+    return sp_opt_num(c, "tolerance", o, "rel_l2", INFINITY, "a number > 0", &t->rel_l2) ||
+                   sp_opt_num(c, "tolerance", o, "max_abs", INFINITY, "a number > 0", &t->max_abs)
+               ? -1
+               : 0;
+}
+
+/* ---- the document ---------------------------------------------------------------------- */
+
+static int sp_root(const sp_ctx *c, const cJSON *root, space *s)
+{
+    static const char *const names[] = {"name", "description", "target",   "problems",
+                                        "axes", "measure",     "tolerance"};
+    static const sp_keys keys = {names, 7,
+                                 "name, description, target, problems, axes, measure, tolerance"};
+    if (!cJSON_IsObject(root))
+        return sp_expected(c, "", root, "a JSON object at the top level (see README, Space files)");
+    if (sp_object(c, "", root, &keys))
+        return -1;
+
+    static const char *name_what = "a name of 1 to 63 printable characters";
+    const cJSON *v = sp_need(c, "", root, "name", name_what);
+    const char *str;
+    if (!v || sp_str(c, "name", v, 1, sizeof s->name - 1, name_what, &str))
+        return -1;
+    snprintf(s->name, sizeof s->name, "%s", str);
+
+    v = cJSON_GetObjectItemCaseSensitive(root, "description");
+    if (v && !cJSON_IsString(v))
+        return sp_expected(c, "description", v, "a string");
+
+    if (!(v = sp_need(c, "", root, "target", "an object with keys gpu, arch, smem_limit")) ||
+        sp_target(c, v, s))
+        return -1;
+    if (!(v = sp_need(c, "", root, "problems", SP_PROBLEMS_WHAT)) || sp_problems(c, v, s))
+        return -1;
+    if (!(v = sp_need(c, "", root, "axes",
+                      "an object with keys BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE")) ||
+        sp_axes(c, v, s))
+        return -1;
+
+    sp_measure_defaults(&s->measure);
+    v = cJSON_GetObjectItemCaseSensitive(root, "measure");
+    if (v && sp_measure(c, v, &s->measure))
+        return -1;
+
+    s->tolerance.rel_l2 = 5e-3;
+    s->tolerance.max_abs = 3e-2;
+    v = cJSON_GetObjectItemCaseSensitive(root, "tolerance");
+    return v ? sp_tolerance(c, v, &s->tolerance) : 0;
+}
+
+/* ---- text level: bytes, syntax, position ----------------------------------------------- */
+
+/* 1-based line and column (in bytes) of offset off. */
+static void sp_line_col(const char *text, size_t off, int *line, int *col)
+{
+    long l = 1, cl = 1;
+    for (size_t i = 0; i < off; i++) {
+        if (text[i] == '\n') {
+            l++;
+            cl = 1;
+        } else {
+            cl++;
+        }
+    }
+    *line = l > INT_MAX ? INT_MAX : (int)l;
+    *col = cl > INT_MAX ? INT_MAX : (int)cl;
+}
+
+static int sp_is_ws(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
+
+/* "FILE:LINE:COL: message" for problems with the bytes themselves. */
+static int sp_fail_at(const sp_ctx *c, const char *text, size_t off, const char *msg)
+{
+    int line, col;
+    sp_line_col(text, off, &line, &col);
+    if (c->err && c->errlen)
+        snprintf(c->err, c->errlen, "%s:%d:%d: %s", c->file, line, col, msg);
+    return -1;
+}
+
+static int sp_syntax_error(const sp_ctx *c, const char *text, size_t len, size_t off)
+{
+    char msg[160];
+    /* cJSON points at the last byte when the text just stops: say so. */
+    size_t rest = off;
+    while (rest < len && sp_is_ws(text[rest]))
+        rest++;
+    if (rest >= len) {
+        snprintf(msg, sizeof msg,
+                 "JSON syntax error near end of file (an unclosed string, array or object?)");
+        off = len;
+    } else {
+        char near[80];
+        sp_clean(text + off, len - off, 16, 1, near, sizeof near);
+        snprintf(msg, sizeof msg, "JSON syntax error near '%s'", near);
+    }
+    return sp_fail_at(c, text, off, msg);
+}
+
+static void sp_hash(const char *text, size_t len, char out[17])
+{
+    uint64_t h = 14695981039346656037ULL;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)text[i];
+        h *= 1099511628211ULL;
+    }
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+/* Parses the text into a tree, with the checks cJSON leaves to the caller
+ * (NUL bytes, an empty file, text after the value). */
+static cJSON *sp_tree(const sp_ctx *c, const char *text, size_t len)
+{
+    /* cJSON takes every byte below 0x20 for whitespace and keeps raw ones
+     * inside strings; JSON allows neither, and they hide in a terminal. */
+    for (size_t i = 0; i < len; i++) {
+        const unsigned char ch = (unsigned char)text[i];
+        if (ch == 0) {
+            sp_fail_at(c, text, i,
+                       "NUL byte in the file; a space file is UTF-8 JSON text (wrong file?)");
+            return NULL;
+        }
+        if (ch < 0x20 && ch != '\t' && ch != '\n' && ch != '\r') {
+            char msg[160];
+            snprintf(msg, sizeof msg,
+                     "control character 0x%02x in the file; JSON allows only tab, newline and "
+                     "carriage return (inside a string write \\u%04x)",
+                     ch, ch);
+            sp_fail_at(c, text, i, msg);
+            return NULL;
+        }
+    }
+    size_t start = 0;
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+        start = 3; /* a UTF-8 byte order mark, which cJSON skips too */
+    while (start < len && sp_is_ws(text[start]))
+        start++;
+    if (start == len) {
+        sp_fail(c, NULL, "the file is empty, expected a JSON object (see README, Space files)");
+        return NULL;
+    }
+    /* A NUL-terminated copy: cJSON then cannot read past the bytes even if
+     * it looks one past what `len` allows. */
+    char *copy = malloc(len + 1);
+    if (!copy) {
+        sp_fail(c, NULL, "out of memory reading %zu bytes", len);
+        return NULL;
+    }
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(copy, len, &end, 0);
+    const size_t off = end ? (size_t)(end - copy) : 0;
+    free(copy);
+    if (!root) {
+        sp_syntax_error(c, text, len, off);
+        return NULL;
+    }
+    size_t rest = off;
+    while (rest < len && sp_is_ws(text[rest]))
+        rest++;
+    if (rest < len) {
+        char near[80], msg[160];
+        sp_clean(text + rest, len - rest, 16, 1, near, sizeof near);
+        snprintf(msg, sizeof msg,
+                 "unexpected text '%s' after the JSON value; a space file holds one object", near);
+        sp_fail_at(c, text, rest, msg);
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
+}
+
+int space_parse(const char *text, size_t len, const char *name, space *out, char *err,
+                size_t errlen)
+{
+    const sp_ctx c = {name ? name : "<string>", err, errlen};
+    if (err && errlen)
+        err[0] = '\0';
+    if (!text || !out)
+        return sp_fail(&c, NULL, "no text to parse (internal error)");
+    space s;
+    memset(&s, 0, sizeof s);
+    if (strlen(c.file) >= sizeof s.path)
+        return sp_fail(&c, NULL, "the file name is longer than %zu bytes, use a shorter path",
+                       sizeof s.path - 1);
+    snprintf(s.path, sizeof s.path, "%s", c.file);
+    sp_hash(text, len, s.hash);
+
+    cJSON *root = sp_tree(&c, text, len);
+    if (!root)
+        return -1;
+    const int rc = sp_root(&c, root, &s);
+    cJSON_Delete(root);
+    if (rc)
+        return -1;
+    *out = s;
+    return 0;
+}
+
+/* Reads at most SPACE_FILE_MAX + 1 bytes so an oversized pipe or device is
+ * caught without reading it all. */
+static int sp_read(const sp_ctx *c, FILE *f, char **buf, size_t *len)
+{
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return sp_fail(c, NULL, "is a directory, expected a space JSON file");
+        if (S_ISREG(st.st_mode) && st.st_size > SPACE_FILE_MAX)
+            return sp_fail(c, NULL,
+                           "file is %lld bytes, a space file may be at most %ld bytes (1 MiB); "
+                           "wrong file?",
+                           (long long)st.st_size, SPACE_FILE_MAX);
+    }
+    char *b = malloc(SPACE_FILE_MAX + 1);
+    if (!b)
+        return sp_fail(c, NULL, "out of memory reading the file");
+    size_t n = fread(b, 1, SPACE_FILE_MAX + 1, f);
+    if (ferror(f)) {
+        const int e = errno;
+        free(b);
+        return sp_fail(c, NULL, "cannot read: %s", strerror(e));
+    }
+    if (n > SPACE_FILE_MAX) {
+        free(b);
+        return sp_fail(c, NULL, "file is over %ld bytes (1 MiB), the limit for a space file",
+                       SPACE_FILE_MAX);
+    }
+    *buf = b;
+    *len = n;
+    return 0;
+}
+
+int space_load(const char *path, space *out, char *err, size_t errlen)
+{
+    const sp_ctx c = {path ? path : "(null)", err, errlen};
+    if (err && errlen)
+        err[0] = '\0';
+    if (!path || !out)
+        return sp_fail(&c, NULL, "no space file given (internal error)");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sp_fail(&c, NULL, "cannot open: %s (check the path)", strerror(errno));
+    char *buf = NULL;
+    size_t len = 0;
+    const int rc = sp_read(&c, f, &buf, &len);
+    fclose(f);
+    if (rc)
+        return -1;
+    const int prc = space_parse(buf, len, path, out, err, errlen);
+    free(buf);
+    return prc;
+}
+
+/* ---- problems as text, and their cost ------------------------------------------------------ */
+
+int space_problem_format(const space_problem *p, char *buf, size_t n)
+{
+    return snprintf(buf, n, "b%d.h%d.s%d.d%d.%s", p->batch, p->heads, p->seq_len, p->head_dim,
+                    p->causal ? "c" : "nc");
+}
+
+/* A positive decimal int without sign, spaces or leading zeros, so that
+ * every accepted text is the one space_problem_format writes. Returns the
+ * end of the digits, or NULL. */
+static const char *sp_pos_int(const char *s, int *out)
+{
+    if (*s < '1' || *s > '9')
+        return NULL;
+    long v = 0;
+    while (*s >= '0' && *s <= '9') {
+        v = v * 10 + (*s++ - '0');
+        if (v > INT_MAX)
+            return NULL;
+    }
+    *out = (int)v;
+    return s;
+}
+
+/* Reads four ints separated by `sep`, each preceded by its prefix letter
+ * when prefixes is non-NULL. Returns the end, or NULL. */
+static const char *sp_four(const char *s, const char *prefixes, char sep, int v[4])
+{
+    for (int i = 0; i < 4; i++) {
+        if (i > 0 && *s++ != sep)
+            return NULL;
+        if (prefixes && *s++ != prefixes[i])
+            return NULL;
+        if (!(s = sp_pos_int(s, &v[i])))
+            return NULL;
+    }
+    return s;
+}
+
+int space_problem_parse(const char *s, space_problem *p)
+{
+    if (!s || !p)
+        return -1;
+    int v[4], causal;
+    const char *e = sp_four(s, "bhsd", '.', v);
+    if (e) {
+        if (strcmp(e, ".nc") == 0)
+            causal = 0;
+        else if (strcmp(e, ".c") == 0)
+            causal = 1;
+        else
+            return -1;
+    } else {
+        e = sp_four(s, NULL, ',', v);
+        if (!e || *e != '\0')
+            return -1;
+        causal = 0;
+    }
+    p->batch = v[0];
+    p->heads = v[1];
+    p->seq_len = v[2];
+    p->head_dim = v[3];
+    p->causal = causal;
+    return 0;
+}
+
+double space_problem_flops(const space_problem *p)
+{
+    const double s = p->seq_len;
+    const double f = 4.0 * p->batch * p->heads * s * s * p->head_dim;
+    return p->causal ? 0.5 * f : f;
+}
+
+double space_problem_bytes(const space_problem *p)
+{
+    return 4.0 * p->batch * p->heads * (double)p->seq_len * p->head_dim * 2.0;
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# run.sh - the GPU tests (make test-gpu). Needs a CUDA GPU.
+#   1. fa_check: every compiled instance against the fp32 reference, on
+#      fresh random inputs, output poisoned with NaN, many shapes
+#   2. compute-sanitizer memcheck and racecheck on a few instances, when the
+#      tool is there
+#   3. the sweep engine: full CI-space sweep, fault and hang injection,
+#      kill -9 and resume, Ctrl-C (tests/gpu/test_engine.sh)
+# Prints a summary line per part and "N passed, N failed"; exits non-zero
+# on any failure.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+: "${FASWEEP:?set FASWEEP to the fasweep binary}" "${FA_CHECK:?set FA_CHECK to the fa_check binary}"
+pass=0 fail=0
+part() { # name, command...
+    local name=$1
+    shift
+    echo "== $name: $*"
+    if "$@"; then
+        echo "PASS $name"
+        pass=$((pass + 1))
+    else
+        echo "FAIL $name"
+        fail=$((fail + 1))
+    fi
+}
+if ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "test-gpu: no NVIDIA GPU here (nvidia-smi sees none); run this on a GPU machine" >&2
+    exit 1
+fi
+part "kernels vs reference (every instance)" "$FA_CHECK"
+if command -v compute-sanitizer >/dev/null; then
+    first=$("$FASWEEP" list --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(i["name"] for i in d["instances"][:2]))' 2>/dev/null)
+    for inst in $first; do
+        part "memcheck $inst" compute-sanitizer --tool memcheck --error-exitcode 9 "$FA_CHECK" --quick --filter "$inst"
+        part "racecheck $inst" compute-sanitizer --tool racecheck --error-exitcode 9 "$FA_CHECK" --quick --filter "$inst"
+    done
+else
+    echo "test-gpu: compute-sanitizer not found: memcheck/racecheck skipped"
+fi
+if [ -f "$here/test_engine.sh" ]; then
+    part "sweep engine" bash "$here/test_engine.sh"
+fi
+echo "test-gpu: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,387 @@
+/* test_plan.c - the planner: shared-memory arithmetic, each reject rule and
+ * its text, rule order, grid order and counts, and the compiled predicate.
+ *
+ * Run from the repository root (spaces/l4.json is read by relative path).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels/fa_config.h"
+#include "sweep/plan.h"
+#include "sweep/space.h"
+
+static fa_config cfg(int d, int m, int n, int w, int s, int z)
+{
+    fa_config c = {d, m, n, w, s, z};
+    return c;
+}
+
+static const char *reason_text(const fa_config *c, plan_reason r, long limit)
+{
+    static char buf[256];
+    plan_point p;
+    memset(&p, 0, sizeof p);
+    p.cfg = *c;
+    p.reason = r;
+    p.smem_bytes = fa_smem_bytes(c);
+    int n = plan_reject_reason(&p, limit, buf, sizeof buf);
+    assert_int_equal(n, (int)strlen(buf));
+    return buf;
+}
+
+/* ---- arithmetic and single rules ------------------------------------------------ */
+
+static void test_smem_bytes(void **state)
+{
+    (void)state;
+    /* Q 128x64 fp16 = 16384, plus 2 stages x (K + V) of 64x64 fp16 = 8192. */
+    fa_config c = cfg(64, 128, 64, 4, 2, 0);
+    assert_int_equal(fa_smem_bytes(&c), 16384 + 2 * 2 * 8192);
+    assert_int_equal(plan_check(&c, 49152), PLAN_OK);
+    assert_int_equal(plan_check(&c, 49151), PLAN_REJ_SMEM);
+    /* D=128, M=64, N=64, one stage: 16384 + 2 x 16384. */
+    c = cfg(128, 64, 64, 4, 1, 1);
+    assert_int_equal(fa_smem_bytes(&c), 49152);
+    assert_int_equal(plan_check(&c, 49152), PLAN_OK);
+    assert_int_equal(plan_check(&c, 49151), PLAN_REJ_SMEM);
+    /* Swizzle does not change the footprint. */
+    c.swizzle = 0;
+    assert_int_equal(fa_smem_bytes(&c), 49152);
+    /* The largest H100 point: 128x128 Q, 3 stages of 256-row K/V at D=128. */
+    c = cfg(128, 128, 256, 8, 3, 1);
+    assert_int_equal(fa_smem_bytes(&c), 32768 + 6 * 65536);
+    assert_int_equal(plan_check(&c, 232448), PLAN_REJ_SMEM);
+    c.stages = 1;
+    assert_int_equal(fa_smem_bytes(&c), 32768 + 2 * 65536);
+    assert_int_equal(plan_check(&c, 232448), PLAN_OK);
+}
+
+static void test_rules(void **state)
+{
+    (void)state;
+    const long big = 1L << 30;
+    fa_config c;
+
+    c = cfg(96, 64, 64, 4, 1, 0);
+    assert_int_equal(plan_check(&c, big), PLAN_REJ_HEAD_DIM);
+    c.head_dim = 32;
+    assert_int_equal(plan_check(&c, big), PLAN_REJ_HEAD_DIM);
+    c.head_dim = 256;
+    assert_int_equal(plan_check(&c, big), PLAN_REJ_HEAD_DIM);
+
+    /* Each warp owns whole 16-row tiles: block_m % (16 * warps). */
+    c = cfg(64, 32, 64, 8, 1, 0);
+    assert_int_equal(plan_check(&c, big), PLAN_REJ_WARP_ROWS);
+    c = cfg(64, 64, 64, 8, 1, 0);
+    assert_int_equal(plan_check(&c, big), PLAN_REJ_WARP_ROWS);
+    c = cfg(64, 128, 64, 8, 1, 0);
+    assert_int_equal(plan_check(&c, big), PLAN_OK);
+    c = cfg(64, 48, 64, 1, 1, 0); /* 3 tiles for one warp: fine */
+    assert_int_equal(plan_check(&c, big), PLAN_OK);
+    c = cfg(64, 48, 64, 2, 1, 0); /* 1.5 tiles per warp: not */
+    assert_int_equal(plan_check(&c, big), PLAN_REJ_WARP_ROWS);
+    c = cfg(64, 512, 64, 16, 1, 0);
+    assert_int_equal(plan_check(&c, big), PLAN_OK);
+
+    /* K/V 32x64 fp16 = 256 chunks, 16 warps = 512 threads: uneven. */
+    c = cfg(64, 256, 32, 16, 1, 0);
+    assert_int_equal(plan_check(&c, big), PLAN_REJ_CHUNKS);
+    c.block_n = 64; /* 512 chunks: one each */
+    assert_int_equal(plan_check(&c, big), PLAN_OK);
+    c = cfg(64, 128, 16, 8, 1, 0); /* 128 chunks, 256 threads */
+    assert_int_equal(plan_check(&c, big), PLAN_REJ_CHUNKS);
+    c.head_dim = 128; /* 256 chunks, 256 threads */
+    assert_int_equal(plan_check(&c, big), PLAN_OK);
+    c = cfg(64, 128, 48, 8, 1, 0); /* 384 chunks, 256 threads */
+    assert_int_equal(plan_check(&c, big), PLAN_REJ_CHUNKS);
+
+    /* Hand-built nonsense is rejected, never a division by zero. */
+    c = cfg(64, 64, 64, 0, 1, 0);
+    assert_int_equal(plan_check(&c, big), PLAN_REJ_WARP_ROWS);
+    c = cfg(64, 0, 64, 4, 1, 0);
+    assert_int_equal(plan_check(&c, big), PLAN_REJ_WARP_ROWS);
+    c = cfg(64, 64, 0, 4, 1, 0);
+    assert_int_equal(plan_check(&c, big), PLAN_REJ_CHUNKS);
+}
+
+static void test_rule_order(void **state)
+{
+    (void)state;
+    /* Fails every rule: head_dim wins. */
+    fa_config c = cfg(96, 32, 16, 16, 8, 0);
+    assert_int_equal(plan_check(&c, 1), PLAN_REJ_HEAD_DIM);
+    /* Fails warp rows, chunks and smem: warp rows wins. */
+    c.head_dim = 64;
+    assert_int_equal(plan_check(&c, 1), PLAN_REJ_WARP_ROWS);
+    /* Fails chunks and smem: chunks wins. */
+    c.block_m = 256;
+    assert_int_equal(plan_check(&c, 1), PLAN_REJ_CHUNKS);
+    /* Only smem left. */
+    c.block_n = 64;
+    assert_int_equal(plan_check(&c, 1), PLAN_REJ_SMEM);
+    assert_int_equal(plan_check(&c, fa_smem_bytes(&c)), PLAN_OK);
+}
+
+static void test_reason_text(void **state)
+{
+    (void)state;
+    fa_config c = cfg(64, 128, 64, 4, 3, 0); /* 16384 + 6 x 8192 */
+    assert_string_equal(reason_text(&c, PLAN_REJ_SMEM, 49152),
+                        "needs 65536 B of shared memory, the space allows 49152 B");
+    c = cfg(64, 32, 64, 8, 1, 0);
+    assert_string_equal(reason_text(&c, PLAN_REJ_WARP_ROWS, 49152),
+                        "BLOCK_M 32 is not a multiple of 16 x NUM_WARPS (8 warps need 128 rows)");
+    c = cfg(64, 256, 32, 16, 1, 0);
+    assert_string_equal(
+        reason_text(&c, PLAN_REJ_CHUNKS, 49152),
+        "K/V tile of 32 x 64 fp16 is 256 cp.async chunks of 16 B, not a multiple of 512 threads");
+    /* The Q tile is named when it is the one that does not split. */
+    c = cfg(64, 16, 64, 8, 1, 0);
+    assert_string_equal(
+        reason_text(&c, PLAN_REJ_CHUNKS, 49152),
+        "Q tile of 16 x 64 fp16 is 128 cp.async chunks of 16 B, not a multiple of 256 threads");
+    c = cfg(96, 64, 64, 4, 1, 0);
+    assert_string_equal(reason_text(&c, PLAN_REJ_HEAD_DIM, 49152),
+                        "head_dim 96 unsupported (64, 128)");
+    c = cfg(64, 64, 64, 4, 1, 0);
+    assert_string_equal(reason_text(&c, PLAN_REJ_NOT_COMPILED, 49152),
+                        "not compiled into this binary (rebuild with this space in SPACES)");
+    assert_string_equal(reason_text(&c, PLAN_OK, 49152), "");
+
+    /* Truncation behaves like snprintf: returns the full length. */
+    plan_point p;
+    memset(&p, 0, sizeof p);
+    p.cfg = cfg(96, 64, 64, 4, 1, 0);
+    p.reason = PLAN_REJ_HEAD_DIM;
+    char small[8];
+    assert_int_equal(plan_reject_reason(&p, 1, small, sizeof small),
+                     (int)strlen("head_dim 96 unsupported (64, 128)"));
+    assert_string_equal(small, "head_di");
+}
+
+static void test_reason_codes(void **state)
+{
+    (void)state;
+    static const char *const want[PLAN_REASON_COUNT] = {"ok",     "head_dim", "warp_rows",
+                                                        "chunks", "smem",     "not_compiled"};
+    for (int r = 0; r < PLAN_REASON_COUNT; r++)
+        assert_string_equal(plan_reason_code((plan_reason)r), want[r]);
+    assert_string_equal(plan_reason_code(PLAN_REASON_COUNT), "unknown");
+}
+
+/* ---- the grid ----------------------------------------------------------------------- */
+
+static void load_l4(space *s)
+{
+    char err[SPACE_ERR_LEN];
+    if (space_load("spaces/l4.json", s, err, sizeof err) != 0) {
+        print_error("%s (run from the repository root)\n", err);
+        fail();
+    }
+}
+
+/* A small hand-made space: two problems, 2 x 2 x 2 x 2 x 2 axes. */
+static void small_space(space *s)
+{
+    memset(s, 0, sizeof *s);
+    s->smem_limit = 49152;
+    s->n_problems = 2;
+    s->problems[0] = (space_problem){1, 2, 128, 64, 0};
+    s->problems[1] = (space_problem){1, 2, 128, 128, 1};
+    const int vals[SPACE_AXIS_COUNT][2] = {{128, 64}, {32, 64}, {4, 2}, {2, 1}, {1, 0}};
+    for (int a = 0; a < SPACE_AXIS_COUNT; a++) {
+        s->axis_len[a] = 2;
+        s->axis[a][0] = vals[a][0];
+        s->axis[a][1] = vals[a][1];
+    }
+}
+
+static void test_order(void **state)
+{
+    (void)state;
+    space s;
+    small_space(&s);
+    plan p;
+    assert_int_equal(plan_build(&s, NULL, NULL, &p), 0);
+    assert_int_equal(p.n, 64);
+    /* Problem-major, then BLOCK_M outermost ... SWIZZLE innermost, each
+     * axis in file order (not sorted). */
+    size_t k = 0;
+    for (int pi = 0; pi < 2; pi++)
+        for (int m = 0; m < 2; m++)
+            for (int n = 0; n < 2; n++)
+                for (int w = 0; w < 2; w++)
+                    for (int st = 0; st < 2; st++)
+                        for (int z = 0; z < 2; z++, k++) {
+                            const plan_point *pt = &p.points[k];
+                            fa_config want =
+                                cfg(s.problems[pi].head_dim, s.axis[0][m], s.axis[1][n],
+                                    s.axis[2][w], s.axis[3][st], s.axis[4][z]);
+                            assert_int_equal(pt->problem, pi);
+                            assert_int_equal(fa_config_cmp(&pt->cfg, &want), 0);
+                            assert_int_equal(pt->smem_bytes, fa_smem_bytes(&want));
+                            assert_int_equal(pt->reason, plan_check(&want, s.smem_limit));
+                        }
+    /* Spot checks written out by hand. */
+    char buf[64];
+    fa_config_format(&p.points[0].cfg, buf, sizeof buf);
+    assert_string_equal(buf, "d64.m128.n32.w4.s2.z1");
+    fa_config_format(&p.points[1].cfg, buf, sizeof buf);
+    assert_string_equal(buf, "d64.m128.n32.w4.s2.z0");
+    fa_config_format(&p.points[2].cfg, buf, sizeof buf);
+    assert_string_equal(buf, "d64.m128.n32.w4.s1.z1");
+    fa_config_format(&p.points[16].cfg, buf, sizeof buf);
+    assert_string_equal(buf, "d64.m64.n32.w4.s2.z1");
+    fa_config_format(&p.points[63].cfg, buf, sizeof buf);
+    assert_string_equal(buf, "d128.m64.n64.w2.s1.z0");
+    assert_int_equal(p.points[63].problem, 1);
+    plan_free(&p);
+    assert_null(p.points);
+    assert_int_equal(p.n, 0);
+}
+
+static void check_counts(const plan *p)
+{
+    size_t sum = 0, recount[PLAN_REASON_COUNT] = {0};
+    for (int r = 0; r < PLAN_REASON_COUNT; r++)
+        sum += p->by_reason[r];
+    assert_int_equal(sum, p->n);
+    for (size_t i = 0; i < p->n; i++)
+        recount[p->points[i].reason]++;
+    assert_memory_equal(recount, p->by_reason, sizeof recount);
+    assert_int_equal(p->n_accepted, p->by_reason[PLAN_OK]);
+}
+
+static void test_l4_counts(void **state)
+{
+    (void)state;
+    space s;
+    load_l4(&s);
+    plan p;
+    assert_int_equal(plan_build(&s, NULL, NULL, &p), 0);
+    /* 3 x 3 x 3 x 3 x 2 points. (BLOCK_M, warps) pairs that split: 32/2,
+     * 64/2, 64/4, 128/2, 128/4, 128/8 = 6 of 9, so 3 x 18 = 54 warp_rows.
+     * 256-chunk K/V tiles split over up to 256 threads: no chunk rejects.
+     * Smem in units of 128 B is M + 2*S*N <= 384: of the 9 (N, S) pairs,
+     * the same 3 fail for every M (N=64/S=3, N=128/S=2, N=128/S=3), so
+     * 6 pairs x 3 x 2 = 36 smem; 6 x 6 x 2 = 72 accepted. */
+    assert_int_equal(p.n, 162);
+    assert_int_equal(p.by_reason[PLAN_OK], 72);
+    assert_int_equal(p.by_reason[PLAN_REJ_WARP_ROWS], 54);
+    assert_int_equal(p.by_reason[PLAN_REJ_SMEM], 36);
+    assert_int_equal(p.by_reason[PLAN_REJ_CHUNKS], 0);
+    assert_int_equal(p.by_reason[PLAN_REJ_HEAD_DIM], 0);
+    assert_int_equal(p.by_reason[PLAN_REJ_NOT_COMPILED], 0);
+    check_counts(&p);
+    plan_free(&p);
+}
+
+static void test_head_dim_in_grid(void **state)
+{
+    (void)state;
+    space s;
+    small_space(&s);
+    s.problems[1].head_dim = 96; /* only possible in a hand-made space */
+    plan p;
+    assert_int_equal(plan_build(&s, NULL, NULL, &p), 0);
+    assert_int_equal(p.by_reason[PLAN_REJ_HEAD_DIM], 32);
+    for (size_t i = 32; i < 64; i++)
+        assert_int_equal(p.points[i].reason, PLAN_REJ_HEAD_DIM);
+    check_counts(&p);
+    plan_free(&p);
+}
+
+/* ---- the compiled predicate ------------------------------------------------------- */
+
+typedef struct pred_ctx {
+    long limit;
+    int calls;
+} pred_ctx;
+
+/* Says only swizzled configs exist; fails the test if asked about a point
+ * the static rules already reject. */
+static int only_swizzled(const fa_config *c, void *ctx)
+{
+    pred_ctx *pc = ctx;
+    pc->calls++;
+    assert_int_equal(plan_check(c, pc->limit), PLAN_OK);
+    return c->swizzle == 1;
+}
+
+static void test_compiled(void **state)
+{
+    (void)state;
+    space s;
+    load_l4(&s);
+    pred_ctx ctx = {s.smem_limit, 0};
+    plan p;
+    assert_int_equal(plan_build(&s, only_swizzled, &ctx, &p), 0);
+    assert_int_equal(ctx.calls, 72); /* once per statically valid point */
+    assert_int_equal(p.n, 162);
+    assert_int_equal(p.n_accepted, 36);
+    assert_int_equal(p.by_reason[PLAN_REJ_NOT_COMPILED], 36);
+    /* Static reasons are unchanged by the predicate. */
+    assert_int_equal(p.by_reason[PLAN_REJ_WARP_ROWS], 54);
+    assert_int_equal(p.by_reason[PLAN_REJ_SMEM], 36);
+    for (size_t i = 0; i < p.n; i++) {
+        const plan_point *pt = &p.points[i];
+        if (pt->reason == PLAN_OK)
+            assert_int_equal(pt->cfg.swizzle, 1);
+        if (pt->reason == PLAN_REJ_NOT_COMPILED) {
+            assert_int_equal(pt->cfg.swizzle, 0);
+            char buf[128];
+            plan_reject_reason(pt, s.smem_limit, buf, sizeof buf);
+            assert_string_equal(
+                buf, "not compiled into this binary (rebuild with this space in SPACES)");
+        }
+    }
+    check_counts(&p);
+    plan_free(&p);
+}
+
+static void test_edge_spaces(void **state)
+{
+    (void)state;
+    space s;
+    small_space(&s);
+    plan p;
+    /* No problems: an empty plan, not an error. */
+    s.n_problems = 0;
+    assert_int_equal(plan_build(&s, NULL, NULL, &p), 0);
+    assert_int_equal(p.n, 0);
+    assert_int_equal(p.n_accepted, 0);
+    plan_free(&p);
+    /* A corrupt table is refused, and *out is left empty. */
+    small_space(&s);
+    s.axis_len[SPACE_AXIS_STAGES] = SPACE_MAX_AXIS + 1;
+    memset(&p, 0x5a, sizeof p);
+    assert_int_equal(plan_build(&s, NULL, NULL, &p), -1);
+    assert_null(p.points);
+    assert_int_equal(p.n, 0);
+    small_space(&s);
+    s.n_problems = -1;
+    assert_int_equal(plan_build(&s, NULL, NULL, &p), -1);
+    /* plan_free is safe twice and on NULL. */
+    plan_free(&p);
+    plan_free(&p);
+    plan_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_smem_bytes),   cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_rule_order),   cmocka_unit_test(test_reason_text),
+        cmocka_unit_test(test_reason_codes), cmocka_unit_test(test_order),
+        cmocka_unit_test(test_l4_counts),    cmocka_unit_test(test_head_dim_in_grid),
+        cmocka_unit_test(test_compiled),     cmocka_unit_test(test_edge_spaces),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,174 @@
+/* test_shard.c - the plan partition: parse, Slurm detection, and that the
+ * parts are disjoint, complete, deterministic and balanced. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sweep/plan.h"
+#include "sweep/shard.h"
+#include "sweep/space.h"
+
+/* A space with two problems of very different cost and a 3x3x2x2x2 grid. */
+static void make_space(space *s)
+{
+    memset(s, 0, sizeof *s);
+    s->smem_limit = 232448;
+    s->n_problems = 2;
+    s->problems[0] = (space_problem){4, 8, 512, 64, 0};
+    s->problems[1] = (space_problem){16, 16, 2048, 64, 0};
+    const int bm[] = {32, 64, 128}, bn[] = {32, 64, 128}, w[] = {2, 4}, st[] = {1, 2},
+              z[] = {0, 1};
+    memcpy(s->axis[SPACE_AXIS_BLOCK_M], bm, sizeof bm);
+    memcpy(s->axis[SPACE_AXIS_BLOCK_N], bn, sizeof bn);
+    memcpy(s->axis[SPACE_AXIS_NUM_WARPS], w, sizeof w);
+    memcpy(s->axis[SPACE_AXIS_STAGES], st, sizeof st);
+    memcpy(s->axis[SPACE_AXIS_SWIZZLE], z, sizeof z);
+    s->axis_len[0] = 3;
+    s->axis_len[1] = 3;
+    s->axis_len[2] = 2;
+    s->axis_len[3] = 2;
+    s->axis_len[4] = 2;
+    s->measure.n_modes = 2;
+}
+
+static void test_parse(void **state)
+{
+    (void)state;
+    shard sh;
+    char err[256];
+    assert_int_equal(shard_parse("0/4", &sh, err, sizeof err), 0);
+    assert_int_equal(sh.index, 0);
+    assert_int_equal(sh.count, 4);
+    assert_int_equal(shard_parse("3/4", &sh, err, sizeof err), 0);
+    assert_int_equal(sh.index, 3);
+    const char *bad[] = {"4/4", "-1/4", "1/0", "1", "/4", "1/", "a/4", "1/4x", " 1/4", "1/+4",
+                         "1//4", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        assert_int_equal(shard_parse(bad[i], &sh, err, sizeof err), -1);
+        assert_non_null(strstr(err, "I/N"));
+    }
+}
+
+static void clear_env(void)
+{
+    unsetenv("SLURM_ARRAY_TASK_ID");
+    unsetenv("SLURM_ARRAY_TASK_COUNT");
+    unsetenv("SLURM_ARRAY_TASK_MIN");
+    unsetenv("SLURM_ARRAY_TASK_MAX");
+    unsetenv("SLURM_PROCID");
+    unsetenv("SLURM_NTASKS");
+}
+
+static void test_env(void **state)
+{
+    (void)state;
+    shard sh;
+    char err[256];
+    clear_env();
+    assert_int_equal(shard_from_env(&sh, err, sizeof err), 0);
+    assert_int_equal(sh.count, 1);
+    /* array with MIN/MAX: ids 5..8 are parts 0..3 */
+    setenv("SLURM_ARRAY_TASK_ID", "7", 1);
+    setenv("SLURM_ARRAY_TASK_MIN", "5", 1);
+    setenv("SLURM_ARRAY_TASK_MAX", "8", 1);
+    assert_int_equal(shard_from_env(&sh, err, sizeof err), 1);
+    assert_int_equal(sh.index, 2);
+    assert_int_equal(sh.count, 4);
+    /* array with COUNT only */
+    clear_env();
+    setenv("SLURM_ARRAY_TASK_ID", "1", 1);
+    setenv("SLURM_ARRAY_TASK_COUNT", "3", 1);
+    assert_int_equal(shard_from_env(&sh, err, sizeof err), 1);
+    assert_int_equal(sh.index, 1);
+    assert_int_equal(sh.count, 3);
+    /* array id without a size is an error, not a silent whole plan */
+    unsetenv("SLURM_ARRAY_TASK_COUNT");
+    assert_int_equal(shard_from_env(&sh, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--shard"));
+    /* srun tasks */
+    clear_env();
+    setenv("SLURM_PROCID", "2", 1);
+    setenv("SLURM_NTASKS", "5", 1);
+    assert_int_equal(shard_from_env(&sh, err, sizeof err), 1);
+    assert_int_equal(sh.index, 2);
+    assert_int_equal(sh.count, 5);
+    /* a single task is no split */
+    setenv("SLURM_PROCID", "0", 1);
+    setenv("SLURM_NTASKS", "1", 1);
+    assert_int_equal(shard_from_env(&sh, err, sizeof err), 0);
+    clear_env();
+}
+
+static void test_partition(void **state)
+{
+    (void)state;
+    space *s = malloc(sizeof *s);
+    assert_non_null(s);
+    make_space(s);
+    plan p;
+    assert_int_equal(plan_build(s, NULL, NULL, &p), 0);
+    assert_true(p.n > 50);
+    for (int n = 1; n <= 7; n++) {
+        int *a = malloc(sizeof *a * p.n), *b = malloc(sizeof *b * p.n);
+        double *load = calloc((size_t)n, sizeof *load);
+        assert_int_equal(shard_assign(s, &p, n, a), 0);
+        assert_int_equal(shard_assign(s, &p, n, b), 0);
+        double max_cost = 0;
+        for (size_t i = 0; i < p.n; i++) {
+            assert_int_equal(a[i], b[i]); /* deterministic */
+            assert_true(a[i] >= 0 && a[i] < n); /* every point in exactly one part */
+            const double c = shard_point_cost(s, &p.points[i]);
+            load[a[i]] += c;
+            if (c > max_cost)
+                max_cost = c;
+        }
+        /* LPT: no part exceeds another by more than the costliest point */
+        double lo = load[0], hi = load[0];
+        for (int k = 1; k < n; k++) {
+            lo = load[k] < lo ? load[k] : lo;
+            hi = load[k] > hi ? load[k] : hi;
+        }
+        assert_true(hi - lo <= max_cost + 1e-9);
+        /* the filtered plans are disjoint and their union is the plan */
+        size_t total = 0, accepted = 0;
+        for (int k = 0; k < n; k++) {
+            plan q;
+            assert_int_equal(plan_build(s, NULL, NULL, &q), 0);
+            assert_int_equal(shard_filter(s, &q, (shard){k, n}), 0);
+            total += q.n;
+            accepted += q.n_accepted;
+            for (size_t i = 0; i < q.n; i++) {
+                size_t j = 0; /* find the point in p and check its owner */
+                while (j < p.n && !(p.points[j].problem == q.points[i].problem &&
+                                    fa_config_cmp(&p.points[j].cfg, &q.points[i].cfg) == 0))
+                    j++;
+                assert_true(j < p.n);
+                assert_int_equal(a[j], k);
+            }
+            plan_free(&q);
+        }
+        assert_int_equal(total, p.n);
+        assert_int_equal(accepted, p.n_accepted);
+        free(a);
+        free(b);
+        free(load);
+    }
+    plan_free(&p);
+    free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_env),
+        cmocka_unit_test(test_partition),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
