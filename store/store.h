@@ -8,9 +8,24 @@
  *
  * Every write is its own transaction, committed before the call returns:
  * a result is on disk as soon as store_put returns 0. A full map is grown
- * and the write retried. LMDB's lock file lets several processes write one
- * store at once. A meta database holds the schema version; opening a store
- * written by a newer schema fails with STORE_ESCHEMA.
+ * (doubled) and the write retried; a map grown by another process is
+ * adopted. The map starts at 64 MiB; the environment variable
+ * FASWEEP_STORE_MAPSIZE (bytes, >= 32768) sets the start size of a store
+ * being created (for tests of the growth path).
+ * A meta database holds the schema version; opening a store written by a
+ * newer schema fails with STORE_ESCHEMA.
+ *
+ * Concurrency: LMDB's lock file lets several processes write one store at
+ * once (writes are serialized, nothing is lost). The store must be on a
+ * local file system: LMDB's locks and shared memory map do not work over
+ * NFS. No call keeps a transaction open after it returns (store_scan reads
+ * in batches and calls fn with none open), so a process may fork() while a
+ * store is open and fn may write to the store it scans; but a forked child
+ * must not use its parent's handle: it opens its own. One process must not
+ * open one store twice (an LMDB rule; store_merge refuses a store into
+ * itself). The environment is opened MDB_NOTLS: a reader slot belongs to a
+ * transaction, not a thread, so a caller's threads may each use the handle
+ * (one call at a time per thread) without stale per-thread slots.
  *
  * Return codes (every int-returning function): STORE_OK (0) or one of the
  * negative STORE_E* values; store_strerror() names it. STORE_NOTFOUND (1)
@@ -22,6 +37,9 @@
 #include <stddef.h>
 
 #define STORE_SCHEMA_VERSION 1
+
+/* Room for any canonical key (the key fields' sizes plus separators). */
+#define STORE_KEY_LEN 256
 
 #define STORE_OK 0
 #define STORE_NOTFOUND 1
@@ -120,6 +138,10 @@ long store_count(store *s);
 
 /* Text of the last error on s (path, LMDB message, what to do). */
 const char *store_last_error(const store *s);
+/* Sets that text (printf format) for a failure found outside store.c, e.g.
+ * a write error in store_export. Returns code. */
+int store_set_error(store *s, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 const char *store_strerror(int code);
 
 /* Status and kind names: "ok" "wrong" "crashed" "timeout"; "kernel"
@@ -130,9 +152,19 @@ const char *store_kind_name(store_kind k);
 int store_kind_parse(const char *s, store_kind *out);
 
 /* JSON (cJSON) form of a record, the store's value format and the
- * import/export line format. to_json returns a new object (NULL when out of
- * memory). from_json is strict: unknown keys, missing key fields, wrong
- * types are STORE_EINVAL with the field named in err. */
+ * import/export line format (README.md, "Results store", lists every field).
+ * to_json returns a new object (NULL when out of memory). A non-finite
+ * double (e.g. rel_l2 of a NaN output) is written as null and read back as
+ * NaN. Non-integer numbers are cJSON raw items holding the shortest text
+ * that reads back to the same double (cJSON's printer may drop the last
+ * bit); print the object, or parse the text back, to read them.
+ * throttle_reasons is a hex string ("0x..."), as a u64 does not fit a
+ * double. from_json is strict: unknown or repeated keys, missing key fields
+ * (key.*, kind, status), wrong types, non-integers where integers belong,
+ * text too long for its field, unknown status or kind names are STORE_EINVAL
+ * with the field named in err ("time.samples: ..."); *out is untouched
+ * then. Missing optional fields are 0 (sm_clock_mhz, mem_clock_mhz,
+ * throttled: -1, unknown). */
 struct cJSON;
 struct cJSON *store_record_to_json(const store_record *r);
 int store_record_from_json(const struct cJSON *j, store_record *out,

@@ -16,7 +16,8 @@ int store_export(store *s, const char *prefix, store_format fmt, FILE *out);
 
 /* Reads JSON lines (one store_record_to_json object per line; blank lines
  * skipped) and writes them in one transaction. Any bad line aborts with
- * STORE_EINVAL, "LINE N: ..." in err, and nothing written. *n_out gets the
+ * STORE_EINVAL, "NAME:N: ..." in err (name, 1-based line), and nothing
+ * written. A key given on two lines: the later line wins. *n_out gets the
  * number of records written. */
 int store_import_jsonl(store *s, FILE *in, const char *name, long *n_out,
                        char *err, size_t errlen);
@@ -28,7 +29,9 @@ typedef struct store_merge_stats {
 } store_merge_stats;
 
 /* Merges the store at src_path into dst by store_record_better, in one
- * transaction. src is opened read-only. */
+ * transaction. src is opened read-only. A src that is dst (the same
+ * directory by any path) is refused with STORE_EINVAL. Defined in store.c:
+ * it reads src inside one LMDB write transaction on dst. */
 int store_merge(store *dst, const char *src_path, store_merge_stats *st,
                 char *err, size_t errlen);
 

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# bench_vs_sdpa.sh - issue 3's benchmark: the best fasweep instance against
+# PyTorch scaled_dot_product_attention with each backend (flash, efficient,
+# cudnn), measured side by side in one run on one GPU with the same method
+# (CUDA events, warm-up, median, hot and cold L2: see README "How a point is
+# measured"). Needs a GPU and PyTorch.
+#
+#   scripts/bench_vs_sdpa.sh [SPACE] [STORE]   (default spaces/h100.json, a temp store)
+#
+# Sweeps SPACE, times the SDPA backends on each of its problems, imports them
+# as baseline records and prints the Top-3 per problem and mode with the
+# speedup over the fastest baseline.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+space=${1:-$here/../spaces/h100.json}
+store=${2:-$(mktemp -d)/bench.lmdb}
+fasweep=${FASWEEP:-$here/../build/fasweep}
+"$fasweep" grid --space "$space" --store "$store"
+problems=$(python3 -c 'import json,sys
+for p in json.load(open(sys.argv[1]))["problems"]:
+    print("%d,%d,%d,%d%s" % (p["batch"], p["heads"], p["seq_len"], p["head_dim"], ",causal" if p.get("causal") else ""))' "$space")
+base=$(mktemp)
+for p in $problems; do
+    args=(--problem "${p%,causal}")
+    [[ $p == *,causal ]] && args+=(--causal)
+    python3 "$here/sdpa_baseline.py" "${args[@]}" --space "$space" >>"$base"
+done
+"$fasweep" import "$base" --store "$store"
+for mode in hot cold; do
+    "$fasweep" topk -k 3 --mode "$mode" --store "$store" --no-seeds
+done
+rm -f "$base"

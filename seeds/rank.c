@@ -1,0 +1,679 @@
+/* rank.c - Top-K per (device, problem, mode) group, its table and JSON
+ * forms, and the seeds files (format: seeds/README.md).
+ *
+ * One store scan fills the groups. Each group keeps only its k best records
+ * (a sorted array grown on demand, never more than k long), so memory stays
+ * bounded by groups * k however large the store is.
+ */
+#include "rank.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+
+#include "../kernels/fa_config.h"
+#include "../sweep/space.h"
+
+#ifndef FASWEEP_VERSION
+#define FASWEEP_VERSION "unknown"
+#endif
+
+#define RANK_SEEDS_SCHEMA "fasweep.seeds/1"
+#define RANK_TOPK_SCHEMA "fasweep.topk/1"
+#define RANK_KERNEL_SOURCE "kernels/flash_fwd.cuh"
+
+/* ---- ordering --------------------------------------------------------------------------- */
+
+/* Negative when a ranks before b: faster median, then lower noise, then
+ * config text, then build (so two builds of one config still have a fixed
+ * order and the result never depends on scan order). */
+static int rank_cmp(const store_record *a, const store_record *b)
+{
+    if (a->time.median_us != b->time.median_us)
+        return a->time.median_us < b->time.median_us ? -1 : 1;
+    if (a->time.noise != b->time.noise)
+        return a->time.noise < b->time.noise ? -1 : 1;
+    const int c = strcmp(a->config, b->config);
+    return c ? c : strcmp(a->build, b->build);
+}
+
+/* ---- scanning ----------------------------------------------------------------------------- */
+
+typedef struct rank_scan {
+    const rank_filter *f;
+    const char *mode;
+    int k;
+    rank_result *res;
+    int cap_groups;
+    int *cap_top; /* capacity of each group's top array */
+    int rc;       /* first error met inside the visitor */
+} rank_scan;
+
+/* The group of r, created when new. NULL when out of memory. */
+static rank_group *rank_group_of(rank_scan *sc, const store_record *r)
+{
+    rank_result *res = sc->res;
+    /* Records arrive in key order, so the match is almost always the last. */
+    for (int i = res->n_groups - 1; i >= 0; i--) {
+        rank_group *g = &res->groups[i];
+        if (strcmp(g->device, r->device) == 0 && strcmp(g->problem, r->problem) == 0)
+            return g;
+    }
+    if (res->n_groups == sc->cap_groups) {
+        const int cap = sc->cap_groups ? 2 * sc->cap_groups : 8;
+        rank_group *ng = realloc(res->groups, (size_t)cap * sizeof *ng);
+        if (!ng)
+            return NULL;
+        res->groups = ng;
+        int *nc = realloc(sc->cap_top, (size_t)cap * sizeof *nc);
+        if (!nc)
+            return NULL;
+        sc->cap_top = nc;
+        sc->cap_groups = cap;
+    }
+    rank_group *g = &res->groups[res->n_groups];
+    memset(g, 0, sizeof *g);
+    snprintf(g->device, sizeof g->device, "%s", r->device);
+    snprintf(g->problem, sizeof g->problem, "%s", r->problem);
+    snprintf(g->mode, sizeof g->mode, "%s", sc->mode);
+    sc->cap_top[res->n_groups] = 0;
+    res->n_groups++;
+    return g;
+}
+
+/* Inserts r into g's sorted top list when it is among the k best. */
+static int rank_offer(rank_scan *sc, rank_group *g, int *cap, const store_record *r)
+{
+    if (g->n_top == sc->k && rank_cmp(r, &g->top[g->n_top - 1]) >= 0)
+        return 0;
+    if (g->n_top < sc->k && g->n_top == *cap) {
+        int ncap = *cap ? 2 * *cap : 8;
+        if (ncap > sc->k)
+            ncap = sc->k;
+        store_record *nt = realloc(g->top, (size_t)ncap * sizeof *nt);
+        if (!nt)
+            return -1;
+        g->top = nt;
+        *cap = ncap;
+    }
+    int i = g->n_top < sc->k ? g->n_top++ : g->n_top - 1; /* slot freed at the end */
+    while (i > 0 && rank_cmp(r, &g->top[i - 1]) < 0) {
+        g->top[i] = g->top[i - 1];
+        i--;
+    }
+    g->top[i] = *r;
+    return 0;
+}
+
+static void rank_offer_baseline(rank_group *g, const store_record *r)
+{
+    if (r->status != STORE_ST_OK)
+        return;
+    if (!g->has_baseline || rank_cmp(r, &g->best_baseline) < 0) {
+        g->best_baseline = *r;
+        g->has_baseline = 1;
+    }
+}
+
+static int rank_visit(const store_record *r, void *ctx)
+{
+    rank_scan *sc = ctx;
+    const rank_filter *f = sc->f;
+    if (strcmp(r->mode, sc->mode) != 0)
+        return 0;
+    if (f && f->device && strcmp(r->device, f->device) != 0)
+        return 0;
+    if (f && f->problem && strcmp(r->problem, f->problem) != 0)
+        return 0;
+    rank_group *g = rank_group_of(sc, r);
+    if (!g) {
+        sc->rc = STORE_ENOMEM;
+        return 1;
+    }
+    if (r->kind == STORE_KIND_BASELINE) {
+        rank_offer_baseline(g, r);
+        return 0;
+    }
+    if (r->status != STORE_ST_OK) {
+        g->n_failed++;
+        return 0;
+    }
+    g->n_ok++;
+    if (rank_offer(sc, g, &sc->cap_top[g - sc->res->groups], r) != 0) {
+        sc->rc = STORE_ENOMEM;
+        return 1;
+    }
+    return 0;
+}
+
+static int rank_group_cmp(const void *pa, const void *pb)
+{
+    const rank_group *a = pa, *b = pb;
+    const int c = strcmp(a->device, b->device);
+    return c ? c : strcmp(a->problem, b->problem);
+}
+
+/* The narrowest key prefix the filter allows: "DEVICE|" or
+ * "DEVICE|PROBLEM|" (keys are DEVICE|PROBLEM|BUILD|CONFIG|MODE). */
+static void rank_prefix(const rank_filter *f, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (!f || !f->device)
+        return;
+    if (f->problem)
+        snprintf(buf, n, "%s|%s|", f->device, f->problem);
+    else
+        snprintf(buf, n, "%s|", f->device);
+}
+
+int rank_topk(store *s, const rank_filter *f, int k, rank_result *out)
+{
+    if (!s || !out || k <= 0)
+        return STORE_EINVAL;
+    out->groups = NULL;
+    out->n_groups = 0;
+    const char *mode = (f && f->mode) ? f->mode : "hot";
+    if (strlen(mode) >= sizeof out->groups->mode)
+        return STORE_EINVAL;
+    rank_scan sc = {.f = f, .mode = mode, .k = k, .res = out};
+    char prefix[256];
+    rank_prefix(f, prefix, sizeof prefix);
+    int rc = store_scan(s, prefix, rank_visit, &sc);
+    free(sc.cap_top);
+    if (rc == STORE_OK)
+        rc = sc.rc;
+    if (rc != STORE_OK) {
+        rank_free(out);
+        return rc;
+    }
+    if (out->n_groups > 1)
+        qsort(out->groups, (size_t)out->n_groups, sizeof *out->groups, rank_group_cmp);
+    return STORE_OK;
+}
+
+void rank_free(rank_result *r)
+{
+    if (!r)
+        return;
+    for (int i = 0; i < r->n_groups; i++)
+        free(r->groups[i].top);
+    free(r->groups);
+    r->groups = NULL;
+    r->n_groups = 0;
+}
+
+/* ---- human table ---------------------------------------------------------------------------- */
+
+/* Speedup of r over the group's best baseline, or 0 when there is none. */
+static double rank_speedup(const rank_group *g, const store_record *r)
+{
+    if (!g->has_baseline || r->time.median_us <= 0 || g->best_baseline.time.median_us <= 0)
+        return 0;
+    return g->best_baseline.time.median_us / r->time.median_us;
+}
+
+static void rank_print_header(const rank_group *g, FILE *out)
+{
+    fprintf(out, "%s | %s | %s | %ld ok, %ld failed | best baseline: ", g->device, g->problem,
+            g->mode, g->n_ok, g->n_failed);
+    if (g->has_baseline)
+        fprintf(out, "%s %.2f us\n", g->best_baseline.config, g->best_baseline.time.median_us);
+    else
+        fprintf(out, "none\n");
+}
+
+static void rank_print_group(const rank_group *g, FILE *out)
+{
+    rank_print_header(g, out);
+    if (g->n_top == 0) {
+        fprintf(out, "  no ok kernel results (%ld failed)\n", g->n_failed);
+        return;
+    }
+    fprintf(out, "%4s  %-24s %10s %10s %8s %6s %7s %5s %8s %8s\n", "rank", "config", "median_us",
+            "min_us", "TFLOPS", "CV%", "noise%", "regs", "smem", "speedup");
+    for (int i = 0; i < g->n_top; i++) {
+        const store_record *r = &g->top[i];
+        char sp[32] = "-";
+        const double x = rank_speedup(g, r);
+        if (x > 0)
+            snprintf(sp, sizeof sp, "%.2fx", x);
+        fprintf(out, "%4d  %-24s %10.2f %10.2f %8.2f %6.2f %7.2f %5d %8ld %8s\n", i + 1, r->config,
+                r->time.median_us, r->time.min_us, r->tflops, 100.0 * r->time.cv,
+                100.0 * r->time.noise, r->regs, (long)r->smem_static + r->smem_dynamic, sp);
+    }
+}
+
+void rank_print(const rank_result *r, FILE *out)
+{
+    for (int i = 0; i < r->n_groups; i++) {
+        if (i > 0)
+            fputc('\n', out);
+        rank_print_group(&r->groups[i], out);
+    }
+}
+
+/* ---- JSON documents ----------------------------------------------------------------------------
+ */
+
+/* ISO-8601 UTC text of Unix seconds t ("2024-11-22T16:30:05Z"). */
+static void rank_iso8601(double t, char *buf, size_t n)
+{
+    const time_t tt = (time_t)t;
+    struct tm tm;
+    if (t < 0 || !gmtime_r(&tt, &tm) || strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        snprintf(buf, n, "1970-01-01T00:00:00Z");
+}
+
+/* cJSON helpers that remember the first allocation failure in *ok, so the
+ * builders below read as the document they build. */
+static cJSON *rank_add_obj(cJSON *parent, const char *key, int *ok)
+{
+    cJSON *o = cJSON_AddObjectToObject(parent, key);
+    if (!o)
+        *ok = 0;
+    return o;
+}
+
+static void rank_num(cJSON *o, const char *key, double v, int *ok)
+{
+    if (!o || !cJSON_AddNumberToObject(o, key, v))
+        *ok = 0;
+}
+
+static void rank_str(cJSON *o, const char *key, const char *v, int *ok)
+{
+    if (!o || !cJSON_AddStringToObject(o, key, v))
+        *ok = 0;
+}
+
+static void rank_null(cJSON *o, const char *key, int *ok)
+{
+    if (!o || !cJSON_AddNullToObject(o, key))
+        *ok = 0;
+}
+
+static void rank_problem_json(cJSON *doc, const char *text, int *ok)
+{
+    cJSON *p = rank_add_obj(doc, "problem", ok);
+    rank_str(p, "text", text, ok);
+    space_problem sp;
+    /* Imported records may carry any problem text; numbers only when it parses. */
+    const int parsed = space_problem_parse(text, &sp) == 0;
+    const char *keys[4] = {"batch", "heads", "seq_len", "head_dim"};
+    const int vals[4] = {sp.batch, sp.heads, sp.seq_len, sp.head_dim};
+    for (int i = 0; i < 4; i++) {
+        if (parsed)
+            rank_num(p, keys[i], vals[i], ok);
+        else
+            rank_null(p, keys[i], ok);
+    }
+    if (parsed) {
+        if (p && !cJSON_AddBoolToObject(p, "causal", sp.causal))
+            *ok = 0;
+    } else {
+        rank_null(p, "causal", ok);
+    }
+    rank_str(p, "dtype", "fp16", ok);
+}
+
+static void rank_baseline_json(cJSON *doc, const rank_group *g, int *ok)
+{
+    if (!g->has_baseline) {
+        rank_null(doc, "baseline", ok);
+        return;
+    }
+    cJSON *b = rank_add_obj(doc, "baseline", ok);
+    rank_str(b, "name", g->best_baseline.config, ok);
+    rank_num(b, "median_us", g->best_baseline.time.median_us, ok);
+}
+
+static void rank_config_json(cJSON *e, const store_record *r, int *ok)
+{
+    fa_config c;
+    if (fa_config_parse(r->config, &c) != 0) {
+        rank_null(e, "config", ok);
+        return;
+    }
+    cJSON *o = rank_add_obj(e, "config", ok);
+    rank_num(o, "BLOCK_M", c.block_m, ok);
+    rank_num(o, "BLOCK_N", c.block_n, ok);
+    rank_num(o, "NUM_WARPS", c.warps, ok);
+    rank_num(o, "STAGES", c.stages, ok);
+    rank_num(o, "SWIZZLE", c.swizzle, ok);
+    rank_num(o, "HEAD_DIM", c.head_dim, ok);
+}
+
+static void rank_metrics_json(cJSON *e, const rank_group *g, const store_record *r, int *ok)
+{
+    cJSON *m = rank_add_obj(e, "metrics", ok);
+    rank_num(m, "median_us", r->time.median_us, ok);
+    rank_num(m, "min_us", r->time.min_us, ok);
+    rank_num(m, "mean_us", r->time.mean_us, ok);
+    rank_num(m, "stdev_us", r->time.stdev_us, ok);
+    rank_num(m, "cv", r->time.cv, ok);
+    rank_num(m, "noise", r->time.noise, ok);
+    rank_num(m, "samples", r->time.samples, ok);
+    rank_num(m, "tflops", r->tflops, ok);
+    rank_num(m, "gbps", r->gbps, ok);
+    const double x = rank_speedup(g, r);
+    if (x > 0)
+        rank_num(m, "speedup_vs_baseline", x, ok);
+    else
+        rank_null(m, "speedup_vs_baseline", ok);
+}
+
+static void rank_details_json(cJSON *e, const store_record *r, int *ok)
+{
+    cJSON *er = rank_add_obj(e, "errors", ok);
+    rank_num(er, "rel_l2", r->rel_l2, ok);
+    rank_num(er, "max_abs", r->max_abs, ok);
+
+    cJSON *rs = rank_add_obj(e, "resources", ok);
+    rank_num(rs, "regs", r->regs, ok);
+    rank_num(rs, "smem_static", r->smem_static, ok);
+    rank_num(rs, "smem_dynamic", (double)r->smem_dynamic, ok);
+    rank_num(rs, "local_bytes", r->local_bytes, ok);
+    rank_num(rs, "max_blocks_per_sm", r->max_blocks_per_sm, ok);
+
+    cJSON *cy = rank_add_obj(e, "cycles", ok);
+    rank_num(cy, "cta_cycles_mean", r->cta_cycles_mean, ok);
+    rank_num(cy, "cta_cycles_max", r->cta_cycles_max, ok);
+    rank_num(cy, "waves", r->waves, ok);
+    rank_num(cy, "sm_imbalance", r->sm_imbalance, ok);
+}
+
+static void rank_provenance_json(cJSON *e, const store_record *r, int *ok)
+{
+    char ts[32];
+    rank_iso8601(r->timestamp, ts, sizeof ts);
+    cJSON *p = rank_add_obj(e, "provenance", ok);
+    rank_str(p, "build", r->build, ok);
+    rank_str(p, "kernel_source", RANK_KERNEL_SOURCE, ok);
+    rank_str(p, "space_name", r->space_name, ok);
+    rank_str(p, "space_hash", r->space_hash, ok);
+    rank_str(p, "timestamp", ts, ok);
+    rank_str(p, "host", r->host, ok);
+    rank_str(p, "gpu_uuid", r->gpu_uuid, ok);
+    rank_str(p, "driver", r->driver, ok);
+    rank_str(p, "runtime", r->runtime, ok);
+    rank_num(p, "cc", r->cc, ok);
+    rank_num(p, "sm_count", r->sm_count, ok);
+    rank_num(p, "sm_clock_mhz", r->sm_clock_mhz, ok);
+    rank_num(p, "mem_clock_mhz", r->mem_clock_mhz, ok);
+    rank_num(p, "throttled", r->throttled, ok);
+    rank_str(p, "fasweep_version", r->version, ok);
+}
+
+static cJSON *rank_entry_json(const rank_group *g, int i, int *ok)
+{
+    const store_record *r = &g->top[i];
+    cJSON *e = cJSON_CreateObject();
+    if (!e) {
+        *ok = 0;
+        return NULL;
+    }
+    rank_num(e, "rank", i + 1, ok);
+    rank_config_json(e, r, ok);
+    rank_str(e, "config_text", r->config, ok);
+    rank_metrics_json(e, g, r, ok);
+    rank_details_json(e, r, ok);
+    rank_provenance_json(e, r, ok);
+    return e;
+}
+
+/* The seeds document of one group (also one element of --json output). */
+static cJSON *rank_group_json(const rank_group *g, const char *generated_at)
+{
+    int ok = 1;
+    cJSON *doc = cJSON_CreateObject();
+    if (!doc)
+        return NULL;
+    rank_str(doc, "schema", RANK_SEEDS_SCHEMA, &ok);
+    rank_str(doc, "generated_at", generated_at, &ok);
+    rank_str(doc, "fasweep_version", FASWEEP_VERSION, &ok);
+    rank_str(doc, "device", g->device, &ok);
+    rank_problem_json(doc, g->problem, &ok);
+    rank_str(doc, "mode", g->mode, &ok);
+    cJSON *counts = rank_add_obj(doc, "counts", &ok);
+    rank_num(counts, "ok", (double)g->n_ok, &ok);
+    rank_num(counts, "failed", (double)g->n_failed, &ok);
+    rank_baseline_json(doc, g, &ok);
+    cJSON *seeds = cJSON_AddArrayToObject(doc, "seeds");
+    if (!seeds)
+        ok = 0;
+    for (int i = 0; ok && i < g->n_top; i++) {
+        cJSON *e = rank_entry_json(g, i, &ok);
+        if (e && !cJSON_AddItemToArray(seeds, e)) {
+            cJSON_Delete(e);
+            ok = 0;
+        }
+    }
+    if (!ok) {
+        cJSON_Delete(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+static void rank_now(char *buf, size_t n)
+{
+    rank_iso8601((double)time(NULL), buf, n);
+}
+
+/* Prints a JSON document followed by a newline; frees it. */
+static int rank_emit(cJSON *doc, FILE *out)
+{
+    char *text = doc ? cJSON_Print(doc) : NULL;
+    cJSON_Delete(doc);
+    if (!text)
+        return -1;
+    const int rc = (fputs(text, out) < 0 || fputc('\n', out) == EOF) ? -1 : 0;
+    cJSON_free(text);
+    return rc;
+}
+
+int rank_print_json(const rank_result *r, FILE *out)
+{
+    char now[32];
+    rank_now(now, sizeof now);
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *groups = doc ? cJSON_AddArrayToObject(doc, "groups") : NULL;
+    int ok = groups != NULL;
+    rank_str(doc, "schema", RANK_TOPK_SCHEMA, &ok);
+    for (int i = 0; ok && i < r->n_groups; i++) {
+        cJSON *g = rank_group_json(&r->groups[i], now);
+        if (!g || !cJSON_AddItemToArray(groups, g)) {
+            cJSON_Delete(g);
+            ok = 0;
+        }
+    }
+    if (!ok) {
+        cJSON_Delete(doc);
+        return -1;
+    }
+    return rank_emit(doc, out);
+}
+
+/* ---- seeds files
+ * ---------------------------------------------------------------------------------- */
+
+/* Appends s to buf (at *len), lowercased, every run of characters outside
+ * [a-z0-9] (and outside `keep`) squeezed into one '-', no '-' at either end. */
+static void rank_slug(const char *s, const char *keep, char *buf, size_t n, size_t *len)
+{
+    const size_t start = *len;
+    int dash = 0;
+    for (; *s && *len + 2 < n; s++) {
+        char c = *s;
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c - 'A' + 'a');
+        const int good = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                         (keep && c != '\0' && strchr(keep, c));
+        if (!good) {
+            dash = 1;
+            continue;
+        }
+        if (dash && *len > start)
+            buf[(*len)++] = '-';
+        dash = 0;
+        buf[(*len)++] = c;
+    }
+    if (*len == start)
+        for (const char *u = "unknown"; *u && *len + 1 < n; u++)
+            buf[(*len)++] = *u;
+    buf[*len] = '\0';
+}
+
+/* File name of group g: DEVICE-SLUG_PROBLEM_MODE.json. The problem keeps
+ * its dots; any '/' or other odd byte an imported record might hold becomes
+ * '-', so the name never leaves dir. */
+static void rank_seed_name(const rank_group *g, char *buf, size_t n)
+{
+    size_t len = 0;
+    rank_slug(g->device, NULL, buf, n, &len);
+    buf[len++] = '_';
+    rank_slug(g->problem, ".", buf, n, &len);
+    buf[len++] = '_';
+    rank_slug(g->mode, NULL, buf, n, &len);
+    snprintf(buf + len, n - len, ".json");
+}
+
+/* mkdir -p: creates dir and its missing parents. */
+static int rank_mkdirs(const char *dir, char *err, size_t errlen)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+        snprintf(err, errlen, "seeds directory %s: path too long", dir);
+        return -1;
+    }
+    for (char *p = path + 1;; p++) {
+        const int end = *p == '\0';
+        if (*p == '/' || end) {
+            *p = '\0';
+            if (mkdir(path, 0777) != 0 && errno != EEXIST) {
+                snprintf(err, errlen, "cannot create seeds directory %s: %s", path,
+                         strerror(errno));
+                return -1;
+            }
+            if (end)
+                break;
+            *p = '/';
+        }
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen,
+                 "seeds directory %s exists but is not a directory; pass another "
+                 "--seeds-dir",
+                 dir);
+        return -1;
+    }
+    return 0;
+}
+
+/* Writes text to path atomically: a temp file in the same directory, synced,
+ * then renamed over path, so a reader never sees half a seeds file. */
+static int rank_write_atomic(const char *path, const char *text, char *err, size_t errlen)
+{
+    char tmp[4400];
+    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+    const int fd = mkstemp(tmp);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        snprintf(err, errlen, "cannot open %s: %s", tmp, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        return -1;
+    }
+    const int werr =
+        fputs(text, f) < 0 || fputc('\n', f) == EOF || fflush(f) != 0 || fsync(fileno(f)) != 0;
+    const int saved = errno;
+    if (fclose(f) != 0 || werr) {
+        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(werr ? saved : errno));
+        unlink(tmp);
+        return -1;
+    }
+    /* mkstemp creates 0600; seeds are meant to be shared like any output. */
+    const mode_t um = umask(0);
+    umask(um);
+    chmod(tmp, 0666 & ~um);
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether name is already among the first n names (two devices whose
+ * names differ only in case or punctuation share a slug). */
+static int rank_name_taken(char (*names)[256], int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* A name for group i not used by an earlier group of this call. */
+static void rank_unique_name(const rank_group *g, char (*names)[256], int i)
+{
+    rank_seed_name(g, names[i], sizeof names[i]);
+    if (!rank_name_taken(names, i, names[i]))
+        return;
+    char base[256];
+    snprintf(base, sizeof base, "%.*s", (int)(strlen(names[i]) - 5), names[i]); /* drop .json */
+    for (int v = 2; rank_name_taken(names, i, names[i]); v++)
+        snprintf(names[i], sizeof names[i], "%.200s-%d.json", base, v);
+}
+
+static int rank_write_group(const rank_group *g, const char *path, const char *now, char *err,
+                            size_t errlen)
+{
+    cJSON *doc = rank_group_json(g, now);
+    char *text = doc ? cJSON_Print(doc) : NULL;
+    cJSON_Delete(doc);
+    if (!text) {
+        snprintf(err, errlen, "%s: out of memory building the seeds document", path);
+        return -1;
+    }
+    const int rc = rank_write_atomic(path, text, err, errlen);
+    cJSON_free(text);
+    return rc;
+}
+
+int seeds_write(const rank_result *r, const char *dir, FILE *paths, char *err, size_t errlen)
+{
+    if (r->n_groups == 0)
+        return 0;
+    if (rank_mkdirs(dir, err, errlen) != 0)
+        return -1;
+    char(*names)[256] = calloc((size_t)r->n_groups, sizeof *names);
+    if (!names) {
+        snprintf(err, errlen, "out of memory writing seeds to %s", dir);
+        return -1;
+    }
+    char now[32];
+    rank_now(now, sizeof now);
+    int rc = 0;
+    for (int i = 0; i < r->n_groups && rc == 0; i++) {
+        rank_unique_name(&r->groups[i], names, i);
+        char path[4096 + 256];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        rc = rank_write_group(&r->groups[i], path, now, err, errlen);
+        if (rc == 0 && paths)
+            fprintf(paths, "%s\n", path);
+    }
+    free(names);
+    return rc;
+}

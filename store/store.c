@@ -1,0 +1,1423 @@
+/* store.c - the results store on LMDB (contract: store.h).
+ *
+ * One environment (a directory holding data.mdb and lock.mdb) with two named
+ * databases: "results" (canonical key -> record JSON) and "meta" ("schema",
+ * "created_by"). Every write goes through st_write(), which runs a callback
+ * inside one write transaction and, when LMDB says the map is full, aborts,
+ * grows the map and runs the callback again from scratch; so a callback must
+ * be a pure function of its context. Reads never keep a transaction open
+ * across calls, which is what makes map growth (a remap) and fork() safe.
+ *
+ * The record <-> JSON mapping is one table (st_fields) that drives both
+ * directions, so the encoder and the strict decoder cannot drift apart.
+ */
+#include "store.h"
+#include "store_io.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <lmdb.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#ifndef FASWEEP_VERSION
+#define FASWEEP_VERSION "unknown"
+#endif
+
+#define ST_MAP_INITIAL ((size_t)64 << 20)
+#define ST_MAP_MIN ((size_t)32 << 10)
+/* Doubling stops here: a results store this big is a bug, not data. */
+#define ST_MAP_MAX ((size_t)1 << 40)
+#define ST_ERR_LEN 1024
+/* Records decoded per read transaction in store_scan (~1 KB each). */
+#define ST_SCAN_BATCH 256
+/* Attempts of one transaction: map growth doubles each time, so 40 covers
+ * 32 KiB to 1 TiB with room for MDB_MAP_RESIZED races. */
+#define ST_RETRY_MAX 48
+/* LMDB's default largest key. */
+#define ST_KEY_MAX 511
+/* Largest integer a double holds exactly (smem_dynamic is a long). */
+#define ST_LONG_LIM 9007199254740992.0
+
+_Static_assert(sizeof(long) >= 8, "smem_dynamic must hold 2^53");
+
+struct store {
+    MDB_env *env;
+    MDB_dbi results, meta;
+    int read_only;
+    dev_t dev; /* of the directory: how store_merge spots itself */
+    ino_t ino;
+    char path[PATH_MAX];
+    char err[ST_ERR_LEN];
+};
+
+/* ---- error text ------------------------------------------------------------------------------ */
+
+static int st_vfail(store *s, int code, const char *fmt, va_list ap)
+{
+    vsnprintf(s->err, sizeof s->err, fmt, ap);
+    return code;
+}
+
+/* Sets s->err; returns code so checks can end in `return st_fail(...)`. */
+__attribute__((format(printf, 3, 4))) static int st_fail(store *s, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    st_vfail(s, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int store_set_error(store *s, int code, const char *fmt, ...)
+{
+    if (!s || !fmt)
+        return code;
+    va_list ap;
+    va_start(ap, fmt);
+    st_vfail(s, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* Formats into a caller's (err, errlen), which may be NULL/0. */
+__attribute__((format(printf, 3, 4))) static void st_put_err(char *err, size_t errlen,
+                                                             const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* What to do about an LMDB or errno code, for the end of a message. */
+static const char *st_hint(int rc)
+{
+    switch (rc) {
+    case ENOSPC:
+    case MDB_MAP_FULL:
+        return "free disk space (or address space) for the store";
+    case EACCES:
+    case EPERM:
+    case EROFS:
+        return "check that you may read and write there, or pass another --store";
+    case MDB_READERS_FULL:
+        return "too many processes have the store open; wait for some to finish";
+    case MDB_CORRUPTED:
+    case MDB_PAGE_NOTFOUND:
+    case MDB_INVALID:
+        return "the store is damaged: move it aside and start a new one, or restore an export";
+    case MDB_VERSION_MISMATCH:
+        return "it was written by an incompatible LMDB version; export it with that version";
+    case MDB_TXN_FULL:
+        return "too many records for one transaction; import or merge in smaller pieces";
+    case MDB_INCOMPATIBLE:
+        return "it is not a fasweep results store; pass another --store";
+    default:
+        return "check the disk and the store's permissions; the store must be on a local file "
+               "system (LMDB does not work over NFS)";
+    }
+}
+
+/* "PATH: what: LMDB text; hint" for an LMDB or errno failure. */
+static int st_fail_mdb(store *s, int rc, const char *what)
+{
+    return st_fail(s, rc == ENOMEM ? STORE_ENOMEM : STORE_EIO, "%s: %s: %s; %s", s->path, what,
+                   mdb_strerror(rc), st_hint(rc));
+}
+
+/* Untrusted bytes (a key from a damaged store, a JSON member name) made
+ * printable for a message: \xHH for anything else, cut after max bytes. */
+static void st_clean(const char *p, size_t len, size_t max, char *buf, size_t n)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < len && o + 8 < n; i++) {
+        const unsigned char ch = (unsigned char)p[i];
+        if (i == max) {
+            memcpy(buf + o, "...", 3);
+            o += 3;
+            break;
+        }
+        if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+            buf[o++] = (char)ch;
+        else
+            o += (size_t)snprintf(buf + o, n - o, "\\x%02x", ch);
+    }
+    if (n)
+        buf[o < n ? o : n - 1] = '\0';
+}
+
+/* ---- names --------------------------------------------------------------------------------- */
+
+static const char *const st_status_names[] = {"ok", "wrong", "crashed", "timeout"};
+static const char *const st_kind_names[] = {"kernel", "baseline"};
+#define ST_N_STATUS ((int)(sizeof st_status_names / sizeof *st_status_names))
+#define ST_N_KIND ((int)(sizeof st_kind_names / sizeof *st_kind_names))
+
+const char *store_status_name(store_status st)
+{
+    return (int)st >= 0 && (int)st < ST_N_STATUS ? st_status_names[st] : "invalid";
+}
+
+int store_status_parse(const char *s, store_status *out)
+{
+    for (int i = 0; s && i < ST_N_STATUS; i++)
+        if (strcmp(s, st_status_names[i]) == 0) {
+            if (out)
+                *out = (store_status)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *store_kind_name(store_kind k)
+{
+    return (int)k >= 0 && (int)k < ST_N_KIND ? st_kind_names[k] : "invalid";
+}
+
+int store_kind_parse(const char *s, store_kind *out)
+{
+    for (int i = 0; s && i < ST_N_KIND; i++)
+        if (strcmp(s, st_kind_names[i]) == 0) {
+            if (out)
+                *out = (store_kind)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *store_strerror(int code)
+{
+    switch (code) {
+    case STORE_OK:
+        return "success";
+    case STORE_NOTFOUND:
+        return "no such record";
+    case STORE_EIO:
+        return "store I/O or LMDB error";
+    case STORE_ESCHEMA:
+        return "store written by a newer fasweep";
+    case STORE_EINVAL:
+        return "invalid record or argument";
+    case STORE_ENOMEM:
+        return "out of memory";
+    default:
+        return "unknown store error";
+    }
+}
+
+const char *store_last_error(const store *s)
+{
+    return s ? s->err : "no store";
+}
+
+/* ---- keys ---------------------------------------------------------------------------------- */
+
+/* Why the key field f (an array of size bytes) cannot be part of a key, or
+ * NULL when it can. */
+static const char *st_key_field_bad(const char *f, size_t size, char *why, size_t n)
+{
+    const char *end = memchr(f, '\0', size);
+    if (!end)
+        return snprintf(why, n, "is not NUL-terminated within its %zu bytes", size), why;
+    if (end == f)
+        return "is empty";
+    for (const char *p = f; p < end; p++) {
+        const unsigned char ch = (unsigned char)*p;
+        if (ch == '|')
+            return "holds '|', which separates key fields";
+        if (ch < 0x20 || ch == 0x7f)
+            return snprintf(why, n, "holds a control character (\\x%02x)", ch), why;
+    }
+    return NULL;
+}
+
+#define ST_KEY_FIELD(name) {#name, offsetof(store_record, name), sizeof(((store_record *)0)->name)}
+
+static const struct {
+    const char *name;
+    size_t off, size;
+} st_key_fields[] = {ST_KEY_FIELD(device), ST_KEY_FIELD(problem), ST_KEY_FIELD(build),
+                     ST_KEY_FIELD(config), ST_KEY_FIELD(mode)};
+#define ST_N_KEY ((int)(sizeof st_key_fields / sizeof *st_key_fields))
+
+/* Checks every key field; on failure writes "FIELD REASON" into msg. */
+static int st_key_check(const store_record *r, char *msg, size_t n)
+{
+    for (int i = 0; i < ST_N_KEY; i++) {
+        char why[64];
+        const char *bad =
+            st_key_field_bad((const char *)r + st_key_fields[i].off, st_key_fields[i].size, why,
+                             sizeof why);
+        if (bad) {
+            st_put_err(msg, n, "%s %s", st_key_fields[i].name, bad);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int store_key(const store_record *r, char *buf, size_t n)
+{
+    if (!r || !buf || n == 0 || st_key_check(r, NULL, 0) != 0)
+        return STORE_EINVAL;
+    const int len = snprintf(buf, n, "%s|%s|%s|%s|%s", r->device, r->problem, r->build,
+                             r->config, r->mode);
+    if (len < 0 || (size_t)len >= n) {
+        buf[0] = '\0';
+        return STORE_EINVAL;
+    }
+    return STORE_OK;
+}
+
+/* ---- the JSON form ------------------------------------------------------------------------- */
+
+typedef enum st_ftype {
+    SF_STR,    /* char array, NUL-terminated */
+    SF_INT,    /* int in [lo, hi] */
+    SF_LONG,   /* long in [lo, hi] */
+    SF_DBL,    /* double; null <-> non-finite */
+    SF_HEX64,  /* unsigned long long as "0x..." */
+    SF_KIND,   /* store_kind by name */
+    SF_STATUS, /* store_status by name */
+    SF_SCHEMA  /* not stored: the record format version */
+} st_ftype;
+
+typedef struct st_field {
+    const char *group; /* enclosing object, NULL at the top level */
+    const char *name;
+    st_ftype type;
+    size_t off, size; /* in store_record */
+    int required;
+    double lo, hi, def; /* range and default of integers */
+} st_field;
+
+#define ST_MEM(m) offsetof(store_record, m), sizeof(((store_record *)0)->m)
+#define F_KEY(n) {"key", #n, SF_STR, ST_MEM(n), 1, 0, 0, 0}
+#define F_STR(g, n, m) {g, n, SF_STR, ST_MEM(m), 0, 0, 0, 0}
+#define F_DBL(g, n, m) {g, n, SF_DBL, ST_MEM(m), 0, 0, 0, 0}
+#define F_INT(g, n, m, lo, hi, def) {g, n, SF_INT, ST_MEM(m), 0, lo, hi, def}
+#define F_ANYINT(g, n, m) F_INT(g, n, m, INT_MIN, INT_MAX, 0)
+
+/* In output order; the members of a group are contiguous. */
+static const st_field st_fields[] = {
+    F_KEY(device),
+    F_KEY(problem),
+    F_KEY(build),
+    F_KEY(config),
+    F_KEY(mode),
+    {NULL, "kind", SF_KIND, ST_MEM(kind), 1, 0, 0, 0},
+    {NULL, "status", SF_STATUS, ST_MEM(status), 1, 0, 0, 0},
+    F_STR(NULL, "error", error),
+    F_DBL("time", "median_us", time.median_us),
+    F_DBL("time", "min_us", time.min_us),
+    F_DBL("time", "mean_us", time.mean_us),
+    F_DBL("time", "stdev_us", time.stdev_us),
+    F_DBL("time", "cv", time.cv),
+    F_DBL("time", "noise", time.noise),
+    F_INT("time", "samples", time.samples, 0, INT_MAX, 0),
+    F_DBL(NULL, "tflops", tflops),
+    F_DBL(NULL, "gbps", gbps),
+    F_DBL("errors", "rel_l2", rel_l2),
+    F_DBL("errors", "max_abs", max_abs),
+    F_ANYINT("resources", "regs", regs),
+    F_ANYINT("resources", "smem_static", smem_static),
+    {"resources", "smem_dynamic", SF_LONG, ST_MEM(smem_dynamic), 0, -ST_LONG_LIM, ST_LONG_LIM, 0},
+    F_ANYINT("resources", "local_bytes", local_bytes),
+    F_ANYINT("resources", "max_blocks_per_sm", max_blocks_per_sm),
+    F_DBL("cycles", "cta_mean", cta_cycles_mean),
+    F_DBL("cycles", "cta_max", cta_cycles_max),
+    F_DBL("cycles", "waves", waves),
+    F_DBL("cycles", "sm_imbalance", sm_imbalance),
+    F_STR("env", "gpu_uuid", gpu_uuid),
+    F_ANYINT("env", "cc", cc),
+    F_ANYINT("env", "sm_count", sm_count),
+    F_STR("env", "driver", driver),
+    F_STR("env", "runtime", runtime),
+    F_INT("env", "sm_clock_mhz", sm_clock_mhz, -1, INT_MAX, -1),
+    F_INT("env", "mem_clock_mhz", mem_clock_mhz, -1, INT_MAX, -1),
+    {"env", "throttle_reasons", SF_HEX64, ST_MEM(throttle_reasons), 0, 0, 0, 0},
+    F_INT("env", "throttled", throttled, -1, 1, -1),
+    F_STR("env", "host", host),
+    F_STR("provenance", "space_name", space_name),
+    F_STR("provenance", "space_hash", space_hash),
+    F_STR("provenance", "version", version),
+    F_DBL("provenance", "timestamp", timestamp),
+    {NULL, "schema", SF_SCHEMA, 0, 0, 0, 1, STORE_SCHEMA_VERSION, STORE_SCHEMA_VERSION},
+};
+#define ST_NF ((int)(sizeof st_fields / sizeof *st_fields))
+
+static int st_same_group(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* Shortest "%.Ng" text of a finite d that reads back as exactly d. */
+static void st_fmt_double(double d, char *buf, size_t n)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d)
+            return;
+    }
+}
+
+/* Adds field f of r to obj; returns 0, or -1 when out of memory. */
+static int st_add_field(cJSON *obj, const st_field *f, const store_record *r)
+{
+    const char *p = (const char *)r + f->off;
+    char buf[320];
+    switch (f->type) {
+    case SF_STR: {
+        /* Bounded: a record that did not come through from_json may lack
+         * the NUL; store_put rejects such records before they get here. */
+        const size_t len = strnlen(p, f->size);
+        memcpy(buf, p, len);
+        buf[len] = '\0';
+        return cJSON_AddStringToObject(obj, f->name, buf) ? 0 : -1;
+    }
+    case SF_INT:
+        return cJSON_AddNumberToObject(obj, f->name, *(const int *)p) ? 0 : -1;
+    case SF_LONG:
+        return cJSON_AddNumberToObject(obj, f->name, (double)*(const long *)p) ? 0 : -1;
+    case SF_DBL: {
+        const double d = *(const double *)p;
+        if (!isfinite(d))
+            return cJSON_AddNullToObject(obj, f->name) ? 0 : -1;
+        /* A raw item, not a number: cJSON prints numbers with %.15g when
+         * that reads back within one ulp, which would change stored data. */
+        st_fmt_double(d, buf, sizeof buf);
+        return cJSON_AddRawToObject(obj, f->name, buf) ? 0 : -1;
+    }
+    case SF_HEX64:
+        snprintf(buf, sizeof buf, "0x%llx", *(const unsigned long long *)p);
+        return cJSON_AddStringToObject(obj, f->name, buf) ? 0 : -1;
+    case SF_KIND:
+        return cJSON_AddStringToObject(obj, f->name, store_kind_name(*(const store_kind *)p)) ? 0
+                                                                                               : -1;
+    case SF_STATUS:
+        return cJSON_AddStringToObject(obj, f->name, store_status_name(*(const store_status *)p))
+                   ? 0
+                   : -1;
+    case SF_SCHEMA:
+        return cJSON_AddNumberToObject(obj, f->name, STORE_SCHEMA_VERSION) ? 0 : -1;
+    }
+    return -1;
+}
+
+cJSON *store_record_to_json(const store_record *r)
+{
+    if (!r)
+        return NULL;
+    cJSON *root = cJSON_CreateObject();
+    cJSON *obj = root;
+    const char *group = NULL;
+    for (int i = 0; root && i < ST_NF; i++) {
+        const st_field *f = &st_fields[i];
+        if (!st_same_group(f->group, group)) {
+            group = f->group;
+            obj = group ? cJSON_AddObjectToObject(root, group) : root;
+        }
+        if (!obj || st_add_field(obj, f, r) != 0) {
+            cJSON_Delete(root);
+            return NULL;
+        }
+    }
+    return root;
+}
+
+/* A short description of v, for the "got ..." half of a message. */
+static void st_got(const cJSON *v, char *buf, size_t n)
+{
+    if (cJSON_IsNumber(v)) {
+        snprintf(buf, n, "%.17g", v->valuedouble);
+    } else if (cJSON_IsString(v) && v->valuestring) {
+        char s[80];
+        st_clean(v->valuestring, strlen(v->valuestring), 32, s, sizeof s);
+        snprintf(buf, n, "\"%s\"", s);
+    } else if (cJSON_IsRaw(v) && v->valuestring) {
+        st_clean(v->valuestring, strlen(v->valuestring), 32, buf, n);
+    } else {
+        snprintf(buf, n, "%s",
+                 cJSON_IsTrue(v)    ? "true"
+                 : cJSON_IsFalse(v) ? "false"
+                 : cJSON_IsNull(v)  ? "null"
+                 : cJSON_IsArray(v) ? "an array"
+                 : cJSON_IsObject(v) ? "an object"
+                                     : "an invalid value");
+    }
+}
+
+typedef struct st_jctx {
+    char *err;
+    size_t errlen;
+} st_jctx;
+
+/* "group.name: message" (or "name: ...") into the caller's err; -1. */
+__attribute__((format(printf, 4, 5))) static int st_jfail(const st_jctx *c, const char *group,
+                                                          const char *name, const char *fmt, ...)
+{
+    if (!c->err || c->errlen == 0)
+        return -1;
+    char msg[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    char cname[80];
+    st_clean(name, strlen(name), 40, cname, sizeof cname);
+    if (group)
+        snprintf(c->err, c->errlen, "%s.%s: %s", group, cname, msg);
+    else
+        snprintf(c->err, c->errlen, "%s: %s", cname, msg);
+    return -1;
+}
+
+static int st_expected(const st_jctx *c, const st_field *f, const cJSON *v, const char *what)
+{
+    char got[128];
+    st_got(v, got, sizeof got);
+    return st_jfail(c, f->group, f->name, "expected %s, got %s", what, got);
+}
+
+/* The number in v (a number, or a raw item holding one), or null (*is_null);
+ * -1 for anything else. */
+static int st_number(const cJSON *v, double *d, int *is_null)
+{
+    *is_null = 0;
+    if (cJSON_IsNumber(v)) {
+        *d = v->valuedouble;
+        return 0;
+    }
+    if (cJSON_IsNull(v)) {
+        *is_null = 1;
+        return 0;
+    }
+    if (!cJSON_IsRaw(v) || !v->valuestring)
+        return -1;
+    /* Raw items come from store_record_to_json; parse them like text. */
+    cJSON *n = cJSON_Parse(v->valuestring);
+    int rc = -1;
+    if (cJSON_IsNumber(n)) {
+        *d = n->valuedouble;
+        rc = 0;
+    } else if (cJSON_IsNull(n)) {
+        *is_null = 1;
+        rc = 0;
+    }
+    cJSON_Delete(n);
+    return rc;
+}
+
+/* Strict "0x" + 1..16 hex digits. */
+static int st_parse_hex64(const char *s, unsigned long long *out)
+{
+    if (!s || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+        return -1;
+    size_t n = strlen(s + 2);
+    if (n == 0 || n > 16 || strspn(s + 2, "0123456789abcdefABCDEF") != n)
+        return -1;
+    *out = strtoull(s + 2, NULL, 16);
+    return 0;
+}
+
+static int st_integer(const st_jctx *c, const st_field *f, const cJSON *v, double *out)
+{
+    double d;
+    int is_null;
+    if (st_number(v, &d, &is_null) != 0 || is_null || !isfinite(d) || d != floor(d) ||
+        d < f->lo || d > f->hi) {
+        char what[96];
+        snprintf(what, sizeof what, "an integer from %.0f to %.0f", f->lo, f->hi);
+        return st_expected(c, f, v, what);
+    }
+    *out = d;
+    return 0;
+}
+
+/* Decodes one member v into field f of r. */
+static int st_get_field(const st_jctx *c, const st_field *f, const cJSON *v, store_record *r)
+{
+    char *p = (char *)r + f->off;
+    double d;
+    int is_null;
+    switch (f->type) {
+    case SF_STR: {
+        if (!cJSON_IsString(v) || !v->valuestring)
+            return st_expected(c, f, v, "a string");
+        const size_t len = strlen(v->valuestring);
+        if (len >= f->size)
+            return st_jfail(c, f->group, f->name,
+                            "text is %zu bytes, longer than the %zu this field holds", len,
+                            f->size - 1);
+        memcpy(p, v->valuestring, len + 1);
+        return 0;
+    }
+    case SF_INT:
+        if (st_integer(c, f, v, &d) != 0)
+            return -1;
+        *(int *)p = (int)d;
+        return 0;
+    case SF_LONG:
+        if (st_integer(c, f, v, &d) != 0)
+            return -1;
+        *(long *)p = (long)d;
+        return 0;
+    case SF_DBL:
+        if (st_number(v, &d, &is_null) != 0)
+            return st_expected(c, f, v, "a number or null");
+        *(double *)p = is_null ? NAN : d;
+        return 0;
+    case SF_HEX64:
+        if (!cJSON_IsString(v) || st_parse_hex64(v->valuestring, (unsigned long long *)p) != 0)
+            return st_expected(c, f, v, "a hex string such as \"0x4\" (at most 16 digits)");
+        return 0;
+    case SF_KIND:
+        if (!cJSON_IsString(v) || store_kind_parse(v->valuestring, (store_kind *)p) != 0)
+            return st_expected(c, f, v, "\"kernel\" or \"baseline\"");
+        return 0;
+    case SF_STATUS:
+        if (!cJSON_IsString(v) || store_status_parse(v->valuestring, (store_status *)p) != 0)
+            return st_expected(c, f, v, "\"ok\", \"wrong\", \"crashed\" or \"timeout\"");
+        return 0;
+    case SF_SCHEMA:
+        if (st_number(v, &d, &is_null) == 0 && !is_null && d == floor(d) &&
+            d > STORE_SCHEMA_VERSION)
+            return st_jfail(c, f->group, f->name,
+                            "record schema %.0f is newer than this fasweep (%s) reads (%d); "
+                            "upgrade fasweep",
+                            d, FASWEEP_VERSION, STORE_SCHEMA_VERSION);
+        return st_integer(c, f, v, &d);
+    }
+    return -1;
+}
+
+static int st_find_field(const char *group, const char *name)
+{
+    for (int i = 0; i < ST_NF; i++)
+        if (st_same_group(st_fields[i].group, group) && strcmp(st_fields[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* Index of the first field of group name, or -1 when name is no group. */
+static int st_find_group(const char *name)
+{
+    for (int i = 0; i < ST_NF; i++)
+        if (st_fields[i].group && strcmp(st_fields[i].group, name) == 0)
+            return i;
+    return -1;
+}
+
+/* Decodes the members of one object (the top level or a group). seen[g]
+ * flags group g (by its first field's index), seen[ST_NF + i] field i. */
+static int st_get_members(const st_jctx *c, const char *group, const cJSON *obj, store_record *r,
+                          unsigned char *seen)
+{
+    for (const cJSON *m = obj->child; m; m = m->next) {
+        if (!m->string)
+            return st_jfail(c, group, "?", "a member without a name");
+        if (!group) {
+            const int g = st_find_group(m->string);
+            if (g >= 0) {
+                if (seen[g]++)
+                    return st_jfail(c, NULL, m->string, "given twice");
+                if (!cJSON_IsObject(m)) {
+                    char got[128];
+                    st_got(m, got, sizeof got);
+                    return st_jfail(c, NULL, m->string, "expected an object, got %s", got);
+                }
+                if (st_get_members(c, st_fields[g].group, m, r, seen) != 0)
+                    return -1;
+                continue;
+            }
+        }
+        const int i = st_find_field(group, m->string);
+        if (i < 0)
+            return st_jfail(c, group, m->string, "unknown key");
+        if (seen[ST_NF + i]++)
+            return st_jfail(c, group, m->string, "given twice");
+        if (st_get_field(c, &st_fields[i], m, r) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void st_defaults(store_record *r)
+{
+    memset(r, 0, sizeof *r);
+    for (int i = 0; i < ST_NF; i++) {
+        const st_field *f = &st_fields[i];
+        if (f->type == SF_INT)
+            *(int *)((char *)r + f->off) = (int)f->def;
+    }
+}
+
+int store_record_from_json(const cJSON *j, store_record *out, char *err, size_t errlen)
+{
+    const st_jctx c = {err, errlen};
+    if (!out)
+        return st_put_err(err, errlen, "no record to decode into"), STORE_EINVAL;
+    if (!cJSON_IsObject(j)) {
+        char got[128];
+        st_got(j, got, sizeof got);
+        st_put_err(err, errlen, "expected a JSON object (one record), got %s",
+                   j ? got : "nothing");
+        return STORE_EINVAL;
+    }
+    store_record r;
+    st_defaults(&r);
+    unsigned char seen[2 * ST_NF];
+    memset(seen, 0, sizeof seen);
+    if (st_get_members(&c, NULL, j, &r, seen) != 0)
+        return STORE_EINVAL;
+    for (int i = 0; i < ST_NF; i++)
+        if (st_fields[i].required && !seen[ST_NF + i])
+            return st_jfail(&c, st_fields[i].group, st_fields[i].name,
+                            "missing; every record needs key.device, key.problem, key.build, "
+                            "key.config, key.mode, kind and status"),
+                   STORE_EINVAL;
+    for (int i = 0; i < ST_N_KEY; i++) {
+        char why[64];
+        const char *bad =
+            st_key_field_bad((const char *)&r + st_key_fields[i].off, st_key_fields[i].size, why,
+                             sizeof why);
+        if (bad)
+            return st_jfail(&c, "key", st_key_fields[i].name, "%s", bad), STORE_EINVAL;
+    }
+    *out = r;
+    return STORE_OK;
+}
+
+/* ---- the merge rule ------------------------------------------------------------------------ */
+
+int store_record_better(const store_record *a, const store_record *b)
+{
+    const int a_ok = a->status == STORE_ST_OK, b_ok = b->status == STORE_ST_OK;
+    if (a_ok != b_ok)
+        return a_ok;
+    if (a_ok) {
+        /* NaN noise (no estimate) loses to any number. */
+        const int an = isnan(a->time.noise), bn = isnan(b->time.noise);
+        if (an != bn)
+            return bn;
+        if (!an && a->time.noise != b->time.noise)
+            return a->time.noise < b->time.noise;
+        if (a->time.samples != b->time.samples)
+            return a->time.samples > b->time.samples;
+    }
+    /* Two failures, or two equal measurements: the later attempt. */
+    return a->timestamp > b->timestamp;
+}
+
+/* ---- transactions and map growth ----------------------------------------------------------- */
+
+/* Begins a transaction; adopts a map another process grew meanwhile and
+ * clears reader slots of dead processes when the table is full. */
+static int st_begin(store *s, unsigned flags, MDB_txn **txn)
+{
+    int rc = 0;
+    for (int i = 0; i < ST_RETRY_MAX; i++) {
+        rc = mdb_txn_begin(s->env, NULL, flags, txn);
+        if (rc == MDB_MAP_RESIZED) {
+            /* Safe: no transaction of ours is open (see the file comment). */
+            rc = mdb_env_set_mapsize(s->env, 0);
+            if (rc)
+                return rc;
+            continue;
+        }
+        if (rc == MDB_READERS_FULL && i == 0) {
+            int dead = 0;
+            mdb_reader_check(s->env, &dead);
+            if (dead > 0)
+                continue;
+        }
+        return rc;
+    }
+    return rc;
+}
+
+/* Grows the map after MDB_MAP_FULL: to what another process already set
+ * when that is bigger than ours, else to twice ours. */
+static int st_grow(store *s)
+{
+    MDB_envinfo info;
+    mdb_env_info(s->env, &info);
+    const size_t mine = info.me_mapsize;
+    int rc = mdb_env_set_mapsize(s->env, 0);
+    if (rc)
+        return rc;
+    mdb_env_info(s->env, &info);
+    if (info.me_mapsize > mine)
+        return 0;
+    if (mine >= ST_MAP_MAX)
+        return MDB_MAP_FULL;
+    return mdb_env_set_mapsize(s->env, mine * 2);
+}
+
+/* A write-transaction body: returns 0, an LMDB/errno code, or a STORE_E*
+ * code after setting s->err. */
+typedef int (*st_txn_fn)(store *s, MDB_txn *txn, void *ctx);
+
+static int st_is_store_code(int rc)
+{
+    return rc <= STORE_EIO && rc >= STORE_ENOMEM;
+}
+
+/* Runs fn in one write transaction and commits; all or nothing. */
+static int st_write(store *s, const char *what, st_txn_fn fn, void *ctx)
+{
+    if (s->read_only)
+        return st_fail(s, STORE_EINVAL, "%s: cannot %s: the store was opened read-only", s->path,
+                       what);
+    int rc = 0;
+    for (int attempt = 0; attempt < ST_RETRY_MAX; attempt++) {
+        MDB_txn *txn;
+        rc = st_begin(s, 0, &txn);
+        if (rc)
+            return st_fail_mdb(s, rc, what);
+        rc = fn(s, txn, ctx);
+        if (rc == 0)
+            rc = mdb_txn_commit(txn); /* frees txn, also on failure */
+        else
+            mdb_txn_abort(txn);
+        if (rc == 0)
+            return STORE_OK;
+        if (st_is_store_code(rc))
+            return rc;
+        if (rc != MDB_MAP_FULL && rc != MDB_MAP_RESIZED)
+            return st_fail_mdb(s, rc, what);
+        rc = st_grow(s);
+        if (rc)
+            return st_fail_mdb(s, rc, "growing the map");
+    }
+    return st_fail_mdb(s, MDB_MAP_FULL, what);
+}
+
+/* ---- record values ------------------------------------------------------------------------- */
+
+/* Decodes the value v stored under key k into *out; an undecodable value
+ * is STORE_EINVAL naming the key. */
+static int st_decode(store *s, const MDB_val *k, const MDB_val *v, store_record *out)
+{
+    char key[160];
+    st_clean(k->mv_data, k->mv_size, 120, key, sizeof key);
+    cJSON *j = cJSON_ParseWithLength(v->mv_data, v->mv_size);
+    if (!j)
+        return st_fail(s, STORE_EINVAL,
+                       "%s: record %s: value is not JSON; the store is damaged: export what "
+                       "reads and start a new store",
+                       s->path, key);
+    char why[512];
+    int rc = store_record_from_json(j, out, why, sizeof why);
+    cJSON_Delete(j);
+    if (rc != STORE_OK)
+        return st_fail(s, STORE_EINVAL, "%s: record %s: %s; fix or delete it (e.g. export, edit, "
+                       "import into a new store)",
+                       s->path, key, why);
+    char own[STORE_KEY_LEN];
+    if (store_key(out, own, sizeof own) != STORE_OK || strlen(own) != k->mv_size ||
+        memcmp(own, k->mv_data, k->mv_size) != 0)
+        return st_fail(s, STORE_EINVAL,
+                       "%s: record %s: its key fields do not match its key; the store is damaged",
+                       s->path, key);
+    return STORE_OK;
+}
+
+/* Checks a record before it is written: a valid key, known status and kind,
+ * and every text field terminated (nothing is cut short on the way). */
+static int st_check_record(store *s, const store_record *r, const char *what)
+{
+    char why[128];
+    if (st_key_check(r, why, sizeof why) != 0)
+        return st_fail(s, STORE_EINVAL, "%s: key field %s; fill every key field", what, why);
+    if ((int)r->status < 0 || (int)r->status >= ST_N_STATUS)
+        return st_fail(s, STORE_EINVAL, "%s: status %d is not a store_status", what,
+                       (int)r->status);
+    if ((int)r->kind < 0 || (int)r->kind >= ST_N_KIND)
+        return st_fail(s, STORE_EINVAL, "%s: kind %d is not a store_kind", what, (int)r->kind);
+    for (int i = 0; i < ST_NF; i++) {
+        const st_field *f = &st_fields[i];
+        if (f->type == SF_STR && !memchr((const char *)r + f->off, '\0', f->size))
+            return st_fail(s, STORE_EINVAL, "%s: field %s is not NUL-terminated within %zu bytes",
+                           what, f->name, f->size);
+    }
+    return STORE_OK;
+}
+
+/* Writes r under its key in txn. */
+static int st_put_txn(store *s, MDB_txn *txn, const store_record *r)
+{
+    char key[STORE_KEY_LEN];
+    if (store_key(r, key, sizeof key) != STORE_OK)
+        return st_fail(s, STORE_EINVAL, "%s: record with an invalid key", s->path);
+    cJSON *j = store_record_to_json(r);
+    char *text = j ? cJSON_PrintUnformatted(j) : NULL;
+    cJSON_Delete(j);
+    if (!text)
+        return st_fail(s, STORE_ENOMEM, "%s: out of memory encoding record %s", s->path, key);
+    MDB_val k = {strlen(key), key}, v = {strlen(text), text};
+    const int rc = mdb_put(txn, s->results, &k, &v, 0);
+    cJSON_free(text);
+    return rc;
+}
+
+typedef struct st_many {
+    const store_record *r;
+    size_t n;
+} st_many;
+
+static int st_put_many_txn(store *s, MDB_txn *txn, void *ctx)
+{
+    const st_many *m = ctx;
+    for (size_t i = 0; i < m->n; i++) {
+        const int rc = st_put_txn(s, txn, &m->r[i]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+int store_put_many(store *s, const store_record *r, size_t n)
+{
+    if (!s)
+        return STORE_EINVAL;
+    if (n == 0)
+        return STORE_OK;
+    if (!r)
+        return st_fail(s, STORE_EINVAL, "store_put_many: no records");
+    for (size_t i = 0; i < n; i++) {
+        char what[80];
+        if (n == 1)
+            snprintf(what, sizeof what, "store_put");
+        else
+            snprintf(what, sizeof what, "store_put_many: record %zu of %zu", i + 1, n);
+        const int rc = st_check_record(s, &r[i], what);
+        if (rc)
+            return rc;
+    }
+    st_many m = {r, n};
+    return st_write(s, "writing records", st_put_many_txn, &m);
+}
+
+int store_put(store *s, const store_record *r)
+{
+    if (!s)
+        return STORE_EINVAL;
+    if (!r)
+        return st_fail(s, STORE_EINVAL, "store_put: no record");
+    return store_put_many(s, r, 1);
+}
+
+int store_get(store *s, const char *key, store_record *out)
+{
+    if (!s)
+        return STORE_EINVAL;
+    if (!key || !*key || strlen(key) > ST_KEY_MAX || !out)
+        return st_fail(s, STORE_EINVAL, "store_get: key must be 1 to %d bytes", ST_KEY_MAX);
+    MDB_txn *txn;
+    int rc = st_begin(s, MDB_RDONLY, &txn);
+    if (rc)
+        return st_fail_mdb(s, rc, "reading a record");
+    MDB_val k = {strlen(key), (void *)key}, v;
+    rc = mdb_get(txn, s->results, &k, &v);
+    if (rc == MDB_NOTFOUND) {
+        mdb_txn_abort(txn);
+        return STORE_NOTFOUND;
+    }
+    if (rc) {
+        mdb_txn_abort(txn);
+        return st_fail_mdb(s, rc, "reading a record");
+    }
+    store_record r;
+    rc = st_decode(s, &k, &v, &r);
+    mdb_txn_abort(txn);
+    if (rc == STORE_OK)
+        *out = r;
+    return rc;
+}
+
+long store_count(store *s)
+{
+    if (!s)
+        return -1;
+    MDB_txn *txn;
+    int rc = st_begin(s, MDB_RDONLY, &txn);
+    if (rc)
+        return st_fail_mdb(s, rc, "counting records"), -1;
+    MDB_stat st;
+    rc = mdb_stat(txn, s->results, &st);
+    mdb_txn_abort(txn);
+    if (rc)
+        return st_fail_mdb(s, rc, "counting records"), -1;
+    return (long)st.ms_entries;
+}
+
+/* ---- scanning ------------------------------------------------------------------------------ */
+
+typedef struct st_batch {
+    store_record *r;
+    int n;
+    int more;  /* the range may go on past the batch */
+    int error; /* STORE_E* after the n good records, or 0 */
+    char last[ST_KEY_MAX + 1];
+} st_batch;
+
+static int st_has_prefix(const MDB_val *k, const char *prefix, size_t plen)
+{
+    return k->mv_size >= plen && memcmp(k->mv_data, prefix, plen) == 0;
+}
+
+/* Reads up to ST_SCAN_BATCH records of the range after b->last (or from
+ * the prefix when first) in one read transaction. */
+static int st_read_batch(store *s, const char *prefix, int first, st_batch *b)
+{
+    const size_t plen = strlen(prefix);
+    b->n = 0;
+    b->more = 0;
+    b->error = 0;
+    MDB_txn *txn;
+    MDB_cursor *cur;
+    int rc = st_begin(s, MDB_RDONLY, &txn);
+    if (rc)
+        return st_fail_mdb(s, rc, "scanning records");
+    rc = mdb_cursor_open(txn, s->results, &cur);
+    if (rc) {
+        mdb_txn_abort(txn);
+        return st_fail_mdb(s, rc, "scanning records");
+    }
+    const char *from = first ? prefix : b->last;
+    MDB_val k = {strlen(from), (void *)from}, v;
+    rc = k.mv_size ? mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE)
+                   : mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    /* Resuming: the key where the last batch ended was delivered already. */
+    if (rc == 0 && !first && k.mv_size == strlen(b->last) &&
+        memcmp(k.mv_data, b->last, k.mv_size) == 0)
+        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    while (rc == 0 && st_has_prefix(&k, prefix, plen)) {
+        if (b->n == ST_SCAN_BATCH) {
+            b->more = 1;
+            break;
+        }
+        if (st_decode(s, &k, &v, &b->r[b->n]) != STORE_OK) {
+            b->error = STORE_EINVAL;
+            break;
+        }
+        b->n++;
+        const size_t len = k.mv_size < ST_KEY_MAX ? k.mv_size : ST_KEY_MAX;
+        memcpy(b->last, k.mv_data, len);
+        b->last[len] = '\0';
+        rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    }
+    mdb_cursor_close(cur);
+    mdb_txn_abort(txn);
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        return st_fail_mdb(s, rc, "scanning records");
+    return STORE_OK;
+}
+
+int store_scan(store *s, const char *prefix, store_visit_fn fn, void *ctx)
+{
+    if (!s)
+        return STORE_EINVAL;
+    if (!fn)
+        return st_fail(s, STORE_EINVAL, "store_scan: no visit function");
+    if (!prefix)
+        prefix = "";
+    if (strlen(prefix) > ST_KEY_MAX)
+        return STORE_OK; /* no key is that long */
+    st_batch *b = calloc(1, sizeof *b);
+    if (b)
+        b->r = malloc(ST_SCAN_BATCH * sizeof *b->r);
+    if (!b || !b->r) {
+        if (b)
+            free(b);
+        return st_fail(s, STORE_ENOMEM, "store_scan: out of memory");
+    }
+    int rc = STORE_OK, first = 1, stop = 0;
+    do {
+        rc = st_read_batch(s, prefix, first, b);
+        first = 0;
+        /* fn runs with no transaction open: it may write to s. */
+        for (int i = 0; rc == STORE_OK && i < b->n && !stop; i++)
+            stop = fn(&b->r[i], ctx) != 0;
+        if (rc == STORE_OK && !stop && b->error)
+            rc = b->error;
+    } while (rc == STORE_OK && !stop && b->more);
+    free(b->r);
+    free(b);
+    return rc;
+}
+
+/* ---- opening ------------------------------------------------------------------------------- */
+
+/* mkdir -p with mode 0755; returns 0 or an errno, naming the failing
+ * directory in failed. */
+static int st_mkdirs(const char *path, char *failed, size_t n)
+{
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1;; p++) {
+        const char c = *p;
+        if (c != '/' && c != '\0')
+            continue;
+        *p = '\0';
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
+            snprintf(failed, n, "%s", tmp);
+            return errno;
+        }
+        *p = c;
+        if (c == '\0')
+            return 0;
+    }
+}
+
+/* The start size of a new store's map: 64 MiB, or FASWEEP_STORE_MAPSIZE. */
+static int st_initial_mapsize(size_t *out, char *err, size_t errlen)
+{
+    *out = ST_MAP_INITIAL;
+    const char *e = getenv("FASWEEP_STORE_MAPSIZE");
+    if (!e || !*e)
+        return 0;
+    char *end;
+    errno = 0;
+    const unsigned long long v = strtoull(e, &end, 10);
+    if (errno || *end || e[0] == '-' || v < ST_MAP_MIN || v > ST_MAP_MAX) {
+        st_put_err(err, errlen,
+                   "FASWEEP_STORE_MAPSIZE=%.40s: expected a size in bytes from %zu to %zu; unset it "
+                   "to use the default",
+                   e, ST_MAP_MIN, ST_MAP_MAX);
+        return -1;
+    }
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    *out = ((size_t)v + page - 1) / page * page;
+    return 0;
+}
+
+/* Checks the meta "schema" value v of an existing store. */
+static int st_check_schema(store *s, const MDB_val *v)
+{
+    char text[32];
+    st_clean(v->mv_data, v->mv_size, 20, text, sizeof text);
+    const size_t nd = v->mv_size;
+    const char *p = v->mv_data;
+    long ver = 0;
+    int ok = nd > 0 && nd <= 9;
+    for (size_t i = 0; ok && i < nd; i++) {
+        ok = p[i] >= '0' && p[i] <= '9';
+        ver = ver * 10 + (p[i] - '0');
+    }
+    if (!ok || ver < 1)
+        return st_fail(s, STORE_EINVAL,
+                       "%s: meta schema is \"%s\", not a schema version; it is damaged or not a "
+                       "fasweep results store: pass another --store",
+                       s->path, text);
+    if (ver > STORE_SCHEMA_VERSION)
+        return st_fail(s, STORE_ESCHEMA,
+                       "%s: the store has schema version %ld, newer than this fasweep (%s) "
+                       "reads (%d); upgrade fasweep to use it, or pass another --store",
+                       s->path, ver, FASWEEP_VERSION, STORE_SCHEMA_VERSION);
+    return STORE_OK;
+}
+
+static int st_put_meta(store *s, MDB_txn *txn, const char *key, const char *val)
+{
+    MDB_val k = {strlen(key), (void *)key}, v = {strlen(val), (void *)val};
+    return mdb_put(txn, s->meta, &k, &v, 0);
+}
+
+/* Opens (creating on first use) both databases; writes the meta of a new
+ * store, checks the schema of an existing one. */
+static int st_setup_txn(store *s, MDB_txn *txn, void *ctx)
+{
+    (void)ctx;
+    /* A new environment has an empty main database; one without our meta
+     * but with other data belongs to someone else: do not write into it. */
+    MDB_dbi main_db;
+    MDB_stat ms;
+    int rc = mdb_dbi_open(txn, "meta", 0, &s->meta);
+    if (rc == MDB_NOTFOUND) {
+        rc = mdb_dbi_open(txn, NULL, 0, &main_db);
+        if (!rc)
+            rc = mdb_stat(txn, main_db, &ms);
+        if (!rc && ms.ms_entries > 0)
+            return st_fail(s, STORE_EINVAL,
+                           "%s: an LMDB environment but not a fasweep results store; pass "
+                           "another --store",
+                           s->path);
+    }
+    if (rc && rc != MDB_NOTFOUND)
+        return rc;
+    rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta);
+    if (!rc)
+        rc = mdb_dbi_open(txn, "results", MDB_CREATE, &s->results);
+    if (rc)
+        return rc;
+    MDB_val k = {6, "schema"}, v;
+    rc = mdb_get(txn, s->meta, &k, &v);
+    if (rc == 0)
+        return st_check_schema(s, &v);
+    if (rc != MDB_NOTFOUND)
+        return rc;
+    char ver[16];
+    snprintf(ver, sizeof ver, "%d", STORE_SCHEMA_VERSION);
+    rc = st_put_meta(s, txn, "schema", ver);
+    return rc ? rc : st_put_meta(s, txn, "created_by", "fasweep " FASWEEP_VERSION);
+}
+
+/* Read-only: the databases must exist already. */
+static int st_setup_read_only(store *s)
+{
+    MDB_txn *txn;
+    int rc = st_begin(s, MDB_RDONLY, &txn);
+    if (rc)
+        return st_fail_mdb(s, rc, "opening the store");
+    rc = mdb_dbi_open(txn, "meta", 0, &s->meta);
+    if (!rc)
+        rc = mdb_dbi_open(txn, "results", 0, &s->results);
+    MDB_val k = {6, "schema"}, v;
+    if (!rc)
+        rc = mdb_get(txn, s->meta, &k, &v);
+    if (rc == MDB_NOTFOUND || rc == MDB_INCOMPATIBLE) {
+        mdb_txn_abort(txn);
+        return st_fail(s, STORE_EINVAL,
+                       "%s: an LMDB environment but not a fasweep results store (no schema); "
+                       "pass another --store",
+                       s->path);
+    }
+    if (!rc)
+        rc = st_check_schema(s, &v);
+    if (rc) {
+        mdb_txn_abort(txn);
+        return st_is_store_code(rc) ? rc : st_fail_mdb(s, rc, "opening the store");
+    }
+    /* Commit, not abort: that keeps the database handles open. */
+    rc = mdb_txn_commit(txn);
+    return rc ? st_fail_mdb(s, rc, "opening the store") : STORE_OK;
+}
+
+/* Makes sure path is a directory (creating it when writable) and fills
+ * s->path, dev and ino. *fresh: no data.mdb yet. */
+static int st_prepare_dir(store *s, const char *path, int read_only, int *fresh, char *err,
+                          size_t errlen)
+{
+    if (!read_only) {
+        char failed[PATH_MAX];
+        const int e = st_mkdirs(path, failed, sizeof failed);
+        if (e) {
+            st_put_err(err, errlen,
+                       "%s: cannot create the store directory (mkdir %s: %s); pick a writable "
+                       "--store PATH",
+                       path, failed, strerror(e));
+            return STORE_EIO;
+        }
+    }
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        const int e = errno;
+        st_put_err(err, errlen,
+                   "%s: no results store here (%s); run `fasweep grid` first, or pass the store's "
+                   "directory with --store or FASWEEP_STORE",
+                   path, strerror(e));
+        return STORE_EIO;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        st_put_err(err, errlen,
+                   "%s: not a directory; a store is a directory (holding data.mdb and lock.mdb): "
+                   "pass a directory path with --store",
+                   path);
+        return STORE_EIO;
+    }
+    s->dev = st.st_dev;
+    s->ino = st.st_ino;
+    if (!realpath(path, s->path))
+        snprintf(s->path, sizeof s->path, "%s", path);
+    char data[PATH_MAX + 16];
+    snprintf(data, sizeof data, "%s/data.mdb", path);
+    *fresh = access(data, F_OK) != 0;
+    if (*fresh && read_only) {
+        st_put_err(err, errlen,
+                   "%s: no results store here (no data.mdb); run `fasweep grid` first, or pass "
+                   "the store's directory with --store or FASWEEP_STORE",
+                   path);
+        return STORE_EIO;
+    }
+    return STORE_OK;
+}
+
+static int st_open_env(store *s, const char *path, int read_only, int fresh, char *err,
+                       size_t errlen)
+{
+    size_t mapsize;
+    if (fresh && st_initial_mapsize(&mapsize, err, errlen) != 0)
+        return STORE_EINVAL;
+    int rc = mdb_env_create(&s->env);
+    if (!rc)
+        rc = mdb_env_set_maxdbs(s->env, 2);
+    /* An existing store keeps the map size written in it. */
+    if (!rc && fresh)
+        rc = mdb_env_set_mapsize(s->env, mapsize);
+    if (!rc)
+        rc = mdb_env_open(s->env, path, MDB_NOTLS | (read_only ? MDB_RDONLY : 0), 0644);
+    if (rc) {
+        st_put_err(err, errlen, "%s: cannot open the store: %s; %s", path, mdb_strerror(rc),
+                   st_hint(rc));
+        return rc == ENOMEM ? STORE_ENOMEM : STORE_EIO;
+    }
+    int dead;
+    mdb_reader_check(s->env, &dead); /* slots of killed processes */
+    return STORE_OK;
+}
+
+int store_open(const char *path, int read_only, store **out, char *err, size_t errlen)
+{
+    st_put_err(err, errlen, "%s", "");
+    if (!out)
+        return st_put_err(err, errlen, "store_open: no output handle"), STORE_EINVAL;
+    *out = NULL;
+    if (!path || !*path || strlen(path) >= PATH_MAX - 16)
+        return st_put_err(err, errlen, "store_open: store path is empty or too long"),
+               STORE_EINVAL;
+    store *s = calloc(1, sizeof *s);
+    if (!s)
+        return st_put_err(err, errlen, "%s: out of memory", path), STORE_ENOMEM;
+    s->read_only = read_only != 0;
+    int fresh = 0;
+    int rc = st_prepare_dir(s, path, s->read_only, &fresh, err, errlen);
+    if (rc == STORE_OK)
+        rc = st_open_env(s, path, s->read_only, fresh, err, errlen);
+    if (rc == STORE_OK) {
+        rc = s->read_only ? st_setup_read_only(s) : st_write(s, "creating the store", st_setup_txn,
+                                                              NULL);
+        if (rc != STORE_OK)
+            st_put_err(err, errlen, "%s", s->err);
+    }
+    if (rc != STORE_OK) {
+        store_close(s);
+        return rc;
+    }
+    *out = s;
+    return STORE_OK;
+}
+
+void store_close(store *s)
+{
+    if (!s)
+        return;
+    if (s->env)
+        mdb_env_close(s->env);
+    free(s);
+}
+
+/* ---- merging (declared in store_io.h) ------------------------------------------------------ */
+
+typedef struct st_merge {
+    store *src;
+    store_merge_stats st;
+} st_merge;
+
+/* One src record into dst's transaction by the merge rule. */
+static int st_merge_one(store *dst, MDB_txn *txn, st_merge *m, const MDB_val *k,
+                        const store_record *a)
+{
+    MDB_val dv;
+    MDB_val key = *k;
+    int rc = mdb_get(txn, dst->results, &key, &dv);
+    if (rc == MDB_NOTFOUND) {
+        m->st.added++;
+        return st_put_txn(dst, txn, a);
+    }
+    if (rc)
+        return rc;
+    store_record b;
+    rc = st_decode(dst, &key, &dv, &b);
+    if (rc)
+        return rc;
+    if (!store_record_better(a, &b)) {
+        m->st.kept++;
+        return 0;
+    }
+    m->st.replaced++;
+    return st_put_txn(dst, txn, a);
+}
+
+static int st_merge_txn(store *dst, MDB_txn *txn, void *ctx)
+{
+    st_merge *m = ctx;
+    memset(&m->st, 0, sizeof m->st); /* a retry after map growth starts over */
+    MDB_txn *rt;
+    MDB_cursor *cur;
+    int rc = st_begin(m->src, MDB_RDONLY, &rt);
+    if (rc)
+        return st_fail(dst, STORE_EIO, "%s: reading the source: %s; %s", m->src->path,
+                       mdb_strerror(rc), st_hint(rc));
+    rc = mdb_cursor_open(rt, m->src->results, &cur);
+    if (rc) {
+        mdb_txn_abort(rt);
+        return st_fail(dst, STORE_EIO, "%s: reading the source: %s; %s", m->src->path,
+                       mdb_strerror(rc), st_hint(rc));
+    }
+    MDB_val k, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        store_record a;
+        rc = st_decode(m->src, &k, &v, &a);
+        if (rc) {
+            st_fail(dst, rc, "%s", m->src->err);
+            break;
+        }
+        rc = st_merge_one(dst, txn, m, &k, &a);
+        if (rc)
+            break;
+    }
+    mdb_cursor_close(cur);
+    mdb_txn_abort(rt);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int store_merge(store *dst, const char *src_path, store_merge_stats *st, char *err, size_t errlen)
+{
+    st_put_err(err, errlen, "%s", "");
+    if (st)
+        memset(st, 0, sizeof *st);
+    if (!dst || !src_path || !*src_path)
+        return st_put_err(err, errlen, "store_merge: no destination or source"), STORE_EINVAL;
+    /* The same directory by any name: LMDB forbids opening one environment
+     * twice in a process (closing one drops the other's locks). */
+    struct stat sst;
+    char real[PATH_MAX];
+    const int same_file = stat(src_path, &sst) == 0 && sst.st_dev == dst->dev &&
+                          sst.st_ino == dst->ino;
+    const int same_path = realpath(src_path, real) && strcmp(real, dst->path) == 0;
+    if (same_file || same_path) {
+        st_put_err(err, errlen,
+                   "%s: cannot merge a store into itself (it is the destination %s); pass "
+                   "another source",
+                   src_path, dst->path);
+        return st_fail(dst, STORE_EINVAL, "%s: cannot merge a store into itself", src_path);
+    }
+    st_merge m = {0};
+    int rc = store_open(src_path, 1, &m.src, err, errlen);
+    if (rc != STORE_OK)
+        return st_fail(dst, rc, "%s", err ? err : "cannot open the merge source");
+    rc = st_write(dst, "merging", st_merge_txn, &m);
+    store_close(m.src);
+    if (rc != STORE_OK) {
+        st_put_err(err, errlen, "%s", dst->err);
+        return rc;
+    }
+    if (st)
+        *st = m.st;
+    return STORE_OK;
+}

@@ -1,0 +1,280 @@
+/* store_io.c - records to and from files: CSV / JSON-lines export and the
+ * all-or-nothing JSON-lines import (contract: store_io.h).
+ *
+ * Both formats come from store_record_to_json, so they always carry exactly
+ * the store's fields: a CSV column is a JSON leaf ("time.median_us" is the
+ * column median_us; leaf names are unique across the groups). store_merge
+ * lives in store.c: it reads the source inside one LMDB write transaction
+ * on the destination.
+ */
+#include "store_io.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- export -------------------------------------------------------------------------------- */
+
+/* RFC 4180: a field holding a comma, quote or line break is quoted, with
+ * quotes doubled; anything else is written as is. */
+static void io_csv_field(FILE *out, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+/* One leaf: its name (header) or its value. Numbers that are not integers
+ * are raw items (exact shortest text, see store.h); integers are numbers;
+ * null (a non-finite double) is an empty field. */
+static void io_csv_leaf(FILE *out, const cJSON *v, int header)
+{
+    if (header)
+        io_csv_field(out, v->string);
+    else if (cJSON_IsString(v) || cJSON_IsRaw(v))
+        io_csv_field(out, v->valuestring);
+    else if (cJSON_IsNumber(v))
+        fprintf(out, "%.0f", v->valuedouble);
+}
+
+/* Writes the header row (header = 1) or the record's row from its JSON. */
+static void io_csv_row(FILE *out, const cJSON *j, int header)
+{
+    int first = 1;
+    for (const cJSON *m = j->child; m; m = m->next) {
+        if (strcmp(m->string, "schema") == 0) /* the line format, not data */
+            continue;
+        const cJSON *leaf = cJSON_IsObject(m) ? m->child : m;
+        for (; leaf; leaf = cJSON_IsObject(m) ? leaf->next : NULL) {
+            if (!first)
+                fputc(',', out);
+            first = 0;
+            io_csv_leaf(out, leaf, header);
+        }
+    }
+    fputc('\n', out);
+}
+
+typedef struct io_export {
+    store_format fmt;
+    FILE *out;
+    int rc;
+} io_export;
+
+static int io_export_one(const store_record *r, void *ctx)
+{
+    io_export *e = ctx;
+    cJSON *j = store_record_to_json(r);
+    if (!j) {
+        e->rc = STORE_ENOMEM;
+        return 1;
+    }
+    if (e->fmt == STORE_FMT_CSV) {
+        io_csv_row(e->out, j, 0);
+    } else {
+        char *text = cJSON_PrintUnformatted(j);
+        if (!text) {
+            cJSON_Delete(j);
+            e->rc = STORE_ENOMEM;
+            return 1;
+        }
+        fputs(text, e->out);
+        fputc('\n', e->out);
+        cJSON_free(text);
+    }
+    cJSON_Delete(j);
+    /* Stop at the first failed write instead of formatting the rest. */
+    if (ferror(e->out)) {
+        e->rc = STORE_EIO;
+        return 1;
+    }
+    return 0;
+}
+
+/* The CSV header from a blank record, so it is there even for no rows. */
+static int io_csv_header(FILE *out)
+{
+    store_record blank;
+    memset(&blank, 0, sizeof blank);
+    cJSON *j = store_record_to_json(&blank);
+    if (!j)
+        return STORE_ENOMEM;
+    io_csv_row(out, j, 1);
+    cJSON_Delete(j);
+    return STORE_OK;
+}
+
+int store_export(store *s, const char *prefix, store_format fmt, FILE *out)
+{
+    if (!s)
+        return STORE_EINVAL;
+    if (!out || (fmt != STORE_FMT_CSV && fmt != STORE_FMT_JSONL))
+        return store_set_error(s, STORE_EINVAL, "store_export: no output file or unknown format");
+    io_export e = {fmt, out, STORE_OK};
+    if (fmt == STORE_FMT_CSV && io_csv_header(out) != STORE_OK)
+        return store_set_error(s, STORE_ENOMEM, "export: out of memory");
+    int rc = store_scan(s, prefix, io_export_one, &e);
+    if (rc != STORE_OK)
+        return rc; /* store_scan set the message */
+    const int werr = fflush(out) != 0 || ferror(out);
+    if (e.rc == STORE_ENOMEM)
+        return store_set_error(s, STORE_ENOMEM, "export: out of memory");
+    if (e.rc == STORE_EIO || werr)
+        return store_set_error(s, STORE_EIO,
+                               "export: writing the output failed (%s); check free space and the "
+                               "output path",
+                               errno ? strerror(errno) : "write error");
+    return STORE_OK;
+}
+
+/* ---- import -------------------------------------------------------------------------------- */
+
+typedef struct io_recs {
+    store_record *r;
+    size_t n, cap;
+} io_recs;
+
+static int io_recs_push(io_recs *v, const store_record *r)
+{
+    if (v->n == v->cap) {
+        const size_t cap = v->cap ? v->cap * 2 : 64;
+        store_record *p = realloc(v->r, cap * sizeof *p);
+        if (!p)
+            return -1;
+        v->r = p;
+        v->cap = cap;
+    }
+    v->r[v->n++] = *r;
+    return 0;
+}
+
+static int io_blank(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
+            return 0;
+    return 1;
+}
+
+/* Where a JSON syntax error is, as printable text for a message. */
+static void io_near(const char *at, const char *end, char *buf, size_t n)
+{
+    size_t o = 0;
+    for (; at < end && o + 5 < n && o < 24; at++) {
+        const unsigned char c = (unsigned char)*at;
+        if (c == '\n' || c == '\r')
+            break;
+        buf[o++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+    }
+    buf[o] = '\0';
+}
+
+/* Parses and validates one line into *r. */
+static int io_parse_line(const char *line, size_t len, store_record *r, char *why, size_t n)
+{
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithLengthOpts(line, len, &end, 0);
+    if (!j) {
+        /* On failure cJSON points end at the error (not the global
+         * cJSON_GetErrorPtr, which is shared by threads). */
+        char near[32];
+        io_near(end && end >= line && end <= line + len ? end : line, line + len, near,
+                sizeof near);
+        snprintf(why, n, "not valid JSON (near \"%s\"); each line must be one record object",
+                 near);
+        return -1;
+    }
+    if (!io_blank(end, (size_t)(line + len - end))) {
+        cJSON_Delete(j);
+        snprintf(why, n, "text after the JSON object; put one record per line");
+        return -1;
+    }
+    char jerr[512];
+    const int rc = store_record_from_json(j, r, jerr, sizeof jerr);
+    cJSON_Delete(j);
+    if (rc != STORE_OK) {
+        snprintf(why, n, "%s", jerr);
+        return -1;
+    }
+    char key[STORE_KEY_LEN];
+    if (store_key(r, key, sizeof key) != STORE_OK) {
+        snprintf(why, n, "the record's key fields do not form a valid key");
+        return -1;
+    }
+    return 0;
+}
+
+/* Reads every line of in into v; on a bad line, err gets "NAME:N: why". */
+static int io_read_all(FILE *in, const char *name, io_recs *v, char *err, size_t errlen)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    long lineno = 0;
+    int rc = STORE_OK;
+    errno = 0;
+    while ((len = getline(&line, &cap, in)) >= 0) {
+        lineno++;
+        if (io_blank(line, (size_t)len))
+            continue;
+        store_record r;
+        char why[640];
+        if (io_parse_line(line, (size_t)len, &r, why, sizeof why) != 0) {
+            snprintf(err, errlen, "%s:%ld: %s", name, lineno, why);
+            rc = STORE_EINVAL;
+            break;
+        }
+        if (io_recs_push(v, &r) != 0) {
+            snprintf(err, errlen, "%s:%ld: out of memory holding the records", name, lineno);
+            rc = STORE_ENOMEM;
+            break;
+        }
+    }
+    if (rc == STORE_OK && ferror(in)) {
+        snprintf(err, errlen, "%s: read error after line %ld: %s", name, lineno,
+                 strerror(errno ? errno : EIO));
+        rc = STORE_EIO;
+    }
+    free(line);
+    return rc;
+}
+
+int store_import_jsonl(store *s, FILE *in, const char *name, long *n_out, char *err,
+                       size_t errlen)
+{
+    char dummy[1];
+    if (!err || errlen == 0) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    err[0] = '\0';
+    if (n_out)
+        *n_out = 0;
+    if (!name)
+        name = "input";
+    if (!s || !in) {
+        snprintf(err, errlen, "store_import_jsonl: no store or no input");
+        return STORE_EINVAL;
+    }
+    io_recs v = {0};
+    /* Everything is parsed and checked before the first write. */
+    int rc = io_read_all(in, name, &v, err, errlen);
+    if (rc == STORE_OK) {
+        rc = store_put_many(s, v.r, v.n);
+        if (rc != STORE_OK)
+            snprintf(err, errlen, "%s: %s", name, store_last_error(s));
+        else if (n_out)
+            *n_out = (long)v.n;
+    }
+    free(v.r);
+    return rc;
+}

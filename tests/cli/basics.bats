@@ -1,0 +1,131 @@
+#!/usr/bin/env bats
+# basics.bats - help, version, unknown commands and options, exit codes, list.
+
+load helpers
+
+@test "no arguments: usage on stderr, exit 2" {
+    run --separate-stderr "$FASWEEP"
+    expect_status 2
+    [ -z "$output" ] || flunk "stdout should be empty"
+    expect_in "$stderr" "usage: fasweep COMMAND"
+}
+
+@test "--help and help: usage on stdout listing every command, exit 0" {
+    for args in "--help" "-h" "help"; do
+        run --separate-stderr "$FASWEEP" $args
+        expect_status 0
+        for cmd in plan grid list topk export import merge show version; do
+            expect_in "$output" "  $cmd "
+        done
+        [ -z "$stderr" ] || flunk "stderr should be empty"
+    done
+}
+
+@test "CMD --help: each command's usage on stdout, exit 0" {
+    for cmd in plan grid list topk export import merge show version; do
+        run --separate-stderr "$FASWEEP" "$cmd" --help
+        expect_status 0
+        expect_in "$output" "usage: fasweep $cmd"
+        run --separate-stderr "$FASWEEP" help "$cmd"
+        expect_status 0
+        expect_in "$output" "usage: fasweep $cmd"
+    done
+}
+
+@test "--version and version agree and name the build" {
+    run --separate-stderr "$FASWEEP" --version
+    expect_status 0
+    local v="$output"
+    [[ "$v" =~ ^fasweep\ [0-9]+\.[0-9]+\.[0-9]+\ \(build\ [0-9a-f]+ ]] || flunk "bad version line: $v"
+    run --separate-stderr "$FASWEEP" version
+    expect_status 0
+    [ "$output" = "$v" ] || flunk "version differs: $output"
+    run --separate-stderr "$FASWEEP" version extra
+    expect_status 2
+}
+
+@test "unknown command: exit 2 with a message" {
+    run --separate-stderr "$FASWEEP" frobnicate
+    expect_status 2
+    expect_in "$stderr" "unknown command 'frobnicate'"
+    run --separate-stderr "$FASWEEP" help frobnicate
+    expect_status 2
+}
+
+@test "unknown options and missing values: exit 2 naming the option" {
+    run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/ci.json" --bogus
+    expect_status 2
+    expect_in "$stderr" "unknown option --bogus"
+    run --separate-stderr "$FASWEEP" topk -z
+    expect_status 2
+    expect_in "$stderr" "unknown option -z"
+    run --separate-stderr "$FASWEEP" plan --space
+    expect_status 2
+    expect_in "$stderr" "--space needs a value"
+    run --separate-stderr "$FASWEEP" topk -k
+    expect_status 2
+    expect_in "$stderr" "-k needs a value"
+    run --separate-stderr "$FASWEEP" list stray
+    expect_status 2
+    expect_in "$stderr" "unexpected argument 'stray'"
+}
+
+@test "bad values: -k, --mode, --problem, --format, --device, --refine" {
+    for k in 0 -1 abc 3x 99999999999; do
+        run --separate-stderr "$FASWEEP" topk -k "$k" --store "$STORE"
+        expect_status 2
+        expect_in "$stderr" "-k wants an integer"
+    done
+    run --separate-stderr "$FASWEEP" topk --mode warm --store "$STORE"
+    expect_status 2
+    expect_in "$stderr" "--mode wants hot or cold"
+    run --separate-stderr "$FASWEEP" topk --problem 4,8,512 --store "$STORE"
+    expect_status 2
+    expect_in "$stderr" "--problem wants"
+    run --separate-stderr "$FASWEEP" export --format xml --store "$STORE"
+    expect_status 2
+    expect_in "$stderr" "--format wants csv or jsonl"
+    run --separate-stderr "$FASWEEP" grid --space "$REPO/spaces/ci.json" --device x
+    expect_status 2
+    run --separate-stderr "$FASWEEP" grid --space "$REPO/spaces/ci.json" --refine -2
+    expect_status 2
+    # None of these created a store.
+    [ ! -e "$STORE" ] || flunk "a store was created"
+}
+
+@test "list: the compiled instances, build id and archs" {
+    run --separate-stderr "$FASWEEP" list
+    expect_status 0
+    expect_in "$output" "build "
+    expect_in "$output" "archs "
+    run --separate-stderr "$FASWEEP" list --json
+    expect_status 0
+    echo "$output" | json_valid
+    local n
+    n=$(echo "$output" | json_eval - 'len(d["instances"])')
+    [ "$n" -ge 1 ] || flunk "no instances listed"
+    [ "$n" = "$(echo "$output" | json_eval - 'd["count"]')" ] || flunk "count != instances"
+    # Every instance's name is its config, and smem is the planner's formula.
+    run python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for i in d["instances"]:
+    name = "d%d.m%d.n%d.w%d.s%d.z%d" % (i["HEAD_DIM"], i["BLOCK_M"], i["BLOCK_N"],
+                                        i["NUM_WARPS"], i["STAGES"], i["SWIZZLE"])
+    assert i["name"] == name, (i["name"], name)
+    smem = 2 * i["HEAD_DIM"] * (i["BLOCK_M"] + 2 * i["STAGES"] * i["BLOCK_N"])
+    assert i["smem_bytes"] == smem, (i["name"], i["smem_bytes"], smem)
+    assert i["HEAD_DIM"] in (64, 128)
+' <<<"$output"
+    expect_status 0
+    # The table lists the same names.
+    local table
+    table=$("$FASWEEP" list)
+    for name in $("$FASWEEP" list --json | json_eval - '" ".join(i["name"] for i in d["instances"])'); do
+        expect_in "$table" "$name"
+    done
+    # --version reports the same build id.
+    local build
+    build=$("$FASWEEP" list --json | json_eval - 'd["build"]')
+    expect_in "$("$FASWEEP" --version)" "build $build"
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env bats
+# plan.bats - fasweep plan and grid --dry-run on the shipped spaces and on
+# broken ones; grid without a GPU. The binary under test may hold any set of
+# instances (the CI build holds only spaces/ci.json's), so expectations about
+# compiled points come from `fasweep list --json`, not from constants.
+
+load helpers
+
+# Counts of a plan --json document on stdin, as "total accepted rejected".
+plan_counts() {
+    json_eval - '"%d %d %d" % (d["counts"]["total"], d["counts"]["accepted"], d["counts"]["rejected"])'
+}
+
+@test "plan l4.json: 162 points, reasons with numbers, counts add up" {
+    run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/l4.json"
+    expect_status 0
+    expect_in "$output" "space l4 ("
+    expect_in "$output" "162 points"
+    # BLOCK_M 32 with 4 warps cannot give each warp 16 rows.
+    expect_in "$output" "d64.m32.n32.w4.s1.z0"
+    expect_in "$output" "warp_rows"
+    # 128x64 Q + 3 stages of 128x64 K and V = 212992 B > 49152 B.
+    expect_in "$output" "d64.m128.n128.w4.s3.z0"
+    expect_in "$output" "114688"
+    expect_in "$output" "49152"
+    expect_in "$output" "smem"
+    [ -z "$stderr" ] || flunk "unexpected stderr: $stderr"
+}
+
+@test "plan --json l4.json: valid JSON; totals and per-reason counts match the points" {
+    run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/l4.json" --json
+    expect_status 0
+    echo "$output" | json_valid
+    [ "$(echo "$output" | plan_counts)" != "" ]
+    run python3 -c '
+import json, sys, collections
+d = json.load(sys.stdin)
+pts = d["points"]
+c = d["counts"]
+assert len(pts) == 162 == c["total"], len(pts)
+acc = [p for p in pts if p["accepted"]]
+assert len(acc) == c["accepted"]
+assert c["accepted"] + c["rejected"] == c["total"]
+by = collections.Counter(p["reason"] for p in pts if not p["accepted"])
+for code, n in c["rejected_by_reason"].items():
+    assert by.get(code, 0) == n, (code, n, by.get(code))
+for p in pts:
+    assert p["accepted"] == (p["reason"] == "ok")
+    assert (p["detail"] == "") == p["accepted"], p
+    if p["reason"] == "smem":
+        assert p["smem_bytes"] > 49152 and str(p["smem_bytes"]) in p["detail"], p
+    else:
+        assert p["smem_bytes"] <= 49152 or p["reason"] in ("warp_rows", "chunks"), p
+assert by["warp_rows"] > 0 and by["smem"] > 0
+' <<<"$output"
+    expect_status 0
+}
+
+@test "plan: accepted points are exactly the compiled, statically valid ones" {
+    local compiled
+    compiled=$("$FASWEEP" list --json | json_eval - '" ".join(i["name"] for i in d["instances"])')
+    for sp in l4 h100 ci; do
+        "$FASWEEP" plan --space "$REPO/spaces/$sp.json" --json >"$sp.plan.json" ||
+            flunk "plan $sp failed"
+        run python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+compiled = set(sys.argv[2].split())
+for p in d["points"]:
+    if p["accepted"]:
+        assert p["config"] in compiled, p
+    if p["reason"] == "not_compiled":
+        assert p["config"] not in compiled, p
+' "$sp.plan.json" "$compiled"
+        expect_status 0
+    done
+}
+
+@test "plan h100.json: three problems, both head dims" {
+    run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/h100.json" --json
+    expect_status 0
+    run python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+probs = sorted(set(p["problem"] for p in d["points"]))
+assert probs == ["b16.h16.s2048.d64.nc", "b4.h16.s2048.d128.nc", "b4.h8.s512.d64.nc"], probs
+assert d["counts"]["total"] == 3 * 2 * 3 * 2 * 3 * 2
+assert d["smem_limit"] == 232448
+' <<<"$output"
+    expect_status 0
+    run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/h100.json" --all
+    expect_status 0
+    expect_in "$output" "b4.h16.s2048.d128.nc"
+    expect_in "$output" "216 points"
+}
+
+@test "plan: --all lists not_compiled points that the default table only counts" {
+    run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/h100.json" --json
+    local nc
+    nc=$(echo "$output" | json_eval - 'd["counts"]["rejected_by_reason"]["not_compiled"]')
+    local short all
+    short=$("$FASWEEP" plan --space "$REPO/spaces/h100.json" | grep -c '^b.* not_compiled ' || true)
+    all=$("$FASWEEP" plan --space "$REPO/spaces/h100.json" --all | grep -c '^b.* not_compiled ' || true)
+    # Rows only: they start with the problem text, the summary lines do not.
+    [ "$short" -eq 0 ] || flunk "default table lists $short not_compiled rows"
+    [ "$all" -eq "$nc" ] || flunk "--all lists $all not_compiled rows, counts say $nc"
+}
+
+@test "plan ci.json: every point the CI build compiled is accepted" {
+    run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/ci.json" --json
+    expect_status 0
+    run python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+c = d["counts"]
+assert c["total"] == 8, c
+# D=128 with two stages needs 81920 B > 49152 B: 2 smem rejections.
+assert c["rejected_by_reason"]["smem"] == 2, c
+assert c["rejected_by_reason"]["warp_rows"] == 0 and c["rejected_by_reason"]["chunks"] == 0
+' <<<"$output"
+    expect_status 0
+}
+
+@test "bad spaces: exit 2 with the file, place and problem; nothing written" {
+    run --separate-stderr "$FASWEEP" plan --space "$FIX/bad_syntax.json"
+    expect_status 2
+    expect_in "$stderr" "bad_syntax.json:3:"
+    expect_in "$stderr" "syntax error"
+    [ -z "$output" ] || flunk "stdout should be empty"
+
+    run --separate-stderr "$FASWEEP" plan --space "$FIX/bad_unknown_key.json"
+    expect_status 2
+    expect_in "$stderr" "tolerence"
+    expect_in "$stderr" "unknown key"
+
+    run --separate-stderr "$FASWEEP" plan --space "$FIX/bad_dup_axis.json" --json
+    expect_status 2
+    expect_in "$stderr" "axes.BLOCK_N[2]"
+    [ -z "$output" ] || flunk "stdout should be empty"
+
+    run --separate-stderr "$FASWEEP" plan --space "$WORK/missing.json"
+    expect_status 2
+    expect_in "$stderr" "missing.json"
+
+    run --separate-stderr "$FASWEEP" plan
+    expect_status 2
+    expect_in "$stderr" "--space FILE is required"
+
+    # grid on a bad space fails the same way and creates no store.
+    run --separate-stderr "$FASWEEP" grid --space "$FIX/bad_dup_axis.json" --store "$STORE"
+    expect_status 2
+    expect_in "$stderr" "axes.BLOCK_N[2]"
+    [ ! -e "$STORE" ] || flunk "a store was created"
+    [ -z "$(ls -A "$WORK")" ] || flunk "files written: $(ls -A "$WORK")"
+}
+
+@test "grid --dry-run prints the plan and needs no GPU or store" {
+    local expected
+    expected=$("$FASWEEP" plan --space "$REPO/spaces/l4.json")
+    run --separate-stderr env CUDA_VISIBLE_DEVICES= "$FASWEEP" grid --space "$REPO/spaces/l4.json" --dry-run --store "$STORE"
+    expect_status 0
+    [ "$output" = "$expected" ] || flunk "dry-run output differs from plan"
+    [ ! -e "$STORE" ] || flunk "a store was created"
+}
+
+@test "grid without a GPU: exit 1 with the no-GPU message, no store created" {
+    run --separate-stderr env CUDA_VISIBLE_DEVICES= "$FASWEEP" grid --space "$REPO/spaces/ci.json" --store "$STORE"
+    expect_status 1
+    expect_in "$stderr" "fasweep: no CUDA GPU found: "
+    expect_in "$stderr" "grid needs a GPU; use \`fasweep plan\` to inspect a space without one"
+    [ ! -e "$STORE" ] || flunk "a store was created"
+    # Default store path too.
+    run --separate-stderr env CUDA_VISIBLE_DEVICES= "$FASWEEP" grid --space "$REPO/spaces/ci.json"
+    expect_status 1
+    [ ! -e results.lmdb ] || flunk "./results.lmdb was created"
+}

@@ -1,0 +1,584 @@
+/* test_rank.c - Top-K ranking and seeds files against a real store: group
+ * separation, ordering and tie rules, k edge cases, failed-only groups,
+ * baselines and speedups, filters, the table, the JSON form and the seeds
+ * files (names, schema fields, atomic writes).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cJSON.h>
+
+#include "seeds/rank.h"
+#include "store/store.h"
+#include "tests/unit/testutil.h"
+
+#define DEV_A "NVIDIA H100 80GB HBM3"
+#define DEV_B "NVIDIA L4"
+#define PROB_1 "b4.h8.s512.d64.nc"
+#define PROB_2 "b16.h16.s2048.d64.nc"
+#define BUILD "3f9a0c1d2e4b5a69"
+
+typedef struct fixture {
+    char dir[512];
+    char path[600];
+    store *s;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (!f || !tu_tmpdir(f->dir, sizeof f->dir))
+        return -1;
+    snprintf(f->path, sizeof f->path, "%s/results.lmdb", f->dir);
+    char err[512];
+    if (store_open(f->path, 0, &f->s, err, sizeof err) != STORE_OK) {
+        fprintf(stderr, "store_open: %s\n", err);
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    store_close(f->s);
+    tu_rmtree(f->dir);
+    free(f);
+    return 0;
+}
+
+/* A plausible measured record; tests change what they look at. */
+static store_record rec(const char *dev, const char *prob, const char *cfg, const char *mode,
+                        store_kind kind, store_status st, double median, double noise)
+{
+    store_record r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.device, sizeof r.device, "%s", dev);
+    snprintf(r.problem, sizeof r.problem, "%s", prob);
+    snprintf(r.build, sizeof r.build, "%s", kind == STORE_KIND_BASELINE ? "baseline" : BUILD);
+    snprintf(r.config, sizeof r.config, "%s", cfg);
+    snprintf(r.mode, sizeof r.mode, "%s", mode);
+    r.kind = kind;
+    r.status = st;
+    if (st != STORE_ST_OK)
+        snprintf(r.error, sizeof r.error, "%s", "failed the correctness gate");
+    r.time.median_us = median;
+    r.time.min_us = median * 0.98;
+    r.time.mean_us = median * 1.01;
+    r.time.stdev_us = median * 0.02;
+    r.time.cv = 0.02;
+    r.time.noise = noise;
+    r.time.samples = 50;
+    r.tflops = median > 0 ? 1.0 / median : 0;
+    r.gbps = 100;
+    r.rel_l2 = 1e-3;
+    r.max_abs = 4e-3;
+    r.regs = 128;
+    r.smem_dynamic = 32768;
+    r.max_blocks_per_sm = 2;
+    r.cc = 90;
+    r.sm_count = 132;
+    r.sm_clock_mhz = 1980;
+    r.mem_clock_mhz = 2619;
+    r.throttled = 0;
+    snprintf(r.gpu_uuid, sizeof r.gpu_uuid, "GPU-1234");
+    snprintf(r.driver, sizeof r.driver, "550.54.15");
+    snprintf(r.runtime, sizeof r.runtime, "12.4");
+    snprintf(r.host, sizeof r.host, "node1");
+    snprintf(r.space_name, sizeof r.space_name, "h100");
+    snprintf(r.space_hash, sizeof r.space_hash, "0123456789abcdef");
+    snprintf(r.version, sizeof r.version, "0.1.0");
+    r.timestamp = 1732291200; /* 2024-11-22T16:00:00Z */
+    return r;
+}
+
+static void put(fixture *f, store_record r) { assert_int_equal(store_put(f->s, &r), STORE_OK); }
+
+static void put_k(fixture *f, const char *dev, const char *prob, const char *cfg, double median,
+                  double noise)
+{
+    put(f, rec(dev, prob, cfg, "hot", STORE_KIND_KERNEL, STORE_ST_OK, median, noise));
+}
+
+/* ---- ranking ----------------------------------------------------------------------- */
+
+static void test_empty_store(void **state)
+{
+    fixture *f = *state;
+    rank_result r;
+    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    assert_int_equal(r.n_groups, 0);
+    assert_null(r.groups);
+    rank_free(&r);
+}
+
+static void test_k_must_be_positive(void **state)
+{
+    fixture *f = *state;
+    put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 10, 0.01);
+    rank_result r;
+    assert_int_equal(rank_topk(f->s, NULL, 0, &r), STORE_EINVAL);
+    assert_int_equal(rank_topk(f->s, NULL, -3, &r), STORE_EINVAL);
+}
+
+static void test_order_and_ties(void **state)
+{
+    fixture *f = *state;
+    /* Inserted in key order, which is not speed order. */
+    put_k(f, DEV_A, PROB_1, "d64.m128.n64.w4.s2.z1", 50.0, 0.010);
+    put_k(f, DEV_A, PROB_1, "d64.m128.n64.w8.s2.z1", 40.0, 0.020); /* tie on median ... */
+    put_k(f, DEV_A, PROB_1, "d64.m64.n128.w4.s2.z1", 40.0, 0.005); /* ... lower noise first */
+    put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 30.0, 0.010);  /* full tie with the next */
+    put_k(f, DEV_A, PROB_1, "d64.m32.n64.w2.s1.z0", 30.0, 0.010);  /* config text decides */
+    rank_result r;
+    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    assert_int_equal(r.n_groups, 1);
+    const rank_group *g = &r.groups[0];
+    assert_string_equal(g->device, DEV_A);
+    assert_string_equal(g->problem, PROB_1);
+    assert_string_equal(g->mode, "hot");
+    assert_int_equal(g->n_top, 5);
+    assert_int_equal(g->n_ok, 5);
+    assert_int_equal(g->n_failed, 0);
+    assert_string_equal(g->top[0].config, "d64.m32.n64.w2.s1.z0");
+    assert_string_equal(g->top[1].config, "d64.m64.n64.w4.s1.z0");
+    assert_string_equal(g->top[2].config, "d64.m64.n128.w4.s2.z1");
+    assert_string_equal(g->top[3].config, "d64.m128.n64.w8.s2.z1");
+    assert_string_equal(g->top[4].config, "d64.m128.n64.w4.s2.z1");
+    assert_int_equal(g->has_baseline, 0);
+    rank_free(&r);
+}
+
+/* k smaller than the count keeps exactly the k best, whatever the order
+ * they arrive in; a huge k allocates only what exists. */
+static void test_k_limits(void **state)
+{
+    fixture *f = *state;
+    const double med[6] = {17, 11, 15, 12, 19, 13};
+    for (int i = 0; i < 6; i++) {
+        char cfg[64];
+        snprintf(cfg, sizeof cfg, "d64.m64.n64.w4.s%d.z0", i + 1);
+        put_k(f, DEV_A, PROB_1, cfg, med[i], 0.01);
+    }
+    rank_result r;
+    assert_int_equal(rank_topk(f->s, NULL, 3, &r), STORE_OK);
+    assert_int_equal(r.groups[0].n_top, 3);
+    assert_int_equal(r.groups[0].n_ok, 6);
+    assert_true(r.groups[0].top[0].time.median_us == 11);
+    assert_true(r.groups[0].top[1].time.median_us == 12);
+    assert_true(r.groups[0].top[2].time.median_us == 13);
+    rank_free(&r);
+
+    assert_int_equal(rank_topk(f->s, NULL, 1, &r), STORE_OK);
+    assert_int_equal(r.groups[0].n_top, 1);
+    assert_string_equal(r.groups[0].top[0].config, "d64.m64.n64.w4.s2.z0");
+    rank_free(&r);
+
+    assert_int_equal(rank_topk(f->s, NULL, INT_MAX, &r), STORE_OK);
+    assert_int_equal(r.groups[0].n_top, 6);
+    for (int i = 1; i < 6; i++)
+        assert_true(r.groups[0].top[i - 1].time.median_us < r.groups[0].top[i].time.median_us);
+    rank_free(&r);
+}
+
+/* Devices, problems and modes never mix; groups come sorted. */
+static void test_groups_and_filters(void **state)
+{
+    fixture *f = *state;
+    put_k(f, DEV_B, PROB_1, "d64.m64.n64.w4.s1.z0", 90, 0.01);
+    put_k(f, DEV_A, PROB_2, "d64.m64.n64.w4.s1.z0", 900, 0.01);
+    put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 20, 0.01);
+    put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s2.z0", 25, 0.01);
+    put(f, rec(DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", "cold", STORE_KIND_KERNEL, STORE_ST_OK, 5,
+               0.01));
+
+    rank_result r;
+    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    assert_int_equal(r.n_groups, 3);
+    assert_string_equal(r.groups[0].device, DEV_A);
+    assert_string_equal(r.groups[0].problem, PROB_2); /* "b16..." < "b4..." */
+    assert_string_equal(r.groups[1].device, DEV_A);
+    assert_string_equal(r.groups[1].problem, PROB_1);
+    assert_int_equal(r.groups[1].n_top, 2); /* the cold record is not here */
+    assert_true(r.groups[1].top[0].time.median_us == 20);
+    assert_string_equal(r.groups[2].device, DEV_B);
+    rank_free(&r);
+
+    rank_filter flt = {.mode = "cold"};
+    assert_int_equal(rank_topk(f->s, &flt, 8, &r), STORE_OK);
+    assert_int_equal(r.n_groups, 1);
+    assert_string_equal(r.groups[0].mode, "cold");
+    assert_true(r.groups[0].top[0].time.median_us == 5);
+    rank_free(&r);
+
+    flt = (rank_filter){.device = DEV_A};
+    assert_int_equal(rank_topk(f->s, &flt, 8, &r), STORE_OK);
+    assert_int_equal(r.n_groups, 2);
+    rank_free(&r);
+
+    flt = (rank_filter){.device = DEV_A, .problem = PROB_1};
+    assert_int_equal(rank_topk(f->s, &flt, 8, &r), STORE_OK);
+    assert_int_equal(r.n_groups, 1);
+    assert_string_equal(r.groups[0].problem, PROB_1);
+    rank_free(&r);
+
+    flt = (rank_filter){.problem = PROB_1}; /* both devices */
+    assert_int_equal(rank_topk(f->s, &flt, 8, &r), STORE_OK);
+    assert_int_equal(r.n_groups, 2);
+    assert_string_equal(r.groups[0].device, DEV_A);
+    assert_string_equal(r.groups[1].device, DEV_B);
+    rank_free(&r);
+
+    /* A device that is a prefix of another's name is not that device. */
+    flt = (rank_filter){.device = "NVIDIA"};
+    assert_int_equal(rank_topk(f->s, &flt, 8, &r), STORE_OK);
+    assert_int_equal(r.n_groups, 0);
+    rank_free(&r);
+}
+
+static void test_failed_and_baselines(void **state)
+{
+    fixture *f = *state;
+    /* Group 1: only failures (a slow "wrong" record is still not ranked). */
+    put(f, rec(DEV_A, PROB_2, "d64.m64.n64.w4.s1.z0", "hot", STORE_KIND_KERNEL, STORE_ST_WRONG, 1,
+               0.01));
+    put(f, rec(DEV_A, PROB_2, "d64.m64.n64.w4.s2.z0", "hot", STORE_KIND_KERNEL, STORE_ST_CRASHED,
+               0, 0));
+    put(f, rec(DEV_A, PROB_2, "d64.m64.n64.w4.s3.z0", "hot", STORE_KIND_KERNEL, STORE_ST_TIMEOUT,
+               0, 0));
+    /* Group 2: ok kernels, a failed kernel and three baselines. */
+    put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 40, 0.01);
+    put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s2.z1", 20, 0.01);
+    put(f, rec(DEV_A, PROB_1, "d64.m64.n64.w4.s3.z1", "hot", STORE_KIND_KERNEL, STORE_ST_WRONG, 5,
+               0.01));
+    put(f, rec(DEV_A, PROB_1, "torch_sdpa_flash", "hot", STORE_KIND_BASELINE, STORE_ST_OK, 30,
+               0.01));
+    put(f, rec(DEV_A, PROB_1, "torch_sdpa_math", "hot", STORE_KIND_BASELINE, STORE_ST_OK, 80,
+               0.01));
+    put(f, rec(DEV_A, PROB_1, "broken_baseline", "hot", STORE_KIND_BASELINE, STORE_ST_CRASHED, 1,
+               0.01));
+
+    rank_result r;
+    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    assert_int_equal(r.n_groups, 2);
+    const rank_group *g1 = &r.groups[0], *g2 = &r.groups[1];
+    assert_string_equal(g1->problem, PROB_2);
+    assert_int_equal(g1->n_top, 0);
+    assert_int_equal(g1->n_ok, 0);
+    assert_int_equal(g1->n_failed, 3);
+    assert_int_equal(g1->has_baseline, 0);
+
+    assert_int_equal(g2->n_top, 2); /* baselines are not ranked */
+    assert_int_equal(g2->n_ok, 2);
+    assert_int_equal(g2->n_failed, 1);
+    assert_string_equal(g2->top[0].config, "d64.m64.n64.w4.s2.z1");
+    assert_int_equal(g2->has_baseline, 1);
+    assert_string_equal(g2->best_baseline.config, "torch_sdpa_flash");
+
+    /* The table: header, both rows, speedups 30/20 and 30/40. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    rank_print(&r, out);
+    fclose(out);
+    assert_non_null(strstr(buf, "no ok kernel results (3 failed)"));
+    assert_non_null(strstr(buf, "2 ok, 1 failed | best baseline: torch_sdpa_flash 30.00 us"));
+    assert_non_null(strstr(buf, "1.50x"));
+    assert_non_null(strstr(buf, "0.75x"));
+    assert_null(strstr(buf, "d64.m64.n64.w4.s3.z1"));
+    char *row1 = strstr(buf, "d64.m64.n64.w4.s2.z1");
+    char *row2 = strstr(buf, "d64.m64.n64.w4.s1.z0");
+    assert_true(row1 && row2 && row1 < row2);
+    free(buf);
+    rank_free(&r);
+}
+
+static void test_no_baseline_dash(void **state)
+{
+    fixture *f = *state;
+    put_k(f, DEV_B, PROB_1, "d64.m64.n64.w4.s1.z0", 40, 0.01);
+    rank_result r;
+    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    rank_print(&r, out);
+    fclose(out);
+    assert_non_null(strstr(buf, "best baseline: none"));
+    /* The last column of the only row is "-". */
+    char *row = strstr(buf, "d64.m64.n64.w4.s1.z0");
+    assert_non_null(row);
+    char *eol = strchr(row, '\n');
+    assert_non_null(eol);
+    assert_true(eol[-1] == '-' && eol[-2] == ' ');
+    free(buf);
+    rank_free(&r);
+}
+
+/* ---- JSON ----------------------------------------------------------------------------- */
+
+static cJSON *print_json(const rank_result *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_int_equal(rank_print_json(r, out), 0);
+    fclose(out);
+    cJSON *j = cJSON_Parse(buf);
+    free(buf);
+    assert_non_null(j);
+    return j;
+}
+
+static void test_json(void **state)
+{
+    fixture *f = *state;
+    put_k(f, DEV_A, PROB_1, "d64.m128.n64.w4.s2.z1", 20, 0.01);
+    put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 40, 0.01);
+    put(f, rec(DEV_A, PROB_1, "torch_sdpa_flash", "hot", STORE_KIND_BASELINE, STORE_ST_OK, 30,
+               0.01));
+    put(f, rec(DEV_B, PROB_2, "d64.m64.n64.w4.s1.z0", "hot", STORE_KIND_KERNEL, STORE_ST_CRASHED, 0,
+               0));
+    rank_result r;
+    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    cJSON *j = print_json(&r);
+    const cJSON *groups = cJSON_GetObjectItemCaseSensitive(j, "groups");
+    assert_int_equal(cJSON_GetArraySize(groups), 2);
+    const cJSON *g = cJSON_GetArrayItem(groups, 0);
+    assert_string_equal(cJSON_GetObjectItem(g, "device")->valuestring, DEV_A);
+    const cJSON *seeds = cJSON_GetObjectItem(g, "seeds");
+    assert_int_equal(cJSON_GetArraySize(seeds), 2);
+    const cJSON *s0 = cJSON_GetArrayItem(seeds, 0);
+    assert_int_equal(cJSON_GetObjectItem(s0, "rank")->valueint, 1);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(s0, "config"), "BLOCK_M")->valueint,
+                     128);
+    const cJSON *m = cJSON_GetObjectItem(s0, "metrics");
+    assert_true(cJSON_GetObjectItem(m, "speedup_vs_baseline")->valuedouble == 1.5);
+    const cJSON *b = cJSON_GetObjectItem(g, "baseline");
+    assert_string_equal(cJSON_GetObjectItem(b, "name")->valuestring, "torch_sdpa_flash");
+
+    const cJSON *g2 = cJSON_GetArrayItem(groups, 1);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(g2, "baseline")));
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(g2, "seeds")), 0);
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(g2, "counts"), "failed")->valueint, 1);
+    cJSON_Delete(j);
+    rank_free(&r);
+}
+
+/* ---- seeds files ------------------------------------------------------------------------- */
+
+static cJSON *read_json(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return NULL;
+    char buf[1 << 16];
+    const size_t n = fread(buf, 1, sizeof buf - 1, fp);
+    fclose(fp);
+    buf[n] = '\0';
+    return cJSON_Parse(buf);
+}
+
+static int count_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n;
+}
+
+static const cJSON *get(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v)
+        fail_msg("missing key %s", key);
+    return v;
+}
+
+static void check_seed_entry(const cJSON *e)
+{
+    const char *objs[] = {"config", "metrics", "errors", "resources", "cycles", "provenance"};
+    for (size_t i = 0; i < sizeof objs / sizeof *objs; i++)
+        assert_true(cJSON_IsObject(get(e, objs[i])));
+    const char *cfg[] = {"BLOCK_M", "BLOCK_N", "NUM_WARPS", "STAGES", "SWIZZLE", "HEAD_DIM"};
+    for (size_t i = 0; i < sizeof cfg / sizeof *cfg; i++)
+        assert_true(cJSON_IsNumber(get(get(e, "config"), cfg[i])));
+    const char *met[] = {"median_us", "min_us", "mean_us", "stdev_us", "cv",
+                         "noise",     "samples", "tflops", "gbps"};
+    for (size_t i = 0; i < sizeof met / sizeof *met; i++)
+        assert_true(cJSON_IsNumber(get(get(e, "metrics"), met[i])));
+    get(get(e, "metrics"), "speedup_vs_baseline");
+    const char *res[] = {"regs", "smem_static", "smem_dynamic", "local_bytes", "max_blocks_per_sm"};
+    for (size_t i = 0; i < sizeof res / sizeof *res; i++)
+        assert_true(cJSON_IsNumber(get(get(e, "resources"), res[i])));
+    const char *prov[] = {"build", "kernel_source", "space_name", "space_hash", "timestamp",
+                          "host",  "gpu_uuid",      "driver",     "runtime"};
+    for (size_t i = 0; i < sizeof prov / sizeof *prov; i++)
+        assert_true(cJSON_IsString(get(get(e, "provenance"), prov[i])));
+    assert_true(cJSON_IsNumber(get(get(e, "provenance"), "cc")));
+    assert_string_equal(get(get(e, "provenance"), "kernel_source")->valuestring,
+                        "kernels/flash_fwd.cuh");
+    assert_string_equal(get(get(e, "provenance"), "timestamp")->valuestring,
+                        "2024-11-22T16:00:00Z");
+    assert_true(cJSON_IsString(get(e, "config_text")));
+}
+
+static void test_seeds_write(void **state)
+{
+    fixture *f = *state;
+    put_k(f, DEV_A, PROB_1, "d64.m128.n64.w4.s2.z1", 20, 0.01);
+    put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 40, 0.01);
+    put(f, rec(DEV_A, PROB_1, "torch_sdpa_flash", "hot", STORE_KIND_BASELINE, STORE_ST_OK, 30,
+               0.01));
+    put_k(f, DEV_B, "b1.h2.s200.d128.c", "d128.m64.n64.w4.s1.z1", 70, 0.01);
+    rank_result r;
+    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+
+    char dir[700], err[512];
+    snprintf(dir, sizeof dir, "%s/out/seeds", f->dir); /* parents are created too */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *paths = open_memstream(&buf, &len);
+    assert_int_equal(seeds_write(&r, dir, paths, err, sizeof err), 0);
+    fclose(paths);
+    assert_int_equal(count_files(dir), 2); /* and no temp file left behind */
+
+    char p1[800], p2[800];
+    snprintf(p1, sizeof p1, "%s/nvidia-h100-80gb-hbm3_b4.h8.s512.d64.nc_hot.json", dir);
+    snprintf(p2, sizeof p2, "%s/nvidia-l4_b1.h2.s200.d128.c_hot.json", dir);
+    assert_non_null(strstr(buf, p1));
+    assert_non_null(strstr(buf, p2));
+    free(buf);
+
+    cJSON *j = read_json(p1);
+    assert_non_null(j);
+    assert_string_equal(get(j, "schema")->valuestring, "fasweep.seeds/1");
+    const char *gen = get(j, "generated_at")->valuestring;
+    assert_int_equal(strlen(gen), 20);
+    assert_true(gen[4] == '-' && gen[10] == 'T' && gen[19] == 'Z');
+    assert_true(cJSON_IsString(get(j, "fasweep_version")));
+    assert_string_equal(get(j, "device")->valuestring, DEV_A);
+    assert_string_equal(get(j, "mode")->valuestring, "hot");
+    const cJSON *pr = get(j, "problem");
+    assert_string_equal(get(pr, "text")->valuestring, PROB_1);
+    assert_int_equal(get(pr, "batch")->valueint, 4);
+    assert_int_equal(get(pr, "heads")->valueint, 8);
+    assert_int_equal(get(pr, "seq_len")->valueint, 512);
+    assert_int_equal(get(pr, "head_dim")->valueint, 64);
+    assert_true(cJSON_IsFalse(get(pr, "causal")));
+    assert_string_equal(get(pr, "dtype")->valuestring, "fp16");
+    assert_true(get(get(j, "baseline"), "median_us")->valuedouble == 30);
+    const cJSON *seeds = get(j, "seeds");
+    assert_int_equal(cJSON_GetArraySize(seeds), 2);
+    check_seed_entry(cJSON_GetArrayItem(seeds, 0));
+    check_seed_entry(cJSON_GetArrayItem(seeds, 1));
+    assert_string_equal(get(cJSON_GetArrayItem(seeds, 1), "config_text")->valuestring,
+                        "d64.m64.n64.w4.s1.z0");
+    cJSON_Delete(j);
+
+    j = read_json(p2);
+    assert_non_null(j);
+    assert_true(cJSON_IsTrue(get(get(j, "problem"), "causal")));
+    assert_true(cJSON_IsNull(get(j, "baseline")));
+    const cJSON *m = get(cJSON_GetArrayItem(get(j, "seeds"), 0), "metrics");
+    assert_true(cJSON_IsNull(get(m, "speedup_vs_baseline")));
+    cJSON_Delete(j);
+
+    /* Writing again replaces the files in place. */
+    assert_int_equal(seeds_write(&r, dir, NULL, err, sizeof err), 0);
+    assert_int_equal(count_files(dir), 2);
+    rank_free(&r);
+}
+
+/* Device names that slug alike get distinct files; odd bytes never make a
+ * path leave the directory. */
+static void test_seeds_names(void **state)
+{
+    fixture *f = *state;
+    put_k(f, "GPU x", PROB_1, "d64.m64.n64.w4.s1.z0", 20, 0.01);
+    put_k(f, "gpu-X", PROB_1, "d64.m64.n64.w4.s1.z0", 20, 0.01);
+    put_k(f, "../../etc", "../x/y", "d64.m64.n64.w4.s1.z0", 20, 0.01);
+    rank_result r;
+    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    assert_int_equal(r.n_groups, 3);
+    char dir[700], err[512];
+    snprintf(dir, sizeof dir, "%s/seeds", f->dir);
+    assert_int_equal(seeds_write(&r, dir, NULL, err, sizeof err), 0);
+    assert_int_equal(count_files(dir), 3);
+    char p[800];
+    snprintf(p, sizeof p, "%s/etc_..-x-y_hot.json", dir);
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    snprintf(p, sizeof p, "%s/gpu-x_b4.h8.s512.d64.nc_hot.json", dir);
+    assert_int_equal(stat(p, &st), 0);
+    snprintf(p, sizeof p, "%s/gpu-x_b4.h8.s512.d64.nc_hot-2.json", dir);
+    assert_int_equal(stat(p, &st), 0);
+    /* The bad problem text gives null numbers, not made-up ones. */
+    cJSON *j = NULL;
+    snprintf(p, sizeof p, "%s/etc_..-x-y_hot.json", dir);
+    j = read_json(p);
+    assert_non_null(j);
+    assert_true(cJSON_IsNull(get(get(j, "problem"), "batch")));
+    cJSON_Delete(j);
+    rank_free(&r);
+}
+
+static void test_seeds_dir_error(void **state)
+{
+    fixture *f = *state;
+    put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 20, 0.01);
+    rank_result r;
+    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    char file[700], err[512] = "";
+    snprintf(file, sizeof file, "%s/plainfile", f->dir);
+    FILE *fp = fopen(file, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    assert_int_equal(seeds_write(&r, file, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, file));
+    rank_free(&r);
+
+    /* No groups: nothing to write, no directory made. */
+    rank_result empty = {0};
+    char dir[700];
+    snprintf(dir, sizeof dir, "%s/never", f->dir);
+    assert_int_equal(seeds_write(&empty, dir, NULL, err, sizeof err), 0);
+    struct stat st;
+    assert_int_equal(stat(dir, &st), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_empty_store, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_k_must_be_positive, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_order_and_ties, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_k_limits, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_groups_and_filters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failed_and_baselines, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_baseline_dash, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_json, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_seeds_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_seeds_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_seeds_dir_error, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
