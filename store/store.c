@@ -243,7 +243,10 @@ static const char *st_key_field_bad(const char *f, size_t size, char *why, size_
     return NULL;
 }
 
-#define ST_KEY_FIELD(name) {#name, offsetof(store_record, name), sizeof(((store_record *)0)->name)}
+#define ST_KEY_FIELD(name)                                                                         \
+    {                                                                                              \
+#name, offsetof(store_record, name), sizeof(((store_record *)0)->name)                     \
+    }
 
 static const struct {
     const char *name;
@@ -257,9 +260,8 @@ static int st_key_check(const store_record *r, char *msg, size_t n)
 {
     for (int i = 0; i < ST_N_KEY; i++) {
         char why[64];
-        const char *bad =
-            st_key_field_bad((const char *)r + st_key_fields[i].off, st_key_fields[i].size, why,
-                             sizeof why);
+        const char *bad = st_key_field_bad((const char *)r + st_key_fields[i].off,
+                                           st_key_fields[i].size, why, sizeof why);
         if (bad) {
             st_put_err(msg, n, "%s %s", st_key_fields[i].name, bad);
             return -1;
@@ -272,8 +274,8 @@ int store_key(const store_record *r, char *buf, size_t n)
 {
     if (!r || !buf || n == 0 || st_key_check(r, NULL, 0) != 0)
         return STORE_EINVAL;
-    const int len = snprintf(buf, n, "%s|%s|%s|%s|%s", r->device, r->problem, r->build,
-                             r->config, r->mode);
+    const int len =
+        snprintf(buf, n, "%s|%s|%s|%s|%s", r->device, r->problem, r->build, r->config, r->mode);
     if (len < 0 || (size_t)len >= n) {
         buf[0] = '\0';
         return STORE_EINVAL;
@@ -304,10 +306,22 @@ typedef struct st_field {
 } st_field;
 
 #define ST_MEM(m) offsetof(store_record, m), sizeof(((store_record *)0)->m)
-#define F_KEY(n) {"key", #n, SF_STR, ST_MEM(n), 1, 0, 0, 0}
-#define F_STR(g, n, m) {g, n, SF_STR, ST_MEM(m), 0, 0, 0, 0}
-#define F_DBL(g, n, m) {g, n, SF_DBL, ST_MEM(m), 0, 0, 0, 0}
-#define F_INT(g, n, m, lo, hi, def) {g, n, SF_INT, ST_MEM(m), 0, lo, hi, def}
+#define F_KEY(n)                                                                                   \
+    {                                                                                              \
+        "key", #n, SF_STR, ST_MEM(n), 1, 0, 0, 0                                                   \
+    }
+#define F_STR(g, n, m)                                                                             \
+    {                                                                                              \
+        g, n, SF_STR, ST_MEM(m), 0, 0, 0, 0                                                        \
+    }
+#define F_DBL(g, n, m)                                                                             \
+    {                                                                                              \
+        g, n, SF_DBL, ST_MEM(m), 0, 0, 0, 0                                                        \
+    }
+#define F_INT(g, n, m, lo, hi, def)                                                                \
+    {                                                                                              \
+        g, n, SF_INT, ST_MEM(m), 0, lo, hi, def                                                    \
+    }
 #define F_ANYINT(g, n, m) F_INT(g, n, m, INT_MIN, INT_MAX, 0)
 
 /* In output order; the members of a group are contiguous. */
@@ -390,7 +404,9 @@ static int st_add_field(cJSON *obj, const st_field *f, const store_record *r)
     case SF_INT:
         return cJSON_AddNumberToObject(obj, f->name, *(const int *)p) ? 0 : -1;
     case SF_LONG:
-        return cJSON_AddNumberToObject(obj, f->name, (double)*(const long *)p) ? 0 : -1;
+        /* Raw for the same reason as below: cJSON prints 2^53 as 9.0e15. */
+        snprintf(buf, sizeof buf, "%ld", *(const long *)p);
+        return cJSON_AddRawToObject(obj, f->name, buf) ? 0 : -1;
     case SF_DBL: {
         const double d = *(const double *)p;
         if (!isfinite(d))
@@ -405,7 +421,7 @@ static int st_add_field(cJSON *obj, const st_field *f, const store_record *r)
         return cJSON_AddStringToObject(obj, f->name, buf) ? 0 : -1;
     case SF_KIND:
         return cJSON_AddStringToObject(obj, f->name, store_kind_name(*(const store_kind *)p)) ? 0
-                                                                                               : -1;
+                                                                                              : -1;
     case SF_STATUS:
         return cJSON_AddStringToObject(obj, f->name, store_status_name(*(const store_status *)p))
                    ? 0
@@ -450,10 +466,10 @@ static void st_got(const cJSON *v, char *buf, size_t n)
         st_clean(v->valuestring, strlen(v->valuestring), 32, buf, n);
     } else {
         snprintf(buf, n, "%s",
-                 cJSON_IsTrue(v)    ? "true"
-                 : cJSON_IsFalse(v) ? "false"
-                 : cJSON_IsNull(v)  ? "null"
-                 : cJSON_IsArray(v) ? "an array"
+                 cJSON_IsTrue(v)     ? "true"
+                 : cJSON_IsFalse(v)  ? "false"
+                 : cJSON_IsNull(v)   ? "null"
+                 : cJSON_IsArray(v)  ? "an array"
                  : cJSON_IsObject(v) ? "an object"
                                      : "an invalid value");
     }
@@ -536,8 +552,8 @@ static int st_integer(const st_jctx *c, const st_field *f, const cJSON *v, doubl
 {
     double d;
     int is_null;
-    if (st_number(v, &d, &is_null) != 0 || is_null || !isfinite(d) || d != floor(d) ||
-        d < f->lo || d > f->hi) {
+    if (st_number(v, &d, &is_null) != 0 || is_null || !isfinite(d) || d != floor(d) || d < f->lo ||
+        d > f->hi) {
         char what[96];
         snprintf(what, sizeof what, "an integer from %.0f to %.0f", f->lo, f->hi);
         return st_expected(c, f, v, what);
@@ -575,8 +591,10 @@ static int st_get_field(const st_jctx *c, const st_field *f, const cJSON *v, sto
         *(long *)p = (long)d;
         return 0;
     case SF_DBL:
-        if (st_number(v, &d, &is_null) != 0)
-            return st_expected(c, f, v, "a number or null");
+        /* An overflowing literal (1e999) is refused: what is read is always
+         * finite or NaN, and so encodes back to the same text. */
+        if (st_number(v, &d, &is_null) != 0 || (!is_null && !isfinite(d)))
+            return st_expected(c, f, v, "a finite number or null");
         *(double *)p = is_null ? NAN : d;
         return 0;
     case SF_HEX64:
@@ -672,8 +690,7 @@ int store_record_from_json(const cJSON *j, store_record *out, char *err, size_t 
     if (!cJSON_IsObject(j)) {
         char got[128];
         st_got(j, got, sizeof got);
-        st_put_err(err, errlen, "expected a JSON object (one record), got %s",
-                   j ? got : "nothing");
+        st_put_err(err, errlen, "expected a JSON object (one record), got %s", j ? got : "nothing");
         return STORE_EINVAL;
     }
     store_record r;
@@ -690,9 +707,8 @@ int store_record_from_json(const cJSON *j, store_record *out, char *err, size_t 
                    STORE_EINVAL;
     for (int i = 0; i < ST_N_KEY; i++) {
         char why[64];
-        const char *bad =
-            st_key_field_bad((const char *)&r + st_key_fields[i].off, st_key_fields[i].size, why,
-                             sizeof why);
+        const char *bad = st_key_field_bad((const char *)&r + st_key_fields[i].off,
+                                           st_key_fields[i].size, why, sizeof why);
         if (bad)
             return st_jfail(&c, "key", st_key_fields[i].name, "%s", bad), STORE_EINVAL;
     }
@@ -823,7 +839,8 @@ static int st_decode(store *s, const MDB_val *k, const MDB_val *v, store_record 
     int rc = store_record_from_json(j, out, why, sizeof why);
     cJSON_Delete(j);
     if (rc != STORE_OK)
-        return st_fail(s, STORE_EINVAL, "%s: record %s: %s; fix or delete it (e.g. export, edit, "
+        return st_fail(s, STORE_EINVAL,
+                       "%s: record %s: %s; fix or delete it (e.g. export, edit, "
                        "import into a new store)",
                        s->path, key, why);
     char own[STORE_KEY_LEN];
@@ -1094,10 +1111,11 @@ static int st_initial_mapsize(size_t *out, char *err, size_t errlen)
     errno = 0;
     const unsigned long long v = strtoull(e, &end, 10);
     if (errno || *end || e[0] == '-' || v < ST_MAP_MIN || v > ST_MAP_MAX) {
-        st_put_err(err, errlen,
-                   "FASWEEP_STORE_MAPSIZE=%.40s: expected a size in bytes from %zu to %zu; unset it "
-                   "to use the default",
-                   e, ST_MAP_MIN, ST_MAP_MAX);
+        st_put_err(
+            err, errlen,
+            "FASWEEP_STORE_MAPSIZE=%.40s: expected a size in bytes from %zu to %zu; unset it "
+            "to use the default",
+            e, ST_MAP_MIN, ST_MAP_MAX);
         return -1;
     }
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -1287,8 +1305,7 @@ int store_open(const char *path, int read_only, store **out, char *err, size_t e
         return st_put_err(err, errlen, "store_open: no output handle"), STORE_EINVAL;
     *out = NULL;
     if (!path || !*path || strlen(path) >= PATH_MAX - 16)
-        return st_put_err(err, errlen, "store_open: store path is empty or too long"),
-               STORE_EINVAL;
+        return st_put_err(err, errlen, "store_open: store path is empty or too long"), STORE_EINVAL;
     store *s = calloc(1, sizeof *s);
     if (!s)
         return st_put_err(err, errlen, "%s: out of memory", path), STORE_ENOMEM;
@@ -1298,8 +1315,8 @@ int store_open(const char *path, int read_only, store **out, char *err, size_t e
     if (rc == STORE_OK)
         rc = st_open_env(s, path, s->read_only, fresh, err, errlen);
     if (rc == STORE_OK) {
-        rc = s->read_only ? st_setup_read_only(s) : st_write(s, "creating the store", st_setup_txn,
-                                                              NULL);
+        rc = s->read_only ? st_setup_read_only(s)
+                          : st_write(s, "creating the store", st_setup_txn, NULL);
         if (rc != STORE_OK)
             st_put_err(err, errlen, "%s", s->err);
     }
@@ -1397,8 +1414,8 @@ int store_merge(store *dst, const char *src_path, store_merge_stats *st, char *e
      * twice in a process (closing one drops the other's locks). */
     struct stat sst;
     char real[PATH_MAX];
-    const int same_file = stat(src_path, &sst) == 0 && sst.st_dev == dst->dev &&
-                          sst.st_ino == dst->ino;
+    const int same_file =
+        stat(src_path, &sst) == 0 && sst.st_dev == dst->dev && sst.st_ino == dst->ino;
     const int same_path = realpath(src_path, real) && strcmp(real, dst->path) == 0;
     if (same_file || same_path) {
         st_put_err(err, errlen,

@@ -23,9 +23,10 @@
  * store is open and fn may write to the store it scans; but a forked child
  * must not use its parent's handle: it opens its own. One process must not
  * open one store twice (an LMDB rule; store_merge refuses a store into
- * itself). The environment is opened MDB_NOTLS: a reader slot belongs to a
- * transaction, not a thread, so a caller's threads may each use the handle
- * (one call at a time per thread) without stale per-thread slots.
+ * itself). A handle is not thread-safe: one call at a time (map growth
+ * remaps the file under any open transaction). It is opened MDB_NOTLS, so
+ * a reader slot belongs to a transaction, not a thread: a handle may move
+ * between threads, and threads leave no stale slots behind.
  *
  * Return codes (every int-returning function): STORE_OK (0) or one of the
  * negative STORE_E* values; store_strerror() names it. STORE_NOTFOUND (1)
@@ -62,7 +63,7 @@ typedef enum store_kind {
 
 typedef struct store_timing {
     double median_us, min_us, mean_us, stdev_us;
-    double cv;   /* stdev / mean of the samples */
+    double cv;    /* stdev / mean of the samples */
     double noise; /* relative standard error of the median estimate */
     int samples;
 } store_timing;
@@ -109,8 +110,7 @@ typedef struct store store; /* an open environment */
 /* Opens (creating directory and files on first use) the store at path.
  * read_only: 1 opens without creating or writing. Returns STORE_OK and
  * *out, or an error with a message in err naming the path and what to do. */
-int store_open(const char *path, int read_only, store **out, char *err,
-               size_t errlen);
+int store_open(const char *path, int read_only, store **out, char *err, size_t errlen);
 void store_close(store *s);
 
 /* Canonical key of r. Returns STORE_OK, or STORE_EINVAL when a key field is
@@ -133,15 +133,14 @@ int store_get(store *s, const char *key, store_record *out);
 typedef int (*store_visit_fn)(const store_record *r, void *ctx);
 int store_scan(store *s, const char *prefix, store_visit_fn fn, void *ctx);
 
-/* Records in the store. */
+/* Records in the store; -1 on error (store_last_error says why). */
 long store_count(store *s);
 
 /* Text of the last error on s (path, LMDB message, what to do). */
 const char *store_last_error(const store *s);
 /* Sets that text (printf format) for a failure found outside store.c, e.g.
  * a write error in store_export. Returns code. */
-int store_set_error(store *s, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int store_set_error(store *s, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const char *store_strerror(int code);
 
 /* Status and kind names: "ok" "wrong" "crashed" "timeout"; "kernel"
@@ -167,8 +166,7 @@ int store_kind_parse(const char *s, store_kind *out);
  * throttled: -1, unknown). */
 struct cJSON;
 struct cJSON *store_record_to_json(const store_record *r);
-int store_record_from_json(const struct cJSON *j, store_record *out,
-                           char *err, size_t errlen);
+int store_record_from_json(const struct cJSON *j, store_record *out, char *err, size_t errlen);
 
 /* Merge rule: 1 when a should replace b for the same key, else 0.
  * A status "ok" beats any other status; among two "ok" records the one with

@@ -189,8 +189,7 @@ static int io_parse_line(const char *line, size_t len, store_record *r, char *wh
         char near[32];
         io_near(end && end >= line && end <= line + len ? end : line, line + len, near,
                 sizeof near);
-        snprintf(why, n, "not valid JSON (near \"%s\"); each line must be one record object",
-                 near);
+        snprintf(why, n, "not valid JSON (near \"%s\"); each line must be one record object", near);
         return -1;
     }
     if (!io_blank(end, (size_t)(line + len - end))) {
@@ -248,8 +247,7 @@ static int io_read_all(FILE *in, const char *name, io_recs *v, char *err, size_t
     return rc;
 }
 
-int store_import_jsonl(store *s, FILE *in, const char *name, long *n_out, char *err,
-                       size_t errlen)
+int store_import_jsonl(store *s, FILE *in, const char *name, long *n_out, char *err, size_t errlen)
 {
     char dummy[1];
     if (!err || errlen == 0) {

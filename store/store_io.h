@@ -19,8 +19,7 @@ int store_export(store *s, const char *prefix, store_format fmt, FILE *out);
  * STORE_EINVAL, "NAME:N: ..." in err (name, 1-based line), and nothing
  * written. A key given on two lines: the later line wins. *n_out gets the
  * number of records written. */
-int store_import_jsonl(store *s, FILE *in, const char *name, long *n_out,
-                       char *err, size_t errlen);
+int store_import_jsonl(store *s, FILE *in, const char *name, long *n_out, char *err, size_t errlen);
 
 typedef struct store_merge_stats {
     long added;    /* keys new to the destination */
@@ -32,7 +31,6 @@ typedef struct store_merge_stats {
  * transaction. src is opened read-only. A src that is dst (the same
  * directory by any path) is refused with STORE_EINVAL. Defined in store.c:
  * it reads src inside one LMDB write transaction on dst. */
-int store_merge(store *dst, const char *src_path, store_merge_stats *st,
-                char *err, size_t errlen);
+int store_merge(store *dst, const char *src_path, store_merge_stats *st, char *err, size_t errlen);
 
 #endif /* STORE_IO_H */
