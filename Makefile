@@ -61,12 +61,12 @@ NVFLAGS += $(GENCODE) -I. -Xcompiler -Wall,-Wextra,-Werror \
 
 # ---- host modules (C11, no CUDA) -----------------------------------------
 HOST_SRC := kernels/fa_config.c kernels/ref_cpu.c sweep/space.c sweep/plan.c \
-            sweep/shard.c store/store.c store/store_io.c seeds/rank.c
+            sweep/shard.c sweep/stats.c store/store.c store/store_io.c seeds/rank.c
 HOST_OBJ := $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
 HOST_LIB := $(BUILD)/libfasweep_host.a
 
 # ---- GPU-side driver (C11 calling the CUDA runtime) ----------------------
-DRIVER_SRC := sweep/run.c sweep/measure.c sweep/nvml.c sweep/progress.c
+DRIVER_SRC := sweep/run.c sweep/worker.c sweep/measure.c sweep/nvml.c sweep/progress.c
 DRIVER_OBJ := $(DRIVER_SRC:%.c=$(BUILD)/obj/%.o)
 
 # ---- kernels: instances generated from the spaces -------------------------
@@ -118,7 +118,7 @@ $(KBUILD)/kobj/%.o: kernels/%.cu $(KERNEL_HDR)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -c $< -o $@
 
-$(BUILD)/fasweep: $(BUILD)/obj/sweep/main.o $(DRIVER_OBJ) $(HOST_LIB) $(KOBJ)
+$(BUILD)/fasweep: $(BUILD)/obj/sweep/main.o $(DRIVER_OBJ) $(KOBJ) $(HOST_LIB)
 	$(CC) $(LDFLAGS) $(RPATH) $^ -o $@ $(PKG_LIBS) $(CUDA_LIBS)
 
 list-instances: $(GEN)/.stamp
@@ -162,7 +162,7 @@ test-gpu: $(BUILD)/fasweep $(BUILD)/fa_check
 	FASWEEP=$(abspath $(BUILD)/fasweep) FA_CHECK=$(abspath $(BUILD)/fa_check) \
 	  bash tests/gpu/run.sh
 
-$(BUILD)/fa_check $(BUILD)/fa_bench: $(BUILD)/%: tests/gpu/%.c $(HOST_LIB) $(KOBJ)
+$(BUILD)/fa_check $(BUILD)/fa_bench: $(BUILD)/%: tests/gpu/%.c $(KOBJ) $(HOST_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) $(RPATH) $^ -o $@ $(PKG_LIBS) $(CUDA_LIBS)
 

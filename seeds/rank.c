@@ -28,7 +28,7 @@
 #define RANK_TOPK_SCHEMA "fasweep.topk/1"
 #define RANK_KERNEL_SOURCE "kernels/flash_fwd.cuh"
 
-/* ---- ordering --------------------------------------------------------------------------- */
+/* ---- ordering ------------------------------------------------------------------------------- */
 
 /* Negative when a ranks before b: faster median, then lower noise, then
  * config text, then build (so two builds of one config still have a fixed
@@ -43,7 +43,7 @@ static int rank_cmp(const store_record *a, const store_record *b)
     return c ? c : strcmp(a->build, b->build);
 }
 
-/* ---- scanning ----------------------------------------------------------------------------- */
+/* ---- scanning ------------------------------------------------------------------------------- */
 
 typedef struct rank_scan {
     const rank_filter *f;
@@ -258,8 +258,7 @@ void rank_print(const rank_result *r, FILE *out)
     }
 }
 
-/* ---- JSON documents ----------------------------------------------------------------------------
- */
+/* ---- JSON documents ------------------------------------------------------------------------- */
 
 /* ISO-8601 UTC text of Unix seconds t ("2024-11-22T16:30:05Z"). */
 static void rank_iso8601(double t, char *buf, size_t n)
@@ -500,8 +499,7 @@ int rank_print_json(const rank_result *r, FILE *out)
     return rank_emit(doc, out);
 }
 
-/* ---- seeds files
- * ---------------------------------------------------------------------------------- */
+/* ---- seeds files ---------------------------------------------------------------------------- */
 
 /* Appends s to buf (at *len), lowercased, every run of characters outside
  * [a-z0-9] (and outside `keep`) squeezed into one '-', no '-' at either end. */

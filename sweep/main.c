@@ -147,6 +147,17 @@ static int parse_mode(const char *s)
     return 0;
 }
 
+/* Takes optarg as the value of path option opt; an empty path is a usage
+ * error (it names no file, and would otherwise surface as a confusing
+ * failure further down). */
+static int path_arg(const char *opt, const char **out)
+{
+    if (!*optarg)
+        return usage_error("%s wants a path, got an empty string", opt);
+    *out = optarg;
+    return 0;
+}
+
 static const char *store_path(const char *opt)
 {
     if (opt)
@@ -155,8 +166,7 @@ static const char *store_path(const char *opt)
     return (env && *env) ? env : DEFAULT_STORE;
 }
 
-/* ---- store access -----------------------------------------------------------------------------
- */
+/* ---- store access --------------------------------------------------------------------------- */
 
 /* Opens the store; a read-only open of a store that does not exist is a
  * clear failure instead of an LMDB error. NULL after printing why. */
@@ -352,7 +362,8 @@ static int cmd_plan(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 's':
-            path = optarg;
+            if (path_arg("--space", &path))
+                return EXIT_USAGE;
             break;
         case 'j':
             json = 1;
@@ -380,8 +391,7 @@ static int cmd_plan(int argc, char **argv)
     return rc;
 }
 
-/* ---- grid
- * -------------------------------------------------------------------------------------------- */
+/* ---- grid ----------------------------------------------------------------------------------- */
 
 static volatile sig_atomic_t grid_stop;
 
@@ -469,10 +479,12 @@ static int cmd_grid(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 's':
-            path = optarg;
+            if (path_arg("--space", &path))
+                return EXIT_USAGE;
             break;
         case 'S':
-            store_opt = optarg;
+            if (path_arg("--store", &store_opt))
+                return EXIT_USAGE;
             break;
         case 'n':
             dry = 1;
@@ -508,9 +520,7 @@ static int cmd_grid(int argc, char **argv)
     return rc;
 }
 
-/* ---- list
- * -------------------------------------------------------------------------------------------------
- */
+/* ---- list ----------------------------------------------------------------------------------- */
 
 static cJSON *list_instance_json(const fa_instance *in)
 {
@@ -596,9 +606,7 @@ static int cmd_list(int argc, char **argv)
     return EXIT_OK;
 }
 
-/* ---- topk
- * ------------------------------------------------------------------------------------------------
- */
+/* ---- topk ----------------------------------------------------------------------------------- */
 
 typedef struct topk_args {
     int k, json, no_seeds;
@@ -640,8 +648,8 @@ static int topk_report(const topk_args *a, const char *path, long stored, const 
     if (rc)
         return rc;
     if (topk_ok_count(r) == 0) {
-        die_msg("no ok kernel results in %s: all %ld matching kernel records failed (wrong, "
-                "crashed or timeout); no seeds written",
+        die_msg("no ok kernel results in %s (%ld matching kernel records failed: wrong, "
+                "crashed or timeout; `fasweep show` prints their errors); no seeds written",
                 path, topk_failed_count(r));
         return EXIT_FAIL;
     }
@@ -729,7 +737,8 @@ static int cmd_topk(int argc, char **argv)
             a.mode = optarg;
             break;
         case 'D':
-            a.seeds_dir = optarg;
+            if (path_arg("--seeds-dir", &a.seeds_dir))
+                return EXIT_USAGE;
             break;
         case 'N':
             a.no_seeds = 1;
@@ -738,7 +747,8 @@ static int cmd_topk(int argc, char **argv)
             a.json = 1;
             break;
         case 'S':
-            a.store = optarg;
+            if (path_arg("--store", &a.store))
+                return EXIT_USAGE;
             break;
         case 'h':
             return print_usage();
@@ -751,9 +761,7 @@ static int cmd_topk(int argc, char **argv)
     return topk_run(&a);
 }
 
-/* ---- export
- * ------------------------------------------------------------------------------------------------
- */
+/* ---- export --------------------------------------------------------------------------------- */
 
 /* Exports into a temp file next to `file`, renamed over it only when the
  * whole export succeeded: a failed export never leaves half a file. */
@@ -850,10 +858,12 @@ static int cmd_export(int argc, char **argv)
             prefix = optarg;
             break;
         case 'S':
-            store_opt = optarg;
+            if (path_arg("--store", &store_opt))
+                return EXIT_USAGE;
             break;
         case 'o':
-            file = optarg;
+            if (path_arg("-o", &file))
+                return EXIT_USAGE;
             break;
         case 'h':
             return print_usage();
@@ -866,9 +876,20 @@ static int cmd_export(int argc, char **argv)
     return export_run(store_path(store_opt), prefix, fmt, file);
 }
 
-/* ---- import
- * ------------------------------------------------------------------------------------------------
- */
+/* ---- import --------------------------------------------------------------------------------- */
+
+/* Removes a store this process created for a failed import, so bad input
+ * leaves nothing behind. Only LMDB's two files and the then empty directory
+ * go; anything else in it makes rmdir fail and is kept. */
+static void remove_new_store(const char *path)
+{
+    char f[PATH_MAX + 16];
+    snprintf(f, sizeof f, "%s/data.mdb", path);
+    unlink(f);
+    snprintf(f, sizeof f, "%s/lock.mdb", path);
+    unlink(f);
+    rmdir(path);
+}
 
 static int import_run(const char *path, const char *file)
 {
@@ -877,6 +898,8 @@ static int import_run(const char *path, const char *file)
         die_msg("cannot read %s: %s", file, strerror(errno));
         return EXIT_USAGE;
     }
+    struct stat st;
+    const int existed = stat(path, &st) == 0;
     store *s = open_store(path, 0);
     int rc = EXIT_FAIL;
     if (s) {
@@ -895,6 +918,8 @@ static int import_run(const char *path, const char *file)
                     err[0] ? err : store_strerror(src));
         }
         store_close(s);
+        if (rc != EXIT_OK && !existed)
+            remove_new_store(path);
     }
     if (in != stdin)
         fclose(in);
@@ -922,7 +947,8 @@ static int cmd_import(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'S':
-            store_opt = optarg;
+            if (path_arg("--store", &store_opt))
+                return EXIT_USAGE;
             break;
         case 'h':
             return print_usage();
@@ -932,12 +958,12 @@ static int cmd_import(int argc, char **argv)
     }
     if (argc - optind != 1)
         return usage_error("wants exactly one FILE.jsonl, got %d", argc - optind);
+    if (!*argv[optind])
+        return usage_error("the FILE.jsonl path is empty");
     return import_run(store_path(store_opt), argv[optind]);
 }
 
-/* ---- merge
- * -------------------------------------------------------------------------------------------------
- */
+/* ---- merge ---------------------------------------------------------------------------------- */
 
 /* Whether a and b name the same existing file (LMDB must never open one
  * environment twice in a process, and merging a store into itself is a
@@ -999,7 +1025,8 @@ static int cmd_merge(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'S':
-            store_opt = optarg;
+            if (path_arg("--store", &store_opt))
+                return EXIT_USAGE;
             break;
         case 'h':
             return print_usage();
@@ -1009,12 +1036,13 @@ static int cmd_merge(int argc, char **argv)
     }
     if (optind >= argc)
         return usage_error("wants at least one source store SRC.lmdb");
+    for (int i = optind; i < argc; i++)
+        if (!*argv[i])
+            return usage_error("a source store path is empty");
     return merge_run(store_path(store_opt), argv + optind, argc - optind);
 }
 
-/* ---- show
- * --------------------------------------------------------------------------------------------------
- */
+/* ---- show ----------------------------------------------------------------------------------- */
 
 typedef struct show_args {
     const char *key, *device, *config, *mode, *build, *store;
@@ -1176,7 +1204,8 @@ static int cmd_show(int argc, char **argv)
             a.build = optarg;
             break;
         case 'S':
-            a.store = optarg;
+            if (path_arg("--store", &a.store))
+                return EXIT_USAGE;
             break;
         case 'h':
             return print_usage();
@@ -1191,8 +1220,7 @@ static int cmd_show(int argc, char **argv)
     return show_run(&a);
 }
 
-/* ---- version and help
- * ----------------------------------------------------------------------------------------- */
+/* ---- version and help ----------------------------------------------------------------------- */
 
 static const char *const usage_version = "usage: fasweep version (or fasweep --version)\n"
                                          "\n"

@@ -89,6 +89,16 @@ load helpers
     expect_status 2
     run --separate-stderr "$FASWEEP" grid --space "$REPO/spaces/ci.json" --refine -2
     expect_status 2
+    # Empty paths name nothing: usage errors, not odd failures later.
+    run --separate-stderr "$FASWEEP" topk --seeds-dir "" --store "$STORE"
+    expect_status 2
+    expect_in "$stderr" "--seeds-dir wants a path"
+    run --separate-stderr "$FASWEEP" export --store ""
+    expect_status 2
+    run --separate-stderr "$FASWEEP" merge "" --store "$STORE"
+    expect_status 2
+    run --separate-stderr "$FASWEEP" import "" --store "$STORE"
+    expect_status 2
     # None of these created a store.
     [ ! -e "$STORE" ] || flunk "a store was created"
 }

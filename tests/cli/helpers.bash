@@ -19,7 +19,7 @@ setup() {
     unset FASWEEP_STORE
     WORK="$BATS_TEST_TMPDIR/work"
     mkdir -p "$WORK" && cd "$WORK" || return 1
-    STORE="$WORK/results.lmdb"
+    STORE="$WORK/store.lmdb"
 }
 
 # Fails the test with a message (bats shows it with the output).

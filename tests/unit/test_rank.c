@@ -104,7 +104,10 @@ static store_record rec(const char *dev, const char *prob, const char *cfg, cons
     return r;
 }
 
-static void put(fixture *f, store_record r) { assert_int_equal(store_put(f->s, &r), STORE_OK); }
+static void put(fixture *f, store_record r)
+{
+    assert_int_equal(store_put(f->s, &r), STORE_OK);
+}
 
 static void put_k(fixture *f, const char *dev, const char *prob, const char *cfg, double median,
                   double noise)
@@ -112,7 +115,7 @@ static void put_k(fixture *f, const char *dev, const char *prob, const char *cfg
     put(f, rec(dev, prob, cfg, "hot", STORE_KIND_KERNEL, STORE_ST_OK, median, noise));
 }
 
-/* ---- ranking ----------------------------------------------------------------------- */
+/* ---- ranking -------------------------------------------------------------------------------- */
 
 static void test_empty_store(void **state)
 {
@@ -254,19 +257,19 @@ static void test_failed_and_baselines(void **state)
     /* Group 1: only failures (a slow "wrong" record is still not ranked). */
     put(f, rec(DEV_A, PROB_2, "d64.m64.n64.w4.s1.z0", "hot", STORE_KIND_KERNEL, STORE_ST_WRONG, 1,
                0.01));
-    put(f, rec(DEV_A, PROB_2, "d64.m64.n64.w4.s2.z0", "hot", STORE_KIND_KERNEL, STORE_ST_CRASHED,
-               0, 0));
-    put(f, rec(DEV_A, PROB_2, "d64.m64.n64.w4.s3.z0", "hot", STORE_KIND_KERNEL, STORE_ST_TIMEOUT,
-               0, 0));
+    put(f, rec(DEV_A, PROB_2, "d64.m64.n64.w4.s2.z0", "hot", STORE_KIND_KERNEL, STORE_ST_CRASHED, 0,
+               0));
+    put(f, rec(DEV_A, PROB_2, "d64.m64.n64.w4.s3.z0", "hot", STORE_KIND_KERNEL, STORE_ST_TIMEOUT, 0,
+               0));
     /* Group 2: ok kernels, a failed kernel and three baselines. */
     put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 40, 0.01);
     put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s2.z1", 20, 0.01);
     put(f, rec(DEV_A, PROB_1, "d64.m64.n64.w4.s3.z1", "hot", STORE_KIND_KERNEL, STORE_ST_WRONG, 5,
                0.01));
-    put(f, rec(DEV_A, PROB_1, "torch_sdpa_flash", "hot", STORE_KIND_BASELINE, STORE_ST_OK, 30,
-               0.01));
-    put(f, rec(DEV_A, PROB_1, "torch_sdpa_math", "hot", STORE_KIND_BASELINE, STORE_ST_OK, 80,
-               0.01));
+    put(f,
+        rec(DEV_A, PROB_1, "torch_sdpa_flash", "hot", STORE_KIND_BASELINE, STORE_ST_OK, 30, 0.01));
+    put(f,
+        rec(DEV_A, PROB_1, "torch_sdpa_math", "hot", STORE_KIND_BASELINE, STORE_ST_OK, 80, 0.01));
     put(f, rec(DEV_A, PROB_1, "broken_baseline", "hot", STORE_KIND_BASELINE, STORE_ST_CRASHED, 1,
                0.01));
 
@@ -328,7 +331,7 @@ static void test_no_baseline_dash(void **state)
     rank_free(&r);
 }
 
-/* ---- JSON ----------------------------------------------------------------------------- */
+/* ---- JSON ----------------------------------------------------------------------------------- */
 
 static cJSON *print_json(const rank_result *r)
 {
@@ -348,8 +351,8 @@ static void test_json(void **state)
     fixture *f = *state;
     put_k(f, DEV_A, PROB_1, "d64.m128.n64.w4.s2.z1", 20, 0.01);
     put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 40, 0.01);
-    put(f, rec(DEV_A, PROB_1, "torch_sdpa_flash", "hot", STORE_KIND_BASELINE, STORE_ST_OK, 30,
-               0.01));
+    put(f,
+        rec(DEV_A, PROB_1, "torch_sdpa_flash", "hot", STORE_KIND_BASELINE, STORE_ST_OK, 30, 0.01));
     put(f, rec(DEV_B, PROB_2, "d64.m64.n64.w4.s1.z0", "hot", STORE_KIND_KERNEL, STORE_ST_CRASHED, 0,
                0));
     rank_result r;
@@ -378,7 +381,7 @@ static void test_json(void **state)
     rank_free(&r);
 }
 
-/* ---- seeds files ------------------------------------------------------------------------- */
+/* ---- seeds files ---------------------------------------------------------------------------- */
 
 static cJSON *read_json(const char *path)
 {
@@ -421,8 +424,8 @@ static void check_seed_entry(const cJSON *e)
     const char *cfg[] = {"BLOCK_M", "BLOCK_N", "NUM_WARPS", "STAGES", "SWIZZLE", "HEAD_DIM"};
     for (size_t i = 0; i < sizeof cfg / sizeof *cfg; i++)
         assert_true(cJSON_IsNumber(get(get(e, "config"), cfg[i])));
-    const char *met[] = {"median_us", "min_us", "mean_us", "stdev_us", "cv",
-                         "noise",     "samples", "tflops", "gbps"};
+    const char *met[] = {"median_us", "min_us",  "mean_us", "stdev_us", "cv",
+                         "noise",     "samples", "tflops",  "gbps"};
     for (size_t i = 0; i < sizeof met / sizeof *met; i++)
         assert_true(cJSON_IsNumber(get(get(e, "metrics"), met[i])));
     get(get(e, "metrics"), "speedup_vs_baseline");
@@ -446,8 +449,8 @@ static void test_seeds_write(void **state)
     fixture *f = *state;
     put_k(f, DEV_A, PROB_1, "d64.m128.n64.w4.s2.z1", 20, 0.01);
     put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 40, 0.01);
-    put(f, rec(DEV_A, PROB_1, "torch_sdpa_flash", "hot", STORE_KIND_BASELINE, STORE_ST_OK, 30,
-               0.01));
+    put(f,
+        rec(DEV_A, PROB_1, "torch_sdpa_flash", "hot", STORE_KIND_BASELINE, STORE_ST_OK, 30, 0.01));
     put_k(f, DEV_B, "b1.h2.s200.d128.c", "d128.m64.n64.w4.s1.z1", 70, 0.01);
     rank_result r;
     assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);

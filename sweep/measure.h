@@ -1,0 +1,48 @@
+/* measure.h - checking and timing one (point, mode) on the GPU, inside the
+ * sweep worker (the only process that touches CUDA).
+ *
+ * One task, in order (README "How a point is measured"):
+ *   1. the problem's inputs: q, k, v filled with fresh random fp16 values
+ *      (uniform in [-1, 1], seeded from time and pid), and the fp32 GPU
+ *      reference output, made once per problem and kept for its tasks;
+ *   2. the instance's resources (fa_instance_attrs);
+ *   3. the correctness gate: the output is poisoned with NaN, the kernel
+ *      runs once, and the copy is compared with the reference on the host:
+ *      any NaN/inf, or rel_l2 or max_abs over the space's tolerance, makes
+ *      the task "wrong" and it is not timed;
+ *   4. warm-up launches, then timed samples: one CUDA event pair around each
+ *      launch, launches queued in blocks behind a spin kernel and
+ *      synchronised once per block, until the noise stop rule says so
+ *      (sweep/stats.h); cold mode flushes L2 before each sample, outside
+ *      its events, by writing a scratch buffer of twice the L2 size;
+ *   5. clocks and throttle reasons (NVML), right after the samples;
+ *   6. one more launch with clock64 instrumentation: cycles per CTA, waves,
+ *      SM imbalance.
+ * Every CUDA call is checked; a failure makes the task "crashed" with the
+ * call and the CUDA error in the record's error text.
+ */
+#ifndef RUN_MEASURE_H
+#define RUN_MEASURE_H
+
+#include "../store/store.h"
+#include "worker.h"
+
+typedef struct run_gpu run_gpu; /* the worker's CUDA state */
+
+/* Selects device `device`, reads its properties, makes the stream, events
+ * and L2 flush buffer, opens NVML. Returns 0 and fills *info, or -1 with the
+ * reason in err (e.g. "cudaSetDevice(1): cudaErrorInvalidDevice: ..."). */
+int run_gpu_open(int device, run_gpu **out, run_device_info *info, char *err, size_t errlen);
+void run_gpu_close(run_gpu *g);
+
+/* Runs task t and fills every field of *rec but the provenance (space,
+ * version, timestamp, host), which the engine adds; *timed_s gets the summed
+ * time of the timed samples. started(ctx) is called once the problem's
+ * inputs and reference are ready, right before the kernel first runs (not
+ * when the setup fails). Returns 0 when the CUDA context is still usable
+ * afterwards (whatever the task's status), -1 when it is not (a sticky
+ * error: the worker must exit). */
+int run_gpu_measure(run_gpu *g, const run_task *t, store_record *rec, double *timed_s,
+                    void (*started)(void *ctx), void *ctx);
+
+#endif /* RUN_MEASURE_H */

@@ -1,0 +1,192 @@
+/* stats.c - timing summary, stop rule, output errors, clock64 view
+ * (contract: stats.h). */
+#include "stats.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../kernels/ref_cpu.h"
+
+static int stats_cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double stats_noise(double median, double stdev, int n)
+{
+    if (n < 2 || !(median > 0))
+        return NAN;
+    return STATS_MEDIAN_SE * stdev / (sqrt((double)n) * median);
+}
+
+void stats_timing_of(double *x, int n, store_timing *t)
+{
+    memset(t, 0, sizeof *t);
+    t->noise = NAN;
+    if (n <= 0 || !x)
+        return;
+    qsort(x, (size_t)n, sizeof *x, stats_cmp_double);
+    t->samples = n;
+    t->min_us = x[0];
+    t->median_us = (n % 2) ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += x[i];
+    t->mean_us = sum / n;
+    if (n < 2)
+        return;
+    /* Two passes: the textbook one-pass formula loses digits when the
+     * spread is tiny next to the mean, which is the normal case here. */
+    double ss = 0;
+    for (int i = 0; i < n; i++)
+        ss += (x[i] - t->mean_us) * (x[i] - t->mean_us);
+    t->stdev_us = sqrt(ss / (n - 1));
+    t->cv = t->mean_us > 0 ? t->stdev_us / t->mean_us : 0;
+    t->noise = stats_noise(t->median_us, t->stdev_us, n);
+}
+
+stats_stop stats_stop_rule(const space_measure *m, int n, double noise, double elapsed_s)
+{
+    if (n >= m->min_samples && !isnan(noise) && noise <= m->noise)
+        return STATS_CONVERGED;
+    if (n >= m->max_samples)
+        return STATS_MAX_SAMPLES;
+    if (elapsed_s >= m->max_seconds)
+        return STATS_BUDGET;
+    return STATS_CONTINUE;
+}
+
+const char *stats_stop_name(stats_stop s)
+{
+    switch (s) {
+    case STATS_CONTINUE:
+        return "continue";
+    case STATS_CONVERGED:
+        return "converged";
+    case STATS_MAX_SAMPLES:
+        return "max_samples";
+    case STATS_BUDGET:
+        return "budget";
+    }
+    return "invalid";
+}
+
+int stats_block_size(double est_us, double max_seconds, int remaining, int block_max)
+{
+    int hi = block_max < remaining ? block_max : remaining;
+    if (hi < 1)
+        hi = 1;
+    if (!(est_us > 0)) /* no estimate yet: a full block */
+        return hi;
+    const double fit = max_seconds * 1e6 / 4 / est_us;
+    if (fit >= hi)
+        return hi;
+    return fit < 1 ? 1 : (int)fit;
+}
+
+void stats_output_errors(const uint16_t *out, const float *ref, size_t n, stats_errors *e)
+{
+    memset(e, 0, sizeof *e);
+    e->n = n;
+    e->first_bad = -1;
+    double diff2 = 0, ref2 = 0, max_abs = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double o = ref_half_to_float(out[i]), r = ref[i];
+        if (!isfinite(o)) {
+            if (e->nonfinite++ == 0)
+                e->first_bad = (long)i;
+            continue;
+        }
+        const double d = fabs(o - r);
+        diff2 += d * d;
+        ref2 += r * r;
+        if (d > max_abs || isnan(d)) /* a NaN reference poisons it too */
+            max_abs = d;
+    }
+    if (e->nonfinite) {
+        e->rel_l2 = e->max_abs = NAN;
+        return;
+    }
+    e->max_abs = max_abs;
+    if (ref2 > 0)
+        e->rel_l2 = sqrt(diff2) / sqrt(ref2);
+    else /* an all-zero reference: exact or infinitely wrong */
+        e->rel_l2 = diff2 > 0 ? INFINITY : 0;
+}
+
+int stats_gate(const stats_errors *e, const space_tolerance *tol, char *why, size_t n)
+{
+    if (n)
+        why[0] = '\0';
+    if (e->nonfinite) {
+        snprintf(why, n,
+                 "%ld of %zu outputs are NaN or inf (first at element %ld): the kernel did not "
+                 "write them or computed garbage",
+                 e->nonfinite, e->n, e->first_bad);
+        return 1;
+    }
+    /* Written as !(x <= tol) so that a NaN error fails too. */
+    const int bad_l2 = !(e->rel_l2 <= tol->rel_l2), bad_abs = !(e->max_abs <= tol->max_abs);
+    if (bad_l2 && bad_abs)
+        snprintf(why, n, "rel_l2 %.3e over the tolerance %.3e and max_abs %.3e over %.3e",
+                 e->rel_l2, tol->rel_l2, e->max_abs, tol->max_abs);
+    else if (bad_l2)
+        snprintf(why, n, "rel_l2 %.3e over the tolerance %.3e (max_abs %.3e)", e->rel_l2,
+                 tol->rel_l2, e->max_abs);
+    else if (bad_abs)
+        snprintf(why, n, "max_abs %.3e over the tolerance %.3e (rel_l2 %.3e)", e->max_abs,
+                 tol->max_abs, e->rel_l2);
+    return bad_l2 || bad_abs;
+}
+
+static void stats_clock_nan(stats_clock *c)
+{
+    c->cta_mean = c->cta_max = c->waves = c->sm_imbalance = NAN;
+    c->sms_used = 0;
+}
+
+int stats_cta_clock(const unsigned long long *buf, long ctas, int sm_count, int max_blocks_per_sm,
+                    stats_clock *out)
+{
+    stats_clock_nan(out);
+    if (!buf || ctas < 1)
+        return -1;
+    /* Summed cycles and CTA count per SM id. */
+    double *cyc = calloc(STATS_MAX_SM, sizeof *cyc);
+    long *cnt = calloc(STATS_MAX_SM, sizeof *cnt);
+    int rc = -1;
+    if (!cyc || !cnt)
+        goto done;
+    double sum = 0, mx = 0;
+    for (long i = 0; i < ctas; i++) {
+        const unsigned long long t0 = buf[3 * i], t1 = buf[3 * i + 1], sm = buf[3 * i + 2];
+        if (t1 == 0 || t1 < t0 || sm >= STATS_MAX_SM)
+            goto done;
+        const double c = (double)(t1 - t0);
+        sum += c;
+        mx = c > mx ? c : mx;
+        cyc[sm] += c;
+        cnt[sm]++;
+    }
+    int used = 0;
+    double busiest = 0;
+    for (int s = 0; s < STATS_MAX_SM; s++) {
+        used += cnt[s] > 0;
+        busiest = cyc[s] > busiest ? cyc[s] : busiest;
+    }
+    out->cta_mean = sum / (double)ctas;
+    out->cta_max = mx;
+    out->sms_used = used;
+    /* All CTAs of zero cycles: nothing to be unbalanced about. */
+    out->sm_imbalance = sum > 0 ? busiest / (sum / used) : 1.0;
+    const double slots = (double)sm_count * max_blocks_per_sm;
+    out->waves = slots > 0 ? (double)ctas / slots : NAN;
+    rc = 0;
+done:
+    free(cyc);
+    free(cnt);
+    return rc;
+}

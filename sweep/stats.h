@@ -1,0 +1,93 @@
+/* stats.h - the arithmetic of measuring one point: the summary of timing
+ * samples, the noise stop rule, the output errors against the reference,
+ * the correctness gate, and the clock64 view of the CTAs.
+ *
+ * Pure functions: no CUDA, no I/O, no globals. The sweep engine's worker
+ * (sweep/measure.c) calls them on data it copied back from the GPU, and the
+ * unit tests (tests/unit/test_measure.c) call them on made-up data.
+ *
+ * The noise of a measurement is the relative standard error of its median:
+ *
+ *     noise = 1.2533 * stdev / (sqrt(n) * median)
+ *
+ * 1.2533 = sqrt(pi/2) is the asymptotic standard error of the median of n
+ * normal samples in units of stdev/sqrt(n). Sampling stops once noise is at
+ * most the space's measure.noise (after min_samples), like nvbench's noise
+ * criterion; or at max_samples; or when max_seconds of timing are spent.
+ */
+#ifndef STATS_H
+#define STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../store/store.h"
+#include "space.h"
+
+/* sqrt(pi/2): standard error of the median / standard error of the mean. */
+#define STATS_MEDIAN_SE 1.2533141373155001
+
+/* Summary of n timing samples (any unit; the engine uses µs). Sorts x in
+ * place. median: the middle sample, the mean of the two middle ones for even
+ * n. stdev: sample standard deviation (n-1 denominator). cv = stdev / mean.
+ * noise as above. With n < 2 stdev and cv are 0 and noise is NaN (no
+ * estimate: the store writes it as null); with n == 0 everything is 0 but
+ * noise (NaN). samples = n. */
+void stats_timing_of(double *x, int n, store_timing *t);
+
+/* The noise formula above; NaN when n < 2 or median <= 0. */
+double stats_noise(double median, double stdev, int n);
+
+typedef enum stats_stop {
+    STATS_CONTINUE,    /* take more samples */
+    STATS_CONVERGED,   /* n >= min_samples and noise <= measure.noise */
+    STATS_MAX_SAMPLES, /* n >= max_samples */
+    STATS_BUDGET       /* elapsed_s >= max_seconds */
+} stats_stop;
+
+/* The stop rule after n samples with the given noise (NaN never converges)
+ * and elapsed_s seconds of sampling. Checked in enum order, so a run that
+ * converges exactly at max_samples reports STATS_CONVERGED. */
+stats_stop stats_stop_rule(const space_measure *m, int n, double noise, double elapsed_s);
+/* "continue", "converged", "max_samples", "budget". */
+const char *stats_stop_name(stats_stop s);
+
+/* How many launches to queue between two synchronisations: as many as fit
+ * in a quarter of the time budget at est_us per launch, clamped to
+ * [1, min(block_max, remaining)]. A budget check happens only between
+ * blocks, so a block must not overshoot it by much. */
+int stats_block_size(double est_us, double max_seconds, int remaining, int block_max);
+
+/* Errors of an fp16 output (IEEE half bits) against an fp32 reference of n
+ * elements, summed in double. */
+typedef struct stats_errors {
+    double rel_l2;  /* ||out - ref|| / ||ref||; NaN when any output is not finite */
+    double max_abs; /* max |out - ref|; NaN when any output is not finite */
+    long nonfinite; /* outputs that are NaN or +-inf */
+    long first_bad; /* index of the first of them, -1 when none */
+    size_t n;
+} stats_errors;
+
+void stats_output_errors(const uint16_t *out, const float *ref, size_t n, stats_errors *e);
+
+/* The correctness gate: 0 when e passes tol; 1 otherwise, with the reason in
+ * why (e.g. "rel_l2 1.2e-02 over the tolerance 5.0e-03"). */
+int stats_gate(const stats_errors *e, const space_tolerance *tol, char *why, size_t n);
+
+/* What one instrumented launch says about its CTAs. buf holds, per CTA,
+ * {start cycle, end cycle, SM id} (fa_args.cta_clock). */
+typedef struct stats_clock {
+    double cta_mean, cta_max; /* cycles per CTA, end - start */
+    double waves;             /* ctas / (sm_count * max_blocks_per_sm); NaN if that is 0 */
+    double sm_imbalance;      /* max over SMs of summed CTA cycles / mean over used SMs */
+    int sms_used;             /* SMs that ran at least one CTA */
+} stats_clock;
+
+/* Returns 0, or -1 when the data cannot be real (an end before its start,
+ * an unwritten entry with end 0, an SM id >= STATS_MAX_SM, ctas < 1) or
+ * memory runs out; *out then holds NaNs. */
+#define STATS_MAX_SM 4096
+int stats_cta_clock(const unsigned long long *buf, long ctas, int sm_count, int max_blocks_per_sm,
+                    stats_clock *out);
+
+#endif /* STATS_H */

@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# test_engine.sh - the sweep engine on a real GPU (run by tests/gpu/run.sh,
+# `make test-gpu`, with $FASWEEP set to the binary):
+#   1. full sweep of spaces/ci.json: exit 0, the summary's counts, every
+#      accepted (point, mode) stored exactly once and "ok"; a second run
+#      skips everything (resume is a no-op)
+#   2. fault injection (FASWEEP_INJECT): one config faults (illegal
+#      address), one hangs (timeout_s 3): the sweep completes, those two are
+#      stored crashed / timeout with their reasons, all others ok
+#   3. kill -9 of the whole process group mid-sweep, then the same command
+#      again: it completes, reports skipped > 0, every key exactly once
+#   4. SIGINT to the process group mid-sweep (as Ctrl-C sends it): stops
+#      after the current task with a summary, "interrupted" and exit 1,
+#      having stored only a part
+#   5. kill -9 of the engine alone while its worker hangs in a kernel:
+#      the worker does not outlive it
+# Prints PASS/FAIL per test and "N passed, N failed"; exits 1 on failure.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+: "${FASWEEP:?set FASWEEP to the fasweep binary}"
+CI_SPACE=${CI_SPACE:-$root/spaces/ci.json}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fasweep-engine.XXXXXX")
+bg_pid=""
+cleanup() {
+    [ -n "$bg_pid" ] && kill -9 -- "-$bg_pid" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+pass=0 fail=0
+why=""
+
+# A copy of the CI space with some "measure" fields changed: space FILE JSON.
+space_with() {
+    python3 - "$CI_SPACE" "$1" "$2" <<'EOF'
+import json, sys
+src, out, changes = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+d = json.load(open(src))
+d["measure"].update(changes)
+json.dump(d, open(out, "w"), indent=1)
+EOF
+}
+
+# Checks a store against a space: every accepted (problem, config, mode)
+# exactly once, nothing else; statuses "ok" except those given as
+# CONFIG=STATUS[~TEXT] (TEXT must occur in the error). Prints what is off.
+verify() { # store space [CONFIG=STATUS[~TEXT]...]
+    local store=$1 space=$2
+    shift 2
+    "$FASWEEP" plan --space "$space" --json >"$tmp/plan.json" || { echo "plan failed"; return 1; }
+    "$FASWEEP" export --format jsonl --store "$store" >"$tmp/export.jsonl" ||
+        { echo "export failed"; return 1; }
+    python3 - "$tmp/plan.json" "$tmp/export.jsonl" "$space" "$@" <<'EOF'
+import collections, json, sys
+plan = json.load(open(sys.argv[1]))
+modes = json.load(open(sys.argv[3]))["measure"].get("modes", ["hot"])
+want = {(p["problem"], p["config"], m) for p in plan["points"] if p["accepted"] for m in modes}
+special = {}
+for arg in sys.argv[4:]:
+    cfg, rest = arg.split("=", 1)
+    st, _, text = rest.partition("~")
+    special[cfg] = (st, text)
+seen = collections.Counter()
+bad = []
+for line in open(sys.argv[2]):
+    r = json.loads(line)
+    k = r["key"]
+    seen[(k["problem"], k["config"], k["mode"])] += 1
+    st, text = special.get(k["config"], ("ok", ""))
+    if r["status"] != st or text not in r.get("error", ""):
+        bad.append("%s %s %s: %s (%s), expected %s%s" % (k["problem"], k["config"], k["mode"],
+                   r["status"], r.get("error", ""), st, " with '%s'" % text if text else ""))
+    if r["status"] == "ok" and not (r["time"]["samples"] >= 1 and r["time"]["median_us"] > 0):
+        bad.append("%s %s: ok but no timing: %s" % (k["config"], k["mode"], r["time"]))
+missing = want - set(seen)
+extra = set(seen) - want
+twice = [k for k, n in seen.items() if n > 1]
+for what, keys in (("missing", missing), ("unexpected", extra), ("stored twice", twice)):
+    for k in sorted(keys):
+        bad.append("%s: %s" % (what, " ".join(k)))
+print("\n".join(bad) if bad else "%d records, as expected" % sum(seen.values()))
+sys.exit(1 if bad else 0)
+EOF
+}
+
+n_tasks() { # space: accepted points x modes
+    "$FASWEEP" plan --space "$1" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+modes = json.load(open(sys.argv[1]))["measure"].get("modes", ["hot"])
+print(d["counts"]["accepted"] * len(modes))' "$1"
+}
+
+n_records() { # store (0 while it does not exist)
+    "$FASWEEP" export --format jsonl --store "$1" 2>/dev/null | wc -l
+}
+
+# Waits until the store holds at least n records, up to t seconds.
+wait_records() { # store n t
+    local end=$((SECONDS + $3))
+    while [ "$SECONDS" -lt "$end" ]; do
+        [ "$(n_records "$1")" -ge "$2" ] && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+# The summary's "NAME N" count: summary_count FILE NAME.
+summary_count() {
+    sed -n 's/.*[ ,:]'"$2"' \([0-9][0-9]*\).*/\1/p' "$1" | head -1
+}
+
+run_test() { # name function
+    echo "== $1"
+    why=""
+    if "$2"; then
+        echo "PASS $1"
+        pass=$((pass + 1))
+    else
+        echo "FAIL $1: $why"
+        fail=$((fail + 1))
+    fi
+}
+
+t_full_sweep() {
+    local st=$tmp/full.lmdb n
+    n=$(n_tasks "$CI_SPACE")
+    "$FASWEEP" grid --space "$CI_SPACE" --store "$st" >"$tmp/full.out" 2>"$tmp/full.err"
+    local rc=$?
+    cat "$tmp/full.out"
+    [ $rc -eq 0 ] || { why="exit $rc: $(tail -3 "$tmp/full.err")"; return 1; }
+    [ "$(summary_count "$tmp/full.out" measured)" = "$n" ] ||
+        { why="summary does not say measured $n"; return 1; }
+    [ "$(summary_count "$tmp/full.out" skipped)" = 0 ] || { why="skipped is not 0"; return 1; }
+    grep -q '^best: d' "$tmp/full.out" || { why="no best config in the summary"; return 1; }
+    local v
+    v=$(verify "$st" "$CI_SPACE") || { why="store: $v"; return 1; }
+    echo "$v"
+    "$FASWEEP" grid --space "$CI_SPACE" --store "$st" >"$tmp/again.out" 2>&1 ||
+        { why="second run failed"; return 1; }
+    [ "$(summary_count "$tmp/again.out" skipped)" = "$n" ] &&
+        [ "$(summary_count "$tmp/again.out" measured)" = 0 ] ||
+        { why="second run did not skip all $n: $(head -1 "$tmp/again.out")"; return 1; }
+}
+
+t_fault_injection() {
+    local space=$tmp/inject.json st=$tmp/inject.lmdb
+    space_with "$space" '{"timeout_s": 3}'
+    local cfgs
+    cfgs=$("$FASWEEP" plan --space "$space" --json | python3 -c '
+import json, sys
+print(" ".join(sorted({p["config"] for p in json.load(sys.stdin)["points"] if p["accepted"]})[:2]))')
+    set -- $cfgs
+    [ $# -eq 2 ] || { why="the CI space has fewer than 2 accepted configs"; return 1; }
+    local fault=$1 hang=$2 t0=$SECONDS
+    FASWEEP_INJECT="fault:$fault,hang:$hang" "$FASWEEP" grid --space "$space" --store "$st" \
+        >"$tmp/inject.out" 2>"$tmp/inject.err"
+    local rc=$?
+    cat "$tmp/inject.out"
+    grep -E 'crashed:|timeout:' "$tmp/inject.err"
+    [ $rc -eq 0 ] || { why="exit $rc (a sweep with failures still completes)"; return 1; }
+    [ $((SECONDS - t0)) -lt 120 ] || { why="took $((SECONDS - t0)) s"; return 1; }
+    [ "$(summary_count "$tmp/inject.out" crashed)" -ge 1 ] &&
+        [ "$(summary_count "$tmp/inject.out" timeout)" -ge 1 ] ||
+        { why="summary lacks crashed/timeout"; return 1; }
+    local v
+    v=$(verify "$st" "$space" "$fault=crashed~cudaErrorIllegalAddress" \
+        "$hang=timeout~timeout_s") || { why="store: $v"; return 1; }
+    echo "$v"
+}
+
+# A space whose tasks take about a second each (the noise target is out of
+# reach, so max_seconds ends each), in both modes: slow enough to interrupt.
+slow_space() {
+    space_with "$1" '{"noise": 1e-9, "max_samples": 1000000, "max_seconds": 1.0,
+                      "modes": ["hot", "cold"]}'
+}
+
+t_kill_resume() {
+    local space=$tmp/slow.json st=$tmp/kill.lmdb n
+    slow_space "$space"
+    n=$(n_tasks "$space")
+    # Own session and process group, so the whole group can be killed.
+    setsid "$FASWEEP" grid --space "$space" --store "$st" >"$tmp/kill1.out" 2>&1 &
+    bg_pid=$!
+    wait_records "$st" 2 120 || { why="no records appeared"; return 1; }
+    kill -9 -- "-$bg_pid"
+    wait "$bg_pid" 2>/dev/null
+    bg_pid=""
+    local k
+    k=$(n_records "$st")
+    echo "killed with $k of $n records stored"
+    [ "$k" -lt "$n" ] || { why="the sweep ended before the kill; nothing to resume"; return 1; }
+    "$FASWEEP" grid --space "$space" --store "$st" >"$tmp/kill2.out" 2>"$tmp/kill2.err"
+    local rc=$?
+    cat "$tmp/kill2.out"
+    [ $rc -eq 0 ] || { why="resume exit $rc: $(tail -3 "$tmp/kill2.err")"; return 1; }
+    local skipped
+    skipped=$(summary_count "$tmp/kill2.out" skipped)
+    [ "${skipped:-0}" -gt 0 ] && [ "$skipped" -ge "$k" ] ||
+        { why="resume skipped '${skipped}', expected >= $k"; return 1; }
+    local v
+    v=$(verify "$st" "$space") || { why="store: $v"; return 1; }
+    echo "$v"
+}
+
+t_sigint() {
+    local space=$tmp/slow.json st=$tmp/int.lmdb n
+    slow_space "$space"
+    n=$(n_tasks "$space")
+    # Its own process group, signalled as a whole like Ctrl-C in a terminal
+    # does: the worker must ignore it and the engine finish the task.
+    setsid "$FASWEEP" grid --space "$space" --store "$st" >"$tmp/int.out" 2>"$tmp/int.err" &
+    bg_pid=$!
+    wait_records "$st" 1 120 || { why="no records appeared"; return 1; }
+    local at
+    at=$(n_records "$st")
+    kill -INT -- "-$bg_pid"
+    wait "$bg_pid"
+    local rc=$?
+    bg_pid=""
+    cat "$tmp/int.out"
+    local k
+    k=$(n_records "$st")
+    echo "SIGINT at $at records; $k of $n stored at exit"
+    [ $rc -eq 1 ] || { why="exit $rc, expected 1"; return 1; }
+    grep -q '^interrupted' "$tmp/int.out" || { why="summary does not say interrupted"; return 1; }
+    grep -q '^sweep:' "$tmp/int.out" || { why="no summary"; return 1; }
+    # The task in flight is finished and stored, nothing after it.
+    [ "$k" -le $((at + 1)) ] && [ "$k" -lt "$n" ] ||
+        { why="$k records after SIGINT at $at (expected at most $((at + 1)))"; return 1; }
+}
+
+t_orphan() {
+    local space=$tmp/orphan.json st=$tmp/orphan.lmdb first
+    space_with "$space" '{"timeout_s": 60}'
+    first=$("$FASWEEP" plan --space "$space" --json | python3 -c '
+import json, sys
+print([p["config"] for p in json.load(sys.stdin)["points"] if p["accepted"]][0])')
+    # The first task hangs on the GPU; the engine is killed meanwhile. A
+    # worker that outlived it would hold the GPU forever.
+    FASWEEP_INJECT="hang:$first" setsid "$FASWEEP" grid --space "$space" --store "$st" \
+        >/dev/null 2>&1 &
+    bg_pid=$!
+    local end=$((SECONDS + 60))
+    while [ "$SECONDS" -lt "$end" ] && [ "$(ps -o pid= -s "$bg_pid" | wc -l)" -lt 2 ]; do
+        sleep 0.2
+    done
+    sleep 3 # let the worker reach the hanging kernel
+    [ "$(ps -o pid= -s "$bg_pid" | wc -l)" -ge 2 ] || { why="no worker process seen"; return 1; }
+    kill -9 "$bg_pid" # the engine only; its worker must follow (PR_SET_PDEATHSIG)
+    wait "$bg_pid" 2>/dev/null
+    end=$((SECONDS + 10))
+    while [ "$SECONDS" -lt "$end" ] && [ -n "$(ps -o pid= -s "$bg_pid")" ]; do
+        sleep 0.2
+    done
+    local left
+    left=$(ps -o pid=,comm= -s "$bg_pid")
+    [ -z "$left" ] || { why="processes left 10 s after the kill: $left"; return 1; }
+    bg_pid=""
+}
+
+run_test "full sweep of the CI space" t_full_sweep
+run_test "fault and hang injection" t_fault_injection
+run_test "kill -9 and resume" t_kill_resume
+run_test "SIGINT stops after the current task" t_sigint
+run_test "no orphaned worker after kill -9" t_orphan
+echo "test_engine: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,398 @@
+/* test_measure.c - the sweep engine's arithmetic (sweep/stats.h): timing
+ * summary, the noise formula and stop rule, block sizing, output errors
+ * against the reference and the correctness gate, and the clock64 view.
+ * No GPU needed: the inputs are made up here with known answers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels/ref_cpu.h"
+#include "sweep/space.h"
+#include "sweep/stats.h"
+
+#define EPS 1e-12
+
+/* cmocka's assert_float_equal compares in float; these need double. */
+#define assert_near(a, b, eps) assert_near_((a), (b), (eps), __FILE__, __LINE__)
+static void assert_near_(double a, double b, double eps, const char *file, int line)
+{
+    if (fabs(a - b) <= eps)
+        return;
+    print_error("%.17g is not %.17g within %g\n", a, b, eps);
+    _fail(file, line);
+}
+
+static space_measure rule(int min_s, int max_s, double noise, double max_seconds)
+{
+    space_measure m;
+    memset(&m, 0, sizeof m);
+    m.min_samples = min_s;
+    m.max_samples = max_s;
+    m.noise = noise;
+    m.max_seconds = max_seconds;
+    return m;
+}
+
+/* ---- timing summary ------------------------------------------------------------------------- */
+
+static void test_timing_odd(void **state)
+{
+    (void)state;
+    double x[] = {5, 1, 4, 2, 3}; /* unsorted on purpose */
+    store_timing t;
+    stats_timing_of(x, 5, &t);
+    assert_int_equal(t.samples, 5);
+    assert_near(t.median_us, 3, EPS);
+    assert_near(t.min_us, 1, EPS);
+    assert_near(t.mean_us, 3, EPS);
+    /* Sample variance of 1..5 is 2.5. */
+    assert_near(t.stdev_us, sqrt(2.5), EPS);
+    assert_near(t.cv, sqrt(2.5) / 3, EPS);
+    assert_near(t.noise, 1.2533141373155001 * sqrt(2.5) / (sqrt(5.0) * 3), 1e-12);
+    /* Sorted in place, as documented. */
+    for (int i = 0; i < 5; i++)
+        assert_near(x[i], i + 1, EPS);
+}
+
+static void test_timing_even(void **state)
+{
+    (void)state;
+    double x[] = {10, 40, 20, 30};
+    store_timing t;
+    stats_timing_of(x, 4, &t);
+    assert_near(t.median_us, 25, EPS); /* mean of the two middle samples */
+    assert_near(t.mean_us, 25, EPS);
+    assert_near(t.min_us, 10, EPS);
+    /* deviations -15 -5 5 15: (225+25+25+225)/3 */
+    assert_near(t.stdev_us, sqrt(500.0 / 3), 1e-12);
+}
+
+static void test_timing_outlier(void **state)
+{
+    (void)state;
+    /* The median ignores one huge outlier; the mean does not. */
+    double x[] = {8, 8, 8, 8, 1000};
+    store_timing t;
+    stats_timing_of(x, 5, &t);
+    assert_near(t.median_us, 8, EPS);
+    assert_true(t.mean_us > 200);
+    assert_true(t.cv > 1);
+}
+
+static void test_timing_constant(void **state)
+{
+    (void)state;
+    /* Identical samples: no spread, noise exactly 0 (so a stop rule of
+     * noise <= 0.01 is met), and no precision loss from a large mean. */
+    double x[] = {1e6 + 0.5, 1e6 + 0.5, 1e6 + 0.5};
+    store_timing t;
+    stats_timing_of(x, 3, &t);
+    assert_near(t.stdev_us, 0, 0);
+    assert_near(t.noise, 0, 0);
+    assert_near(t.cv, 0, 0);
+}
+
+static void test_timing_small_n(void **state)
+{
+    (void)state;
+    double one[] = {7};
+    store_timing t;
+    stats_timing_of(one, 1, &t);
+    assert_int_equal(t.samples, 1);
+    assert_near(t.median_us, 7, EPS);
+    assert_near(t.min_us, 7, EPS);
+    assert_near(t.stdev_us, 0, 0);
+    assert_true(isnan(t.noise)); /* no estimate from one sample */
+    stats_timing_of(NULL, 0, &t);
+    assert_int_equal(t.samples, 0);
+    assert_near(t.median_us, 0, 0);
+    assert_true(isnan(t.noise));
+}
+
+static void test_noise_formula(void **state)
+{
+    (void)state;
+    /* stdev 1 % of the median over 100 samples: 1.2533 * 0.01 / 10. */
+    assert_near(stats_noise(100, 1, 100), 1.2533141373155001e-3, 1e-15);
+    /* Four times the samples halve the noise. */
+    assert_near(stats_noise(100, 1, 400), stats_noise(100, 1, 100) / 2, 1e-15);
+    assert_true(isnan(stats_noise(100, 1, 1)));
+    assert_true(isnan(stats_noise(0, 1, 10)));
+    assert_true(isnan(stats_noise(-1, 1, 10)));
+}
+
+/* ---- stop rule and block size --------------------------------------------------------------- */
+
+static void test_stop_rule(void **state)
+{
+    (void)state;
+    const space_measure m = rule(10, 100, 0.01, 0.5);
+    /* Quiet but too few samples: keep going. */
+    assert_int_equal(stats_stop_rule(&m, 9, 0.001, 0.1), STATS_CONTINUE);
+    /* Enough samples, quiet enough (the bound itself counts). */
+    assert_int_equal(stats_stop_rule(&m, 10, 0.01, 0.1), STATS_CONVERGED);
+    /* Enough samples, too noisy. */
+    assert_int_equal(stats_stop_rule(&m, 50, 0.02, 0.1), STATS_CONTINUE);
+    /* Cap on samples. */
+    assert_int_equal(stats_stop_rule(&m, 100, 0.02, 0.1), STATS_MAX_SAMPLES);
+    /* Converging at the cap reports convergence (checked first). */
+    assert_int_equal(stats_stop_rule(&m, 100, 0.005, 0.1), STATS_CONVERGED);
+    /* Budget spent, even below min_samples. */
+    assert_int_equal(stats_stop_rule(&m, 3, 0.5, 0.5), STATS_BUDGET);
+    assert_int_equal(stats_stop_rule(&m, 3, 0.5, 0.49), STATS_CONTINUE);
+    /* NaN noise (fewer than two samples) never converges. */
+    const space_measure one = rule(1, 100, 0.01, 10);
+    assert_int_equal(stats_stop_rule(&one, 1, NAN, 0), STATS_CONTINUE);
+    assert_string_equal(stats_stop_name(STATS_CONVERGED), "converged");
+    assert_string_equal(stats_stop_name(STATS_BUDGET), "budget");
+    assert_string_equal(stats_stop_name(STATS_MAX_SAMPLES), "max_samples");
+    assert_string_equal(stats_stop_name(STATS_CONTINUE), "continue");
+}
+
+/* Drives the rule like the engine does, on a made-up noisy kernel. */
+static void test_stop_rule_simulated(void **state)
+{
+    (void)state;
+    const space_measure m = rule(10, 400, 0.01, 1e9);
+    double x[400];
+    unsigned s = 12345;
+    int n = 0;
+    stats_stop why = STATS_CONTINUE;
+    store_timing t;
+    while (why == STATS_CONTINUE) {
+        s = s * 1103515245u + 12345u;
+        /* 10 µs +- 5 % uniform jitter */
+        x[n] = 10.0 * (0.95 + 0.1 * ((s >> 8) & 0xffff) / 65535.0);
+        n++;
+        double copy[400];
+        memcpy(copy, x, sizeof(double) * (size_t)n);
+        stats_timing_of(copy, n, &t);
+        why = stats_stop_rule(&m, n, t.noise, 0);
+    }
+    /* stdev of U(-5%,+5%) is 2.9 %: 1.2533 * 0.029 / sqrt(n) <= 0.01 needs
+     * n >= ~13, so it converges soon after min_samples, well before 400. */
+    assert_int_equal(why, STATS_CONVERGED);
+    assert_true(n >= 10 && n < 40);
+    assert_true(t.noise <= 0.01);
+    assert_near(t.median_us, 10, 0.3);
+}
+
+static void test_block_size(void **state)
+{
+    (void)state;
+    /* Small kernels: a full block. */
+    assert_int_equal(stats_block_size(10, 0.5, 400, 16), 16);
+    /* Never more than what is left. */
+    assert_int_equal(stats_block_size(10, 0.5, 5, 16), 5);
+    /* 0.1 s budget / 4 = 25 ms; 10 ms launches: 2 fit. */
+    assert_int_equal(stats_block_size(10000, 0.1, 400, 16), 2);
+    /* Launches longer than the budget: still one. */
+    assert_int_equal(stats_block_size(1e7, 0.1, 400, 16), 1);
+    /* No estimate: a full block. */
+    assert_int_equal(stats_block_size(0, 0.1, 400, 16), 16);
+    assert_int_equal(stats_block_size(NAN, 0.1, 400, 16), 16);
+    /* Nothing left still gives 1 (the caller never asks then). */
+    assert_int_equal(stats_block_size(10, 0.1, 0, 16), 1);
+}
+
+/* ---- output errors and the gate ------------------------------------------------------------- */
+
+static const space_tolerance tol = {5e-3, 3e-2};
+
+static void test_errors_exact(void **state)
+{
+    (void)state;
+    float ref[4] = {0.5f, -0.25f, 1.0f, 0.125f};
+    uint16_t out[4];
+    for (int i = 0; i < 4; i++) /* all exactly representable in fp16 */
+        out[i] = ref_float_to_half(ref[i]);
+    stats_errors e;
+    stats_output_errors(out, ref, 4, &e);
+    assert_near(e.rel_l2, 0, 0);
+    assert_near(e.max_abs, 0, 0);
+    assert_int_equal(e.nonfinite, 0);
+    assert_int_equal(e.first_bad, -1);
+    char why[256];
+    assert_int_equal(stats_gate(&e, &tol, why, sizeof why), 0);
+    assert_string_equal(why, "");
+}
+
+static void test_errors_known(void **state)
+{
+    (void)state;
+    /* out = ref + (0.5, 0, 0, 0): ||d|| = 0.5, ||ref|| = sqrt(1+1+1+1) = 2. */
+    float ref[4] = {1, 1, -1, -1};
+    uint16_t out[4] = {ref_float_to_half(1.5f), ref_float_to_half(1), ref_float_to_half(-1),
+                       ref_float_to_half(-1)};
+    stats_errors e;
+    stats_output_errors(out, ref, 4, &e);
+    assert_near(e.rel_l2, 0.25, 1e-12);
+    assert_near(e.max_abs, 0.5, 1e-12);
+    char why[256];
+    assert_int_equal(stats_gate(&e, &tol, why, sizeof why), 1);
+    assert_non_null(strstr(why, "rel_l2 2.500e-01"));
+    assert_non_null(strstr(why, "max_abs 5.000e-01"));
+    /* A loose enough tolerance passes the same output. */
+    const space_tolerance loose = {0.3, 0.6};
+    assert_int_equal(stats_gate(&e, &loose, why, sizeof why), 0);
+    /* Only one of the two over. */
+    const space_tolerance l2_only = {0.3, 0.4};
+    assert_int_equal(stats_gate(&e, &l2_only, why, sizeof why), 1);
+    assert_non_null(strstr(why, "max_abs 5.000e-01 over the tolerance 4.000e-01"));
+    assert_null(strstr(why, "rel_l2 2.500e-01 over"));
+}
+
+static void test_errors_nan_poison(void **state)
+{
+    (void)state;
+    /* 0xFFFF (the poison the gate fills the output with) is a NaN: an
+     * element the kernel never wrote must fail however small the rest is. */
+    float ref[5] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f};
+    uint16_t out[5];
+    for (int i = 0; i < 5; i++)
+        out[i] = ref_float_to_half(ref[i]);
+    out[3] = 0xFFFF;
+    stats_errors e;
+    stats_output_errors(out, ref, 5, &e);
+    assert_int_equal(e.nonfinite, 1);
+    assert_int_equal(e.first_bad, 3);
+    assert_true(isnan(e.rel_l2));
+    assert_true(isnan(e.max_abs));
+    char why[256];
+    assert_int_equal(stats_gate(&e, &tol, why, sizeof why), 1);
+    assert_non_null(strstr(why, "1 of 5 outputs are NaN or inf (first at element 3)"));
+}
+
+static void test_errors_inf(void **state)
+{
+    (void)state;
+    float ref[3] = {1, 2, 3};
+    uint16_t out[3] = {0x7C00 /* +inf */, ref_float_to_half(2), 0xFC00 /* -inf */};
+    stats_errors e;
+    stats_output_errors(out, ref, 3, &e);
+    assert_int_equal(e.nonfinite, 2);
+    assert_int_equal(e.first_bad, 0);
+    char why[256];
+    assert_int_equal(stats_gate(&e, &tol, why, sizeof why), 1);
+    assert_non_null(strstr(why, "2 of 3 outputs"));
+}
+
+static void test_errors_fp16_rounding_passes(void **state)
+{
+    (void)state;
+    /* An exact kernel still differs from fp32 by fp16 rounding of its
+     * output (relative 2^-11 at most): that must pass the default gate. */
+    enum { N = 1000 };
+    float ref[N];
+    uint16_t out[N];
+    for (int i = 0; i < N; i++) {
+        ref[i] = (float)sin(i * 0.37) * 0.8f;
+        out[i] = ref_float_to_half(ref[i]);
+    }
+    stats_errors e;
+    stats_output_errors(out, ref, N, &e);
+    assert_true(e.rel_l2 > 0 && e.rel_l2 < 5e-4);
+    assert_true(e.max_abs > 0 && e.max_abs < 1e-3);
+    char why[256];
+    assert_int_equal(stats_gate(&e, &tol, why, sizeof why), 0);
+}
+
+static void test_gate_nan_error_fails(void **state)
+{
+    (void)state;
+    /* A NaN error with no non-finite outputs (a NaN reference) fails too. */
+    stats_errors e;
+    memset(&e, 0, sizeof e);
+    e.n = 1;
+    e.first_bad = -1;
+    e.rel_l2 = NAN;
+    e.max_abs = 0;
+    char why[256];
+    assert_int_equal(stats_gate(&e, &tol, why, sizeof why), 1);
+    assert_non_null(strstr(why, "rel_l2"));
+}
+
+/* ---- clock64 -------------------------------------------------------------------------------- */
+
+static void test_cta_clock(void **state)
+{
+    (void)state;
+    /* 4 CTAs on 2 SMs: SM 0 runs 100 + 300 cycles, SM 5 runs 200 + 200. */
+    const unsigned long long buf[] = {1000, 1100, 0, 2000, 2300, 0, 50, 250, 5, 400, 600, 5};
+    stats_clock c;
+    assert_int_equal(stats_cta_clock(buf, 4, 132, 2, &c), 0);
+    assert_near(c.cta_mean, 200, EPS);
+    assert_near(c.cta_max, 300, EPS);
+    assert_int_equal(c.sms_used, 2);
+    /* busiest SM 400 cycles, mean over used SMs 400: balanced. */
+    assert_near(c.sm_imbalance, 1.0, EPS);
+    assert_near(c.waves, 4.0 / 264, EPS);
+}
+
+static void test_cta_clock_imbalance(void **state)
+{
+    (void)state;
+    /* 3 CTAs: two on SM 1 (100 each), one on SM 2 (100): sums 200 and 100,
+     * mean 150, busiest 200: imbalance 4/3. */
+    const unsigned long long buf[] = {0, 100, 1, 100, 200, 1, 0, 100, 2};
+    stats_clock c;
+    assert_int_equal(stats_cta_clock(buf, 3, 2, 1, &c), 0);
+    assert_near(c.sm_imbalance, 200.0 / 150.0, 1e-12);
+    assert_near(c.waves, 1.5, EPS);
+}
+
+static void test_cta_clock_invalid(void **state)
+{
+    (void)state;
+    stats_clock c;
+    /* An entry the kernel never wrote (zeros). */
+    const unsigned long long unwritten[] = {0, 100, 0, 0, 0, 0};
+    assert_int_equal(stats_cta_clock(unwritten, 2, 132, 1, &c), -1);
+    assert_true(isnan(c.cta_mean) && isnan(c.sm_imbalance) && isnan(c.waves));
+    /* End before start. */
+    const unsigned long long backwards[] = {500, 100, 0};
+    assert_int_equal(stats_cta_clock(backwards, 1, 132, 1, &c), -1);
+    /* SM id out of range. */
+    const unsigned long long bad_sm[] = {0, 100, STATS_MAX_SM};
+    assert_int_equal(stats_cta_clock(bad_sm, 1, 132, 1, &c), -1);
+    assert_int_equal(stats_cta_clock(NULL, 1, 132, 1, &c), -1);
+    assert_int_equal(stats_cta_clock(bad_sm, 0, 132, 1, &c), -1);
+    /* Occupancy 0: waves unknown, the rest still computed. */
+    const unsigned long long ok[] = {0, 100, 3};
+    assert_int_equal(stats_cta_clock(ok, 1, 132, 0, &c), 0);
+    assert_true(isnan(c.waves));
+    assert_near(c.cta_mean, 100, EPS);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_timing_odd),
+        cmocka_unit_test(test_timing_even),
+        cmocka_unit_test(test_timing_outlier),
+        cmocka_unit_test(test_timing_constant),
+        cmocka_unit_test(test_timing_small_n),
+        cmocka_unit_test(test_noise_formula),
+        cmocka_unit_test(test_stop_rule),
+        cmocka_unit_test(test_stop_rule_simulated),
+        cmocka_unit_test(test_block_size),
+        cmocka_unit_test(test_errors_exact),
+        cmocka_unit_test(test_errors_known),
+        cmocka_unit_test(test_errors_nan_poison),
+        cmocka_unit_test(test_errors_inf),
+        cmocka_unit_test(test_errors_fp16_rounding_passes),
+        cmocka_unit_test(test_gate_nan_error_fails),
+        cmocka_unit_test(test_cta_clock),
+        cmocka_unit_test(test_cta_clock_imbalance),
+        cmocka_unit_test(test_cta_clock_invalid),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
