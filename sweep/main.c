@@ -27,6 +27,7 @@
 #include "../store/store_io.h"
 #include "plan.h"
 #include "run.h"
+#include "shard.h"
 #include "space.h"
 
 #ifndef FASWEEP_VERSION
@@ -219,6 +220,33 @@ static int load_plan(const char *path, space *s, plan *p)
     return 0;
 }
 
+/* Keeps this process's shard of p: --shard I/N when given, else the one a
+ * Slurm job array or srun task describes (shard.h). Returns 0, or the exit
+ * status after printing why (p is freed then). */
+static int apply_shard(const space *s, plan *p, const char *shard_opt)
+{
+    char err[256];
+    shard sh = {0, 1};
+    int rc = shard_opt ? shard_parse(shard_opt, &sh, err, sizeof err)
+                       : shard_from_env(&sh, err, sizeof err);
+    if (rc < 0) {
+        die_msg("%s", err);
+        plan_free(p);
+        return EXIT_USAGE;
+    }
+    if (sh.count <= 1)
+        return 0;
+    const size_t before = p->n;
+    if (shard_filter(s, p, sh) != 0) {
+        die_msg("out of memory splitting the plan into %d shards", sh.count);
+        plan_free(p);
+        return EXIT_FAIL;
+    }
+    fprintf(stderr, "fasweep: shard %d/%d%s: %zu of %zu points (%zu accepted)\n", sh.index,
+            sh.count, shard_opt ? "" : " (from Slurm)", p->n, before, p->n_accepted);
+    return 0;
+}
+
 static void plan_print_point(const space *s, const plan_point *pt, FILE *out)
 {
     char prob[64], cfg[64], why[256];
@@ -337,7 +365,7 @@ static int show_plan(const space *s, const plan *p, int json, int all)
 }
 
 static const char *const usage_plan =
-    "usage: fasweep plan --space FILE [--json] [--all]\n"
+    "usage: fasweep plan --space FILE [--json] [--all] [--shard I/N]\n"
     "\n"
     "Enumerates the grid of a space file and checks each point against the static rules\n"
     "(head_dim, warp_rows, chunks, smem) and this binary's compiled instances\n"
@@ -347,17 +375,20 @@ static const char *const usage_plan =
     "  --all         also list points that are valid but not compiled into this binary\n"
     "                (by default they are only counted)\n"
     "  --json        one JSON document: every point, and the counts\n"
+    "  --shard I/N   only part I (0-based) of N of the grid: a deterministic split,\n"
+    "                balanced by expected cost; without it a Slurm job array\n"
+    "                (SLURM_ARRAY_TASK_ID/_MIN/_MAX or _COUNT) or srun tasks\n"
+    "                (SLURM_PROCID/SLURM_NTASKS) choose the part\n"
     "\n"
     "exit status: 0 ok, 2 bad space file or option.\n";
 
 static int cmd_plan(int argc, char **argv)
 {
-    static const struct option opts[] = {{"space", required_argument, NULL, 's'},
-                                         {"json", no_argument, NULL, 'j'},
-                                         {"all", no_argument, NULL, 'a'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    const char *path = NULL;
+    static const struct option opts[] = {
+        {"space", required_argument, NULL, 's'}, {"json", no_argument, NULL, 'j'},
+        {"all", no_argument, NULL, 'a'},         {"shard", required_argument, NULL, 'x'},
+        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+    const char *path = NULL, *shard_opt = NULL;
     int json = 0, all = 0, c;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
@@ -370,6 +401,9 @@ static int cmd_plan(int argc, char **argv)
             break;
         case 'a':
             all = 1;
+            break;
+        case 'x':
+            shard_opt = optarg;
             break;
         case 'h':
             return print_usage();
@@ -384,7 +418,7 @@ static int cmd_plan(int argc, char **argv)
     space s;
     plan p;
     int rc = load_plan(path, &s, &p);
-    if (rc)
+    if (rc || (rc = apply_shard(&s, &p, shard_opt)))
         return rc;
     rc = show_plan(&s, &p, json, all);
     plan_free(&p);
@@ -448,7 +482,7 @@ static int grid_run(const space *s, const plan *p, const char *path, run_options
 
 static const char *const usage_grid =
     "usage: fasweep grid --space FILE [--store PATH] [--dry-run] [--remeasure]\n"
-    "                    [--refine K] [--device N]\n"
+    "                    [--refine K] [--device N] [--shard I/N]\n"
     "\n"
     "Checks every accepted point of the space against the reference and times it on the\n"
     "GPU, for each measurement mode of the space; every result is committed to the store\n"
@@ -460,6 +494,8 @@ static const char *const usage_grid =
     "  --remeasure    measure points the store already has again\n"
     "  --refine K     afterwards re-measure the K best per problem, more strictly\n"
     "  --device N     CUDA device ordinal (default 0)\n"
+    "  --shard I/N    measure only part I of N of the grid (see fasweep plan --help);\n"
+    "                 under a Slurm job array or srun the part comes from Slurm\n"
     "\n"
     "Ctrl-C stops after the current config; a second Ctrl-C aborts at once.\n"
     "exit status: 0 swept to the end (even if some configs failed), 1 no GPU, interrupted\n"
@@ -467,12 +503,16 @@ static const char *const usage_grid =
 
 static int cmd_grid(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"space", required_argument, NULL, 's'},  {"store", required_argument, NULL, 'S'},
-        {"dry-run", no_argument, NULL, 'n'},      {"remeasure", no_argument, NULL, 'r'},
-        {"refine", required_argument, NULL, 'k'}, {"device", required_argument, NULL, 'd'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
-    const char *path = NULL, *store_opt = NULL;
+    static const struct option opts[] = {{"space", required_argument, NULL, 's'},
+                                         {"store", required_argument, NULL, 'S'},
+                                         {"dry-run", no_argument, NULL, 'n'},
+                                         {"remeasure", no_argument, NULL, 'r'},
+                                         {"refine", required_argument, NULL, 'k'},
+                                         {"device", required_argument, NULL, 'd'},
+                                         {"shard", required_argument, NULL, 'x'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *path = NULL, *store_opt = NULL, *shard_opt = NULL;
     int dry = 0, c;
     run_options o;
     memset(&o, 0, sizeof o);
@@ -500,6 +540,9 @@ static int cmd_grid(int argc, char **argv)
             if (parse_int("--device", optarg, 0, 1024, &o.device))
                 return EXIT_USAGE;
             break;
+        case 'x':
+            shard_opt = optarg;
+            break;
         case 'h':
             return print_usage();
         default:
@@ -513,7 +556,7 @@ static int cmd_grid(int argc, char **argv)
     space s;
     plan p;
     int rc = load_plan(path, &s, &p);
-    if (rc)
+    if (rc || (rc = apply_shard(&s, &p, shard_opt)))
         return rc;
     rc = dry ? show_plan(&s, &p, 0, 0) : grid_run(&s, &p, store_path(store_opt), &o);
     plan_free(&p);

@@ -825,7 +825,7 @@ static int run_start(run_ctx *c, const char *store_path)
         return -1;
     }
     if (run_worker_spawn(&c->w, c->o->device, &c->dev, err, sizeof err) != 0) {
-        run_say(c, "device %d: %s", c->o->device, err);
+        run_say(c, "%s", err);
         return 1;
     }
     snprintf(c->sum->device, sizeof c->sum->device, "%s", c->dev.name);
@@ -878,7 +878,8 @@ void run_print_summary(const run_summary *sum, FILE *out)
             sum->tasks, sum->device[0] ? sum->device : "(no GPU)", sum->measured, sum->skipped,
             sum->wrong, sum->crashed, sum->timeout, sum->rejected);
     if (sum->best_config[0])
-        fprintf(out, "best: %s %.3f us\n", sum->best_config, sum->best_us);
+        fprintf(out, "best: %s %.3f us (highest TFLOPS measured this run)\n", sum->best_config,
+                sum->best_us);
     fprintf(out, "time: wall %.2f s, timed %.4f s", sum->wall_s, sum->timed_s);
     if (sum->timed_s > 0)
         fprintf(out, ", overhead %.1fx", sum->wall_s / sum->timed_s);

@@ -52,9 +52,10 @@ int shard_from_env(shard *out, char *err, size_t errlen)
             count = hi - lo + 1;
             id -= lo;
         } else if (!env_int("SLURM_ARRAY_TASK_COUNT", &count)) {
-            snprintf(err, errlen, "SLURM_ARRAY_TASK_ID is set but neither "
-                                  "SLURM_ARRAY_TASK_MIN/_MAX nor SLURM_ARRAY_TASK_COUNT is: "
-                                  "pass --shard I/N");
+            snprintf(err, errlen,
+                     "SLURM_ARRAY_TASK_ID is set but neither "
+                     "SLURM_ARRAY_TASK_MIN/_MAX nor SLURM_ARRAY_TASK_COUNT is: "
+                     "pass --shard I/N");
             return -1;
         }
         if (count < 1 || id < 0 || id >= count) {
@@ -70,8 +71,7 @@ int shard_from_env(shard *out, char *err, size_t errlen)
     }
     if (env_int("SLURM_PROCID", &procid) && env_int("SLURM_NTASKS", &ntasks) && ntasks > 1) {
         if (procid >= ntasks) {
-            snprintf(err, errlen, "SLURM_PROCID %ld is not below SLURM_NTASKS %ld", procid,
-                     ntasks);
+            snprintf(err, errlen, "SLURM_PROCID %ld is not below SLURM_NTASKS %ld", procid, ntasks);
             return -1;
         }
         out->index = (int)procid;

@@ -70,6 +70,10 @@ typedef struct stats_errors {
 
 void stats_output_errors(const uint16_t *out, const float *ref, size_t n, stats_errors *e);
 
+/* The fp16 (IEEE half bits) to double conversion stats_output_errors uses:
+ * exact for every one of the 65536 codes; NaN codes give NaN. */
+double stats_half_to_double(uint16_t h);
+
 /* The correctness gate: 0 when e passes tol; 1 otherwise, with the reason in
  * why (e.g. "rel_l2 1.2e-02 over the tolerance 5.0e-03"). */
 int stats_gate(const stats_errors *e, const space_tolerance *tol, char *why, size_t n);

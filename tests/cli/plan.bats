@@ -174,3 +174,57 @@ assert c["rejected_by_reason"]["warp_rows"] == 0 and c["rejected_by_reason"]["ch
     expect_status 1
     [ ! -e results.lmdb ] || flunk "./results.lmdb was created"
 }
+
+# Every (problem, config) of a plan --json document on stdin, one per line.
+plan_keys() {
+    python3 -c 'import json, sys
+for p in json.load(sys.stdin)["points"]:
+    print(p["problem"], p["config"], p["reason"])'
+}
+
+@test "plan --shard I/N: parts are disjoint, their union is the whole plan, same split twice" {
+    run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/h100.json" --json
+    expect_status 0
+    echo "$output" | plan_keys | sort >"$BATS_TEST_TMPDIR/all"
+    : >"$BATS_TEST_TMPDIR/union"
+    for part in 0 1 2 3; do
+        run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/h100.json" --json --shard "$part/4"
+        expect_status 0
+        expect_in "$stderr" "shard $part/4"
+        echo "$output" | plan_keys | sort >"$BATS_TEST_TMPDIR/part$part"
+        run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/h100.json" --json --shard "$part/4"
+        [ "$(echo "$output" | plan_keys | sort)" = "$(cat "$BATS_TEST_TMPDIR/part$part")" ] ||
+            flunk "shard $part/4 differs between two runs"
+        cat "$BATS_TEST_TMPDIR/part$part" >>"$BATS_TEST_TMPDIR/union"
+    done
+    # disjoint: no line twice; complete: the sorted union is the whole plan
+    [ -z "$(sort "$BATS_TEST_TMPDIR/union" | uniq -d)" ] || flunk "a point is in two shards"
+    sort "$BATS_TEST_TMPDIR/union" | diff - "$BATS_TEST_TMPDIR/all" || flunk "union != plan"
+}
+
+@test "plan under a Slurm job array or srun takes its shard from the environment" {
+    run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/h100.json" --json --shard 2/4
+    want=$(echo "$output" | plan_keys | sort)
+    SLURM_ARRAY_TASK_ID=12 SLURM_ARRAY_TASK_MIN=10 SLURM_ARRAY_TASK_MAX=13 \
+        run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/h100.json" --json
+    expect_status 0
+    expect_in "$stderr" "shard 2/4 (from Slurm)"
+    [ "$(echo "$output" | plan_keys | sort)" = "$want" ] || flunk "array task 12 of 10-13 is not shard 2/4"
+    SLURM_PROCID=2 SLURM_NTASKS=4 run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/h100.json" --json
+    expect_status 0
+    [ "$(echo "$output" | plan_keys | sort)" = "$want" ] || flunk "srun task 2 of 4 is not shard 2/4"
+    # --shard wins over the environment
+    SLURM_PROCID=0 SLURM_NTASKS=4 run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/h100.json" --json --shard 2/4
+    [ "$(echo "$output" | plan_keys | sort)" = "$want" ] || flunk "--shard did not win"
+}
+
+@test "bad shards: exit 2 naming the form; an array id without a size is an error" {
+    for bad in 4/4 -1/4 1/0 x 1/4x; do
+        run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/ci.json" --shard "$bad"
+        expect_status 2
+        expect_in "$stderr" "I/N"
+    done
+    SLURM_ARRAY_TASK_ID=3 run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/ci.json"
+    expect_status 2
+    expect_in "$stderr" "--shard"
+}

@@ -320,6 +320,30 @@ static void test_gate_nan_error_fails(void **state)
     assert_non_null(strstr(why, "rel_l2"));
 }
 
+static void test_half_to_double_exhaustive(void **state)
+{
+    (void)state;
+    /* Every fp16 code against the reference conversion (kernels/ref_cpu.c). */
+    long nan = 0;
+    for (unsigned h = 0; h < 65536; h++) {
+        const double fast = stats_half_to_double((uint16_t)h);
+        const double slow = ref_half_to_float((uint16_t)h);
+        if (isnan(slow)) {
+            assert_true(isnan(fast));
+            nan++;
+            continue;
+        }
+        if (fast != slow || signbit(fast) != signbit(slow)) {
+            print_error("code 0x%04x: %.17g, expected %.17g\n", h, fast, slow);
+            fail();
+        }
+    }
+    assert_int_equal(nan, 2 * 1023); /* exponent 31, non-zero mantissa, both signs */
+    assert_near(stats_half_to_double(0x3C00), 1.0, 0);
+    assert_near(stats_half_to_double(0x0001), 5.9604644775390625e-08, 0); /* 2^-24 */
+    assert_near(stats_half_to_double(0x7BFF), 65504.0, 0);
+}
+
 /* ---- clock64 -------------------------------------------------------------------------------- */
 
 static void test_cta_clock(void **state)
@@ -390,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_errors_inf),
         cmocka_unit_test(test_errors_fp16_rounding_passes),
         cmocka_unit_test(test_gate_nan_error_fails),
+        cmocka_unit_test(test_half_to_double_exhaustive),
         cmocka_unit_test(test_cta_clock),
         cmocka_unit_test(test_cta_clock_imbalance),
         cmocka_unit_test(test_cta_clock_invalid),

@@ -21,8 +21,7 @@ static void make_space(space *s)
     s->n_problems = 2;
     s->problems[0] = (space_problem){4, 8, 512, 64, 0};
     s->problems[1] = (space_problem){16, 16, 2048, 64, 0};
-    const int bm[] = {32, 64, 128}, bn[] = {32, 64, 128}, w[] = {2, 4}, st[] = {1, 2},
-              z[] = {0, 1};
+    const int bm[] = {32, 64, 128}, bn[] = {32, 64, 128}, w[] = {2, 4}, st[] = {1, 2}, z[] = {0, 1};
     memcpy(s->axis[SPACE_AXIS_BLOCK_M], bm, sizeof bm);
     memcpy(s->axis[SPACE_AXIS_BLOCK_N], bn, sizeof bn);
     memcpy(s->axis[SPACE_AXIS_NUM_WARPS], w, sizeof w);
@@ -46,8 +45,8 @@ static void test_parse(void **state)
     assert_int_equal(sh.count, 4);
     assert_int_equal(shard_parse("3/4", &sh, err, sizeof err), 0);
     assert_int_equal(sh.index, 3);
-    const char *bad[] = {"4/4", "-1/4", "1/0", "1", "/4", "1/", "a/4", "1/4x", " 1/4", "1/+4",
-                         "1//4", ""};
+    const char *bad[] = {"4/4", "-1/4", "1/0",  "1",    "/4",   "1/",
+                         "a/4", "1/4x", " 1/4", "1/+4", "1//4", ""};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
         assert_int_equal(shard_parse(bad[i], &sh, err, sizeof err), -1);
@@ -121,7 +120,7 @@ static void test_partition(void **state)
         assert_int_equal(shard_assign(s, &p, n, b), 0);
         double max_cost = 0;
         for (size_t i = 0; i < p.n; i++) {
-            assert_int_equal(a[i], b[i]); /* deterministic */
+            assert_int_equal(a[i], b[i]);       /* deterministic */
             assert_true(a[i] >= 0 && a[i] < n); /* every point in exactly one part */
             const double c = shard_point_cost(s, &p.points[i]);
             load[a[i]] += c;
