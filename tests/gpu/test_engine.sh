@@ -138,9 +138,11 @@ t_full_sweep() {
     echo "$v"
     "$FASWEEP" grid --space "$CI_SPACE" --store "$st" >"$tmp/again.out" 2>&1 ||
         { why="second run failed"; return 1; }
-    [ "$(summary_count "$tmp/again.out" skipped)" = "$n" ] &&
-        [ "$(summary_count "$tmp/again.out" measured)" = 0 ] ||
-        { why="second run did not skip all $n: $(head -1 "$tmp/again.out")"; return 1; }
+    if [ "$(summary_count "$tmp/again.out" skipped)" != "$n" ] ||
+        [ "$(summary_count "$tmp/again.out" measured)" != 0 ]; then
+        why="second run did not skip all $n: $(head -1 "$tmp/again.out")"
+        return 1
+    fi
 }
 
 t_fault_injection() {
@@ -150,6 +152,7 @@ t_fault_injection() {
     cfgs=$("$FASWEEP" plan --space "$space" --json | python3 -c '
 import json, sys
 print(" ".join(sorted({p["config"] for p in json.load(sys.stdin)["points"] if p["accepted"]})[:2]))')
+    # shellcheck disable=SC2086 # split into the two names on purpose
     set -- $cfgs
     [ $# -eq 2 ] || { why="the CI space has fewer than 2 accepted configs"; return 1; }
     local fault=$1 hang=$2 t0=$SECONDS
@@ -160,9 +163,11 @@ print(" ".join(sorted({p["config"] for p in json.load(sys.stdin)["points"] if p[
     grep -E 'crashed:|timeout:' "$tmp/inject.err"
     [ $rc -eq 0 ] || { why="exit $rc (a sweep with failures still completes)"; return 1; }
     [ $((SECONDS - t0)) -lt 120 ] || { why="took $((SECONDS - t0)) s"; return 1; }
-    [ "$(summary_count "$tmp/inject.out" crashed)" -ge 1 ] &&
-        [ "$(summary_count "$tmp/inject.out" timeout)" -ge 1 ] ||
-        { why="summary lacks crashed/timeout"; return 1; }
+    if [ "$(summary_count "$tmp/inject.out" crashed)" -lt 1 ] ||
+        [ "$(summary_count "$tmp/inject.out" timeout)" -lt 1 ]; then
+        why="summary lacks crashed/timeout"
+        return 1
+    fi
     local v
     v=$(verify "$st" "$space" "$fault=crashed~cudaErrorIllegalAddress" \
         "$hang=timeout~timeout_s") || { why="store: $v"; return 1; }
@@ -197,8 +202,10 @@ t_kill_resume() {
     [ $rc -eq 0 ] || { why="resume exit $rc: $(tail -3 "$tmp/kill2.err")"; return 1; }
     local skipped
     skipped=$(summary_count "$tmp/kill2.out" skipped)
-    [ "${skipped:-0}" -gt 0 ] && [ "$skipped" -ge "$k" ] ||
-        { why="resume skipped '${skipped}', expected >= $k"; return 1; }
+    if [ "${skipped:-0}" -eq 0 ] || [ "$skipped" -lt "$k" ]; then
+        why="resume skipped '${skipped}', expected >= $k"
+        return 1
+    fi
     local v
     v=$(verify "$st" "$space") || { why="store: $v"; return 1; }
     echo "$v"
@@ -227,8 +234,10 @@ t_sigint() {
     grep -q '^interrupted' "$tmp/int.out" || { why="summary does not say interrupted"; return 1; }
     grep -q '^sweep:' "$tmp/int.out" || { why="no summary"; return 1; }
     # The task in flight is finished and stored, nothing after it.
-    [ "$k" -le $((at + 1)) ] && [ "$k" -lt "$n" ] ||
-        { why="$k records after SIGINT at $at (expected at most $((at + 1)))"; return 1; }
+    if [ "$k" -gt $((at + 1)) ] || [ "$k" -ge "$n" ]; then
+        why="$k records after SIGINT at $at (expected at most $((at + 1)))"
+        return 1
+    fi
 }
 
 t_orphan() {
