@@ -32,8 +32,8 @@ part "kernels vs reference (every instance)" "$FA_CHECK"
 if command -v compute-sanitizer >/dev/null; then
     first=$("$FASWEEP" list --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(i["name"] for i in d["instances"][:2]))' 2>/dev/null)
     for inst in $first; do
-        part "memcheck $inst" compute-sanitizer --tool memcheck --error-exitcode 9 "$FA_CHECK" --quick --filter "$inst"
-        part "racecheck $inst" compute-sanitizer --tool racecheck --error-exitcode 9 "$FA_CHECK" --quick --filter "$inst"
+        part "memcheck $inst" timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$FA_CHECK" --quick --filter "$inst"
+        part "racecheck $inst" timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$FA_CHECK" --quick --filter "$inst"
     done
 else
     echo "test-gpu: compute-sanitizer not found: memcheck/racecheck skipped"
