@@ -9,7 +9,8 @@
 #
 # Sweeps SPACE, times the SDPA backends on each of its problems, imports them
 # as baseline records and prints the Top-3 per problem and mode with the
-# speedup over the fastest baseline.
+# speedup over the fastest baseline. The baseline records stay in
+# STORE.baselines.jsonl.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 space=${1:-$here/../spaces/h100.json}
@@ -19,14 +20,23 @@ fasweep=${FASWEEP:-$here/../build/fasweep}
 problems=$(python3 -c 'import json,sys
 for p in json.load(open(sys.argv[1]))["problems"]:
     print("%d,%d,%d,%d%s" % (p["batch"], p["heads"], p["seq_len"], p["head_dim"], ",causal" if p.get("causal") else ""))' "$space")
-base=$(mktemp)
+base=$store.baselines.jsonl
+: >"$base"
 for p in $problems; do
     args=(--problem "${p%,causal}")
     [[ $p == *,causal ]] && args+=(--causal)
     python3 "$here/sdpa_baseline.py" "${args[@]}" --space "$space" >>"$base"
 done
 "$fasweep" import "$base" --store "$store"
+echo "SDPA baselines (median us; same method as the sweep):"
+python3 - "$base" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    k = r["key"]
+    print(f"  {k['problem']:22s} {k['config']:16s} {k['mode']:4s} {r['status']:6s} "
+          f"{r['time']['median_us']:10.2f} us {r['tflops']:7.1f} TFLOPS")
+PY
 for mode in hot cold; do
     "$fasweep" topk -k 3 --mode "$mode" --store "$store" --no-seeds
 done
-rm -f "$base"
