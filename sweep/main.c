@@ -427,6 +427,50 @@ static int cmd_plan(int argc, char **argv)
 
 /* ---- grid ----------------------------------------------------------------------------------- */
 
+/* --devices all|N[,N...]: one worker per listed GPU. "all" asks the driver
+ * (only when probe is set: a dry run needs no GPU). Returns 0, or 1 after
+ * printing a usage error. */
+static int parse_devices(const char *text, int probe, run_options *o)
+{
+    if (strcmp(text, "all") == 0) {
+        char msg[512] = "";
+        const int n = probe ? run_gpu_count(msg, sizeof msg) : 1; /* msg: grid says it again */
+        if (probe && n <= 0)
+            return 0; /* grid's own check says there is no GPU (exit 1) */
+        o->n_devices = n < RUN_MAX_DEVICES ? n : RUN_MAX_DEVICES;
+        for (int i = 0; i < o->n_devices; i++)
+            o->devices[i] = i;
+    } else {
+        const char *p = text;
+        o->n_devices = 0;
+        for (;;) {
+            char *end;
+            errno = 0;
+            const long v = strtol(p, &end, 10);
+            if (end == p || *p == '-' || *p == '+' || errno || v > 1024 ||
+                (*end != ',' && *end != '\0') || o->n_devices == RUN_MAX_DEVICES) {
+                usage_error("bad --devices '%s': expected all, or CUDA ordinals like 0,2 "
+                            "(at most %d)",
+                            text, RUN_MAX_DEVICES);
+                return 1;
+            }
+            for (int i = 0; i < o->n_devices; i++)
+                if (o->devices[i] == (int)v) {
+                    usage_error("bad --devices '%s': GPU %ld is listed twice", text, v);
+                    return 1;
+                }
+            o->devices[o->n_devices++] = (int)v;
+            if (*end == '\0')
+                break;
+            p = end + 1;
+        }
+    }
+    o->device = o->devices[0];
+    if (o->n_devices == 1)
+        o->n_devices = 0; /* one GPU: the plain single-worker path */
+    return 0;
+}
+
 static volatile sig_atomic_t grid_stop;
 
 /* First Ctrl-C: ask the engine to stop after the current config. The
@@ -482,7 +526,7 @@ static int grid_run(const space *s, const plan *p, const char *path, run_options
 
 static const char *const usage_grid =
     "usage: fasweep grid --space FILE [--store PATH] [--dry-run] [--remeasure]\n"
-    "                    [--refine K] [--device N] [--shard I/N]\n"
+    "                    [--refine K] [--device N | --devices all|N,N...] [--shard I/N]\n"
     "\n"
     "Checks every accepted point of the space against the reference and times it on the\n"
     "GPU, for each measurement mode of the space; every result is committed to the store\n"
@@ -494,6 +538,9 @@ static const char *const usage_grid =
     "  --remeasure    measure points the store already has again\n"
     "  --refine K     afterwards re-measure the K best per problem, more strictly\n"
     "  --device N     CUDA device ordinal (default 0)\n"
+    "  --devices L    several GPUs of this host: all, or ordinals like 0,2; one worker\n"
+    "                 process per GPU, tasks go to whichever is free, one store writer;\n"
+    "                 the GPUs must be one model (results are keyed by it)\n"
     "  --shard I/N    measure only part I of N of the grid (see fasweep plan --help);\n"
     "                 under a Slurm job array or srun the part comes from Slurm\n"
     "\n"
@@ -503,16 +550,13 @@ static const char *const usage_grid =
 
 static int cmd_grid(int argc, char **argv)
 {
-    static const struct option opts[] = {{"space", required_argument, NULL, 's'},
-                                         {"store", required_argument, NULL, 'S'},
-                                         {"dry-run", no_argument, NULL, 'n'},
-                                         {"remeasure", no_argument, NULL, 'r'},
-                                         {"refine", required_argument, NULL, 'k'},
-                                         {"device", required_argument, NULL, 'd'},
-                                         {"shard", required_argument, NULL, 'x'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    const char *path = NULL, *store_opt = NULL, *shard_opt = NULL;
+    static const struct option opts[] = {
+        {"space", required_argument, NULL, 's'},  {"store", required_argument, NULL, 'S'},
+        {"dry-run", no_argument, NULL, 'n'},      {"remeasure", no_argument, NULL, 'r'},
+        {"refine", required_argument, NULL, 'k'}, {"device", required_argument, NULL, 'd'},
+        {"shard", required_argument, NULL, 'x'},  {"devices", required_argument, NULL, 'D'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    const char *path = NULL, *store_opt = NULL, *shard_opt = NULL, *devices_opt = NULL;
     int dry = 0, c;
     run_options o;
     memset(&o, 0, sizeof o);
@@ -543,6 +587,9 @@ static int cmd_grid(int argc, char **argv)
         case 'x':
             shard_opt = optarg;
             break;
+        case 'D':
+            devices_opt = optarg;
+            break;
         case 'h':
             return print_usage();
         default:
@@ -553,6 +600,8 @@ static int cmd_grid(int argc, char **argv)
         return usage_error("unexpected argument '%s'", argv[optind]);
     if (!path)
         return usage_error("--space FILE is required");
+    if (devices_opt && parse_devices(devices_opt, !dry, &o))
+        return EXIT_USAGE;
     space s;
     plan p;
     int rc = load_plan(path, &s, &p);

@@ -450,6 +450,33 @@ static int run_send(run_ctx *c, const run_task *t)
     return 1;
 }
 
+/* The record of a task whose worker gave no result: r is how the read
+ * ended (timeout or EOF), started whether the kernel had begun, how the
+ * worker's exit status (it is reaped already). */
+static void run_failure_of(const run_ctx *c, const plan_point *pt, const run_task *t, int r,
+                           int started, const char *how, store_record *rec)
+{
+    char why[256];
+    if (r == RUN_RD_TIMEOUT && started) {
+        snprintf(why, sizeof why,
+                 "no result within measure.timeout_s = %.1f s of the kernel's first launch: it "
+                 "hangs or is far too slow; the worker was killed",
+                 t->measure.timeout_s);
+        run_failure_record(c, pt, t->mode, STORE_ST_TIMEOUT, why, rec);
+    } else if (r == RUN_RD_TIMEOUT) {
+        snprintf(why, sizeof why,
+                 "the problem setup (inputs and reference) took longer than %.0f s; the worker "
+                 "was killed",
+                 RUN_SETUP_TIMEOUT_S);
+        run_failure_record(c, pt, t->mode, STORE_ST_TIMEOUT, why, rec);
+    } else {
+        snprintf(why, sizeof why,
+                 "the worker process %s during the task without reporting a CUDA error%s", how,
+                 r == RUN_RD_OK ? " (it sent an unexpected message)" : "");
+        run_failure_record(c, pt, t->mode, STORE_ST_CRASHED, why, rec);
+    }
+}
+
 /* Waits for the worker's answer to the task just sent and turns it, or its
  * absence, into a record (without provenance). The task's timeout_s counts
  * from the worker's STARTED message; the setup before it has its own. */
@@ -473,26 +500,9 @@ static void run_collect(run_ctx *c, const plan_point *pt, const run_task *t, sto
         }
         return;
     }
-    char how[96], why[256];
+    char how[96];
     run_worker_reap(&c->w, 1, how, sizeof how);
-    if (r == RUN_RD_TIMEOUT && started) {
-        snprintf(why, sizeof why,
-                 "no result within measure.timeout_s = %.1f s of the kernel's first launch: it "
-                 "hangs or is far too slow; the worker was killed",
-                 t->measure.timeout_s);
-        run_failure_record(c, pt, t->mode, STORE_ST_TIMEOUT, why, rec);
-    } else if (r == RUN_RD_TIMEOUT) {
-        snprintf(why, sizeof why,
-                 "the problem setup (inputs and reference) took longer than %.0f s; the worker "
-                 "was killed",
-                 RUN_SETUP_TIMEOUT_S);
-        run_failure_record(c, pt, t->mode, STORE_ST_TIMEOUT, why, rec);
-    } else {
-        snprintf(why, sizeof why,
-                 "the worker process %s during the task without reporting a CUDA error%s", how,
-                 r == RUN_RD_OK ? " (it sent an unexpected message)" : "");
-        run_failure_record(c, pt, t->mode, STORE_ST_CRASHED, why, rec);
-    }
+    run_failure_of(c, pt, t, r, started, how, rec);
 }
 
 /* Counts a stored record and keeps the best results. */
@@ -562,28 +572,36 @@ static int run_store(run_ctx *c, store_record *r, int policy)
     return 0;
 }
 
+/* The task for one (point, mode), and its progress label. */
+static void run_make_task(const run_ctx *c, int point, const char *mode, const space_measure *m,
+                          run_task *t, char *label, size_t n)
+{
+    const plan_point *pt = &c->p->points[point];
+    memset(t, 0, sizeof *t);
+    t->problem = c->s->problems[pt->problem];
+    t->cfg = pt->cfg;
+    snprintf(t->mode, sizeof t->mode, "%s", mode);
+    t->measure = *m;
+    t->tol = c->s->tolerance;
+    t->inject = run_inject_for(c, &pt->cfg);
+    char prob[48], cfg[64];
+    space_problem_format(&t->problem, prob, sizeof prob);
+    fa_config_format(&t->cfg, cfg, sizeof cfg);
+    snprintf(label, n, "%s %s %s", prob, cfg, mode);
+}
+
 /* One task from send to store. Returns 0, 1 when no worker can run it
  * (GPU unusable), -1 on a store error. *out gets the stored record. */
 static int run_task_one(run_ctx *c, int point, const char *mode, const space_measure *m, int policy,
                         store_record *out)
 {
-    const plan_point *pt = &c->p->points[point];
     run_task t;
-    memset(&t, 0, sizeof t);
-    t.problem = c->s->problems[pt->problem];
-    t.cfg = pt->cfg;
-    snprintf(t.mode, sizeof t.mode, "%s", mode);
-    t.measure = *m;
-    t.tol = c->s->tolerance;
-    t.inject = run_inject_for(c, &pt->cfg);
-    char prob[48], cfg[64], label[160];
-    space_problem_format(&t.problem, prob, sizeof prob);
-    fa_config_format(&t.cfg, cfg, sizeof cfg);
-    snprintf(label, sizeof label, "%s %s %s", prob, cfg, mode);
+    char label[160];
+    run_make_task(c, point, mode, m, &t, label, sizeof label);
     run_progress_begin_task(&c->prog, label);
     if (run_send(c, &t))
         return 1;
-    run_collect(c, pt, &t, out);
+    run_collect(c, &c->p->points[point], &t, out);
     return run_store(c, out, policy) ? -1 : 0;
 }
 
@@ -651,9 +669,212 @@ static void run_best_text(const run_ctx *c, int problem, char *buf, size_t n)
         buf[0] = '\0';
 }
 
+/* ---- several GPUs: one worker each, tasks to whichever is free --------------------------------
+ */
+
+typedef struct run_slot {
+    run_worker w;
+    int device;
+    run_device_info dev;
+    int busy, started, dead;
+    size_t item; /* index of the task in flight */
+    run_task t;
+    double deadline; /* run_progress_now() time by which it must answer */
+} run_slot;
+
+/* Stores and counts the record of a finished task; frees the slot. */
+static int run_slot_finish(run_ctx *c, run_slot *sl, const run_item *items, store_record *rec)
+{
+    const plan_point *pt = &c->p->points[items[sl->item].point];
+    sl->busy = 0;
+    if (run_store(c, rec, RUN_PUT_ALWAYS))
+        return -1;
+    run_tally(c, pt, rec);
+    char best[96];
+    run_best_text(c, pt->problem, best, sizeof best);
+    run_progress_end_task(&c->prog, best[0] ? best : NULL);
+    return 0;
+}
+
+/* Hands the next pending task to an idle slot (starting its worker when
+ * needed). Returns 1 when it did, 0 when nothing is left to hand out. */
+static int run_slot_assign(run_ctx *c, run_slot *sl, run_item *items, size_t n, size_t *next)
+{
+    while (*next < n && items[*next].skip)
+        (*next)++;
+    if (*next >= n || (c->o->stop && *c->o->stop))
+        return 0;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        char err[512];
+        if (!sl->w.pid && run_worker_spawn(&sl->w, sl->device, &sl->dev, err, sizeof err) != 0) {
+            run_say(c, "GPU %d: %s; it takes no more tasks", sl->device, err);
+            sl->dead = 1;
+            return 0;
+        }
+        char label[160];
+        run_make_task(c, items[*next].point, c->s->measure.modes[items[*next].mode], &c->s->measure,
+                      &sl->t, label, sizeof label);
+        if (run_write_full(sl->w.task_fd, &sl->t, sizeof sl->t) == 0) {
+            run_progress_begin_task(&c->prog, label);
+            sl->item = (*next)++;
+            sl->busy = 1;
+            sl->started = 0;
+            sl->deadline = run_progress_now() + RUN_SETUP_TIMEOUT_S;
+            return 1;
+        }
+        char how[96];
+        run_worker_reap(&sl->w, 1, how, sizeof how);
+    }
+    run_say(c, "GPU %d: its worker dies at once; it takes no more tasks", sl->device);
+    sl->dead = 1;
+    return 0;
+}
+
+/* Reads what a busy slot's worker said (or notices its deadline passed)
+ * and finishes the task when it is over. Returns 0 or -1 (store error). */
+static int run_slot_poll(run_ctx *c, run_slot *sl, int readable, const run_item *items)
+{
+    static run_msg m;
+    const plan_point *pt = &c->p->points[items[sl->item].point];
+    store_record rec;
+    int r = RUN_RD_TIMEOUT;
+    if (readable) {
+        r = run_read_timeout(sl->w.msg_fd, &m, sizeof m, 5.0);
+        if (r == RUN_RD_OK && m.type == RUN_MSG_STARTED && !sl->started) {
+            sl->started = 1;
+            sl->deadline = run_progress_now() + sl->t.measure.timeout_s;
+            return 0;
+        }
+        if (r == RUN_RD_OK && m.type == RUN_MSG_RESULT) {
+            rec = m.rec;
+            c->sum->timed_s += m.timed_s;
+            if (m.fatal) {
+                char how[96];
+                run_worker_reap(&sl->w, 0, how, sizeof how);
+            }
+            return run_slot_finish(c, sl, items, &rec);
+        }
+    } else if (run_progress_now() < sl->deadline) {
+        return 0;
+    }
+    char how[96];
+    run_worker_reap(&sl->w, 1, how, sizeof how);
+    c->dev = sl->dev; /* the failure record names this GPU */
+    run_failure_of(c, pt, &sl->t, r, sl->started, how, &rec);
+    return run_slot_finish(c, sl, items, &rec);
+}
+
+/* Waits until a busy slot has something to say or reaches its deadline;
+ * then lets each such slot handle it. Returns 0 or -1. */
+static int run_slots_wait(run_ctx *c, run_slot *slots, int ns, const run_item *items)
+{
+    struct pollfd fds[RUN_MAX_DEVICES];
+    int idx[RUN_MAX_DEVICES], nf = 0;
+    double wait_s = 3600;
+    const double now = run_progress_now();
+    for (int k = 0; k < ns; k++) {
+        if (!slots[k].busy)
+            continue;
+        fds[nf].fd = slots[k].w.msg_fd;
+        fds[nf].events = POLLIN;
+        fds[nf].revents = 0;
+        idx[nf++] = k;
+        wait_s = fmin(wait_s, slots[k].deadline - now);
+    }
+    const int ms = wait_s <= 0 ? 0 : (int)(wait_s * 1000) + 1;
+    if (poll(fds, (nfds_t)nf, ms) < 0 && errno != EINTR) {
+        run_say(c, "poll on the CUDA workers failed: %s", strerror(errno));
+        return -1;
+    }
+    for (int i = 0; i < nf; i++) {
+        const int readable = (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+        if (run_slot_poll(c, &slots[idx[i]], readable, items))
+            return -1;
+    }
+    return 0;
+}
+
+/* Starts one worker per listed GPU; all must be the same model. Returns
+ * 0, or 1 with a message. */
+static int run_slots_start(run_ctx *c, run_slot *slots, int ns)
+{
+    for (int k = 0; k < ns; k++) {
+        char err[512];
+        slots[k].device = c->o->devices[k];
+        if (run_worker_spawn(&slots[k].w, slots[k].device, &slots[k].dev, err, sizeof err)) {
+            run_say(c, "GPU %d: %s", slots[k].device, err);
+            return 1;
+        }
+        if (strcmp(slots[k].dev.name, slots[0].dev.name) != 0) {
+            run_say(c,
+                    "GPU %d is a %s but GPU %d a %s: results are keyed by GPU model, so "
+                    "sweep each model in its own run (--devices with GPUs of one model)",
+                    slots[0].device, slots[0].dev.name, slots[k].device, slots[k].dev.name);
+            return 1;
+        }
+    }
+    c->dev = slots[0].dev;
+    snprintf(c->sum->device, sizeof c->sum->device, "%s", c->dev.name);
+    return 0;
+}
+
+/* The sweep over several GPUs. Returns 0, 1 (interrupted or no GPU
+ * usable), -1 (store error). */
+static int run_sweep_multi(run_ctx *c)
+{
+    const int ns = c->o->n_devices;
+    run_slot *slots = calloc((size_t)ns, sizeof *slots);
+    if (!slots) {
+        run_say(c, "out of memory for %d workers", ns);
+        return 1;
+    }
+    size_t n = 0, next = 0;
+    run_item *items = NULL;
+    /* The workers' HELLO names the GPU model, which the keys need. */
+    int rc = run_slots_start(c, slots, ns);
+    if (rc == 0 && !(items = run_items(c, &n, &rc)) && rc == 0)
+        rc = 1;
+    if (rc == 0) {
+        for (size_t i = 0; i < n; i++)
+            c->sum->skipped += items[i].skip;
+        if (c->sum->skipped)
+            run_say(c, "%ld of %zu tasks are in the store already and are skipped", c->sum->skipped,
+                    n);
+        run_progress_start(&c->prog, c->out, (long)n - c->sum->skipped);
+    }
+    while (rc == 0) {
+        int busy = 0;
+        for (int k = 0; k < ns; k++) {
+            if (!slots[k].busy && !slots[k].dead)
+                run_slot_assign(c, &slots[k], items, n, &next);
+            busy += slots[k].busy;
+        }
+        if (!busy)
+            break;
+        rc = run_slots_wait(c, slots, ns, items);
+    }
+    while (next < n && items[next].skip)
+        next++;
+    if (rc == 0 && next < n) {
+        if (c->o->stop && *c->o->stop)
+            c->sum->interrupted = 1;
+        else
+            rc = 1; /* every GPU gave up */
+    }
+    for (int k = 0; k < ns; k++)
+        run_worker_quit(&slots[k].w);
+    if (items)
+        run_progress_finish(&c->prog);
+    free(items);
+    free(slots);
+    return rc ? rc : c->sum->interrupted;
+}
+
 /* The sweep proper. Returns 0, 1 (interrupted or GPU unusable), -1. */
 static int run_sweep(run_ctx *c)
 {
+    if (c->o->n_devices > 1)
+        return run_sweep_multi(c);
     size_t n = 0;
     int rc = 0;
     run_item *items = run_items(c, &n, &rc);
@@ -824,6 +1045,8 @@ static int run_start(run_ctx *c, const char *store_path)
         c->st = NULL;
         return -1;
     }
+    if (c->o->n_devices > 1) /* run_sweep_multi starts one worker per GPU */
+        return 0;
     if (run_worker_spawn(&c->w, c->o->device, &c->dev, err, sizeof err) != 0) {
         run_say(c, "%s", err);
         return 1;

@@ -21,26 +21,33 @@
 #include "plan.h"
 #include "space.h"
 
+#define RUN_MAX_DEVICES 16
+
 typedef struct run_options {
-    int device;          /* CUDA device ordinal (default 0) */
-    int remeasure;       /* 1: measure even what the store has */
-    int refine_k;        /* >0: re-measure the top K per problem, stricter */
-    FILE *progress;      /* live progress and summary (stderr), NULL = quiet */
+    int device; /* CUDA device ordinal (default 0) */
+    /* More than one: one worker process per listed GPU; the engine hands
+     * each task to whichever worker is free and alone writes the store.
+     * All listed GPUs must be the same model (records are keyed by it). */
+    int n_devices;
+    int devices[RUN_MAX_DEVICES];
+    int remeasure;  /* 1: measure even what the store has */
+    int refine_k;   /* >0: re-measure the top K per problem, stricter */
+    FILE *progress; /* live progress and summary (stderr), NULL = quiet */
     /* Set to 1 (e.g. by a SIGINT handler) to stop after the current task. */
     volatile sig_atomic_t *stop;
 } run_options;
 
 typedef struct run_summary {
-    long tasks;     /* (point, mode) pairs in the plan's accepted points */
-    long measured;  /* stored "ok" this run */
-    long skipped;   /* already in the store */
-    long rejected;  /* points the plan rejected */
+    long tasks;    /* (point, mode) pairs in the plan's accepted points */
+    long measured; /* stored "ok" this run */
+    long skipped;  /* already in the store */
+    long rejected; /* points the plan rejected */
     long wrong, crashed, timeout;
     int interrupted;
-    double wall_s;       /* whole run */
-    double timed_s;      /* summed time inside timed launches */
+    double wall_s;  /* whole run */
+    double timed_s; /* summed time inside timed launches */
     char best_config[64];
-    double best_us;      /* of the best "ok" hot record this run, or 0 */
+    double best_us; /* of the best "ok" hot record this run, or 0 */
     char device[64];
 } run_summary;
 
@@ -54,8 +61,8 @@ int run_gpu_count(char *msg, size_t n);
  * to the end (even if some configs were wrong or crashed), 1 when it was
  * interrupted or the GPU could not be used (message printed to
  * opts->progress), -1 on a store error. */
-int run_grid(const space *s, const plan *p, const char *store_path,
-             const run_options *opts, run_summary *sum);
+int run_grid(const space *s, const plan *p, const char *store_path, const run_options *opts,
+             run_summary *sum);
 
 void run_print_summary(const run_summary *sum, FILE *out);
 

@@ -228,3 +228,16 @@ for p in json.load(sys.stdin)["points"]:
     expect_status 2
     expect_in "$stderr" "--shard"
 }
+
+@test "grid --devices: bad lists are usage errors; without a GPU it says so (exit 1)" {
+    for bad in 0,x 0,0 -1 "" 1,,2 0,1,; do
+        run --separate-stderr "$FASWEEP" grid --space "$REPO/spaces/ci.json" --devices "$bad" --store "$BATS_TEST_TMPDIR/s"
+        expect_status 2
+    done
+    CUDA_VISIBLE_DEVICES= run --separate-stderr "$FASWEEP" grid --space "$REPO/spaces/ci.json" --devices all --store "$BATS_TEST_TMPDIR/s"
+    expect_status 1
+    expect_in "$stderr" "no CUDA GPU"
+    [ ! -e "$BATS_TEST_TMPDIR/s" ] || flunk "a store was created"
+    run --separate-stderr "$FASWEEP" grid --space "$REPO/spaces/ci.json" --devices 0,1 --dry-run
+    expect_status 0
+}

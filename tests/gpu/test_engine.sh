@@ -269,10 +269,44 @@ print([p["config"] for p in json.load(sys.stdin)["points"] if p["accepted"]][0])
     bg_pid=""
 }
 
+# Several GPUs (--devices all): every key once, and crash isolation per
+# worker (one config faults, one hangs; the sweep completes on the others).
+t_multi_gpu() {
+    local ngpu
+    ngpu=$(nvidia-smi -L | grep -c '^GPU')
+    if [ "$ngpu" -lt 2 ]; then
+        echo "SKIP: $ngpu GPU here, --devices needs 2"
+        return 0
+    fi
+    local space=$tmp/multi.json st=$tmp/multi.lmdb
+    space_with "$space" '{"timeout_s": 3, "modes": ["hot", "cold"]}'
+    local cfgs
+    cfgs=$("$FASWEEP" plan --space "$space" --json | python3 -c '
+import json, sys
+print(" ".join(sorted({p["config"] for p in json.load(sys.stdin)["points"] if p["accepted"]})[:2]))')
+    # shellcheck disable=SC2086 # split into the two names on purpose
+    set -- $cfgs
+    FASWEEP_INJECT="fault:$1,hang:$2" "$FASWEEP" grid --space "$space" --store "$st" \
+        --devices all >"$tmp/multi.out" 2>"$tmp/multi.err"
+    local rc=$?
+    cat "$tmp/multi.out"
+    [ $rc -eq 0 ] || { why="exit $rc: $(tail -3 "$tmp/multi.err")"; return 1; }
+    local v
+    v=$(verify "$st" "$space" "$1=crashed~cudaErrorIllegalAddress" "$2=timeout~timeout_s") ||
+        { why="store: $v"; return 1; }
+    echo "$v"
+    "$FASWEEP" export --format jsonl --store "$st" | python3 -c '
+import json, sys
+uu = {json.loads(l)["env"]["gpu_uuid"] for l in sys.stdin if json.loads(l)["status"] == "ok"}
+print(f"ok records came from {len(uu)} GPUs")
+sys.exit(0 if len(uu) >= 2 else 1)' || { why="all results came from one GPU"; return 1; }
+}
+
 run_test "full sweep of the CI space" t_full_sweep
 run_test "fault and hang injection" t_fault_injection
 run_test "kill -9 and resume" t_kill_resume
 run_test "SIGINT stops after the current task" t_sigint
 run_test "no orphaned worker after kill -9" t_orphan
+run_test "several GPUs (--devices all)" t_multi_gpu
 echo "test_engine: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
