@@ -677,7 +677,8 @@ typedef struct run_slot {
     int device;
     run_device_info dev;
     int busy, started, dead;
-    size_t item; /* index of the task in flight */
+    size_t item;              /* index of the task in flight */
+    int problem, has_problem; /* the problem its worker set up last */
     run_task t;
     double deadline; /* run_progress_now() time by which it must answer */
 } run_slot;
@@ -696,13 +697,39 @@ static int run_slot_finish(run_ctx *c, run_slot *sl, const run_item *items, stor
     return 0;
 }
 
-/* Hands the next pending task to an idle slot (starting its worker when
- * needed). Returns 1 when it did, 0 when nothing is left to hand out. */
-static int run_slot_assign(run_ctx *c, run_slot *sl, run_item *items, size_t n, size_t *next)
+/* The pending task a slot should take next, or n when none is left. A
+ * worker computes the inputs and reference of each problem it meets, so a
+ * slot stays on its problem, else takes one no other slot is on, else any:
+ * with several problems each reference is computed about once. */
+static size_t run_slot_pick(const run_slot *slots, int ns, const run_slot *sl, const run_ctx *c,
+                            const run_item *items, size_t n)
 {
-    while (*next < n && items[*next].skip)
-        (*next)++;
-    if (*next >= n || (c->o->stop && *c->o->stop))
+    size_t first = n, fresh = n;
+    for (size_t i = 0; i < n; i++) {
+        if (items[i].skip)
+            continue;
+        const int prob = c->p->points[items[i].point].problem;
+        if (sl->has_problem && prob == sl->problem)
+            return i;
+        if (first == n)
+            first = i;
+        int taken = 0;
+        for (int k = 0; k < ns; k++)
+            taken |= slots[k].has_problem && slots[k].problem == prob;
+        if (!taken && fresh == n)
+            fresh = i;
+    }
+    return fresh < n ? fresh : first;
+}
+
+/* Hands the next pending task to an idle slot (starting its worker when
+ * needed); a task handed out is marked skip. Returns 1 when it did, 0 when
+ * nothing is left to hand out or the slot's GPU is unusable. */
+static int run_slot_assign(run_ctx *c, run_slot *slots, int ns, run_slot *sl, run_item *items,
+                           size_t n)
+{
+    const size_t i = run_slot_pick(slots, ns, sl, c, items, n);
+    if (i >= n || (c->o->stop && *c->o->stop))
         return 0;
     for (int attempt = 0; attempt < 2; attempt++) {
         char err[512];
@@ -712,11 +739,14 @@ static int run_slot_assign(run_ctx *c, run_slot *sl, run_item *items, size_t n, 
             return 0;
         }
         char label[160];
-        run_make_task(c, items[*next].point, c->s->measure.modes[items[*next].mode], &c->s->measure,
-                      &sl->t, label, sizeof label);
+        run_make_task(c, items[i].point, c->s->measure.modes[items[i].mode], &c->s->measure, &sl->t,
+                      label, sizeof label);
         if (run_write_full(sl->w.task_fd, &sl->t, sizeof sl->t) == 0) {
             run_progress_begin_task(&c->prog, label);
-            sl->item = (*next)++;
+            items[i].skip = 1;
+            sl->item = i;
+            sl->problem = c->p->points[items[i].point].problem;
+            sl->has_problem = 1;
             sl->busy = 1;
             sl->started = 0;
             sl->deadline = run_progress_now() + RUN_SETUP_TIMEOUT_S;
@@ -828,7 +858,7 @@ static int run_sweep_multi(run_ctx *c)
         run_say(c, "out of memory for %d workers", ns);
         return 1;
     }
-    size_t n = 0, next = 0;
+    size_t n = 0;
     run_item *items = NULL;
     /* The workers' HELLO names the GPU model, which the keys need. */
     int rc = run_slots_start(c, slots, ns);
@@ -846,16 +876,17 @@ static int run_sweep_multi(run_ctx *c)
         int busy = 0;
         for (int k = 0; k < ns; k++) {
             if (!slots[k].busy && !slots[k].dead)
-                run_slot_assign(c, &slots[k], items, n, &next);
+                run_slot_assign(c, slots, ns, &slots[k], items, n);
             busy += slots[k].busy;
         }
         if (!busy)
             break;
         rc = run_slots_wait(c, slots, ns, items);
     }
-    while (next < n && items[next].skip)
-        next++;
-    if (rc == 0 && next < n) {
+    size_t left = 0; /* tasks never handed out */
+    for (size_t i = 0; items && i < n; i++)
+        left += !items[i].skip;
+    if (rc == 0 && left > 0) {
         if (c->o->stop && *c->o->stop)
             c->sum->interrupted = 1;
         else
