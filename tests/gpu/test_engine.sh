@@ -295,11 +295,13 @@ print(" ".join(sorted({p["config"] for p in json.load(sys.stdin)["points"] if p[
     v=$(verify "$st" "$space" "$1=crashed~cudaErrorIllegalAddress" "$2=timeout~timeout_s") ||
         { why="store: $v"; return 1; }
     echo "$v"
+    # Both GPUs worked: records (ok or not) carry the UUID of the GPU that
+    # ran them. (Which GPU gets the injected configs depends on timing.)
     "$FASWEEP" export --format jsonl --store "$st" | python3 -c '
 import json, sys
-uu = {json.loads(l)["env"]["gpu_uuid"] for l in sys.stdin if json.loads(l)["status"] == "ok"}
-print(f"ok records came from {len(uu)} GPUs")
-sys.exit(0 if len(uu) >= 2 else 1)' || { why="all results came from one GPU"; return 1; }
+uu = {json.loads(l)["env"]["gpu_uuid"] for l in sys.stdin}
+print(f"records came from {len(uu)} GPUs")
+sys.exit(0 if len(uu) >= 2 else 1)' || { why="all records came from one GPU"; return 1; }
 }
 
 run_test "full sweep of the CI space" t_full_sweep
