@@ -1029,17 +1029,19 @@ static const char *const usage_import =
     "\n"
     "exit status: 0 ok, 1 store failure, 2 unreadable file, bad line (named) or option.\n";
 
-static int cmd_import(int argc, char **argv)
+/* Options of a command whose only option is --store (import, merge).
+ * Returns -1 to go on, else the exit status (help printed, or a usage
+ * error). */
+static int store_only_options(int argc, char **argv, const char **store_opt)
 {
     static const struct option opts[] = {{"store", required_argument, NULL, 'S'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    const char *store_opt = NULL;
     int c;
     while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (c) {
         case 'S':
-            if (path_arg("--store", &store_opt))
+            if (path_arg("--store", store_opt))
                 return EXIT_USAGE;
             break;
         case 'h':
@@ -1048,6 +1050,15 @@ static int cmd_import(int argc, char **argv)
             return option_error(c, argv);
         }
     }
+    return -1;
+}
+
+static int cmd_import(int argc, char **argv)
+{
+    const char *store_opt = NULL;
+    const int rc = store_only_options(argc, argv, &store_opt);
+    if (rc >= 0)
+        return rc;
     if (argc - optind != 1)
         return usage_error("wants exactly one FILE.jsonl, got %d", argc - optind);
     if (!*argv[optind])
@@ -1109,23 +1120,10 @@ static const char *const usage_merge =
 
 static int cmd_merge(int argc, char **argv)
 {
-    static const struct option opts[] = {{"store", required_argument, NULL, 'S'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
     const char *store_opt = NULL;
-    int c;
-    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'S':
-            if (path_arg("--store", &store_opt))
-                return EXIT_USAGE;
-            break;
-        case 'h':
-            return print_usage();
-        default:
-            return option_error(c, argv);
-        }
-    }
+    const int rc = store_only_options(argc, argv, &store_opt);
+    if (rc >= 0)
+        return rc;
     if (optind >= argc)
         return usage_error("wants at least one source store SRC.lmdb");
     for (int i = optind; i < argc; i++)

@@ -110,6 +110,13 @@ summary_count() {
     sed -n 's/.*[ ,:]'"$2"' \([0-9][0-9]*\).*/\1/p' "$1" | head -1
 }
 
+# The first two accepted configs of a space, for fault and hang injection.
+two_configs() { # space
+    "$FASWEEP" plan --space "$1" --json | python3 -c '
+import json, sys
+print(" ".join(sorted({p["config"] for p in json.load(sys.stdin)["points"] if p["accepted"]})[:2]))'
+}
+
 run_test() { # name function
     echo "== $1"
     why=""
@@ -148,12 +155,8 @@ t_full_sweep() {
 t_fault_injection() {
     local space=$tmp/inject.json st=$tmp/inject.lmdb
     space_with "$space" '{"timeout_s": 3}'
-    local cfgs
-    cfgs=$("$FASWEEP" plan --space "$space" --json | python3 -c '
-import json, sys
-print(" ".join(sorted({p["config"] for p in json.load(sys.stdin)["points"] if p["accepted"]})[:2]))')
-    # shellcheck disable=SC2086 # split into the two names on purpose
-    set -- $cfgs
+    # shellcheck disable=SC2046 # split into the two names on purpose
+    set -- $(two_configs "$space")
     [ $# -eq 2 ] || { why="the CI space has fewer than 2 accepted configs"; return 1; }
     local fault=$1 hang=$2 t0=$SECONDS
     FASWEEP_INJECT="fault:$fault,hang:$hang" "$FASWEEP" grid --space "$space" --store "$st" \
@@ -280,12 +283,8 @@ t_multi_gpu() {
     fi
     local space=$tmp/multi.json st=$tmp/multi.lmdb
     space_with "$space" '{"timeout_s": 3, "modes": ["hot", "cold"]}'
-    local cfgs
-    cfgs=$("$FASWEEP" plan --space "$space" --json | python3 -c '
-import json, sys
-print(" ".join(sorted({p["config"] for p in json.load(sys.stdin)["points"] if p["accepted"]})[:2]))')
-    # shellcheck disable=SC2086 # split into the two names on purpose
-    set -- $cfgs
+    # shellcheck disable=SC2046 # split into the two names on purpose
+    set -- $(two_configs "$space")
     FASWEEP_INJECT="fault:$1,hang:$2" "$FASWEEP" grid --space "$space" --store "$st" \
         --devices all >"$tmp/multi.out" 2>"$tmp/multi.err"
     local rc=$?
