@@ -141,7 +141,7 @@ cli: $(BUILD)/fasweep
 
 # Every CPU test against a small build (the CI space), then the same under
 # AddressSanitizer + UBSan, then a short fuzz run of the space parser.
-check: unit cli
+check: format-check unit cli
 	$(MAKE) BUILD=$(BUILD)/asan KBUILD=$(KBUILD) SAN=1 SPACES="$(SPACES)" unit cli
 	$(MAKE) BUILD=$(BUILD) fuzz
 
@@ -185,8 +185,17 @@ dist: $(BUILD)/fasweep $(BUILD)/fa_check $(BUILD)/fa_bench
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu' '*.cuh')
+# The tree is formatted with clang-format $(FORMAT_MAJOR) (Debian bookworm). Other
+# majors differ in small details, so there the check only reports.
+FORMAT_MAJOR = 14
 format-check:
-	clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h' '*.cu' '*.cuh')
+	@v=$$(clang-format --version | sed -n 's/.*version \([0-9]*\).*/\1/p'); \
+	if [ "$$v" = "$(FORMAT_MAJOR)" ]; then \
+	  clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h' '*.cu' '*.cuh') && echo "format-check: clean"; \
+	else \
+	  echo "format-check: clang-format $$v, tree uses $(FORMAT_MAJOR): reporting only" >&2; \
+	  clang-format --dry-run $$(git ls-files '*.c' '*.h' '*.cu' '*.cuh') 2>&1 | head -20; \
+	fi
 
 clean:
 	rm -rf build dist

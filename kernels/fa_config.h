@@ -36,7 +36,10 @@ typedef struct fa_config {
 #define FA_MMA_M 16
 
 /* Threads per CTA. */
-static inline FA_HD int fa_threads(const fa_config *c) { return c->warps * 32; }
+static inline FA_HD int fa_threads(const fa_config *c)
+{
+    return c->warps * 32;
+}
 
 /* Bytes of one [rows x head_dim] fp16 tile in shared memory. */
 static inline FA_HD long fa_tile_bytes(int rows, int head_dim)

@@ -21,8 +21,8 @@ typedef struct fa_args {
     const void *q, *k, *v; /* fp16 [B,H,S,D] inputs, device memory */
     void *o;               /* fp16 [B,H,S,D] output, device memory */
     int batch, heads, seq_len, head_dim;
-    int causal;            /* 1: key j is masked for query i when j > i */
-    float softmax_scale;   /* usually 1/sqrt(head_dim) */
+    int causal;          /* 1: key j is masked for query i when j > i */
+    float softmax_scale; /* usually 1/sqrt(head_dim) */
     /* Optional clock64 instrumentation: when non-NULL, thread 0 of each CTA
      * writes {start cycle, end cycle, SM id} at cta_clock[3*cta]. Costs two
      * uniform branches per CTA when NULL. */
@@ -39,7 +39,7 @@ typedef int (*fa_launch_fn)(const fa_args *a, fa_stream stream);
 
 typedef struct fa_instance {
     fa_config cfg;
-    const char *name;   /* fa_config_format text */
+    const char *name; /* fa_config_format text */
     fa_launch_fn launch;
     const void *kernel; /* the __global__ function, for attribute queries */
 } fa_instance;

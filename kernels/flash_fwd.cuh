@@ -29,7 +29,8 @@
 #include "fa_config.h"
 #include "fa_launch.h"
 
-namespace fa {
+namespace fa
+{
 
 // ---- PTX wrappers -----------------------------------------------------------
 
@@ -45,7 +46,10 @@ __device__ __forceinline__ void cp_async_16(uint32_t dst, const void *src, int s
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
                  "r"(src_bytes));
 }
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
 template <int N> __device__ __forceinline__ void cp_async_wait()
 {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
@@ -65,8 +69,7 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t r[4], uint32_t addr)
 }
 
 // C[16x8] += A[16x16] * B[16x8], fp16 inputs, fp32 accumulators.
-__device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], uint32_t b0,
-                                          uint32_t b1)
+__device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
 {
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
                  "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
@@ -190,8 +193,8 @@ __global__ void __launch_bounds__(WARPS * 32) flash_fwd_kernel(const fa_args a)
     uint32_t q_frag[Q_IN_REGS ? MT : 1][Q_IN_REGS ? KS : 1][4];
 
     // ldmatrix lane -> (row, column) of the 16x16 block it addresses.
-    const int a_row = (lane & 7) + ((lane >> 3) & 1) * 8, a_ch = lane >> 4;       // A / .trans B
-    const int b_row = (lane & 7) + (lane >> 4) * 8, b_ch = (lane >> 3) & 1;       // B from K rows
+    const int a_row = (lane & 7) + ((lane >> 3) & 1) * 8, a_ch = lane >> 4; // A / .trans B
+    const int b_row = (lane & 7) + (lane >> 4) * 8, b_ch = (lane >> 3) & 1; // B from K rows
 
     for (int j = 0; j < n_tiles; j++) {
         // Refill the slot tile j-1 used (freed by the barrier that ended j-1).
@@ -236,16 +239,16 @@ __global__ void __launch_bounds__(WARPS * 32) flash_fwd_kernel(const fa_args a)
                     for (int e = 0; e < 4; e++)
                         qa[mt][e] = q_frag[Q_IN_REGS ? mt : 0][Q_IN_REGS ? ks : 0][e];
                 } else {
-                    ldmatrix_x4(qa[mt], smem_addr(sQ + tile_off<D, SWIZZLE>(
-                                                           warp_row0 + mt * 16 + a_row,
-                                                           ks * 2 + a_ch)));
+                    ldmatrix_x4(qa[mt],
+                                smem_addr(sQ + tile_off<D, SWIZZLE>(warp_row0 + mt * 16 + a_row,
+                                                                    ks * 2 + a_ch)));
                 }
             }
 #pragma unroll
             for (int p = 0; p < NB / 2; p++) {
                 uint32_t kb[4]; // b0,b1 of key block 2p, then of 2p+1
-                ldmatrix_x4(kb, smem_addr(k_tile + tile_off<D, SWIZZLE>(p * 16 + b_row,
-                                                                        ks * 2 + b_ch)));
+                ldmatrix_x4(
+                    kb, smem_addr(k_tile + tile_off<D, SWIZZLE>(p * 16 + b_row, ks * 2 + b_ch)));
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
                     mma_16816(acc_s[mt][2 * p], qa[mt], kb[0], kb[1]);
@@ -313,10 +316,8 @@ __global__ void __launch_bounds__(WARPS * 32) flash_fwd_kernel(const fa_args a)
             for (int kp = 0; kp < NB / 2; kp++) {
                 p_frag[mt][kp][0] = pack_half2(acc_s[mt][2 * kp][0], acc_s[mt][2 * kp][1]);
                 p_frag[mt][kp][1] = pack_half2(acc_s[mt][2 * kp][2], acc_s[mt][2 * kp][3]);
-                p_frag[mt][kp][2] =
-                    pack_half2(acc_s[mt][2 * kp + 1][0], acc_s[mt][2 * kp + 1][1]);
-                p_frag[mt][kp][3] =
-                    pack_half2(acc_s[mt][2 * kp + 1][2], acc_s[mt][2 * kp + 1][3]);
+                p_frag[mt][kp][2] = pack_half2(acc_s[mt][2 * kp + 1][0], acc_s[mt][2 * kp + 1][1]);
+                p_frag[mt][kp][3] = pack_half2(acc_s[mt][2 * kp + 1][2], acc_s[mt][2 * kp + 1][3]);
             }
         }
 
@@ -326,8 +327,8 @@ __global__ void __launch_bounds__(WARPS * 32) flash_fwd_kernel(const fa_args a)
 #pragma unroll
             for (int dp = 0; dp < DB / 2; dp++) {
                 uint32_t vb[4]; // b0,b1 of d block 2dp, then of 2dp+1
-                ldmatrix_x4_trans(vb, smem_addr(v_tile + tile_off<D, SWIZZLE>(kp * 16 + a_row,
-                                                                              dp * 2 + a_ch)));
+                ldmatrix_x4_trans(
+                    vb, smem_addr(v_tile + tile_off<D, SWIZZLE>(kp * 16 + a_row, dp * 2 + a_ch)));
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
                     mma_16816(acc_o[mt][2 * dp], p_frag[mt][kp], vb[0], vb[1]);
@@ -352,8 +353,8 @@ __global__ void __launch_bounds__(WARPS * 32) flash_fwd_kernel(const fa_args a)
             const int r = warp_row0 + mt * 16 + g + 8 * h;
 #pragma unroll
             for (int db = 0; db < DB; db++) {
-                const uint32_t v = pack_half2(acc_o[mt][db][2 * h] * inv,
-                                              acc_o[mt][db][2 * h + 1] * inv);
+                const uint32_t v =
+                    pack_half2(acc_o[mt][db][2 * h] * inv, acc_o[mt][db][2 * h + 1] * inv);
                 *reinterpret_cast<uint32_t *>(sQ + tile_off<D, SWIZZLE>(r, db) + 2 * t) = v;
             }
         }
@@ -394,8 +395,8 @@ int launch(const fa_args *a, fa_stream stream)
     if (smem > 48 * 1024) {
         // Above 48 KB a kernel must opt in; the space's limit decides
         // whether such a point is ever planned.
-        cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             (int)smem);
+        cudaError_t e =
+            cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
         if (e != cudaSuccess)
             return (int)e;
     }
@@ -408,10 +409,10 @@ int launch(const fa_args *a, fa_stream stream)
 
 // One compiled point: its launch function and registry entry, named from
 // its parameters. Generated shard files (build/gen/inst_*.cu) expand this.
-#define FA_INSTANCE(D, BM, BN, W, ST, SW)                                                      \
-    extern "C" const fa_instance fa_inst_d##D##_m##BM##_n##BN##_w##W##_s##ST##_z##SW;           \
-    const fa_instance fa_inst_d##D##_m##BM##_n##BN##_w##W##_s##ST##_z##SW = {                    \
-        {D, BM, BN, W, ST, SW},                                                                \
-        "d" #D ".m" #BM ".n" #BN ".w" #W ".s" #ST ".z" #SW,                                    \
-        fa::launch<D, BM, BN, W, ST, SW>,                                                      \
+#define FA_INSTANCE(D, BM, BN, W, ST, SW)                                                          \
+    extern "C" const fa_instance fa_inst_d##D##_m##BM##_n##BN##_w##W##_s##ST##_z##SW;              \
+    const fa_instance fa_inst_d##D##_m##BM##_n##BN##_w##W##_s##ST##_z##SW = {                      \
+        {D, BM, BN, W, ST, SW},                                                                    \
+        "d" #D ".m" #BM ".n" #BN ".w" #W ".s" #ST ".z" #SW,                                        \
+        fa::launch<D, BM, BN, W, ST, SW>,                                                          \
         (const void *)fa::flash_fwd_kernel<D, BM, BN, W, ST, SW>};

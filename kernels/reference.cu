@@ -56,11 +56,11 @@ extern "C" int fa_reference_launch(const fa_args *a, float *o_ref, fa_stream str
     const half *q = (const half *)a->q, *k = (const half *)a->k, *v = (const half *)a->v;
     cudaStream_t s = (cudaStream_t)stream;
     if (a->head_dim == 64)
-        reference_kernel<64>
-            <<<blocks, threads, 0, s>>>(q, k, v, o_ref, rows, a->seq_len, a->causal, a->softmax_scale);
+        reference_kernel<64><<<blocks, threads, 0, s>>>(q, k, v, o_ref, rows, a->seq_len, a->causal,
+                                                        a->softmax_scale);
     else if (a->head_dim == 128)
-        reference_kernel<128>
-            <<<blocks, threads, 0, s>>>(q, k, v, o_ref, rows, a->seq_len, a->causal, a->softmax_scale);
+        reference_kernel<128><<<blocks, threads, 0, s>>>(q, k, v, o_ref, rows, a->seq_len,
+                                                         a->causal, a->softmax_scale);
     else
         return (int)cudaErrorInvalidValue;
     return (int)cudaGetLastError();

@@ -11,7 +11,10 @@
 
 #include "registry_table.inc" // defines fa_table[] (sorted) and FA_TABLE_LEN
 
-extern "C" int fa_registry_count(void) { return FA_TABLE_LEN; }
+extern "C" int fa_registry_count(void)
+{
+    return FA_TABLE_LEN;
+}
 
 extern "C" const fa_instance *fa_registry_get(int i)
 {
@@ -34,8 +37,14 @@ extern "C" const fa_instance *fa_registry_find(const fa_config *c)
     return NULL;
 }
 
-extern "C" const char *fa_build_id(void) { return FA_BUILD_ID; }
-extern "C" const char *fa_build_archs(void) { return FA_BUILD_ARCHS; }
+extern "C" const char *fa_build_id(void)
+{
+    return FA_BUILD_ID;
+}
+extern "C" const char *fa_build_archs(void)
+{
+    return FA_BUILD_ARCHS;
+}
 
 extern "C" long fa_grid_ctas(const fa_config *c, const fa_args *a)
 {

@@ -2,7 +2,8 @@
 # deps.sh build|test - installs what fasweep needs when it is missing.
 #   build: a C compiler, make, pkg-config, LMDB and cJSON headers, and the
 #          CUDA toolkit (nvcc) — Debian's nvidia-cuda-toolkit when none is found
-#   test:  build's, plus cmocka, bats and clang (libFuzzer) for the tests
+#   test:  build's, plus cmocka, bats, clang (libFuzzer) and clang-format for
+#          the tests
 # Uses apt-get (as root, or through sudo). Prints what it installs.
 set -euo pipefail
 what=${1:-build}
@@ -17,7 +18,7 @@ command -v make >/dev/null || want make
 command -v pkg-config >/dev/null || want pkg-config
 want liblmdb-dev libcjson-dev
 if [ "$what" = test ]; then
-    want libcmocka-dev bats clang
+    want libcmocka-dev bats clang clang-format
 fi
 if [ ! -x "$CUDA/bin/nvcc" ] && ! command -v nvcc >/dev/null; then
     echo "deps: no CUDA toolkit at $CUDA: installing Debian's nvidia-cuda-toolkit" \

@@ -22,11 +22,11 @@ typedef struct rank_filter {
 
 typedef struct rank_group {
     char device[64], problem[48], mode[8];
-    store_record *top;      /* up to k best ok kernel records, fastest first */
+    store_record *top; /* up to k best ok kernel records, fastest first */
     int n_top;
     store_record best_baseline; /* valid when has_baseline */
     int has_baseline;
-    long n_ok, n_failed;    /* kernel records of the group by status */
+    long n_ok, n_failed; /* kernel records of the group by status */
 } rank_group;
 
 typedef struct rank_result {
@@ -48,7 +48,6 @@ int rank_print_json(const rank_result *r, FILE *out);
  * DEVICE-SLUG_PROBLEM_MODE.json, each written to a temp file then renamed.
  * Prints each path written to `paths` when non-NULL. Returns 0, or -1 with
  * err naming the file and errno text. */
-int seeds_write(const rank_result *r, const char *dir, FILE *paths,
-                char *err, size_t errlen);
+int seeds_write(const rank_result *r, const char *dir, FILE *paths, char *err, size_t errlen);
 
 #endif /* RANK_H */

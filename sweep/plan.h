@@ -24,7 +24,7 @@ typedef enum plan_reason {
 } plan_reason;
 
 typedef struct plan_point {
-    int problem;        /* index into space.problems */
+    int problem; /* index into space.problems */
     fa_config cfg;
     plan_reason reason; /* PLAN_OK when accepted */
     long smem_bytes;    /* fa_smem_bytes(&cfg) */
@@ -47,8 +47,7 @@ plan_reason plan_check(const fa_config *c, long smem_limit);
  * `compiled` is non-NULL, statically valid points it says no to are
  * rejected as PLAN_REJ_NOT_COMPILED. Returns 0, or -1 when out of memory
  * (*out is then empty). Free with plan_free. */
-int plan_build(const space *s, plan_compiled_fn compiled, void *ctx,
-               plan *out);
+int plan_build(const space *s, plan_compiled_fn compiled, void *ctx, plan *out);
 void plan_free(plan *p);
 
 /* Short stable code of a reason: "ok", "head_dim", "warp_rows", "chunks",
@@ -58,7 +57,6 @@ const char *plan_reason_code(plan_reason r);
 /* Human text of why point p was rejected, with the numbers, e.g.
  * "needs 65536 B shared memory, limit 49152 B". Empty for accepted points.
  * Returns what snprintf returns. */
-int plan_reject_reason(const plan_point *p, long smem_limit, char *buf,
-                       size_t n);
+int plan_reject_reason(const plan_point *p, long smem_limit, char *buf, size_t n);
 
 #endif /* PLAN_H */

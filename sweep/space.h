@@ -34,14 +34,14 @@ typedef struct space_problem {
 
 /* Measurement settings; every field has a default (README). */
 typedef struct space_measure {
-    int warmup_runs;        /* launches before timing (default 3) */
-    int min_samples;        /* timed launches at least (default 10) */
-    int max_samples;        /* timed launches at most (default 200) */
-    double noise;           /* stop once stdev/mean of the median's estimate
-                               is under this (default 0.01) */
-    double max_seconds;     /* timing budget per config and mode (default 0.5) */
-    double timeout_s;       /* a config running longer is a hang (default 10) */
-    int n_modes;            /* L2 modes to measure, in order */
+    int warmup_runs;                /* launches before timing (default 3) */
+    int min_samples;                /* timed launches at least (default 10) */
+    int max_samples;                /* timed launches at most (default 200) */
+    double noise;                   /* stop once stdev/mean of the median's estimate
+                                       is under this (default 0.01) */
+    double max_seconds;             /* timing budget per config and mode (default 0.5) */
+    double timeout_s;               /* a config running longer is a hang (default 10) */
+    int n_modes;                    /* L2 modes to measure, in order */
     char modes[SPACE_MAX_MODES][8]; /* "hot" and/or "cold" (default hot) */
 } space_measure;
 
@@ -53,11 +53,11 @@ typedef struct space_tolerance {
 
 typedef struct space {
     char name[64];
-    char path[256];         /* file it came from ("<string>" for space_parse) */
-    char hash[17];          /* FNV-1a 64 of the file bytes, hex */
-    char gpu[64];           /* target GPU, informative ("NVIDIA L4") */
-    int arch;               /* compute capability x10: 89, 90 */
-    long smem_limit;        /* dynamic smem bytes a block may use */
+    char path[256];  /* file it came from ("<string>" for space_parse) */
+    char hash[17];   /* FNV-1a 64 of the file bytes, hex */
+    char gpu[64];    /* target GPU, informative ("NVIDIA L4") */
+    int arch;        /* compute capability x10: 89, 90 */
+    long smem_limit; /* dynamic smem bytes a block may use */
     int n_problems;
     space_problem problems[SPACE_MAX_PROBLEMS];
     int axis_len[SPACE_AXIS_COUNT];
@@ -70,8 +70,8 @@ typedef struct space {
  * file name). Returns 0 and fills *out, or -1 and writes a one-line message
  * "NAME: PATH: what was expected" into err (errlen bytes, NUL-terminated);
  * *out is then untouched. */
-int space_parse(const char *text, size_t len, const char *name, space *out,
-                char *err, size_t errlen);
+int space_parse(const char *text, size_t len, const char *name, space *out, char *err,
+                size_t errlen);
 
 /* Reads and parses a space file. Returns 0, or -1 with err as above (a file
  * that cannot be read says so, with strerror). */

@@ -18,13 +18,13 @@
 #include "kernels/fa_launch.h"
 #include "kernels/ref_cpu.h"
 
-#define CHECK_CUDA(call)                                                                          \
-    do {                                                                                          \
-        cudaError_t e_ = (call);                                                                  \
-        if (e_ != cudaSuccess) {                                                                  \
-            fprintf(stderr, "fa_bench: %s failed: %s\n", #call, cudaGetErrorString(e_));         \
-            exit(1);                                                                              \
-        }                                                                                         \
+#define CHECK_CUDA(call)                                                                           \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "fa_bench: %s failed: %s\n", #call, cudaGetErrorString(e_));           \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 typedef struct bench_row {

@@ -22,14 +22,14 @@
 #include "kernels/fa_launch.h"
 #include "kernels/ref_cpu.h"
 
-#define CHECK_CUDA(call)                                                                          \
-    do {                                                                                          \
-        cudaError_t e_ = (call);                                                                  \
-        if (e_ != cudaSuccess) {                                                                  \
-            fprintf(stderr, "fa_check: %s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e_),  \
-                    __FILE__, __LINE__);                                                          \
-            exit(1);                                                                              \
-        }                                                                                         \
+#define CHECK_CUDA(call)                                                                           \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "fa_check: %s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e_),    \
+                    __FILE__, __LINE__);                                                           \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 typedef struct check_shape {
@@ -39,9 +39,9 @@ typedef struct check_shape {
 /* Tail lengths that are no multiple of any tile, S=1, B*H=1, both head dims,
  * causal and not, and a large S. */
 static const check_shape SHAPES[] = {
-    {1, 1, 1, 64, 0},    {1, 1, 1, 128, 1},   {1, 1, 37, 64, 0},    {2, 3, 300, 64, 0},
-    {2, 3, 300, 64, 1},  {1, 2, 200, 128, 1}, {2, 2, 517, 128, 0},  {1, 1, 1000, 64, 1},
-    {4, 8, 512, 64, 0},  {2, 2, 4096, 64, 0}, {1, 2, 2048, 128, 1}, {1, 1, 129, 128, 0},
+    {1, 1, 1, 64, 0},   {1, 1, 1, 128, 1},   {1, 1, 37, 64, 0},    {2, 3, 300, 64, 0},
+    {2, 3, 300, 64, 1}, {1, 2, 200, 128, 1}, {2, 2, 517, 128, 0},  {1, 1, 1000, 64, 1},
+    {4, 8, 512, 64, 0}, {2, 2, 4096, 64, 0}, {1, 2, 2048, 128, 1}, {1, 1, 129, 128, 0},
 };
 #define N_SHAPES (int)(sizeof SHAPES / sizeof SHAPES[0])
 
@@ -123,17 +123,16 @@ typedef struct check_state {
     char worst_name[96];
 } check_state;
 
-static void run_instance(const fa_instance *in, const check_shape *sh, fa_args *a,
-                         const float *ref, uint16_t *out, size_t n, const check_opts *o,
-                         check_state *st)
+static void run_instance(const fa_instance *in, const check_shape *sh, fa_args *a, const float *ref,
+                         uint16_t *out, size_t n, const check_opts *o, check_state *st)
 {
     CHECK_CUDA(cudaMemset(a->o, 0xff, n * 2)); /* 0xffff is a NaN in fp16 */
     int rc = in->launch(a, NULL);
     if (rc == 0)
         rc = (int)cudaDeviceSynchronize();
     if (rc != 0) {
-        printf("FAIL %s b%d.h%d.s%d.d%d c%d: CUDA error %s\n", in->name, sh->b, sh->h, sh->s,
-               sh->d, sh->causal, cudaGetErrorString((cudaError_t)rc));
+        printf("FAIL %s b%d.h%d.s%d.d%d c%d: CUDA error %s\n", in->name, sh->b, sh->h, sh->s, sh->d,
+               sh->causal, cudaGetErrorString((cudaError_t)rc));
         st->failed++;
         if (rc == cudaErrorIllegalAddress || rc == cudaErrorLaunchFailure)
             exit(1); /* the context is gone */
@@ -158,8 +157,7 @@ static void run_instance(const fa_instance *in, const check_shape *sh, fa_args *
         st->worst_abs = e.max_abs;
 }
 
-static void run_shape(const check_shape *sh, const check_opts *o, uint64_t *seed,
-                      check_state *st)
+static void run_shape(const check_shape *sh, const check_opts *o, uint64_t *seed, check_state *st)
 {
     const size_t n = (size_t)sh->b * sh->h * sh->s * sh->d;
     uint16_t *hq = malloc(n * 2), *hk = malloc(n * 2), *hv = malloc(n * 2), *ho = malloc(n * 2);
