@@ -10,7 +10,8 @@
 # targets; PTX of the last one is embedded too), SHARDS (translation units
 # the instances are split over, for make -j), BUILD (output folder),
 # DEPS (a prefix holding include/ and lib/ for lmdb, cjson, cmocka when the
-# system has none, e.g. on a GPU node without a package registry).
+# system has none, e.g. on a GPU node without a package registry), NVEXTRA
+# (extra nvcc flags, e.g. a kernel variant for scripts/bench_kernel_ab.sh).
 
 CUDA    ?= /usr/local/cuda
 NVCC    ?= $(CUDA)/bin/nvcc
@@ -57,7 +58,7 @@ GENCODE := $(foreach a,$(ARCHS),-gencode=arch=compute_$(a),code=sm_$(a)) \
            -gencode=arch=compute_$(LAST_ARCH),code=compute_$(LAST_ARCH)
 NVFLAGS ?= -O3 -std=c++17 -lineinfo
 NVFLAGS += $(GENCODE) -I. -Xcompiler -Wall,-Wextra,-Werror \
-           --expt-relaxed-constexpr
+           --expt-relaxed-constexpr $(NVEXTRA)
 
 # ---- host modules (C11, no CUDA) -----------------------------------------
 HOST_SRC := kernels/fa_config.c kernels/ref_cpu.c sweep/space.c sweep/plan.c \

@@ -4,7 +4,8 @@
  * its numbers), and the quickest way to try a kernel change.
  *
  * usage: fa_bench B H S D [causal] [--reps N] [--top K] [--only CONFIG]
- * Prints the K fastest by hot median: config, hot µs, cold µs, TFLOPS, and
+ * Prints the K fastest by hot median: config, hot µs, cold µs, TFLOPS,
+ * registers, local (spill) bytes and CTAs per SM of each, and
  * the clock64 view of the fastest: mean and max CTA cycles against the
  * kernel's own time. --only CONFIG times one instance (for a profiler).
  */
@@ -175,10 +176,15 @@ int main(int argc, char **argv)
                          (a.causal ? 0.5 : 1.0);
     printf("fa_bench %s b%d.h%d.s%d.d%d causal=%d (%d instances)\n", prop.name, a.batch, a.heads,
            a.seq_len, a.head_dim, a.causal, nr);
-    printf("%-24s %9s %9s %8s\n", "config", "hot_us", "cold_us", "TFLOPS");
-    for (int i = 0; i < nr && i < top; i++)
-        printf("%-24s %9.2f %9.2f %8.1f\n", rows[i].in->name, rows[i].hot_us, rows[i].cold_us,
-               flops / rows[i].hot_us * 1e-6);
+    printf("%-24s %9s %9s %8s %5s %6s %6s\n", "config", "hot_us", "cold_us", "TFLOPS", "regs",
+           "spill", "ctas/sm");
+    for (int i = 0; i < nr && i < top; i++) {
+        fa_attrs at;
+        CHECK_CUDA((cudaError_t)fa_instance_attrs(rows[i].in, &at));
+        printf("%-24s %9.2f %9.2f %8.1f %5d %6d %6d\n", rows[i].in->name, rows[i].hot_us,
+               rows[i].cold_us, flops / rows[i].hot_us * 1e-6, at.regs, at.local_bytes,
+               at.max_blocks_per_sm);
+    }
     if (nr > 0)
         print_cta_clock(rows[0].in, &a, khz);
     free(rows);
