@@ -83,10 +83,8 @@ int shard_from_env(shard *out, char *err, size_t errlen)
 
 double shard_point_cost(const space *s, const plan_point *pt)
 {
-    /* Rejected points cost nothing to "measure"; a small constant keeps
-     * them spread evenly too. */
     if (pt->reason != PLAN_OK)
-        return 1e-9;
+        return 0.0; /* never measured */
     return space_problem_flops(&s->problems[pt->problem]) * 1e-9 * s->measure.n_modes + 1.0;
 }
 
@@ -118,11 +116,20 @@ int shard_assign(const space *s, const plan *p, int count, int *owner)
         items[i].index = i;
     }
     qsort(items, p->n, sizeof *items, item_cmp);
+    /* Accepted points: longest-processing-time first, each to the least
+     * loaded part. Rejected points cost nothing, so they are dealt in turn
+     * (plan order), which keeps the parts' plan listings even as well. */
+    int next = 0;
     for (size_t i = 0; i < p->n; i++) {
         int best = 0;
-        for (int k = 1; k < count; k++)
-            if (load[k] < load[best])
-                best = k;
+        if (items[i].cost > 0) {
+            for (int k = 1; k < count; k++)
+                if (load[k] < load[best])
+                    best = k;
+        } else {
+            best = next;
+            next = (next + 1) % count;
+        }
         load[best] += items[i].cost;
         owner[items[i].index] = best;
     }

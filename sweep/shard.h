@@ -35,7 +35,8 @@ int shard_parse(const char *text, shard *out, char *err, size_t errlen);
  * 0/1), -1 with a message in err when the variables are inconsistent. */
 int shard_from_env(shard *out, char *err, size_t errlen);
 
-/* Expected cost of measuring point pt of s (arbitrary units, > 0). */
+/* Expected cost of measuring point pt of s (arbitrary units): > 0 for an
+ * accepted point, 0 for a rejected one (never measured). */
 double shard_point_cost(const space *s, const plan_point *pt);
 
 /* owner[i] = the part plan point i belongs to, for every point of p

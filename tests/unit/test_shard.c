@@ -118,6 +118,7 @@ static void test_partition(void **state)
         double *load = calloc((size_t)n, sizeof *load);
         assert_int_equal(shard_assign(s, &p, n, a), 0);
         assert_int_equal(shard_assign(s, &p, n, b), 0);
+        int *rejected = calloc((size_t)n, sizeof *rejected);
         double max_cost = 0;
         for (size_t i = 0; i < p.n; i++) {
             assert_int_equal(a[i], b[i]);       /* deterministic */
@@ -126,7 +127,13 @@ static void test_partition(void **state)
             load[a[i]] += c;
             if (c > max_cost)
                 max_cost = c;
+            rejected[a[i]] += p.points[i].reason != PLAN_OK;
         }
+        /* rejected points (cost 0) are spread evenly by count */
+        assert_true(p.n_accepted < p.n);
+        for (int k = 1; k < n; k++)
+            assert_true(abs(rejected[k] - rejected[0]) <= 1);
+        free(rejected);
         /* LPT: no part exceeds another by more than the costliest point */
         double lo = load[0], hi = load[0];
         for (int k = 1; k < n; k++) {
