@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# deps.sh build|test - installs what fasweep needs when it is missing.
+# deps.sh build|test|slurm - installs what fasweep needs when it is missing.
 #   build: a C compiler, make, pkg-config, LMDB and cJSON headers, and the
 #          CUDA toolkit (nvcc) — Debian's nvidia-cuda-toolkit when none is found
 #   test:  build's, plus cmocka, bats, clang (libFuzzer) and clang-format for
 #          the tests
+#   slurm: only what tests/slurm/run.sh needs next to a built fasweep:
+#          slurm-wlm's daemons and client, munge, python3
 # Uses apt-get (as root, or through sudo). Prints what it installs.
 set -euo pipefail
 what=${1:-build}
@@ -13,14 +15,20 @@ need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 want() { for p in "$@"; do have_pkg "$p" || need+=("$p"); done; }
 
-command -v cc >/dev/null || want build-essential
-command -v make >/dev/null || want make
-command -v pkg-config >/dev/null || want pkg-config
-want liblmdb-dev libcjson-dev
+if [ "$what" = slurm ]; then
+    # slurm-wlm is a metapackage of these three; the test's check needs python3.
+    want slurmctld slurmd slurm-client munge
+    command -v python3 >/dev/null || want python3
+else
+    command -v cc >/dev/null || want build-essential
+    command -v make >/dev/null || want make
+    command -v pkg-config >/dev/null || want pkg-config
+    want liblmdb-dev libcjson-dev
+fi
 if [ "$what" = test ]; then
     want libcmocka-dev bats clang clang-format
 fi
-if [ ! -x "$CUDA/bin/nvcc" ] && ! command -v nvcc >/dev/null; then
+if [ "$what" != slurm ] && [ ! -x "$CUDA/bin/nvcc" ] && ! command -v nvcc >/dev/null; then
     echo "deps: no CUDA toolkit at $CUDA: installing Debian's nvidia-cuda-toolkit" \
          "(or install NVIDIA's toolkit and set CUDA=/path)" >&2
     want nvidia-cuda-toolkit
@@ -34,6 +42,14 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO=sudo
 echo "deps: installing ${need[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
+# Slurm's and munge's postinst would start the system's daemons (with /etc
+# config) through invoke-rc.d where no policy-rc.d forbids it, as in a clean
+# container: forbid it while installing, and remove only a file made here.
+if [ "$what" = slurm ] && [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+    $SUDO chmod 755 /usr/sbin/policy-rc.d
+    trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
+fi
 $SUDO apt-get update -qq
 [ ${#need[@]} -eq 0 ] || $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 # libFuzzer's runtime ships apart from clang on Debian (libclang-rt-N-dev)

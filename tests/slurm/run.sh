@@ -59,31 +59,8 @@ while read -r v; do unset "$v"; done < <(compgen -e | grep -E '^(SLURM|SBATCH|SR
 start=$(date +%s)
 
 # ---- packages -------------------------------------------------------------
-have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-need=()
-# slurm-wlm is a metapackage of these three; the check needs python3.
-for p in slurmctld slurmd slurm-client munge; do have_pkg "$p" || need+=("$p"); done
-command -v python3 >/dev/null || need+=(python3)
-if [ ${#need[@]} -gt 0 ]; then
-    echo "slurm: installing ${need[*]}" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    # With no policy-rc.d (a clean Debian container has none), the packages'
-    # postinst would start the system's munged/slurmd through invoke-rc.d:
-    # stray daemons using /etc config. Forbid that while installing, and
-    # remove only the file we made.
-    made_policy=""
-    if [ ! -e /usr/sbin/policy-rc.d ]; then
-        printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-        chmod 755 /usr/sbin/policy-rc.d
-        made_policy=1
-    fi
-    rc=0
-    { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null; } || rc=$?
-    [ -z "$made_policy" ] || rm -f /usr/sbin/policy-rc.d
-    if [ $rc -ne 0 ]; then
-        skip "apt-get install ${need[*]} failed (exit $rc)"
-    fi
-fi
+bash "$here/../../scripts/deps.sh" slurm ||
+    skip "installing slurm-wlm, munge and python3 failed (scripts/deps.sh slurm)"
 
 # ---- the private cluster's folder and teardown ------------------------------
 # Under /tmp, not $TMPDIR: munged's and slurmstepd's Unix sockets live in it,
