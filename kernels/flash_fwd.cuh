@@ -109,33 +109,298 @@ __device__ __forceinline__ void load_tile(half *s, const half *g, int row0, int 
     constexpr int CPR = D / 8; // 16-byte chunks per row
     constexpr int PER_THREAD = ROWS * CPR / THREADS;
     static_assert(ROWS * CPR % THREADS == 0, "tile must split into whole chunks per thread");
+    constexpr int RSTEP = THREADS / CPR; // rows between a thread's chunks
+    if constexpr (THREADS % CPR == 0 && RSTEP % 8 == 0) {
+        // A thread's chunks sit RSTEP rows apart in one column, and RSTEP is
+        // a multiple of 8, so the swizzle (row & 7) is the same for all of
+        // them: one address pair per tile, then constant offsets.
+        const int r0 = tid / CPR, ch = tid % CPR;
+        const uint32_t dst = smem_addr(s + tile_off<D, SWIZZLE>(r0, ch));
+        const half *src = g + (size_t)(row0 + r0) * D + ch * 8;
+        const int rows_left = seq - row0 - r0; // this thread's rows still in the sequence
 #pragma unroll
-    for (int i = 0; i < PER_THREAD; i++) {
-        const int idx = tid + i * THREADS;
-        const int r = idx / CPR, ch = idx % CPR;
-        const bool valid = row0 + r < seq;
-        // Out-of-range rows still need a mapped address; the copy reads 0 bytes.
-        const half *src = valid ? g + (size_t)(row0 + r) * D + ch * 8 : g;
-        cp_async_16(smem_addr(s + tile_off<D, SWIZZLE>(r, ch)), src, valid ? 16 : 0);
+        for (int i = 0; i < PER_THREAD; i++) {
+            const bool valid = i * RSTEP < rows_left;
+            // Out-of-range rows still need a mapped address; the copy reads 0 bytes.
+            cp_async_16(dst + i * RSTEP * D * (int)sizeof(half), valid ? src + i * RSTEP * D : g,
+                        valid ? 16 : 0);
+        }
+    } else {
+        // Few threads per row of chunks: per-chunk arithmetic.
+#pragma unroll
+        for (int i = 0; i < PER_THREAD; i++) {
+            const int idx = tid + i * THREADS;
+            const int r = idx / CPR, ch = idx % CPR;
+            const bool valid = row0 + r < seq;
+            const half *src = valid ? g + (size_t)(row0 + r) * D + ch * 8 : g;
+            cp_async_16(smem_addr(s + tile_off<D, SWIZZLE>(r, ch)), src, valid ? 16 : 0);
+        }
     }
 }
 
-// ---- the kernel ----------------------------------------------------------------
+// ---- the pieces of one key tile ----------------------------------------------
+//
+// Per warp, one key tile is three steps: S = Q K^T (tensor cores), the online
+// softmax of S into P (MUFU and FP32 pipes), O += P V (tensor cores), each a
+// function of this struct, which also holds the per-warp register state.
 
+template <int D, int BM, int BN, int WARPS, int STAGES, int SWIZZLE> struct Tile {
+    static constexpr int THREADS = WARPS * 32;
+    static constexpr int ROWS_PER_WARP = BM / WARPS;
+    static constexpr int MT = ROWS_PER_WARP / 16; // 16-row mma tiles per warp
+    static constexpr int NB = BN / 8;             // 8-column blocks of S
+    static constexpr int DB = D / 8;              // 8-column blocks of O
+    static constexpr int KS = D / 16;             // k-steps of Q K^T
+    // Q fragments stay in registers when they are few; otherwise they are
+    // re-read from shared memory each tile to leave registers to S and O.
+    static constexpr bool Q_IN_REGS = MT * KS * 4 <= 32;
+    static_assert(BM % (16 * WARPS) == 0, "each warp owns whole 16-row tiles");
+    static_assert(BN % 16 == 0 && D % 16 == 0, "tiles are whole mma steps");
+
+    // What one warp carries from tile to tile, all in registers.
+    struct State {
+        float o[MT][DB][4];
+        float row_max[MT][2], row_sum[MT][2];
+        uint32_t q[Q_IN_REGS ? MT : 1][Q_IN_REGS ? KS : 1][4];
+        uint32_t p[MT][NB / 2][4]; // P of the last tile, as mma A fragments
+    };
+
+    // ldmatrix lane -> (row, chunk) of the 16x16 block it addresses: A
+    // operands and .trans B operands (V), then B operands from K rows.
+    static __device__ __forceinline__ int a_row(int lane)
+    {
+        return (lane & 7) + ((lane >> 3) & 1) * 8;
+    }
+    static __device__ __forceinline__ int a_ch(int lane) { return lane >> 4; }
+    static __device__ __forceinline__ int b_row(int lane) { return (lane & 7) + (lane >> 4) * 8; }
+    static __device__ __forceinline__ int b_ch(int lane) { return (lane >> 3) & 1; }
+
+    static __device__ __forceinline__ void init(State &st)
+    {
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+            for (int db = 0; db < DB; db++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    st.o[mt][db][e] = 0.f;
+            st.row_max[mt][0] = st.row_max[mt][1] = -INFINITY;
+            st.row_sum[mt][0] = st.row_sum[mt][1] = 0.f;
+        }
+    }
+
+    static __device__ __forceinline__ void q_fragment(uint32_t r[4], const half *sQ, int row0,
+                                                      int mt, int ks, int lane)
+    {
+        ldmatrix_x4(r, smem_addr(sQ + tile_off<D, SWIZZLE>(row0 + mt * 16 + a_row(lane),
+                                                           ks * 2 + a_ch(lane))));
+    }
+
+    static __device__ __forceinline__ void load_q(State &st, const half *sQ, int row0, int lane)
+    {
+        if (Q_IN_REGS)
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int ks = 0; ks < KS; ks++)
+                    q_fragment(st.q[Q_IN_REGS ? mt : 0][Q_IN_REGS ? ks : 0], sQ, row0, mt, ks,
+                               lane);
+    }
+
+    // S = Q K^T for this warp's rows and the BN keys of k_tile.
+    static __device__ __forceinline__ void qk(float (&s)[MT][NB][4], const State &st,
+                                              const half *sQ, const half *k_tile, int row0,
+                                              int lane)
+    {
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int nb = 0; nb < NB; nb++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    s[mt][nb][e] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < KS; ks++) {
+            uint32_t qa[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+                if (Q_IN_REGS) {
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        qa[mt][e] = st.q[Q_IN_REGS ? mt : 0][Q_IN_REGS ? ks : 0][e];
+                } else {
+                    q_fragment(qa[mt], sQ, row0, mt, ks, lane);
+                }
+            }
+#pragma unroll
+            for (int p = 0; p < NB / 2; p++) {
+                uint32_t kb[4]; // b0,b1 of key block 2p, then of 2p+1
+                ldmatrix_x4(kb, smem_addr(k_tile + tile_off<D, SWIZZLE>(p * 16 + b_row(lane),
+                                                                        ks * 2 + b_ch(lane))));
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    mma_16816(s[mt][2 * p], qa[mt], kb[0], kb[1]);
+                    mma_16816(s[mt][2 * p + 1], qa[mt], kb[2], kb[3]);
+                }
+            }
+        }
+    }
+
+    // Keys past the sequence end and, when causal, above the diagonal get
+    // -inf. n0: first key of the tile; m_row0: first query row of the warp.
+    static __device__ __forceinline__ void mask(float (&s)[MT][NB][4], int n0, int m_row0, int seq,
+                                                int causal, int lane)
+    {
+        const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int nb = 0; nb < NB; nb++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int col = n0 + nb * 8 + 2 * t + (e & 1);
+                    const int row = m_row0 + mt * 16 + g + (e >> 1) * 8;
+                    if (col >= seq || (causal && col > row))
+                        s[mt][nb][e] = -INFINITY;
+                }
+    }
+
+    // Online softmax: new running max, rescale O and the running sum, then
+    // P = exp2(S * scale*log2e - max) packed to fp16 A fragments in st.p.
+    static __device__ __forceinline__ void softmax(float (&s)[MT][NB][4], State &st,
+                                                   float scale_log2)
+    {
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+            for (int h = 0; h < 2; h++) { // rows g and g+8
+                float mx = -INFINITY;
+#pragma unroll
+                for (int nb = 0; nb < NB; nb++)
+                    mx = fmaxf(mx, fmaxf(s[mt][nb][2 * h], s[mt][nb][2 * h + 1]));
+                // The 4 threads of a quad hold one row between them.
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
+                mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
+                const float m_new = fmaxf(st.row_max[mt][h], mx * scale_log2);
+                // A row with every key masked so far keeps m = -inf; use 0 as
+                // its base so exp2 gives 0, never NaN.
+                const float base = m_new == -INFINITY ? 0.f : m_new;
+                const float corr = fast_exp2(st.row_max[mt][h] - base);
+                st.row_max[mt][h] = m_new;
+                float sum = 0.f;
+#pragma unroll
+                for (int nb = 0; nb < NB; nb++) {
+                    const float p0 = fast_exp2(fmaf(s[mt][nb][2 * h], scale_log2, -base));
+                    const float p1 = fast_exp2(fmaf(s[mt][nb][2 * h + 1], scale_log2, -base));
+                    s[mt][nb][2 * h] = p0;
+                    s[mt][nb][2 * h + 1] = p1;
+                    sum += p0 + p1;
+                }
+                st.row_sum[mt][h] = st.row_sum[mt][h] * corr + sum;
+#pragma unroll
+                for (int db = 0; db < DB; db++) {
+                    st.o[mt][db][2 * h] *= corr;
+                    st.o[mt][db][2 * h + 1] *= corr;
+                }
+            }
+            // The C layout of two adjacent 16x8 S blocks is the A layout of
+            // one 16x16 P block: no shuffles needed.
+#pragma unroll
+            for (int kp = 0; kp < NB / 2; kp++) {
+                st.p[mt][kp][0] = pack_half2(s[mt][2 * kp][0], s[mt][2 * kp][1]);
+                st.p[mt][kp][1] = pack_half2(s[mt][2 * kp][2], s[mt][2 * kp][3]);
+                st.p[mt][kp][2] = pack_half2(s[mt][2 * kp + 1][0], s[mt][2 * kp + 1][1]);
+                st.p[mt][kp][3] = pack_half2(s[mt][2 * kp + 1][2], s[mt][2 * kp + 1][3]);
+            }
+        }
+    }
+
+    // O += P V: V rows are keys (the k dim), so B comes through ldmatrix.trans.
+    static __device__ __forceinline__ void pv(State &st, const half *v_tile, int lane)
+    {
+#pragma unroll
+        for (int kp = 0; kp < NB / 2; kp++) {
+#pragma unroll
+            for (int dp = 0; dp < DB / 2; dp++) {
+                uint32_t vb[4]; // b0,b1 of d block 2dp, then of 2dp+1
+                ldmatrix_x4_trans(vb,
+                                  smem_addr(v_tile + tile_off<D, SWIZZLE>(kp * 16 + a_row(lane),
+                                                                          dp * 2 + a_ch(lane))));
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) {
+                    mma_16816(st.o[mt][2 * dp], st.p[mt][kp], vb[0], vb[1]);
+                    mma_16816(st.o[mt][2 * dp + 1], st.p[mt][kp], vb[2], vb[3]);
+                }
+            }
+        }
+    }
+
+    // mask (where the tile needs it) and softmax of one S tile.
+    static __device__ __forceinline__ void softmax_tile(float (&s)[MT][NB][4], State &st, int j,
+                                                        int m_row0, int m_cta0, const fa_args &a,
+                                                        float scale_log2, int lane)
+    {
+        // Only the last tile and diagonal tiles need the mask (a uniform branch).
+        const int n0 = j * BN;
+        if (n0 + BN > a.seq_len || (a.causal && n0 + BN - 1 > m_cta0))
+            mask(s, n0, m_row0, a.seq_len, a.causal, lane);
+        softmax(s, st, scale_log2);
+    }
+
+    // O / l, fp16, staged through this warp's own rows of sQ so the global
+    // stores are whole 16-byte chunks.
+    static __device__ __forceinline__ void store_o(const State &st, half *sQ, half *gO, int m0,
+                                                   int row0, int seq, int lane)
+    {
+        const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                float l = st.row_sum[mt][h];
+                l += __shfl_xor_sync(0xffffffff, l, 1);
+                l += __shfl_xor_sync(0xffffffff, l, 2);
+                const float inv = l > 0.f ? 1.f / l : 0.f;
+                const int r = row0 + mt * 16 + g + 8 * h;
+#pragma unroll
+                for (int db = 0; db < DB; db++) {
+                    const uint32_t v =
+                        pack_half2(st.o[mt][db][2 * h] * inv, st.o[mt][db][2 * h + 1] * inv);
+                    *reinterpret_cast<uint32_t *>(sQ + tile_off<D, SWIZZLE>(r, db) + 2 * t) = v;
+                }
+            }
+        }
+        __syncwarp();
+        constexpr int CPR = D / 8;
+#pragma unroll
+        for (int i = lane; i < ROWS_PER_WARP * CPR; i += 32) {
+            const int r = row0 + i / CPR, ch = i % CPR;
+            if (m0 + r < seq)
+                *reinterpret_cast<uint4 *>(gO + (size_t)(m0 + r) * D + ch * 8) =
+                    *reinterpret_cast<const uint4 *>(sQ + tile_off<D, SWIZZLE>(r, ch));
+        }
+    }
+};
+
+// ---- the kernel ----------------------------------------------------------------
+//
+// Each warp runs, per key tile j: wait for the tile, S = Q K^T, softmax, O += P V.
+// One __syncthreads per tile frees its ring slot for the refill. The first
+// tile is special: its K and V are separate cp.async groups, so Q K^T starts
+// as soon as Q and K have landed while V still streams in (on a short
+// sequence that first wait is a large part of the kernel).
+//
+// cp.async groups, in commit order: Q, K_0, V_0, KV_1 .. KV_{STAGES-2}
+// (prologue), then one per iteration j: KV_{j+STAGES-1} (empty past the end,
+// or for tile 0 when STAGES = 1, which the prologue already loaded).
 template <int D, int BM, int BN, int WARPS, int STAGES, int SWIZZLE>
 __global__ void __launch_bounds__(WARPS * 32) flash_fwd_kernel(const fa_args a)
 {
-    constexpr int THREADS = WARPS * 32;
-    constexpr int ROWS_PER_WARP = BM / WARPS;
-    constexpr int MT = ROWS_PER_WARP / 16; // 16-row mma tiles per warp
-    constexpr int NB = BN / 8;             // 8-column blocks of S
-    constexpr int DB = D / 8;              // 8-column blocks of O
-    constexpr int KS = D / 16;             // k-steps of Q K^T
-    // Q fragments stay in registers when they are few; otherwise they are
-    // re-read from shared memory each tile to leave registers to S and O.
-    constexpr bool Q_IN_REGS = MT * KS * 4 <= 32;
-    static_assert(BM % (16 * WARPS) == 0, "each warp owns whole 16-row tiles");
-    static_assert(BN % 16 == 0 && D % 16 == 0, "tiles are whole mma steps");
+    using T = Tile<D, BM, BN, WARPS, STAGES, SWIZZLE>;
+    constexpr int THREADS = T::THREADS;
+    // Groups younger than K_0 at the first wait: V_0, KV_1..KV_{STAGES-2}
+    // and iteration 0's.
+    constexpr int AFTER_K0 = STAGES > 2 ? STAGES : 2;
 
     extern __shared__ __align__(128) unsigned char smem_raw[];
     half *sQ = reinterpret_cast<half *>(smem_raw);
@@ -162,212 +427,56 @@ __global__ void __launch_bounds__(WARPS * 32) flash_fwd_kernel(const fa_args a)
     if (a.causal)
         n_tiles = min(n_tiles, (m0 + BM + BN - 1) / BN);
 
-    // Prologue: Q, then the first STAGES-1 K/V tiles, one commit group each.
+    // Prologue: Q, K_0, V_0, then tiles 1..STAGES-2, one group each.
     load_tile<BM, D, THREADS, SWIZZLE>(sQ, gQ, m0, seq, tid);
     cp_async_commit();
+    load_tile<BN, D, THREADS, SWIZZLE>(sK, gK, 0, seq, tid);
+    cp_async_commit();
+    load_tile<BN, D, THREADS, SWIZZLE>(sV, gV, 0, seq, tid);
+    cp_async_commit();
 #pragma unroll
-    for (int s = 0; s < STAGES - 1; s++) {
-        if (s < n_tiles) {
-            load_tile<BN, D, THREADS, SWIZZLE>(sK + s * BN * D, gK, s * BN, seq, tid);
-            load_tile<BN, D, THREADS, SWIZZLE>(sV + s * BN * D, gV, s * BN, seq, tid);
+    for (int k = 1; k < STAGES - 1; k++) {
+        if (k < n_tiles) {
+            load_tile<BN, D, THREADS, SWIZZLE>(sK + k * BN * D, gK, k * BN, seq, tid);
+            load_tile<BN, D, THREADS, SWIZZLE>(sV + k * BN * D, gV, k * BN, seq, tid);
         }
         cp_async_commit();
     }
 
     const float scale_log2 = a.softmax_scale * 1.44269504088896340736f;
-    const int g = lane >> 2, t = lane & 3; // mma fragment row group, column pair
-    const int warp_row0 = warp * ROWS_PER_WARP;
-
-    float acc_o[MT][DB][4];
-    float row_max[MT][2], row_sum[MT][2];
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++) {
-#pragma unroll
-        for (int db = 0; db < DB; db++)
-#pragma unroll
-            for (int e = 0; e < 4; e++)
-                acc_o[mt][db][e] = 0.f;
-        row_max[mt][0] = row_max[mt][1] = -INFINITY;
-        row_sum[mt][0] = row_sum[mt][1] = 0.f;
-    }
-    uint32_t q_frag[Q_IN_REGS ? MT : 1][Q_IN_REGS ? KS : 1][4];
-
-    // ldmatrix lane -> (row, column) of the 16x16 block it addresses.
-    const int a_row = (lane & 7) + ((lane >> 3) & 1) * 8, a_ch = lane >> 4; // A / .trans B
-    const int b_row = (lane & 7) + (lane >> 4) * 8, b_ch = (lane >> 3) & 1; // B from K rows
+    const int row0 = warp * T::ROWS_PER_WARP; // this warp's first row in the CTA
+    typename T::State st;
+    T::init(st);
 
     for (int j = 0; j < n_tiles; j++) {
         // Refill the slot tile j-1 used (freed by the barrier that ended j-1).
         const int jn = j + STAGES - 1;
-        if (jn < n_tiles) {
+        if (jn >= 1 && jn < n_tiles) {
             const int slot = jn % STAGES;
             load_tile<BN, D, THREADS, SWIZZLE>(sK + slot * BN * D, gK, jn * BN, seq, tid);
             load_tile<BN, D, THREADS, SWIZZLE>(sV + slot * BN * D, gV, jn * BN, seq, tid);
         }
         cp_async_commit();
-        cp_async_wait<STAGES - 1>(); // Q and tile j have landed
+        if (j == 0)
+            cp_async_wait<AFTER_K0>(); // Q and K_0 have landed
+        else
+            cp_async_wait<STAGES - 1>(); // tile j has landed
         __syncthreads();
-
-        if (Q_IN_REGS && j == 0) {
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                for (int ks = 0; ks < KS; ks++)
-                    ldmatrix_x4(q_frag[Q_IN_REGS ? mt : 0][Q_IN_REGS ? ks : 0],
-                                smem_addr(sQ + tile_off<D, SWIZZLE>(warp_row0 + mt * 16 + a_row,
-                                                                    ks * 2 + a_ch)));
+        if (j == 0)
+            T::load_q(st, sQ, row0, lane);
+        const int slot = j % STAGES;
+        float s[T::MT][T::NB][4];
+        T::qk(s, st, sQ, sK + slot * BN * D, row0, lane);
+        if (j == 0) {
+            cp_async_wait<AFTER_K0 - 1>(); // V_0 too
+            __syncthreads();
         }
-        const half *k_tile = sK + (j % STAGES) * BN * D;
-        const half *v_tile = sV + (j % STAGES) * BN * D;
-
-        // S = Q K^T for this warp's rows and the BN keys of tile j.
-        float acc_s[MT][NB][4];
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-            for (int nb = 0; nb < NB; nb++)
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    acc_s[mt][nb][e] = 0.f;
-#pragma unroll
-        for (int ks = 0; ks < KS; ks++) {
-            uint32_t qa[MT][4];
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++) {
-                if (Q_IN_REGS) {
-#pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        qa[mt][e] = q_frag[Q_IN_REGS ? mt : 0][Q_IN_REGS ? ks : 0][e];
-                } else {
-                    ldmatrix_x4(qa[mt],
-                                smem_addr(sQ + tile_off<D, SWIZZLE>(warp_row0 + mt * 16 + a_row,
-                                                                    ks * 2 + a_ch)));
-                }
-            }
-#pragma unroll
-            for (int p = 0; p < NB / 2; p++) {
-                uint32_t kb[4]; // b0,b1 of key block 2p, then of 2p+1
-                ldmatrix_x4(
-                    kb, smem_addr(k_tile + tile_off<D, SWIZZLE>(p * 16 + b_row, ks * 2 + b_ch)));
-#pragma unroll
-                for (int mt = 0; mt < MT; mt++) {
-                    mma_16816(acc_s[mt][2 * p], qa[mt], kb[0], kb[1]);
-                    mma_16816(acc_s[mt][2 * p + 1], qa[mt], kb[2], kb[3]);
-                }
-            }
-        }
-
-        // Mask keys past the sequence end and, when causal, above the diagonal.
-        // Only the last tile and diagonal tiles need it (a uniform branch).
-        const int n0 = j * BN;
-        if (n0 + BN > seq || (a.causal && n0 + BN - 1 > m0)) {
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                for (int nb = 0; nb < NB; nb++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        const int col = n0 + nb * 8 + 2 * t + (e & 1);
-                        const int row = m0 + warp_row0 + mt * 16 + g + (e >> 1) * 8;
-                        if (col >= seq || (a.causal && col > row))
-                            acc_s[mt][nb][e] = -INFINITY;
-                    }
-        }
-
-        // Online softmax: new running max, rescale O and the running sum,
-        // then P = exp2(S * scale*log2e - max) packed to fp16 A fragments.
-        uint32_t p_frag[MT][NB / 2][4];
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++) {
-#pragma unroll
-            for (int h = 0; h < 2; h++) { // rows g and g+8
-                float mx = -INFINITY;
-#pragma unroll
-                for (int nb = 0; nb < NB; nb++)
-                    mx = fmaxf(mx, fmaxf(acc_s[mt][nb][2 * h], acc_s[mt][nb][2 * h + 1]));
-                // The 4 threads of a quad hold one row between them.
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
-                mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
-                const float m_new = fmaxf(row_max[mt][h], mx * scale_log2);
-                // A row with every key masked so far keeps m = -inf; use 0 as
-                // its base so exp2 gives 0, never NaN.
-                const float base = m_new == -INFINITY ? 0.f : m_new;
-                const float corr = fast_exp2(row_max[mt][h] - base);
-                row_max[mt][h] = m_new;
-                float sum = 0.f;
-#pragma unroll
-                for (int nb = 0; nb < NB; nb++) {
-                    const float p0 = fast_exp2(fmaf(acc_s[mt][nb][2 * h], scale_log2, -base));
-                    const float p1 = fast_exp2(fmaf(acc_s[mt][nb][2 * h + 1], scale_log2, -base));
-                    acc_s[mt][nb][2 * h] = p0;
-                    acc_s[mt][nb][2 * h + 1] = p1;
-                    sum += p0 + p1;
-                }
-                row_sum[mt][h] = row_sum[mt][h] * corr + sum;
-#pragma unroll
-                for (int db = 0; db < DB; db++) {
-                    acc_o[mt][db][2 * h] *= corr;
-                    acc_o[mt][db][2 * h + 1] *= corr;
-                }
-            }
-            // The C layout of two adjacent 16x8 S blocks is the A layout of
-            // one 16x16 P block: no shuffles needed.
-#pragma unroll
-            for (int kp = 0; kp < NB / 2; kp++) {
-                p_frag[mt][kp][0] = pack_half2(acc_s[mt][2 * kp][0], acc_s[mt][2 * kp][1]);
-                p_frag[mt][kp][1] = pack_half2(acc_s[mt][2 * kp][2], acc_s[mt][2 * kp][3]);
-                p_frag[mt][kp][2] = pack_half2(acc_s[mt][2 * kp + 1][0], acc_s[mt][2 * kp + 1][1]);
-                p_frag[mt][kp][3] = pack_half2(acc_s[mt][2 * kp + 1][2], acc_s[mt][2 * kp + 1][3]);
-            }
-        }
-
-        // O += P V: V rows are keys (the k dim), so B comes through ldmatrix.trans.
-#pragma unroll
-        for (int kp = 0; kp < NB / 2; kp++) {
-#pragma unroll
-            for (int dp = 0; dp < DB / 2; dp++) {
-                uint32_t vb[4]; // b0,b1 of d block 2dp, then of 2dp+1
-                ldmatrix_x4_trans(
-                    vb, smem_addr(v_tile + tile_off<D, SWIZZLE>(kp * 16 + a_row, dp * 2 + a_ch)));
-#pragma unroll
-                for (int mt = 0; mt < MT; mt++) {
-                    mma_16816(acc_o[mt][2 * dp], p_frag[mt][kp], vb[0], vb[1]);
-                    mma_16816(acc_o[mt][2 * dp + 1], p_frag[mt][kp], vb[2], vb[3]);
-                }
-            }
-        }
+        T::softmax_tile(s, st, j, m0 + row0, m0, a, scale_log2, lane);
+        T::pv(st, sV + slot * BN * D, lane);
         __syncthreads(); // every warp is done with slot j % STAGES
     }
     cp_async_wait<0>(); // drain (empty) trailing groups before reusing sQ
-
-    // Epilogue: O / l, fp16, staged through this warp's own rows of sQ so the
-    // global stores are whole 16-byte chunks.
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++) {
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            float l = row_sum[mt][h];
-            l += __shfl_xor_sync(0xffffffff, l, 1);
-            l += __shfl_xor_sync(0xffffffff, l, 2);
-            const float inv = l > 0.f ? 1.f / l : 0.f;
-            const int r = warp_row0 + mt * 16 + g + 8 * h;
-#pragma unroll
-            for (int db = 0; db < DB; db++) {
-                const uint32_t v =
-                    pack_half2(acc_o[mt][db][2 * h] * inv, acc_o[mt][db][2 * h + 1] * inv);
-                *reinterpret_cast<uint32_t *>(sQ + tile_off<D, SWIZZLE>(r, db) + 2 * t) = v;
-            }
-        }
-    }
-    __syncwarp();
-    constexpr int CPR = D / 8;
-#pragma unroll
-    for (int i = lane; i < ROWS_PER_WARP * CPR; i += 32) {
-        const int r = warp_row0 + i / CPR, ch = i % CPR;
-        if (m0 + r < seq)
-            *reinterpret_cast<uint4 *>(gO + (size_t)(m0 + r) * D + ch * 8) =
-                *reinterpret_cast<const uint4 *>(sQ + tile_off<D, SWIZZLE>(r, ch));
-    }
+    T::store_o(st, sQ, gO, m0, row0, seq, lane);
 
     if (a.cta_clock) {
         __syncthreads();
