@@ -144,7 +144,7 @@ __device__ __forceinline__ void load_tile(half *s, const half *g, int row0, int 
 // softmax of S into P (MUFU and FP32 pipes), O += P V (tensor cores), each a
 // function of this struct, which also holds the per-warp register state.
 
-template <int D, int BM, int BN, int WARPS, int STAGES, int SWIZZLE> struct Tile {
+template <int D, int BM, int BN, int WARPS, int SWIZZLE> struct Tile {
     static constexpr int THREADS = WARPS * 32;
     static constexpr int ROWS_PER_WARP = BM / WARPS;
     static constexpr int MT = ROWS_PER_WARP / 16; // 16-row mma tiles per warp
@@ -162,7 +162,7 @@ template <int D, int BM, int BN, int WARPS, int STAGES, int SWIZZLE> struct Tile
         float o[MT][DB][4];
         float row_max[MT][2], row_sum[MT][2];
         uint32_t q[Q_IN_REGS ? MT : 1][Q_IN_REGS ? KS : 1][4];
-        uint32_t p[MT][NB / 2][4]; // P of the last tile, as mma A fragments
+        uint32_t p[MT][NB / 2][4]; // P of the current tile, as mma A fragments
     };
 
     // ldmatrix lane -> (row, chunk) of the 16x16 block it addresses: A
@@ -396,7 +396,7 @@ template <int D, int BM, int BN, int WARPS, int STAGES, int SWIZZLE> struct Tile
 template <int D, int BM, int BN, int WARPS, int STAGES, int SWIZZLE>
 __global__ void __launch_bounds__(WARPS * 32) flash_fwd_kernel(const fa_args a)
 {
-    using T = Tile<D, BM, BN, WARPS, STAGES, SWIZZLE>;
+    using T = Tile<D, BM, BN, WARPS, SWIZZLE>;
     constexpr int THREADS = T::THREADS;
     // Groups younger than K_0 at the first wait: V_0, KV_1..KV_{STAGES-2}
     // and iteration 0's.
