@@ -19,7 +19,9 @@
 // Both matrix products run on tensor cores through mma.sync.m16n8k16
 // (f16 x f16 -> f32) with operands fetched by ldmatrix. The softmax is the
 // online (running max, running sum) form in fp32, using exp2 with the scale
-// pre-multiplied by log2(e).
+// pre-multiplied by log2(e). The running sum is a third product on the
+// tensor cores, P times a column of ones, so the softmax spends no FP32 add
+// per element on it.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -160,7 +162,11 @@ template <int D, int BM, int BN, int WARPS, int SWIZZLE> struct Tile {
     // What one warp carries from tile to tile, all in registers.
     struct State {
         float o[MT][DB][4];
-        float row_max[MT][2], row_sum[MT][2];
+        float row_max[MT][2];
+        // Row sums of P, kept as the C fragment of P x ones (16x8): every
+        // column holds the sum, so [2h] is row g + 8h of the mma tile, whole
+        // (no quad shuffles needed), over the fp16 P the P V product uses.
+        float row_sum[MT][4];
         uint32_t q[Q_IN_REGS ? MT : 1][Q_IN_REGS ? KS : 1][4];
         uint32_t p[MT][NB / 2][4]; // P of the current tile, as mma A fragments
     };
@@ -185,7 +191,9 @@ template <int D, int BM, int BN, int WARPS, int SWIZZLE> struct Tile {
                 for (int e = 0; e < 4; e++)
                     st.o[mt][db][e] = 0.f;
             st.row_max[mt][0] = st.row_max[mt][1] = -INFINITY;
-            st.row_sum[mt][0] = st.row_sum[mt][1] = 0.f;
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                st.row_sum[mt][e] = 0.f;
         }
     }
 
@@ -287,16 +295,15 @@ template <int D, int BM, int BN, int WARPS, int SWIZZLE> struct Tile {
                 const float base = m_new == -INFINITY ? 0.f : m_new;
                 const float corr = fast_exp2(st.row_max[mt][h] - base);
                 st.row_max[mt][h] = m_new;
-                float sum = 0.f;
 #pragma unroll
                 for (int nb = 0; nb < NB; nb++) {
                     const float p0 = fast_exp2(fmaf(s[mt][nb][2 * h], scale_log2, -base));
                     const float p1 = fast_exp2(fmaf(s[mt][nb][2 * h + 1], scale_log2, -base));
                     s[mt][nb][2 * h] = p0;
                     s[mt][nb][2 * h + 1] = p1;
-                    sum += p0 + p1;
                 }
-                st.row_sum[mt][h] = st.row_sum[mt][h] * corr + sum;
+                st.row_sum[mt][2 * h] *= corr;
+                st.row_sum[mt][2 * h + 1] *= corr;
 #pragma unroll
                 for (int db = 0; db < DB; db++) {
                     st.o[mt][db][2 * h] *= corr;
@@ -316,10 +323,17 @@ template <int D, int BM, int BN, int WARPS, int SWIZZLE> struct Tile {
     }
 
     // O += P V: V rows are keys (the k dim), so B comes through ldmatrix.trans.
+    // The row sums ride along as P x ones: one more mma per 16 keys, with a
+    // constant B operand (no shared-memory read), in place of one FP32 add
+    // per element in the softmax, which is limited by instruction issue.
     static __device__ __forceinline__ void pv(State &st, const half *v_tile, int lane)
     {
+        constexpr uint32_t ONES = 0x3C003C00u; // half2(1.0, 1.0)
 #pragma unroll
         for (int kp = 0; kp < NB / 2; kp++) {
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+                mma_16816(st.row_sum[mt], st.p[mt][kp], ONES, ONES);
 #pragma unroll
             for (int dp = 0; dp < DB / 2; dp++) {
                 uint32_t vb[4]; // b0,b1 of d block 2dp, then of 2dp+1
@@ -357,9 +371,7 @@ template <int D, int BM, int BN, int WARPS, int SWIZZLE> struct Tile {
         for (int mt = 0; mt < MT; mt++) {
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                float l = st.row_sum[mt][h];
-                l += __shfl_xor_sync(0xffffffff, l, 1);
-                l += __shfl_xor_sync(0xffffffff, l, 2);
+                const float l = st.row_sum[mt][2 * h];
                 const float inv = l > 0.f ? 1.f / l : 0.f;
                 const int r = row0 + mt * 16 + g + 8 * h;
 #pragma unroll
