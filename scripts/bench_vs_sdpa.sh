@@ -16,7 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 space=${1:-$here/../spaces/h100.json}
 store=${2:-$(mktemp -d)/bench.lmdb}
 fasweep=${FASWEEP:-$here/../build/fasweep}
-"$fasweep" grid --space "$space" --store "$store"
+"$fasweep" grid --space "$space" --store "$store" --refine 4
 problems=$(python3 -c 'import json,sys
 for p in json.load(open(sys.argv[1]))["problems"]:
     print("%d,%d,%d,%d%s" % (p["batch"], p["heads"], p["seq_len"], p["head_dim"], ",causal" if p.get("causal") else ""))' "$space")

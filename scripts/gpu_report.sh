@@ -20,8 +20,8 @@ grep -E "^(PASS|FAIL)|passed, .* failed|worst" "$out/test-gpu.log"
 echo "== two back-to-back sweeps of spaces/l4.json"
 mkdir -p "$out/stores/x"; rm -rf "$out"/stores/x/*
 for r in a b; do
-    /usr/bin/time -f "sweep $r: wall %e s" "$F" grid --space spaces/l4.json --store "$out/stores/x/l4-$r.lmdb" 2>&1 |
-        grep -E "^sweep|^best|^time|wall" | tee "$out/l4-$r.txt"
+    /usr/bin/time -f "sweep $r: wall %e s" "$F" grid --space spaces/l4.json --store "$out/stores/x/l4-$r.lmdb" --refine 4 2>&1 |
+        grep -E "^sweep|^best|^time|wall|^refine|^  " | tee "$out/l4-$r.txt"
     "$F" export --format jsonl --store "$out/stores/x/l4-$r.lmdb" >"$out/l4-$r.jsonl"
 done
 for m in hot cold; do python3 scripts/compare_sweeps.py "$out/l4-a.jsonl" "$out/l4-b.jsonl" --mode $m; done

@@ -16,5 +16,5 @@ if [ -z "${SPACE:-}" ]; then
 fi
 make -j"$(nproc)" BUILD="$build" "$build/fasweep"
 echo "fasweep: sweeping $SPACE" >&2
-"$build/fasweep" grid --space "$SPACE"
+"$build/fasweep" grid --space "$SPACE" --refine 4
 "$build/fasweep" topk -k 8

@@ -536,7 +536,7 @@ static const char *const usage_grid =
     "  --store PATH   results store (default $FASWEEP_STORE, else ./" DEFAULT_STORE ")\n"
     "  --dry-run      print the plan (as `fasweep plan`) and stop; needs no GPU\n"
     "  --remeasure    measure points the store already has again\n"
-    "  --refine K     afterwards re-measure the K best per problem, more strictly\n"
+    "  --refine K     afterwards re-measure the K best per problem and mode, head to head\n"
     "  --device N     CUDA device ordinal (default 0)\n"
     "  --devices L    several GPUs of this host: all, or ordinals like 0,2; one worker\n"
     "                 process per GPU, tasks go to whichever is free, one store writer;\n"

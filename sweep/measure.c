@@ -9,6 +9,7 @@
 #include "measure.h"
 
 #include <cuda_runtime_api.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -500,39 +501,47 @@ static void rg_resources(store_record *r, const fa_attrs *at)
     r->max_blocks_per_sm = at->max_blocks_per_sm;
 }
 
-/* The task proper. Returns 0 with r->status set (ok, wrong, or crashed for
- * reasons that are not CUDA errors), or -1 after a CUDA failure (g->err). */
-static int rg_task(run_gpu *g, const run_task *t, store_record *r, double *timed_s,
-                   void (*started)(void *ctx), void *ctx)
+static void rg_not_compiled(const run_gpu *g, store_record *r)
 {
-    const fa_instance *in = fa_registry_find(&t->cfg);
-    if (!in) {
-        snprintf(r->error, sizeof r->error,
-                 "config %s is not compiled into this binary (build %s); rebuild with a SPACES "
-                 "list that includes its space",
-                 r->config, g->info.build);
-        return 0;
-    }
+    snprintf(r->error, sizeof r->error,
+             "config %s is not compiled into this binary (build %s); rebuild with a SPACES "
+             "list that includes its space",
+             r->config, g->info.build);
+}
+
+/* The problem's inputs and reference (made once per problem), then the
+ * STARTED callback. Returns 0, or -1 after a CUDA failure (g->err). */
+static int rg_setup(run_gpu *g, const run_task *t, void (*started)(void *ctx), void *ctx)
+{
     if (rg_setup_problem(g, &t->problem)) {
-        char what[96];
-        snprintf(what, sizeof what, "setting up problem %s: ", r->problem);
+        char prob[48], what[96];
+        space_problem_format(&t->problem, prob, sizeof prob);
+        snprintf(what, sizeof what, "setting up problem %s: ", prob);
         rg_prefix(g, what);
         return -1;
     }
     if (started)
         started(ctx);
-    fa_attrs at;
-    RG_CHECK(g, fa_instance_attrs(in, &at), "fa_instance_attrs");
-    rg_resources(r, &at);
-    if (at.max_blocks_per_sm < 1) {
+    return 0;
+}
+
+/* Resources and the correctness gate of `in`. Returns 1 when it is ready
+ * to time, 0 when r->status says why not (wrong, or crashed for a reason
+ * that is not a CUDA error), -1 after a CUDA failure (g->err). */
+static int rg_ready(run_gpu *g, const run_task *t, const fa_instance *in, run_inject inject,
+                    store_record *r, fa_attrs *at)
+{
+    RG_CHECK(g, fa_instance_attrs(in, at), "fa_instance_attrs");
+    rg_resources(r, at);
+    if (at->max_blocks_per_sm < 1) {
         snprintf(r->error, sizeof r->error,
                  "cannot run on this GPU: no CTA fits on an SM (%ld B dynamic shared memory, %d "
                  "registers x %d threads)",
-                 at.smem_dynamic, at.regs, fa_threads(&in->cfg));
+                 at->smem_dynamic, at->regs, fa_threads(&in->cfg));
         return 0;
     }
     stats_errors e;
-    if (rg_gate(g, in, t->inject, &e))
+    if (rg_gate(g, in, inject, &e))
         return -1;
     r->rel_l2 = e.rel_l2;
     r->max_abs = e.max_abs;
@@ -540,6 +549,43 @@ static int rg_task(run_gpu *g, const run_task *t, store_record *r, double *timed
         r->status = STORE_ST_WRONG;
         return 0;
     }
+    return 1;
+}
+
+/* After the samples: the clocks read right after them, one clock64
+ * launch, throughput; the record is ok. Returns 0 or -1 (CUDA failure). */
+static int rg_finish(run_gpu *g, const run_task *t, const fa_instance *in, const fa_attrs *at,
+                     int cold, const run_nvml_clocks *ck, store_record *r)
+{
+    r->sm_clock_mhz = ck->sm_mhz;
+    r->mem_clock_mhz = ck->mem_mhz;
+    r->throttle_reasons = ck->reasons;
+    r->throttled = ck->throttled;
+    if (rg_clock(g, in, at, cold, r))
+        return -1;
+    const double sec = r->time.median_us * 1e-6;
+    r->tflops = sec > 0 ? space_problem_flops(&t->problem) / sec * 1e-12 : 0;
+    r->gbps = sec > 0 ? space_problem_bytes(&t->problem) / sec * 1e-9 : 0;
+    r->status = STORE_ST_OK;
+    return 0;
+}
+
+/* The task proper. Returns 0 with r->status set (ok, wrong, or crashed for
+ * reasons that are not CUDA errors), or -1 after a CUDA failure (g->err). */
+static int rg_task(run_gpu *g, const run_task *t, store_record *r, double *timed_s,
+                   void (*started)(void *ctx), void *ctx)
+{
+    const fa_instance *in = fa_registry_find(&t->cfg);
+    if (!in) {
+        rg_not_compiled(g, r);
+        return 0;
+    }
+    if (rg_setup(g, t, started, ctx))
+        return -1;
+    fa_attrs at;
+    const int ready = rg_ready(g, t, in, t->inject, r, &at);
+    if (ready <= 0)
+        return ready;
     const int cold = strcmp(t->mode, "cold") == 0;
     double est_us;
     if (rg_warmup(g, in, t->measure.warmup_runs, &est_us) ||
@@ -547,16 +593,95 @@ static int rg_task(run_gpu *g, const run_task *t, store_record *r, double *timed
         return -1;
     run_nvml_clocks ck;
     run_nvml_read(&g->nvml, &ck);
-    r->sm_clock_mhz = ck.sm_mhz;
-    r->mem_clock_mhz = ck.mem_mhz;
-    r->throttle_reasons = ck.reasons;
-    r->throttled = ck.throttled;
-    if (rg_clock(g, in, &at, cold, r))
+    return rg_finish(g, t, in, &at, cold, &ck, r);
+}
+
+/* ---- head-to-head --------------------------------------------------------------------------- */
+
+/* Config i of a head-to-head task: the task's own, then its rivals. */
+static const fa_config *rg_h2h_cfg(const run_task *t, int i)
+{
+    return i == 0 ? &t->cfg : &t->rivals[i - 1];
+}
+
+/* Rounds of one block per config still sampling, until every config's stop
+ * rule (with its share of the elapsed time) says stop. n[i] < 0: config i
+ * is not timed. Samples of config i go to g->samples + i * max_samples. */
+static int rg_h2h_time(run_gpu *g, const run_task *t, const fa_instance *const *in, int k, int cold,
+                       double *est, int *n, store_record *recs, double *timed_s)
+{
+    const space_measure *m = &t->measure;
+    stats_stop stop[RUN_H2H_MAX];
+    int live = 0;
+    for (int i = 0; i < k; i++) {
+        stop[i] = STATS_CONTINUE;
+        live += n[i] >= 0;
+    }
+    double sum = 0;
+    const double t0 = run_progress_now();
+    for (int going = live; going > 0;) {
+        going = 0;
+        for (int i = 0; i < k; i++) {
+            if (n[i] < 0 || stop[i] != STATS_CONTINUE)
+                continue;
+            double *s = g->samples + (size_t)i * (size_t)m->max_samples;
+            const int nb =
+                stats_block_size(est[i], m->max_seconds, m->max_samples - n[i], RUN_BLOCK_MAX);
+            const double tb = run_progress_now();
+            if (rg_block(g, in[i], cold, nb, n[i], s + n[i]))
+                return -1;
+            for (int j = 0; j < nb; j++)
+                sum += s[n[i] + j];
+            n[i] += nb;
+            est[i] = (run_progress_now() - tb) * 1e6 / nb;
+            stats_timing_of(s, n[i], &recs[i].time); /* sorts; order does not matter */
+            stop[i] =
+                stats_stop_rule(m, n[i], recs[i].time.noise, (run_progress_now() - t0) / live);
+            going += stop[i] == STATS_CONTINUE;
+        }
+    }
+    *timed_s = sum * 1e-6;
+    return 0;
+}
+
+static int rg_h2h(run_gpu *g, const run_task *t, store_record *recs, double *timed_s,
+                  void (*started)(void *ctx), void *ctx)
+{
+    const int k = 1 + t->n_rivals;
+    const fa_instance *in[RUN_H2H_MAX];
+    fa_attrs at[RUN_H2H_MAX];
+    double est[RUN_H2H_MAX];
+    int n[RUN_H2H_MAX];
+    if (rg_setup(g, t, started, ctx))
         return -1;
-    const double sec = r->time.median_us * 1e-6;
-    r->tflops = sec > 0 ? space_problem_flops(&t->problem) / sec * 1e-12 : 0;
-    r->gbps = sec > 0 ? space_problem_bytes(&t->problem) / sec * 1e-9 : 0;
-    r->status = STORE_ST_OK;
+    for (int i = 0; i < k; i++) {
+        n[i] = -1;
+        in[i] = fa_registry_find(rg_h2h_cfg(t, i));
+        if (!in[i]) {
+            rg_not_compiled(g, &recs[i]);
+            continue;
+        }
+        const run_inject inj = i == 0 ? t->inject : t->rival_inject[i - 1];
+        const int ready = rg_ready(g, t, in[i], inj, &recs[i], &at[i]);
+        if (ready < 0 || (ready && rg_warmup(g, in[i], t->measure.warmup_runs, &est[i])))
+            return -1;
+        if (ready)
+            n[i] = 0;
+    }
+    const int cold = strcmp(t->mode, "cold") == 0;
+    if (t->measure.max_samples > INT_MAX / RUN_H2H_MAX) {
+        snprintf(g->err, sizeof g->err, "max_samples %d is too large for a head-to-head",
+                 t->measure.max_samples);
+        return -1;
+    }
+    if (rg_samples_room(g, k * t->measure.max_samples) ||
+        rg_h2h_time(g, t, in, k, cold, est, n, recs, timed_s))
+        return -1;
+    run_nvml_clocks ck;
+    run_nvml_read(&g->nvml, &ck);
+    for (int i = 0; i < k; i++)
+        if (n[i] >= 0 && rg_finish(g, t, in[i], &at[i], cold, &ck, &recs[i]))
+            return -1;
     return 0;
 }
 
@@ -571,6 +696,28 @@ int run_gpu_measure(run_gpu *g, const run_task *t, store_record *rec, double *ti
     rec->status = STORE_ST_CRASHED;
     rg_copy(rec->error, sizeof rec->error, g->err);
     /* A failed problem setup may have left half its buffers: start over. */
+    if (!g->have_problem)
+        rg_free_problem(g);
+    return rg_healthy() ? 0 : -1;
+}
+
+int run_gpu_measure_h2h(run_gpu *g, const run_task *t, store_record *recs, double *timed_s,
+                        void (*started)(void *ctx), void *ctx)
+{
+    *timed_s = 0;
+    g->err[0] = '\0';
+    const int k = 1 + t->n_rivals;
+    for (int i = 0; i < k; i++) {
+        run_task one = *t;
+        one.cfg = *rg_h2h_cfg(t, i);
+        rg_record_init(g, &one, &recs[i]);
+    }
+    if (rg_h2h(g, t, recs, timed_s, started, ctx) == 0)
+        return 0;
+    /* A CUDA failure: every config not finished is crashed with its text. */
+    for (int i = 0; i < k; i++)
+        if (recs[i].status == STORE_ST_CRASHED && !recs[i].error[0])
+            rg_copy(recs[i].error, sizeof recs[i].error, g->err);
     if (!g->have_problem)
         rg_free_problem(g);
     return rg_healthy() ? 0 : -1;

@@ -945,6 +945,7 @@ static int run_sweep(run_ctx *c)
 typedef struct run_cand {
     int point;
     double old_us, new_us;
+    double new_noise; /* relative noise of new_us */
     int old_rank, new_rank;
 } run_cand;
 
@@ -960,8 +961,9 @@ static int run_cand_by_new(const void *a, const void *b)
     return (x > y) - (x < y); /* a failed re-measurement (inf) sorts last */
 }
 
-/* The problem's "ok" records of this build in the best mode, by median. */
-static int run_refine_candidates(run_ctx *c, int problem, run_cand *cand, int *n_out)
+/* The problem's "ok" records of this build in `mode`, by median. */
+static int run_refine_candidates(run_ctx *c, int problem, const char *mode, run_cand *cand,
+                                 int *n_out)
 {
     int n = 0;
     for (size_t i = 0; i < c->p->n; i++) {
@@ -970,7 +972,7 @@ static int run_refine_candidates(run_ctx *c, int problem, run_cand *cand, int *n
             continue;
         store_record r;
         char key[STORE_KEY_LEN];
-        run_record_key(c, pt, c->mode_best, &r);
+        run_record_key(c, pt, mode, &r);
         int rc = store_key(&r, key, sizeof key);
         if (rc == STORE_OK)
             rc = store_get(c->st, key, &r);
@@ -982,7 +984,7 @@ static int run_refine_candidates(run_ctx *c, int problem, run_cand *cand, int *n
             return -1;
         }
         if (r.status == STORE_ST_OK && r.time.median_us > 0)
-            cand[n++] = (run_cand){(int)i, r.time.median_us, INFINITY, 0, 0};
+            cand[n++] = (run_cand){(int)i, r.time.median_us, INFINITY, NAN, 0, 0};
     }
     qsort(cand, (size_t)n, sizeof *cand, run_cand_by_old);
     for (int i = 0; i < n; i++)
@@ -991,7 +993,7 @@ static int run_refine_candidates(run_ctx *c, int problem, run_cand *cand, int *n
     return 0;
 }
 
-static void run_refine_report(run_ctx *c, const char *prob, run_cand *top, int k)
+static void run_refine_report(run_ctx *c, const char *prob, const char *mode, run_cand *top, int k)
 {
     qsort(top, (size_t)k, sizeof *top, run_cand_by_new);
     int held = 1;
@@ -1001,22 +1003,79 @@ static void run_refine_report(run_ctx *c, const char *prob, run_cand *top, int k
     }
     if (!c->out)
         return;
-    fprintf(c->out, "refine %s %s, top %d: the order %s\n", prob, c->mode_best, k,
+    fprintf(c->out, "refine %s %s, top %d: the order %s\n", prob, mode, k,
             held ? "held" : "changed");
-    fprintf(c->out, "  %-8s %-8s %-24s %10s %10s\n", "old_rank", "new_rank", "config", "old_us",
-            "new_us");
+    fprintf(c->out, "  %-8s %-8s %-24s %10s %10s %9s\n", "old_rank", "new_rank", "config", "old_us",
+            "new_us", "vs_first");
+    int tied = 1; /* the first `tied` are within their noise of the first */
     for (int i = 0; i < k; i++) {
         char cfg[64];
         fa_config_format(&c->p->points[top[i].point].cfg, cfg, sizeof cfg);
-        fprintf(c->out, "  %-8d %-8d %-24s %10.3f %10.3f\n", top[i].old_rank, top[i].new_rank, cfg,
-                top[i].old_us, top[i].new_us);
+        const double d = top[i].new_us / top[0].new_us - 1;
+        const int tie = i > 0 && d <= fmax(top[i].new_noise, top[0].new_noise);
+        tied += tie && tied == i;
+        fprintf(c->out, "  %-8d %-8d %-24s %10.3f %10.3f %+8.2f%%%s\n", top[i].old_rank,
+                top[i].new_rank, cfg, top[i].old_us, top[i].new_us, 100 * d, tie ? " tie" : "");
     }
+    if (tied > 1)
+        fprintf(c->out,
+                "  the first %d differ by less than their noise: a statistical tie, the order "
+                "among them may differ from run to run\n",
+                tied);
     fflush(c->out);
 }
 
-/* Re-measures the top K per problem with half the noise target and four
- * times the samples and time budget; keeps a new record when it is
- * better measured (store_record_better); prints whether the order held. */
+/* One head-to-head of cand[0..k) (k <= RUN_H2H_MAX): one task, k results,
+ * each stored at once (an ok one always: its median is the one that
+ * compares; a failed one only over a failed record). new_us gets each
+ * config's new median (inf when it failed). Returns 0, 1 when no worker can
+ * run it, -1 on a store error. */
+static int run_refine_h2h(run_ctx *c, const char *mode, run_cand *cand, int k,
+                          const space_measure *m)
+{
+    run_task t;
+    char label[160];
+    run_make_task(c, cand[0].point, mode, m, &t, label, sizeof label);
+    t.n_rivals = k - 1;
+    for (int i = 1; i < k; i++) {
+        t.rivals[i - 1] = c->p->points[cand[i].point].cfg;
+        t.rival_inject[i - 1] = run_inject_for(c, &t.rivals[i - 1]);
+    }
+    /* The timeout runs from STARTED to the first result, which comes after
+     * all k configs are timed. */
+    t.measure.timeout_s *= k;
+    run_progress_begin_task(&c->prog, label);
+    if (run_send(c, &t))
+        return 1;
+    for (int i = 0; i < k; i++) {
+        const plan_point *pt = &c->p->points[cand[i].point];
+        run_task ti = t;
+        ti.cfg = pt->cfg;
+        store_record r;
+        if (c->w.pid)
+            run_collect(c, pt, &ti, &r);
+        else
+            run_failure_record(c, pt, ti.mode, STORE_ST_CRASHED,
+                               "the head-to-head's worker was gone before this config's result",
+                               &r);
+        if (run_store(c, &r, r.status == STORE_ST_OK ? RUN_PUT_ALWAYS : RUN_PUT_IF_BETTER))
+            return -1;
+        if (r.status == STORE_ST_OK) {
+            cand[i].new_us = r.time.median_us;
+            cand[i].new_noise = r.time.noise;
+        } else
+            run_say(c, "refine: %s %s %s is now %s: %s", r.problem, r.config, r.mode,
+                    store_status_name(r.status), r.error);
+    }
+    run_progress_end_task(&c->prog, NULL);
+    return 0;
+}
+
+/* Re-measures the top K per problem and mode with half the noise target and four
+ * times the samples and time budget, as head-to-heads of up to RUN_H2H_MAX
+ * configs in rank order (their timed blocks interleaved, so the GPU's drift
+ * between tasks cannot reorder near-ties); stores the new records and
+ * prints whether the order held. */
 static int run_refine(run_ctx *c)
 {
     space_measure m = c->s->measure;
@@ -1030,33 +1089,28 @@ static int run_refine(run_ctx *c)
         return 1;
     }
     int rc = 0;
-    for (int pi = 0; pi < c->s->n_problems && rc == 0; pi++) {
+    for (int q = 0; q < c->s->n_problems * c->s->measure.n_modes && rc == 0; q++) {
+        const int pi = q / c->s->measure.n_modes;
+        const char *mode = c->s->measure.modes[q % c->s->measure.n_modes];
         int n = 0;
-        if (run_refine_candidates(c, pi, cand, &n)) {
+        if (run_refine_candidates(c, pi, mode, cand, &n)) {
             rc = -1;
             break;
         }
         const int k = n < c->o->refine_k ? n : c->o->refine_k;
-        run_progress_start(&c->prog, c->out, k);
-        for (int i = 0; i < k && rc == 0; i++) {
+        run_progress_start(&c->prog, c->out, (k + RUN_H2H_MAX - 1) / RUN_H2H_MAX);
+        for (int i = 0; i < k && rc == 0; i += RUN_H2H_MAX) {
             if (c->o->stop && *c->o->stop) {
                 c->sum->interrupted = rc = 1;
                 break;
             }
-            store_record r;
-            rc = run_task_one(c, cand[i].point, c->mode_best, &m, RUN_PUT_IF_BETTER, &r);
-            if (rc == 0 && r.status == STORE_ST_OK)
-                cand[i].new_us = r.time.median_us;
-            else if (rc == 0)
-                run_say(c, "refine: %s %s %s is now %s: %s", r.problem, r.config, r.mode,
-                        store_status_name(r.status), r.error);
-            run_progress_end_task(&c->prog, NULL);
+            rc = run_refine_h2h(c, mode, cand + i, k - i < RUN_H2H_MAX ? k - i : RUN_H2H_MAX, &m);
         }
         run_progress_finish(&c->prog);
         if (rc == 0 && k > 0) {
             char prob[48];
             space_problem_format(&c->s->problems[pi], prob, sizeof prob);
-            run_refine_report(c, prob, cand, k);
+            run_refine_report(c, prob, mode, cand, k);
         }
     }
     free(cand);

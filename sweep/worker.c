@@ -51,6 +51,27 @@ static void run_worker_started(void *ctx)
     (void)run_write_full(*(const int *)ctx, &m, sizeof m);
 }
 
+/* A head-to-head task: one RESULT per config, in the task's order; the
+ * last carries the fatal flag when the context is gone (then it exits). */
+static void run_worker_h2h(run_gpu *g, const run_task *t, int msg_fd)
+{
+    static store_record recs[RUN_H2H_MAX];
+    static run_msg m;
+    double timed_s = 0;
+    const int fatal = run_gpu_measure_h2h(g, t, recs, &timed_s, run_worker_started, &msg_fd) != 0;
+    for (int i = 0; i <= t->n_rivals; i++) {
+        memset(&m, 0, sizeof m);
+        m.type = RUN_MSG_RESULT;
+        m.rec = recs[i];
+        m.timed_s = i == 0 ? timed_s : 0;
+        m.fatal = fatal && i == t->n_rivals;
+        if (run_write_full(msg_fd, &m, sizeof m) != 0)
+            _exit(1);
+    }
+    if (fatal)
+        _exit(2);
+}
+
 void run_worker_main(int task_fd, int msg_fd, int device)
 {
     /* Static: a worker is a single-threaded process with one message in
@@ -68,6 +89,12 @@ void run_worker_main(int task_fd, int msg_fd, int device)
     if (run_write_full(msg_fd, &m, sizeof m) != 0)
         _exit(1); /* the engine is gone */
     while (run_read_full(task_fd, &t, sizeof t) == 1 && !t.quit) {
+        if (t.n_rivals < 0 || t.n_rivals >= RUN_H2H_MAX)
+            _exit(3); /* not a task this engine sends: the engine reports the exit */
+        if (t.n_rivals > 0) {
+            run_worker_h2h(g, &t, msg_fd);
+            continue;
+        }
         memset(&m, 0, sizeof m);
         m.type = RUN_MSG_RESULT;
         m.fatal = run_gpu_measure(g, &t, &m.rec, &m.timed_s, run_worker_started, &msg_fd) != 0;

@@ -13,6 +13,10 @@
  *                                  task's timeout_s runs from here)
  *                          <-      RESULT (a full store_record but provenance)
  *   ...
+ *   TASK with n_rivals > 0 ->      (a head-to-head, the refine pass)
+ *                          <-      STARTED
+ *                          <-      1 + n_rivals RESULTs: cfg's, then each
+ *                                  rival's in order
  *   QUIT or EOF            ->      exits
  *
  * A RESULT with fatal = 1 means the worker's CUDA context is unusable (a
@@ -30,12 +34,20 @@
  * correctness gate (FASWEEP_INJECT, for the isolation tests). */
 typedef enum run_inject { RUN_INJECT_NONE, RUN_INJECT_FAULT, RUN_INJECT_HANG } run_inject;
 
+/* Configs one head-to-head task measures at most (the task and its rivals). */
+#define RUN_H2H_MAX 8
+
 typedef struct run_task {
     int quit; /* 1: exit now; nothing else is read */
     space_problem problem;
     fa_config cfg;
-    char mode[8];          /* "hot" or "cold" */
-    space_measure measure; /* the space's, or stricter ones when refining */
+    /* > 0: a head-to-head of cfg and these configs, their timed blocks
+     * interleaved (measure.h, run_gpu_measure_h2h). */
+    int n_rivals;
+    fa_config rivals[RUN_H2H_MAX - 1];
+    run_inject rival_inject[RUN_H2H_MAX - 1]; /* as inject, for each rival */
+    char mode[8];                             /* "hot" or "cold" */
+    space_measure measure;                    /* the space's, or stricter ones when refining */
     space_tolerance tol;
     run_inject inject;
 } run_task;
@@ -66,7 +78,8 @@ typedef struct run_msg {
     char error[256];     /* HELLO: why the GPU cannot be used ("" when it can) */
     run_device_info dev; /* HELLO */
     store_record rec;    /* RESULT */
-    double timed_s;      /* RESULT: seconds inside timed launches */
+    double timed_s;      /* RESULT: seconds inside timed launches (a head-to-head's
+                            all in its first RESULT) */
 } run_msg;
 
 /* The worker's whole life: opens device `device`, sends HELLO, then serves

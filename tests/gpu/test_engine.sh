@@ -14,6 +14,8 @@
 #      having stored only a part
 #   5. kill -9 of the engine alone while its worker hangs in a kernel:
 #      the worker does not outlive it
+#   6. --refine 3: the head-to-head of the 3 best per problem reports
+#      whether the order held, and the store still has every key once, ok
 # Prints PASS/FAIL per test and "N passed, N failed"; exits 1 on failure.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -150,6 +152,34 @@ t_full_sweep() {
         why="second run did not skip all $n: $(head -1 "$tmp/again.out")"
         return 1
     fi
+}
+
+t_refine() {
+    local st=$tmp/refine.lmdb
+    "$FASWEEP" grid --space "$CI_SPACE" --store "$st" --refine 3 >"$tmp/refine.out" \
+        2>"$tmp/refine.err"
+    local rc=$?
+    cat "$tmp/refine.out"
+    grep -E '^refine|^  ' "$tmp/refine.err" # the report goes where the progress goes
+    [ $rc -eq 0 ] || { why="exit $rc: $(tail -3 "$tmp/refine.err")"; return 1; }
+    local np
+    np=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["problems"]))' \
+        "$CI_SPACE")
+    # One report per problem, of its 3 best (fewer when it has fewer ok
+    # configs), and one ranked row per config in the reports.
+    [ "$(grep -cE '^refine .* hot, top [1-3]: the order (held|changed)$' "$tmp/refine.err")" = "$np" ] ||
+        { why="not one refine report per problem ($np)"; return 1; }
+    local rows
+    rows=$(($(sed -n 's/^refine .* hot, top \([1-3]\): .*/\1/p' "$tmp/refine.err" | paste -sd+)))
+    [ "$(grep -cE '^  [0-9]+ +[1-3] +d[0-9]' "$tmp/refine.err")" = "$rows" ] ||
+        { why="refine tables do not have one ranked row per refined config ($rows)"; return 1; }
+    if grep -q 'refine: .* is now' "$tmp/refine.err"; then
+        why="a refined config failed: $(grep 'refine: ' "$tmp/refine.err" | head -1)"
+        return 1
+    fi
+    local v
+    v=$(verify "$st" "$CI_SPACE") || { why="store: $v"; return 1; }
+    echo "$v"
 }
 
 t_fault_injection() {
@@ -305,6 +335,7 @@ sys.exit(0 if len(uu) >= 2 else 1)' || { why="all records came from one GPU"; re
 
 run_test "full sweep of the CI space" t_full_sweep
 run_test "fault and hang injection" t_fault_injection
+run_test "refine: head-to-head of the best" t_refine
 run_test "kill -9 and resume" t_kill_resume
 run_test "SIGINT stops after the current task" t_sigint
 run_test "no orphaned worker after kill -9" t_orphan
