@@ -604,22 +604,34 @@ static const fa_config *rg_h2h_cfg(const run_task *t, int i)
     return i == 0 ? &t->cfg : &t->rivals[i - 1];
 }
 
+/* Names the config a head-to-head failed on in front of g->err. */
+static void rg_h2h_blame(run_gpu *g, const fa_instance *in)
+{
+    char cfg[64], what[96];
+    fa_config_format(&in->cfg, cfg, sizeof cfg);
+    snprintf(what, sizeof what, "head-to-head stopped at %s: ", cfg);
+    rg_prefix(g, what);
+}
+
 /* Rounds of one block per config still sampling, until every config's stop
- * rule (with its share of the elapsed time) says stop. n[i] < 0: config i
- * is not timed. Samples of config i go to g->samples + i * max_samples. */
+ * rule says stop (each charged the wall time of its own blocks, as a task
+ * of its own would be). n[i] < 0: config i is not timed. Samples of config
+ * i go to g->samples + i * max_samples. */
 static int rg_h2h_time(run_gpu *g, const run_task *t, const fa_instance *const *in, int k, int cold,
                        double *est, int *n, store_record *recs, double *timed_s)
 {
     const space_measure *m = &t->measure;
     stats_stop stop[RUN_H2H_MAX];
-    int live = 0;
+    double spent[RUN_H2H_MAX];
+    int going = 0;
     for (int i = 0; i < k; i++) {
         stop[i] = STATS_CONTINUE;
-        live += n[i] >= 0;
+        spent[i] = 0;
+        going += n[i] >= 0;
     }
     double sum = 0;
-    const double t0 = run_progress_now();
-    for (int going = live; going > 0;) {
+    int flushes = 0; /* a different flush byte for every sample of the task */
+    while (going > 0) {
         going = 0;
         for (int i = 0; i < k; i++) {
             if (n[i] < 0 || stop[i] != STATS_CONTINUE)
@@ -628,15 +640,19 @@ static int rg_h2h_time(run_gpu *g, const run_task *t, const fa_instance *const *
             const int nb =
                 stats_block_size(est[i], m->max_seconds, m->max_samples - n[i], RUN_BLOCK_MAX);
             const double tb = run_progress_now();
-            if (rg_block(g, in[i], cold, nb, n[i], s + n[i]))
+            if (rg_block(g, in[i], cold, nb, flushes, s + n[i])) {
+                rg_h2h_blame(g, in[i]);
                 return -1;
+            }
+            flushes += nb;
             for (int j = 0; j < nb; j++)
                 sum += s[n[i] + j];
             n[i] += nb;
-            est[i] = (run_progress_now() - tb) * 1e6 / nb;
+            const double dt = run_progress_now() - tb;
+            spent[i] += dt;
+            est[i] = dt * 1e6 / nb;
             stats_timing_of(s, n[i], &recs[i].time); /* sorts; order does not matter */
-            stop[i] =
-                stats_stop_rule(m, n[i], recs[i].time.noise, (run_progress_now() - t0) / live);
+            stop[i] = stats_stop_rule(m, n[i], recs[i].time.noise, spent[i]);
             going += stop[i] == STATS_CONTINUE;
         }
     }
@@ -663,8 +679,10 @@ static int rg_h2h(run_gpu *g, const run_task *t, store_record *recs, double *tim
         }
         const run_inject inj = i == 0 ? t->inject : t->rival_inject[i - 1];
         const int ready = rg_ready(g, t, in[i], inj, &recs[i], &at[i]);
-        if (ready < 0 || (ready && rg_warmup(g, in[i], t->measure.warmup_runs, &est[i])))
+        if (ready < 0 || (ready && rg_warmup(g, in[i], t->measure.warmup_runs, &est[i]))) {
+            rg_h2h_blame(g, in[i]);
             return -1;
+        }
         if (ready)
             n[i] = 0;
     }
@@ -680,8 +698,10 @@ static int rg_h2h(run_gpu *g, const run_task *t, store_record *recs, double *tim
     run_nvml_clocks ck;
     run_nvml_read(&g->nvml, &ck);
     for (int i = 0; i < k; i++)
-        if (n[i] >= 0 && rg_finish(g, t, in[i], &at[i], cold, &ck, &recs[i]))
+        if (n[i] >= 0 && rg_finish(g, t, in[i], &at[i], cold, &ck, &recs[i])) {
+            rg_h2h_blame(g, in[i]);
             return -1;
+        }
     return 0;
 }
 

@@ -48,14 +48,16 @@ int run_gpu_measure(run_gpu *g, const run_task *t, store_record *rec, double *ti
 /* A head-to-head (t->n_rivals > 0, at most RUN_H2H_MAX - 1): t->cfg and
  * its rivals, each gated and warmed up as in run_gpu_measure, then timed in
  * rounds, one block of samples of each config per round, each until its own
- * stop rule (its share of the elapsed time counts against max_seconds). So
+ * stop rule (the wall time of its own blocks counts against max_seconds). So
  * all of them are timed over the same stretch of time, and a drift of the
  * GPU's clocks or temperature falls on all alike: their medians compare
  * better than those of tasks run one after another. recs[0] gets t->cfg's
  * record, recs[1 + i] rival i's, each complete as in run_gpu_measure (a
  * config that fails its gate is "wrong" and sits out the timing); *timed_s
- * the summed time of all their samples. Returns 0, or -1 when the CUDA
- * context is unusable (then every record not finished is "crashed"). */
+ * the summed time of all their samples. A CUDA failure stops the whole
+ * head-to-head: every record not finished is "crashed" with the error,
+ * prefixed by the config it happened on. Returns 0, or -1 when the CUDA
+ * context is unusable. */
 int run_gpu_measure_h2h(run_gpu *g, const run_task *t, store_record *recs, double *timed_s,
                         void (*started)(void *ctx), void *ctx);
 

@@ -945,20 +945,33 @@ static int run_sweep(run_ctx *c)
 typedef struct run_cand {
     int point;
     double old_us, new_us;
-    double new_noise; /* relative noise of new_us */
+    double old_noise, new_noise; /* relative noise of old_us, new_us */
     int old_rank, new_rank;
+    char config[64]; /* as fa_config_format writes it */
 } run_cand;
+
+/* The order `fasweep topk` ranks in (seeds/rank.c): median, then noise,
+ * then config text. A failed re-measurement (inf) sorts last. */
+static int run_cand_order(double us_a, double noise_a, double us_b, double noise_b,
+                          const char *cfg_a, const char *cfg_b)
+{
+    if (us_a != us_b)
+        return us_a < us_b ? -1 : 1;
+    if (noise_a != noise_b && !isnan(noise_a) && !isnan(noise_b))
+        return noise_a < noise_b ? -1 : 1;
+    return strcmp(cfg_a, cfg_b);
+}
 
 static int run_cand_by_old(const void *a, const void *b)
 {
-    const double x = ((const run_cand *)a)->old_us, y = ((const run_cand *)b)->old_us;
-    return (x > y) - (x < y);
+    const run_cand *p = a, *q = b;
+    return run_cand_order(p->old_us, p->old_noise, q->old_us, q->old_noise, p->config, q->config);
 }
 
 static int run_cand_by_new(const void *a, const void *b)
 {
-    const double x = ((const run_cand *)a)->new_us, y = ((const run_cand *)b)->new_us;
-    return (x > y) - (x < y); /* a failed re-measurement (inf) sorts last */
+    const run_cand *p = a, *q = b;
+    return run_cand_order(p->new_us, p->new_noise, q->new_us, q->new_noise, p->config, q->config);
 }
 
 /* The problem's "ok" records of this build in `mode`, by median. */
@@ -983,8 +996,11 @@ static int run_refine_candidates(run_ctx *c, int problem, const char *mode, run_
                     store_last_error(c->st));
             return -1;
         }
-        if (r.status == STORE_ST_OK && r.time.median_us > 0)
-            cand[n++] = (run_cand){(int)i, r.time.median_us, INFINITY, NAN, 0, 0};
+        if (r.status == STORE_ST_OK && r.time.median_us > 0) {
+            cand[n] = (run_cand){(int)i, r.time.median_us, INFINITY, r.time.noise, NAN, 0, 0, ""};
+            fa_config_format(&pt->cfg, cand[n].config, sizeof cand[n].config);
+            n++;
+        }
     }
     qsort(cand, (size_t)n, sizeof *cand, run_cand_by_old);
     for (int i = 0; i < n; i++)
@@ -993,13 +1009,21 @@ static int run_refine_candidates(run_ctx *c, int problem, const char *mode, run_
     return 0;
 }
 
+/* Sorts top[0..k) by the new median (failures last) and prints the table:
+ * whether the order of the re-measured ones held, each one's difference to
+ * the first, and which of the first are a statistical tie with it (closer
+ * than twice the standard error of the difference of two medians). */
 static void run_refine_report(run_ctx *c, const char *prob, const char *mode, run_cand *top, int k)
 {
     qsort(top, (size_t)k, sizeof *top, run_cand_by_new);
-    int held = 1;
+    int held = 1, last_old = 0, failed = 0;
     for (int i = 0; i < k; i++) {
         top[i].new_rank = i + 1;
-        held &= top[i].new_rank == top[i].old_rank;
+        if (isfinite(top[i].new_us)) {
+            held &= top[i].old_rank > last_old;
+            last_old = top[i].old_rank;
+        } else
+            failed++;
     }
     if (!c->out)
         return;
@@ -1007,21 +1031,29 @@ static void run_refine_report(run_ctx *c, const char *prob, const char *mode, ru
             held ? "held" : "changed");
     fprintf(c->out, "  %-8s %-8s %-24s %10s %10s %9s\n", "old_rank", "new_rank", "config", "old_us",
             "new_us", "vs_first");
-    int tied = 1; /* the first `tied` are within their noise of the first */
+    int tied = 1; /* the first `tied` are a statistical tie */
     for (int i = 0; i < k; i++) {
         char cfg[64];
         fa_config_format(&c->p->points[top[i].point].cfg, cfg, sizeof cfg);
+        if (!isfinite(top[i].new_us)) {
+            fprintf(c->out, "  %-8d %-8s %-24s %10.3f %10s\n", top[i].old_rank, "-", cfg,
+                    top[i].old_us, "failed");
+            continue;
+        }
         const double d = top[i].new_us / top[0].new_us - 1;
-        const int tie = i > 0 && d <= fmax(top[i].new_noise, top[0].new_noise);
-        tied += tie && tied == i;
+        /* NaN noise (too few samples) compares false: never a tie. */
+        const int tie = i > 0 && tied == i && d <= 2 * hypot(top[i].new_noise, top[0].new_noise);
+        tied += tie;
         fprintf(c->out, "  %-8d %-8d %-24s %10.3f %10.3f %+8.2f%%%s\n", top[i].old_rank,
                 top[i].new_rank, cfg, top[i].old_us, top[i].new_us, 100 * d, tie ? " tie" : "");
     }
     if (tied > 1)
         fprintf(c->out,
-                "  the first %d differ by less than their noise: a statistical tie, the order "
-                "among them may differ from run to run\n",
+                "  the first %d differ by less than twice their noise: a statistical tie, the "
+                "order among them may differ from run to run\n",
                 tied);
+    if (failed)
+        fprintf(c->out, "  %d could not be re-measured (see the messages above)\n", failed);
     fflush(c->out);
 }
 
@@ -1064,8 +1096,10 @@ static int run_refine_h2h(run_ctx *c, const char *mode, run_cand *cand, int k,
             cand[i].new_us = r.time.median_us;
             cand[i].new_noise = r.time.noise;
         } else
-            run_say(c, "refine: %s %s %s is now %s: %s", r.problem, r.config, r.mode,
-                    store_status_name(r.status), r.error);
+            run_say(c,
+                    "refine: re-measuring %s %s %s failed (%s: %s); the store keeps its earlier "
+                    "record unless that one had failed too",
+                    r.problem, r.config, r.mode, store_status_name(r.status), r.error);
     }
     run_progress_end_task(&c->prog, NULL);
     return 0;

@@ -162,19 +162,18 @@ t_refine() {
     cat "$tmp/refine.out"
     grep -E '^refine|^  ' "$tmp/refine.err" # the report goes where the progress goes
     [ $rc -eq 0 ] || { why="exit $rc: $(tail -3 "$tmp/refine.err")"; return 1; }
-    local np
-    np=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["problems"]))' \
-        "$CI_SPACE")
-    # One report per problem, of its 3 best (fewer when it has fewer ok
-    # configs), and one ranked row per config in the reports.
-    [ "$(grep -cE '^refine .* hot, top [1-3]: the order (held|changed)$' "$tmp/refine.err")" = "$np" ] ||
-        { why="not one refine report per problem ($np)"; return 1; }
-    local rows
-    rows=$(($(sed -n 's/^refine .* hot, top \([1-3]\): .*/\1/p' "$tmp/refine.err" | paste -sd+)))
+    # One report per (problem, mode), of its 3 best (fewer when it has fewer
+    # ok configs), and one ranked row per config in the reports.
+    local nq rows
+    nq=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+print(len(d["problems"]) * len(d["measure"].get("modes", ["hot"])))' "$CI_SPACE")
+    [ "$(grep -cE '^refine .* (hot|cold), top [1-3]: the order (held|changed)$' "$tmp/refine.err")" = "$nq" ] ||
+        { why="not one refine report per problem and mode ($nq)"; return 1; }
+    rows=$(($(sed -n 's/^refine .* top \([1-3]\): .*/\1/p' "$tmp/refine.err" | paste -sd+)))
     [ "$(grep -cE '^  [0-9]+ +[1-3] +d[0-9]' "$tmp/refine.err")" = "$rows" ] ||
         { why="refine tables do not have one ranked row per refined config ($rows)"; return 1; }
-    if grep -q 'refine: .* is now' "$tmp/refine.err"; then
-        why="a refined config failed: $(grep 'refine: ' "$tmp/refine.err" | head -1)"
+    if grep -q 'refine: re-measuring' "$tmp/refine.err"; then
+        why="a refined config failed: $(grep 'refine: re-measuring' "$tmp/refine.err" | head -1)"
         return 1
     fi
     local v
