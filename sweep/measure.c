@@ -383,30 +383,60 @@ static int rg_samples_room(run_gpu *g, int n)
     return 0;
 }
 
-/* Samples until the stop rule (stats.h) says so; fills *t, and *timed_s
- * with the summed sample time. */
-static int rg_time(run_gpu *g, const fa_instance *in, const space_measure *m, int cold,
-                   double est_us, store_timing *t, double *timed_s)
+/* Samples configs in[0..k) until each one's stop rule (stats.h) says so, in
+ * rounds of one block per config still sampling: with k > 1 they are all
+ * timed over the same stretch of time. Each config is charged the wall time
+ * of its own blocks (flushes, spin and statistics included: what the budget
+ * is spent on), as a task of its own would be. n[i] < 0: config i is not
+ * timed; others start at n[i] = 0 with est[i] the warm-up's time per launch.
+ * Fills recs[i].time, n[i], and *timed_s with the summed sample time.
+ * Returns 0, or -1 after a failure (g->err), with *failed the config whose
+ * block failed (-1 when none did). */
+static int rg_rounds(run_gpu *g, const space_measure *m, const fa_instance *const *in, int k,
+                     int cold, double *est, int *n, store_record *recs, double *timed_s,
+                     int *failed)
 {
-    if (rg_samples_room(g, m->max_samples))
+    *failed = -1;
+    if (m->max_samples > INT_MAX / k) {
+        snprintf(g->err, sizeof g->err, "max_samples %d is too large for %d configs",
+                 m->max_samples, k);
         return -1;
-    int n = 0;
+    }
+    if (rg_samples_room(g, k * m->max_samples))
+        return -1;
+    stats_stop stop[RUN_H2H_MAX];
+    double spent[RUN_H2H_MAX];
+    int going = 0;
+    for (int i = 0; i < k; i++) {
+        stop[i] = STATS_CONTINUE;
+        spent[i] = 0;
+        going += n[i] >= 0;
+    }
     double sum = 0;
-    const double t0 = run_progress_now();
-    for (;;) {
-        const int nb = stats_block_size(est_us, m->max_seconds, m->max_samples - n, RUN_BLOCK_MAX);
-        const double tb = run_progress_now();
-        if (rg_block(g, in, cold, nb, n, g->samples + n))
-            return -1;
-        for (int i = 0; i < nb; i++)
-            sum += g->samples[n + i];
-        n += nb;
-        /* Wall time per sample, flushes and spin included: what the
-         * budget is spent on. */
-        est_us = (run_progress_now() - tb) * 1e6 / nb;
-        stats_timing_of(g->samples, n, t); /* sorts; sample order does not matter */
-        if (stats_stop_rule(m, n, t->noise, run_progress_now() - t0) != STATS_CONTINUE)
-            break;
+    int flushes = 0; /* a different flush byte for every sample of the task */
+    while (going > 0) {
+        going = 0;
+        for (int i = 0; i < k; i++) {
+            if (n[i] < 0 || stop[i] != STATS_CONTINUE)
+                continue;
+            double *s = g->samples + (size_t)i * (size_t)m->max_samples;
+            const int nb =
+                stats_block_size(est[i], m->max_seconds, m->max_samples - n[i], RUN_BLOCK_MAX);
+            const double tb = run_progress_now();
+            if (rg_block(g, in[i], cold, nb, flushes, s + n[i])) {
+                *failed = i;
+                return -1;
+            }
+            flushes += nb;
+            for (int j = 0; j < nb; j++)
+                sum += s[n[i] + j];
+            n[i] += nb;
+            est[i] = (run_progress_now() - tb) * 1e6 / nb;
+            stats_timing_of(s, n[i], &recs[i].time); /* sorts; sample order does not matter */
+            spent[i] += run_progress_now() - tb;
+            stop[i] = stats_stop_rule(m, n[i], recs[i].time.noise, spent[i]);
+            going += stop[i] == STATS_CONTINUE;
+        }
     }
     *timed_s = sum * 1e-6;
     return 0;
@@ -588,8 +618,9 @@ static int rg_task(run_gpu *g, const run_task *t, store_record *r, double *timed
         return ready;
     const int cold = strcmp(t->mode, "cold") == 0;
     double est_us;
+    int n = 0, failed;
     if (rg_warmup(g, in, t->measure.warmup_runs, &est_us) ||
-        rg_time(g, in, &t->measure, cold, est_us, &r->time, timed_s))
+        rg_rounds(g, &t->measure, &in, 1, cold, &est_us, &n, r, timed_s, &failed))
         return -1;
     run_nvml_clocks ck;
     run_nvml_read(&g->nvml, &ck);
@@ -604,69 +635,21 @@ static const fa_config *rg_h2h_cfg(const run_task *t, int i)
     return i == 0 ? &t->cfg : &t->rivals[i - 1];
 }
 
-/* Names the config a head-to-head failed on in front of g->err. */
-static void rg_h2h_blame(run_gpu *g, const fa_instance *in)
+/* Names the config a head-to-head failed on (r's) in front of g->err. */
+static void rg_h2h_blame(run_gpu *g, const store_record *r)
 {
-    char cfg[64], what[96];
-    fa_config_format(&in->cfg, cfg, sizeof cfg);
-    snprintf(what, sizeof what, "head-to-head stopped at %s: ", cfg);
+    char what[96];
+    snprintf(what, sizeof what, "head-to-head stopped at %s: ", r->config);
     rg_prefix(g, what);
-}
-
-/* Rounds of one block per config still sampling, until every config's stop
- * rule says stop (each charged the wall time of its own blocks, as a task
- * of its own would be). n[i] < 0: config i is not timed. Samples of config
- * i go to g->samples + i * max_samples. */
-static int rg_h2h_time(run_gpu *g, const run_task *t, const fa_instance *const *in, int k, int cold,
-                       double *est, int *n, store_record *recs, double *timed_s)
-{
-    const space_measure *m = &t->measure;
-    stats_stop stop[RUN_H2H_MAX];
-    double spent[RUN_H2H_MAX];
-    int going = 0;
-    for (int i = 0; i < k; i++) {
-        stop[i] = STATS_CONTINUE;
-        spent[i] = 0;
-        going += n[i] >= 0;
-    }
-    double sum = 0;
-    int flushes = 0; /* a different flush byte for every sample of the task */
-    while (going > 0) {
-        going = 0;
-        for (int i = 0; i < k; i++) {
-            if (n[i] < 0 || stop[i] != STATS_CONTINUE)
-                continue;
-            double *s = g->samples + (size_t)i * (size_t)m->max_samples;
-            const int nb =
-                stats_block_size(est[i], m->max_seconds, m->max_samples - n[i], RUN_BLOCK_MAX);
-            const double tb = run_progress_now();
-            if (rg_block(g, in[i], cold, nb, flushes, s + n[i])) {
-                rg_h2h_blame(g, in[i]);
-                return -1;
-            }
-            flushes += nb;
-            for (int j = 0; j < nb; j++)
-                sum += s[n[i] + j];
-            n[i] += nb;
-            const double dt = run_progress_now() - tb;
-            spent[i] += dt;
-            est[i] = dt * 1e6 / nb;
-            stats_timing_of(s, n[i], &recs[i].time); /* sorts; order does not matter */
-            stop[i] = stats_stop_rule(m, n[i], recs[i].time.noise, spent[i]);
-            going += stop[i] == STATS_CONTINUE;
-        }
-    }
-    *timed_s = sum * 1e-6;
-    return 0;
 }
 
 static int rg_h2h(run_gpu *g, const run_task *t, store_record *recs, double *timed_s,
                   void (*started)(void *ctx), void *ctx)
 {
     const int k = 1 + t->n_rivals;
-    const fa_instance *in[RUN_H2H_MAX];
+    const fa_instance *in[RUN_H2H_MAX] = {0};
     fa_attrs at[RUN_H2H_MAX];
-    double est[RUN_H2H_MAX];
+    double est[RUN_H2H_MAX] = {0};
     int n[RUN_H2H_MAX];
     if (rg_setup(g, t, started, ctx))
         return -1;
@@ -680,29 +663,36 @@ static int rg_h2h(run_gpu *g, const run_task *t, store_record *recs, double *tim
         const run_inject inj = i == 0 ? t->inject : t->rival_inject[i - 1];
         const int ready = rg_ready(g, t, in[i], inj, &recs[i], &at[i]);
         if (ready < 0 || (ready && rg_warmup(g, in[i], t->measure.warmup_runs, &est[i]))) {
-            rg_h2h_blame(g, in[i]);
+            rg_h2h_blame(g, &recs[i]);
             return -1;
         }
         if (ready)
             n[i] = 0;
     }
     const int cold = strcmp(t->mode, "cold") == 0;
-    if (t->measure.max_samples > INT_MAX / RUN_H2H_MAX) {
-        snprintf(g->err, sizeof g->err, "max_samples %d is too large for a head-to-head",
-                 t->measure.max_samples);
+    int failed;
+    if (rg_rounds(g, &t->measure, in, k, cold, est, n, recs, timed_s, &failed)) {
+        if (failed >= 0)
+            rg_h2h_blame(g, &recs[failed]);
         return -1;
     }
-    if (rg_samples_room(g, k * t->measure.max_samples) ||
-        rg_h2h_time(g, t, in, k, cold, est, n, recs, timed_s))
-        return -1;
     run_nvml_clocks ck;
     run_nvml_read(&g->nvml, &ck);
     for (int i = 0; i < k; i++)
         if (n[i] >= 0 && rg_finish(g, t, in[i], &at[i], cold, &ck, &recs[i])) {
-            rg_h2h_blame(g, in[i]);
+            rg_h2h_blame(g, &recs[i]);
             return -1;
         }
     return 0;
+}
+
+/* After a failed task: 0 when the context still works, -1 when not. */
+static int rg_after_failure(run_gpu *g)
+{
+    /* A failed problem setup may have left half its buffers: start over. */
+    if (!g->have_problem)
+        rg_free_problem(g);
+    return rg_healthy() ? 0 : -1;
 }
 
 int run_gpu_measure(run_gpu *g, const run_task *t, store_record *rec, double *timed_s,
@@ -715,10 +705,7 @@ int run_gpu_measure(run_gpu *g, const run_task *t, store_record *rec, double *ti
         return 0;
     rec->status = STORE_ST_CRASHED;
     rg_copy(rec->error, sizeof rec->error, g->err);
-    /* A failed problem setup may have left half its buffers: start over. */
-    if (!g->have_problem)
-        rg_free_problem(g);
-    return rg_healthy() ? 0 : -1;
+    return rg_after_failure(g);
 }
 
 int run_gpu_measure_h2h(run_gpu *g, const run_task *t, store_record *recs, double *timed_s,
@@ -738,7 +725,5 @@ int run_gpu_measure_h2h(run_gpu *g, const run_task *t, store_record *recs, doubl
     for (int i = 0; i < k; i++)
         if (recs[i].status == STORE_ST_CRASHED && !recs[i].error[0])
             rg_copy(recs[i].error, sizeof recs[i].error, g->err);
-    if (!g->have_problem)
-        rg_free_problem(g);
-    return rg_healthy() ? 0 : -1;
+    return rg_after_failure(g);
 }

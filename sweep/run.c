@@ -1033,8 +1033,7 @@ static void run_refine_report(run_ctx *c, const char *prob, const char *mode, ru
             "new_us", "vs_first");
     int tied = 1; /* the first `tied` are a statistical tie */
     for (int i = 0; i < k; i++) {
-        char cfg[64];
-        fa_config_format(&c->p->points[top[i].point].cfg, cfg, sizeof cfg);
+        const char *cfg = top[i].config;
         if (!isfinite(top[i].new_us)) {
             fprintf(c->out, "  %-8d %-8s %-24s %10.3f %10s\n", top[i].old_rank, "-", cfg,
                     top[i].old_us, "failed");
