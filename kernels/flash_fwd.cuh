@@ -10,7 +10,10 @@
 //   BN       keys per inner-loop tile: the width of one S = Q K^T block
 //   WARPS    warps per CTA
 //   STAGES   depth of the K/V cp.async ring: tile j+STAGES-1 is in flight
-//            while tile j is computed; STAGES=1 is load, wait, compute
+//            while tile j is computed; STAGES=1 is load, wait, compute. With
+//            3 or more, tile j+1 is resident during tile j, so a warp that
+//            has the registers (one 16-row tile, small S) issues Q K^T of
+//            tile j+1 under the softmax of tile j (Tile::LOOKAHEAD)
 //   SWIZZLE  0: plain row-major shared tiles (ldmatrix reads 8 rows of one
 //            16-byte column: 8-way bank conflicts); 1: the 16-byte chunk
 //            index is XORed with (row & 7), so those 8 rows hit 8 different
@@ -156,6 +159,10 @@ template <int D, int BM, int BN, int WARPS, int SWIZZLE> struct Tile {
     // Q fragments stay in registers when they are few; otherwise they are
     // re-read from shared memory each tile to leave registers to S and O.
     static constexpr bool Q_IN_REGS = MT * KS * 4 <= 32;
+    // Room for a second S tile (Q K^T of the next tile issued under this
+    // one's softmax): a warp holds one 16-row tile, and two S tiles plus O
+    // take at most 160 registers (D=64 up to 128 keys, D=128 up to 64).
+    static constexpr bool LOOKAHEAD = MT == 1 && 2 * NB * 4 + DB * 4 <= 160;
     static_assert(BM % (16 * WARPS) == 0, "each warp owns whole 16-row tiles");
     static_assert(BN % 16 == 0 && D % 16 == 0, "tiles are whole mma steps");
 
@@ -349,16 +356,14 @@ template <int D, int BM, int BN, int WARPS, int SWIZZLE> struct Tile {
         }
     }
 
-    // mask (where the tile needs it) and softmax of one S tile.
-    static __device__ __forceinline__ void softmax_tile(float (&s)[MT][NB][4], State &st, int j,
-                                                        int m_row0, int m_cta0, const fa_args &a,
-                                                        float scale_log2, int lane)
+    // The mask, where S tile j needs it: only the last tile and diagonal
+    // tiles do (a uniform branch).
+    static __device__ __forceinline__ void mask_tile(float (&s)[MT][NB][4], int j, int m_row0,
+                                                     int m_cta0, const fa_args &a, int lane)
     {
-        // Only the last tile and diagonal tiles need the mask (a uniform branch).
         const int n0 = j * BN;
         if (n0 + BN > a.seq_len || (a.causal && n0 + BN - 1 > m_cta0))
             mask(s, n0, m_row0, a.seq_len, a.causal, lane);
-        softmax(s, st, scale_log2);
     }
 
     // O / l, fp16, staged through this warp's own rows of sQ so the global
@@ -393,6 +398,49 @@ template <int D, int BM, int BN, int WARPS, int SWIZZLE> struct Tile {
         }
     }
 };
+
+// K and V of key tile `tile` into its ring slot (tile % STAGES).
+template <int BN, int D, int THREADS, int SWIZZLE>
+__device__ __forceinline__ void load_kv(half *sK, half *sV, const half *gK, const half *gV,
+                                        int tile, int stages, int seq, int tid)
+{
+    const int slot = tile % stages;
+    load_tile<BN, D, THREADS, SWIZZLE>(sK + slot * BN * D, gK, tile * BN, seq, tid);
+    load_tile<BN, D, THREADS, SWIZZLE>(sV + slot * BN * D, gV, tile * BN, seq, tid);
+}
+
+// One tile of the look-ahead loop: s_cur holds S of tile j (Q K^T done),
+// s_next receives S of tile j+1. cp.async groups as in the kernel below;
+// at step j the group of tile j+1 has STAGES-2 younger ones.
+template <typename T, int BN, int D, int STAGES, int SWIZZLE>
+__device__ __forceinline__ void
+lookahead_step(float (&s_cur)[T::MT][T::NB][4], float (&s_next)[T::MT][T::NB][4],
+               typename T::State &st, int j, int n_tiles, const half *sQ, half *sK, half *sV,
+               const half *gK, const half *gV, int m0, int row0, const fa_args &a, float scale_log2,
+               int tid, int lane)
+{
+    // Refill the slot tile j-1 used (freed by the barrier that ended j-1).
+    const int jn = j + STAGES - 1;
+    if (j >= 1 && jn < n_tiles)
+        load_kv<BN, D, T::THREADS, SWIZZLE>(sK, sV, gK, gV, jn, STAGES, a.seq_len, tid);
+    if (j >= 1)
+        cp_async_commit();
+    // The mask goes first: a branch between the two products would end the
+    // block the compiler interleaves.
+    T::mask_tile(s_cur, j, m0 + row0, m0, a, lane);
+    cp_async_wait<STAGES - 2>(); // V_j and K_{j+1} have landed
+    __syncthreads();
+    const int slot = j % STAGES;
+    if (j + 1 < n_tiles) {
+        T::qk(s_next, st, sQ, sK + ((j + 1) % STAGES) * BN * D, row0, lane);
+        T::softmax(s_cur, st, scale_log2);
+        T::pv(st, sV + slot * BN * D, lane);
+    } else {
+        T::softmax(s_cur, st, scale_log2);
+        T::pv(st, sV + slot * BN * D, lane);
+    }
+    __syncthreads(); // every warp is done with slot j % STAGES
+}
 
 // ---- the kernel ----------------------------------------------------------------
 //
@@ -460,32 +508,57 @@ __global__ void __launch_bounds__(WARPS * 32) flash_fwd_kernel(const fa_args a)
     typename T::State st;
     T::init(st);
 
-    for (int j = 0; j < n_tiles; j++) {
-        // Refill the slot tile j-1 used (freed by the barrier that ended j-1).
-        const int jn = j + STAGES - 1;
-        if (jn >= 1 && jn < n_tiles) {
-            const int slot = jn % STAGES;
-            load_tile<BN, D, THREADS, SWIZZLE>(sK + slot * BN * D, gK, jn * BN, seq, tid);
-            load_tile<BN, D, THREADS, SWIZZLE>(sV + slot * BN * D, gV, jn * BN, seq, tid);
-        }
+    if constexpr (T::LOOKAHEAD && STAGES >= 3) {
+        // Q K^T of tile j+1 is issued in the same straight-line block as the
+        // softmax of tile j, so the tensor cores work on it while the FP32
+        // and MUFU pipes do the softmax (one warp's instructions interleaved
+        // by the compiler; no other warp is needed to fill the gap). Tile
+        // j+1 must be resident while tile j's V is in use: STAGES >= 3.
+        // Two S tiles swap roles every tile (the step is called twice per
+        // loop turn with the arrays swapped: no register copies). Measured
+        // -3 % hot / -2.5 % cold on such instances (kernels/NOTES-perf.md v16).
+        float sa[T::MT][T::NB][4], sb[T::MT][T::NB][4];
+        if (STAGES - 1 < n_tiles)
+            load_kv<BN, D, THREADS, SWIZZLE>(sK, sV, gK, gV, STAGES - 1, STAGES, seq, tid);
         cp_async_commit();
-        if (j == 0)
-            cp_async_wait<AFTER_K0>(); // Q and K_0 have landed
-        else
-            cp_async_wait<STAGES - 1>(); // tile j has landed
+        cp_async_wait<AFTER_K0>(); // Q and K_0 have landed
         __syncthreads();
-        if (j == 0)
-            T::load_q(st, sQ, row0, lane);
-        const int slot = j % STAGES;
-        float s[T::MT][T::NB][4];
-        T::qk(s, st, sQ, sK + slot * BN * D, row0, lane);
-        if (j == 0) {
-            cp_async_wait<AFTER_K0 - 1>(); // V_0 too
-            __syncthreads();
+        T::load_q(st, sQ, row0, lane);
+        T::qk(sa, st, sQ, sK, row0, lane);
+        for (int j = 0; j < n_tiles; j += 2) {
+            lookahead_step<T, BN, D, STAGES, SWIZZLE>(sa, sb, st, j, n_tiles, sQ, sK, sV, gK, gV,
+                                                      m0, row0, a, scale_log2, tid, lane);
+            if (j + 1 < n_tiles)
+                lookahead_step<T, BN, D, STAGES, SWIZZLE>(sb, sa, st, j + 1, n_tiles, sQ, sK, sV,
+                                                          gK, gV, m0, row0, a, scale_log2, tid,
+                                                          lane);
         }
-        T::softmax_tile(s, st, j, m0 + row0, m0, a, scale_log2, lane);
-        T::pv(st, sV + slot * BN * D, lane);
-        __syncthreads(); // every warp is done with slot j % STAGES
+    } else {
+        for (int j = 0; j < n_tiles; j++) {
+            // Refill the slot tile j-1 used (freed by the barrier that ended j-1).
+            const int jn = j + STAGES - 1;
+            if (jn >= 1 && jn < n_tiles)
+                load_kv<BN, D, THREADS, SWIZZLE>(sK, sV, gK, gV, jn, STAGES, seq, tid);
+            cp_async_commit();
+            if (j == 0)
+                cp_async_wait<AFTER_K0>(); // Q and K_0 have landed
+            else
+                cp_async_wait<STAGES - 1>(); // tile j has landed
+            __syncthreads();
+            if (j == 0)
+                T::load_q(st, sQ, row0, lane);
+            const int slot = j % STAGES;
+            float s[T::MT][T::NB][4];
+            T::qk(s, st, sQ, sK + slot * BN * D, row0, lane);
+            if (j == 0) {
+                cp_async_wait<AFTER_K0 - 1>(); // V_0 too
+                __syncthreads();
+            }
+            T::mask_tile(s, j, m0 + row0, m0, a, lane);
+            T::softmax(s, st, scale_log2);
+            T::pv(st, sV + slot * BN * D, lane);
+            __syncthreads(); // every warp is done with slot j % STAGES
+        }
     }
     cp_async_wait<0>(); // drain (empty) trailing groups before reusing sQ
     T::store_o(st, sQ, gO, m0, row0, seq, lane);
