@@ -431,6 +431,8 @@ lookahead_step(float (&s_cur)[T::MT][T::NB][4], float (&s_next)[T::MT][T::NB][4]
     cp_async_wait<STAGES - 2>(); // V_j and K_{j+1} have landed
     __syncthreads();
     const int slot = j % STAGES;
+    // Two straight-line arms rather than a branch around Q K^T alone, for
+    // the same reason.
     if (j + 1 < n_tiles) {
         T::qk(s_next, st, sQ, sK + ((j + 1) % STAGES) * BN * D, row0, lane);
         T::softmax(s_cur, st, scale_log2);
@@ -496,10 +498,8 @@ __global__ void __launch_bounds__(WARPS * 32) flash_fwd_kernel(const fa_args a)
     cp_async_commit();
 #pragma unroll
     for (int k = 1; k < STAGES - 1; k++) {
-        if (k < n_tiles) {
-            load_tile<BN, D, THREADS, SWIZZLE>(sK + k * BN * D, gK, k * BN, seq, tid);
-            load_tile<BN, D, THREADS, SWIZZLE>(sV + k * BN * D, gV, k * BN, seq, tid);
-        }
+        if (k < n_tiles)
+            load_kv<BN, D, THREADS, SWIZZLE>(sK, sV, gK, gV, k, STAGES, seq, tid);
         cp_async_commit();
     }
 
