@@ -22,9 +22,10 @@
 // Both matrix products run on tensor cores through mma.sync.m16n8k16
 // (f16 x f16 -> f32) with operands fetched by ldmatrix. The softmax is the
 // online (running max, running sum) form in fp32, using exp2 with the scale
-// pre-multiplied by log2(e). The running sum is a third product on the
-// tensor cores, P times a column of ones, so the softmax spends no FP32 add
-// per element on it.
+// pre-multiplied by log2(e); its max moves lazily (only when a row grows by
+// more than 2^8), so O is rarely rescaled. The running sum is a third
+// product on the tensor cores, P times a column of ones, so the softmax
+// spends no FP32 add per element on it.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -280,13 +281,24 @@ template <int D, int BM, int BN, int WARPS, int SWIZZLE> struct Tile {
                 }
     }
 
-    // Online softmax: new running max, rescale O and the running sum, then
-    // P = exp2(S * scale*log2e - max) packed to fp16 A fragments in st.p.
+    // Online softmax with a lazy rescale. The running max (the base of the
+    // exp2) moves only when some row of the warp would grow by more than
+    // 2^RESCALE_SLACK; otherwise the stale base is kept, P may reach
+    // 2^RESCALE_SLACK (safe in fp16), and O and the running sum skip their
+    // rescale. O / l is unchanged: both always share one base. After the
+    // first tile the max of typical data rarely grows that much, so the
+    // per-tile O rescale (one FMUL per O element, issue-bound code) and its
+    // exp2 mostly vanish. Then P = exp2(S * scale*log2e - base), packed to
+    // fp16 A fragments in st.p.
+    static constexpr float RESCALE_SLACK = 8.f;
+
     static __device__ __forceinline__ void softmax(float (&s)[MT][NB][4], State &st,
                                                    float scale_log2)
     {
+        float tile_max[MT][2];
+        bool grow = false;
 #pragma unroll
-        for (int mt = 0; mt < MT; mt++) {
+        for (int mt = 0; mt < MT; mt++)
 #pragma unroll
             for (int h = 0; h < 2; h++) { // rows g and g+8
                 float mx = -INFINITY;
@@ -296,25 +308,41 @@ template <int D, int BM, int BN, int WARPS, int SWIZZLE> struct Tile {
                 // The 4 threads of a quad hold one row between them.
                 mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
                 mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
-                const float m_new = fmaxf(st.row_max[mt][h], mx * scale_log2);
-                // A row with every key masked so far keeps m = -inf; use 0 as
-                // its base so exp2 gives 0, never NaN.
-                const float base = m_new == -INFINITY ? 0.f : m_new;
-                const float corr = fast_exp2(st.row_max[mt][h] - base);
-                st.row_max[mt][h] = m_new;
+                tile_max[mt][h] = mx * scale_log2;
+                // -inf + slack stays -inf: a row's first finite tile grows.
+                grow |= tile_max[mt][h] > st.row_max[mt][h] + RESCALE_SLACK;
+            }
+        // One decision per warp, so the branch never diverges.
+        if (__any_sync(0xffffffff, grow)) {
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const float m_new = fmaxf(st.row_max[mt][h], tile_max[mt][h]);
+                    // A row with every key masked so far keeps m = -inf; use
+                    // 0 as its base so exp2 gives 0, never NaN.
+                    const float corr =
+                        fast_exp2(st.row_max[mt][h] - (m_new == -INFINITY ? 0.f : m_new));
+                    st.row_max[mt][h] = m_new;
+                    st.row_sum[mt][2 * h] *= corr;
+                    st.row_sum[mt][2 * h + 1] *= corr;
+#pragma unroll
+                    for (int db = 0; db < DB; db++) {
+                        st.o[mt][db][2 * h] *= corr;
+                        st.o[mt][db][2 * h + 1] *= corr;
+                    }
+                }
+        }
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const float m = st.row_max[mt][h];
+                const float base = m == -INFINITY ? 0.f : m;
 #pragma unroll
                 for (int nb = 0; nb < NB; nb++) {
-                    const float p0 = fast_exp2(fmaf(s[mt][nb][2 * h], scale_log2, -base));
-                    const float p1 = fast_exp2(fmaf(s[mt][nb][2 * h + 1], scale_log2, -base));
-                    s[mt][nb][2 * h] = p0;
-                    s[mt][nb][2 * h + 1] = p1;
-                }
-                st.row_sum[mt][2 * h] *= corr;
-                st.row_sum[mt][2 * h + 1] *= corr;
-#pragma unroll
-                for (int db = 0; db < DB; db++) {
-                    st.o[mt][db][2 * h] *= corr;
-                    st.o[mt][db][2 * h + 1] *= corr;
+                    s[mt][nb][2 * h] = fast_exp2(fmaf(s[mt][nb][2 * h], scale_log2, -base));
+                    s[mt][nb][2 * h + 1] = fast_exp2(fmaf(s[mt][nb][2 * h + 1], scale_log2, -base));
                 }
             }
             // The C layout of two adjacent 16x8 S blocks is the A layout of

@@ -34,14 +34,22 @@
 
 typedef struct check_shape {
     int b, h, s, d, causal;
+    /* Logit ramp: key row j of K is scaled by (j+1)/S (1) or (S-j)/S (-1)
+     * and the softmax scale by RAMP_SCALE, so a row's running max grows
+     * by far more than 2^8 from tile to tile (1), or is set by the first
+     * tile (-1): the online softmax's rescale path, which uniform data
+     * hardly reaches. 0: plain uniform data. */
+    int ramp;
 } check_shape;
+#define RAMP_SCALE 8.0
 
 /* Tail lengths that are no multiple of any tile, S=1, B*H=1, both head dims,
- * causal and not, and a large S. */
+ * causal and not, a large S, and logits that grow along the keys. */
 static const check_shape SHAPES[] = {
-    {1, 1, 1, 64, 0},   {1, 1, 1, 128, 1},   {1, 1, 37, 64, 0},    {2, 3, 300, 64, 0},
-    {2, 3, 300, 64, 1}, {1, 2, 200, 128, 1}, {2, 2, 517, 128, 0},  {1, 1, 1000, 64, 1},
-    {4, 8, 512, 64, 0}, {2, 2, 4096, 64, 0}, {1, 2, 2048, 128, 1}, {1, 1, 129, 128, 0},
+    {1, 1, 1, 64, 0, 0},   {1, 1, 1, 128, 1, 0},   {1, 1, 37, 64, 0, 0},    {2, 3, 300, 64, 0, 0},
+    {2, 3, 300, 64, 1, 0}, {1, 2, 200, 128, 1, 0}, {2, 2, 517, 128, 0, 0},  {1, 1, 1000, 64, 1, 0},
+    {4, 8, 512, 64, 0, 0}, {2, 2, 4096, 64, 0, 0}, {1, 2, 2048, 128, 1, 0}, {1, 1, 129, 128, 0, 0},
+    {2, 2, 700, 64, 0, 1}, {1, 2, 600, 128, 1, 1}, {2, 1, 700, 64, 0, -1},
 };
 #define N_SHAPES (int)(sizeof SHAPES / sizeof SHAPES[0])
 
@@ -66,6 +74,18 @@ static void fill_random(uint16_t *x, size_t n, uint64_t *seed)
         const double u = (double)(rng_next(seed) >> 11) / 9007199254740992.0; /* [0,1) */
         x[i] = ref_float_to_half((float)(4.0 * u - 2.0));
     }
+}
+
+/* Scales key row j of every head of K (see check_shape.ramp). */
+static void apply_ramp(uint16_t *k, const check_shape *sh)
+{
+    for (size_t head = 0; head < (size_t)sh->b * sh->h; head++)
+        for (int j = 0; j < sh->s; j++) {
+            const double f = sh->ramp > 0 ? (j + 1.0) / sh->s : (double)(sh->s - j) / sh->s;
+            uint16_t *row = k + (head * sh->s + j) * sh->d;
+            for (int c = 0; c < sh->d; c++)
+                row[c] = ref_float_to_half((float)(ref_half_to_float(row[c]) * f));
+        }
 }
 
 typedef struct check_err {
@@ -110,8 +130,9 @@ static int check_reference(const check_shape *sh, const uint16_t *q, const uint1
     free(cpu);
     const double rel = sqrt(num / (den > 0 ? den : 1));
     if (!(rel < 1e-5)) {
-        printf("FAIL reference b%d.h%d.s%d.d%d causal=%d: fp32 GPU vs fp64 CPU rel_l2 %.3g\n",
-               sh->b, sh->h, sh->s, sh->d, sh->causal, rel);
+        printf("FAIL reference b%d.h%d.s%d.d%d causal=%d ramp=%d: fp32 GPU vs fp64 CPU rel_l2 "
+               "%.3g\n",
+               sh->b, sh->h, sh->s, sh->d, sh->causal, sh->ramp, rel);
         return 1;
     }
     return 0;
@@ -131,8 +152,8 @@ static void run_instance(const fa_instance *in, const check_shape *sh, fa_args *
     if (rc == 0)
         rc = (int)cudaDeviceSynchronize();
     if (rc != 0) {
-        printf("FAIL %s b%d.h%d.s%d.d%d c%d: CUDA error %s\n", in->name, sh->b, sh->h, sh->s, sh->d,
-               sh->causal, cudaGetErrorString((cudaError_t)rc));
+        printf("FAIL %s b%d.h%d.s%d.d%d c%d r%d: CUDA error %s\n", in->name, sh->b, sh->h, sh->s,
+               sh->d, sh->causal, sh->ramp, cudaGetErrorString((cudaError_t)rc));
         st->failed++;
         if (rc == cudaErrorIllegalAddress || rc == cudaErrorLaunchFailure)
             exit(1); /* the context is gone */
@@ -142,16 +163,17 @@ static void run_instance(const fa_instance *in, const check_shape *sh, fa_args *
     const check_err e = compare_half(out, ref, n);
     const int ok = e.n_nan == 0 && e.rel_l2 <= o->rel_l2 && e.max_abs <= o->max_abs;
     if (!ok) {
-        printf("FAIL %s b%d.h%d.s%d.d%d c%d: rel_l2 %.3g max_abs %.3g unwritten/NaN %ld\n",
-               in->name, sh->b, sh->h, sh->s, sh->d, sh->causal, e.rel_l2, e.max_abs, e.n_nan);
+        printf("FAIL %s b%d.h%d.s%d.d%d c%d r%d: rel_l2 %.3g max_abs %.3g unwritten/NaN %ld\n",
+               in->name, sh->b, sh->h, sh->s, sh->d, sh->causal, sh->ramp, e.rel_l2, e.max_abs,
+               e.n_nan);
         st->failed++;
         return;
     }
     st->passed++;
     if (e.rel_l2 > st->worst_rel) {
         st->worst_rel = e.rel_l2;
-        snprintf(st->worst_name, sizeof st->worst_name, "%s at b%d.h%d.s%d.d%d.c%d", in->name,
-                 sh->b, sh->h, sh->s, sh->d, sh->causal);
+        snprintf(st->worst_name, sizeof st->worst_name, "%s at b%d.h%d.s%d.d%d.c%d.r%d", in->name,
+                 sh->b, sh->h, sh->s, sh->d, sh->causal, sh->ramp);
     }
     if (e.max_abs > st->worst_abs)
         st->worst_abs = e.max_abs;
@@ -169,6 +191,8 @@ static void run_shape(const check_shape *sh, const check_opts *o, uint64_t *seed
     fill_random(hq, n, seed);
     fill_random(hk, n, seed);
     fill_random(hv, n, seed);
+    if (sh->ramp)
+        apply_ramp(hk, sh);
     fa_args a = {0};
     float *dref;
     CHECK_CUDA(cudaMalloc((void **)&a.q, n * 2));
@@ -184,7 +208,7 @@ static void run_shape(const check_shape *sh, const check_opts *o, uint64_t *seed
     a.seq_len = sh->s;
     a.head_dim = sh->d;
     a.causal = sh->causal;
-    a.softmax_scale = (float)(1.0 / sqrt((double)sh->d));
+    a.softmax_scale = (float)((sh->ramp ? RAMP_SCALE : 1.0) / sqrt((double)sh->d));
     CHECK_CUDA((cudaError_t)fa_reference_launch(&a, dref, NULL));
     CHECK_CUDA(cudaDeviceSynchronize());
     CHECK_CUDA(cudaMemcpy(href, dref, n * 4, cudaMemcpyDeviceToHost));
