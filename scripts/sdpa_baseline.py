@@ -13,15 +13,15 @@ Same method as the sweep engine (README "How a point is measured"):
     events is not counted, until the noise of the median
     (1.2533 * stdev / (sqrt(n) * median)) is under measure.noise after
     min_samples, or max_samples, or max_seconds of sampling;
-  * hot (no flush) and cold (a 2x-L2 buffer written before every sample,
-    outside its events) modes.
+  * hot (no flush) and cold (a 2x-L2 buffer written by cudaMemsetAsync
+    before every sample, outside its events: the engine's own call) modes.
 The measurement settings and tolerances come from --space FILE when given
 (the space's "measure" and "tolerance"), else the engine's defaults.
 
 usage:
   sdpa_baseline.py --problem 4,8,512,64 [--causal] [--space FILE]
                    [--modes hot,cold] [--backends flash,efficient,cudnn]
-                   [-o FILE] [--table]
+                   [--flush memset|fill] [-o FILE] [--table]
   then: fasweep import FILE
 
 Records: key {device, problem, build "baseline", config "sdpa-flash" |
@@ -207,12 +207,37 @@ def block_size(est_us, m, remaining):
     return hi if fit >= hi else max(1, int(fit))
 
 
+def cudart_memset():
+    """cudaMemsetAsync of the CUDA runtime PyTorch has loaded (one runtime,
+    one context), or None when it is not a shared library here."""
+    import ctypes
+
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {ln.split()[-1] for ln in f if "libcudart" in ln and "/" in ln}
+    except OSError:
+        return None
+    for path in sorted(paths):
+        try:
+            fn = ctypes.CDLL(path).cudaMemsetAsync
+        except (OSError, AttributeError):
+            continue
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t, ctypes.c_void_p]
+        fn.restype = ctypes.c_int
+        return fn
+    return None
+
+
 class Timer:
-    def __init__(self, torch, dev):
+    def __init__(self, torch, dev, use_memset=True):
         self.torch = torch
         prop = torch.cuda.get_device_properties(dev)
         l2 = getattr(prop, "L2_cache_size", 0) or (64 << 20)
         self.flush = torch.empty(2 * l2, dtype=torch.uint8, device=dev)
+        self.memset = cudart_memset() if use_memset else None
+        if use_memset and self.memset is None:
+            print("sdpa_baseline: libcudart not found in this process; the cold flush falls "
+                  "back to torch's fill_ (the engine uses cudaMemsetAsync)", file=sys.stderr)
         # torch.cuda._sleep spins for a number of GPU cycles; ~1.5 GHz assumed
         # when the clock is unknown (a longer spin only costs a little time).
         self.cycles_per_us = getattr(prop, "clock_rate", 0) / 1000.0 or 1500.0
@@ -227,13 +252,25 @@ class Timer:
         t0 = time.perf_counter()
         for i in range(nb):
             if cold:
-                self.flush.fill_((base + i) & 0xFF)
+                self.flush_l2((base + i) & 0xFF)
             self.ev[i][0].record()
             fn()
             self.ev[i][1].record()
         self.enqueue_us = (time.perf_counter() - t0) * 1e6 / nb
         self.ev[nb - 1][1].synchronize()
         return [self.ev[i][0].elapsed_time(self.ev[i][1]) * 1e3 for i in range(nb)]
+
+    def flush_l2(self, byte):
+        """Writes the flush buffer with the engine's call, cudaMemsetAsync on
+        the current stream, so both sides start a cold sample from the same
+        L2 state."""
+        if self.memset is None:
+            self.flush.fill_(byte)
+            return
+        stream = self.torch.cuda.current_stream().cuda_stream
+        rc = self.memset(self.flush.data_ptr(), byte, self.flush.numel(), stream)
+        if rc != 0:
+            die("cudaMemsetAsync of the L2 flush buffer failed (cudaError %d)" % rc)
 
     def measure(self, fn, m, cold):
         torch = self.torch
@@ -381,6 +418,8 @@ def main():
     ap.add_argument("--modes", help="hot,cold (default: the space's modes, else hot)")
     ap.add_argument("--backends", default="flash,efficient,cudnn")
     ap.add_argument("--device", type=int, default=0, help="CUDA device ordinal")
+    ap.add_argument("--flush", choices=("memset", "fill"), default="memset",
+                    help="cold flush: cudaMemsetAsync as the engine (default), or torch fill_")
     ap.add_argument("-o", "--output", help="write JSON lines here (default stdout)")
     ap.add_argument("--table", action="store_true",
                     help="also print a table (to stdout with -o, else stderr)")
@@ -419,7 +458,7 @@ def main():
     env0 = device_env(torch, args.device, nvml)
     prov0 = {"space_name": space_name, "space_hash": space_hash,
              "version": ("torch-" + torch.__version__.split("+")[0])[:15]}
-    timer = Timer(torch, dev)
+    timer = Timer(torch, dev, args.flush == "memset")
     recs = []
     for n in names:
         recs += run_backend(torch, n, BACKENDS[n], args, q, k, v, ref, timer, nvml, env0, prov0)
