@@ -500,13 +500,14 @@ static int rg_clock(run_gpu *g, const fa_instance *in, const fa_attrs *at, int c
 
 /* Key, kind and environment; status crashed and errors unknown until the
  * task shows otherwise. */
-static void rg_record_init(const run_gpu *g, const run_task *t, store_record *r)
+static void rg_record_init(const run_gpu *g, const run_task *t, const fa_config *cfg,
+                           store_record *r)
 {
     memset(r, 0, sizeof *r);
     rg_copy(r->device, sizeof r->device, g->info.name);
     space_problem_format(&t->problem, r->problem, sizeof r->problem);
     rg_copy(r->build, sizeof r->build, g->info.build);
-    fa_config_format(&t->cfg, r->config, sizeof r->config);
+    fa_config_format(cfg, r->config, sizeof r->config);
     rg_copy(r->mode, sizeof r->mode, t->mode);
     r->kind = STORE_KIND_KERNEL;
     r->status = STORE_ST_CRASHED;
@@ -600,130 +601,94 @@ static int rg_finish(run_gpu *g, const run_task *t, const fa_instance *in, const
     return 0;
 }
 
-/* The task proper. Returns 0 with r->status set (ok, wrong, or crashed for
- * reasons that are not CUDA errors), or -1 after a CUDA failure (g->err). */
-static int rg_task(run_gpu *g, const run_task *t, store_record *r, double *timed_s,
-                   void (*started)(void *ctx), void *ctx)
-{
-    const fa_instance *in = fa_registry_find(&t->cfg);
-    if (!in) {
-        rg_not_compiled(g, r);
-        return 0;
-    }
-    if (rg_setup(g, t, started, ctx))
-        return -1;
-    fa_attrs at;
-    const int ready = rg_ready(g, t, in, t->inject, r, &at);
-    if (ready <= 0)
-        return ready;
-    const int cold = strcmp(t->mode, "cold") == 0;
-    double est_us;
-    int n = 0, failed;
-    if (rg_warmup(g, in, t->measure.warmup_runs, &est_us) ||
-        rg_rounds(g, &t->measure, &in, 1, cold, &est_us, &n, r, timed_s, &failed))
-        return -1;
-    run_nvml_clocks ck;
-    run_nvml_read(&g->nvml, &ck);
-    return rg_finish(g, t, in, &at, cold, &ck, r);
-}
-
-/* ---- head-to-head --------------------------------------------------------------------------- */
-
-/* Config i of a head-to-head task: the task's own, then its rivals. */
-static const fa_config *rg_h2h_cfg(const run_task *t, int i)
+/* Config i of a task: its own, then its rivals (a head-to-head). */
+static const fa_config *rg_task_cfg(const run_task *t, int i)
 {
     return i == 0 ? &t->cfg : &t->rivals[i - 1];
 }
 
-/* Names the config a head-to-head failed on (r's) in front of g->err. */
-static void rg_h2h_blame(run_gpu *g, const store_record *r)
+/* In a head-to-head, names the config a CUDA failure happened on (r's) in
+ * front of g->err; a task of one config leaves the text as it is. */
+static void rg_blame(run_gpu *g, const run_task *t, const store_record *r)
 {
+    if (t->n_rivals == 0)
+        return;
     char what[96];
     snprintf(what, sizeof what, "head-to-head stopped at %s: ", r->config);
     rg_prefix(g, what);
 }
 
-static int rg_h2h(run_gpu *g, const run_task *t, store_record *recs, double *timed_s,
-                  void (*started)(void *ctx), void *ctx)
+/* The task proper: each of its configs gated and warmed up, then all that
+ * passed timed together (rg_rounds). Returns 0 with each record's status
+ * set (ok, wrong, or crashed for reasons that are not CUDA errors), or -1
+ * after a CUDA failure (g->err). */
+static int rg_task(run_gpu *g, const run_task *t, store_record *recs, double *timed_s,
+                   void (*started)(void *ctx), void *ctx)
 {
     const int k = 1 + t->n_rivals;
-    const fa_instance *in[RUN_H2H_MAX] = {0};
+    const fa_instance *in[RUN_H2H_MAX];
     fa_attrs at[RUN_H2H_MAX];
     double est[RUN_H2H_MAX] = {0};
-    int n[RUN_H2H_MAX];
+    int n[RUN_H2H_MAX], compiled = 0, timed = 0;
+    for (int i = 0; i < k; i++) {
+        in[i] = fa_registry_find(rg_task_cfg(t, i));
+        if (!in[i])
+            rg_not_compiled(g, &recs[i]);
+        compiled += in[i] != NULL;
+    }
+    if (compiled == 0) /* nothing to run: no problem set up, no STARTED */
+        return 0;
     if (rg_setup(g, t, started, ctx))
         return -1;
     for (int i = 0; i < k; i++) {
         n[i] = -1;
-        in[i] = fa_registry_find(rg_h2h_cfg(t, i));
-        if (!in[i]) {
-            rg_not_compiled(g, &recs[i]);
+        if (!in[i])
             continue;
-        }
         const run_inject inj = i == 0 ? t->inject : t->rival_inject[i - 1];
         const int ready = rg_ready(g, t, in[i], inj, &recs[i], &at[i]);
         if (ready < 0 || (ready && rg_warmup(g, in[i], t->measure.warmup_runs, &est[i]))) {
-            rg_h2h_blame(g, &recs[i]);
+            rg_blame(g, t, &recs[i]);
             return -1;
         }
         if (ready)
             n[i] = 0;
+        timed += ready;
     }
+    if (timed == 0)
+        return 0;
     const int cold = strcmp(t->mode, "cold") == 0;
     int failed;
     if (rg_rounds(g, &t->measure, in, k, cold, est, n, recs, timed_s, &failed)) {
         if (failed >= 0)
-            rg_h2h_blame(g, &recs[failed]);
+            rg_blame(g, t, &recs[failed]);
         return -1;
     }
     run_nvml_clocks ck;
     run_nvml_read(&g->nvml, &ck);
     for (int i = 0; i < k; i++)
         if (n[i] >= 0 && rg_finish(g, t, in[i], &at[i], cold, &ck, &recs[i])) {
-            rg_h2h_blame(g, &recs[i]);
+            rg_blame(g, t, &recs[i]);
             return -1;
         }
     return 0;
 }
 
-/* After a failed task: 0 when the context still works, -1 when not. */
-static int rg_after_failure(run_gpu *g)
-{
-    /* A failed problem setup may have left half its buffers: start over. */
-    if (!g->have_problem)
-        rg_free_problem(g);
-    return rg_healthy() ? 0 : -1;
-}
-
-int run_gpu_measure(run_gpu *g, const run_task *t, store_record *rec, double *timed_s,
+int run_gpu_measure(run_gpu *g, const run_task *t, store_record *recs, double *timed_s,
                     void (*started)(void *ctx), void *ctx)
 {
     *timed_s = 0;
     g->err[0] = '\0';
-    rg_record_init(g, t, rec);
-    if (rg_task(g, t, rec, timed_s, started, ctx) == 0)
-        return 0;
-    rec->status = STORE_ST_CRASHED;
-    rg_copy(rec->error, sizeof rec->error, g->err);
-    return rg_after_failure(g);
-}
-
-int run_gpu_measure_h2h(run_gpu *g, const run_task *t, store_record *recs, double *timed_s,
-                        void (*started)(void *ctx), void *ctx)
-{
-    *timed_s = 0;
-    g->err[0] = '\0';
     const int k = 1 + t->n_rivals;
-    for (int i = 0; i < k; i++) {
-        run_task one = *t;
-        one.cfg = *rg_h2h_cfg(t, i);
-        rg_record_init(g, &one, &recs[i]);
-    }
-    if (rg_h2h(g, t, recs, timed_s, started, ctx) == 0)
+    for (int i = 0; i < k; i++)
+        rg_record_init(g, t, rg_task_cfg(t, i), &recs[i]);
+    if (rg_task(g, t, recs, timed_s, started, ctx) == 0)
         return 0;
     /* A CUDA failure: every config not finished is crashed with its text. */
     for (int i = 0; i < k; i++)
         if (recs[i].status == STORE_ST_CRASHED && !recs[i].error[0])
             rg_copy(recs[i].error, sizeof recs[i].error, g->err);
-    return rg_after_failure(g);
+    /* A failed problem setup may have left half its buffers: start over. */
+    if (!g->have_problem)
+        rg_free_problem(g);
+    return rg_healthy() ? 0 : -1;
 }

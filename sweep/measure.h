@@ -35,30 +35,27 @@ typedef struct run_gpu run_gpu; /* the worker's CUDA state */
 int run_gpu_open(int device, run_gpu **out, run_device_info *info, char *err, size_t errlen);
 void run_gpu_close(run_gpu *g);
 
-/* Runs task t and fills every field of *rec but the provenance (space,
- * version, timestamp, host), which the engine adds; *timed_s gets the summed
- * time of the timed samples. started(ctx) is called once the problem's
- * inputs and reference are ready, right before the kernel first runs (not
- * when the setup fails). Returns 0 when the CUDA context is still usable
- * afterwards (whatever the task's status), -1 when it is not (a sticky
- * error: the worker must exit). */
-int run_gpu_measure(run_gpu *g, const run_task *t, store_record *rec, double *timed_s,
+/* Runs task t: t->cfg, and in a head-to-head (the refine pass) its
+ * t->n_rivals rivals too (at most RUN_H2H_MAX - 1). Each config is gated
+ * and warmed up, then all that passed are timed in rounds, one block of
+ * samples of each per round, each until its own stop rule (the wall time
+ * of its own blocks counts against max_seconds). So rivals are timed over
+ * the same stretch of time, and a drift of the GPU's clocks or temperature
+ * falls on all alike: their medians compare better than those of tasks run
+ * one after another.
+ *
+ * recs[0] gets t->cfg's record, recs[1 + i] rival i's, each with every
+ * field but the provenance (space, version, timestamp, host), which the
+ * engine adds; a config that fails its gate is "wrong" and sits out the
+ * timing. *timed_s gets the summed time of all timed samples. started(ctx)
+ * is called once the problem's inputs and reference are ready, right
+ * before a kernel first runs (not when the setup fails or nothing is
+ * compiled). A CUDA failure stops the whole task: every record not
+ * finished is "crashed" with the error (in a head-to-head prefixed by the
+ * config it happened on). Returns 0 when the CUDA context is still usable
+ * afterwards (whatever the statuses), -1 when it is not (a sticky error:
+ * the worker must exit). */
+int run_gpu_measure(run_gpu *g, const run_task *t, store_record *recs, double *timed_s,
                     void (*started)(void *ctx), void *ctx);
-
-/* A head-to-head (t->n_rivals > 0, at most RUN_H2H_MAX - 1): t->cfg and
- * its rivals, each gated and warmed up as in run_gpu_measure, then timed in
- * rounds, one block of samples of each config per round, each until its own
- * stop rule (the wall time of its own blocks counts against max_seconds). So
- * all of them are timed over the same stretch of time, and a drift of the
- * GPU's clocks or temperature falls on all alike: their medians compare
- * better than those of tasks run one after another. recs[0] gets t->cfg's
- * record, recs[1 + i] rival i's, each complete as in run_gpu_measure (a
- * config that fails its gate is "wrong" and sits out the timing); *timed_s
- * the summed time of all their samples. A CUDA failure stops the whole
- * head-to-head: every record not finished is "crashed" with the error,
- * prefixed by the config it happened on. Returns 0, or -1 when the CUDA
- * context is unusable. */
-int run_gpu_measure_h2h(run_gpu *g, const run_task *t, store_record *recs, double *timed_s,
-                        void (*started)(void *ctx), void *ctx);
 
 #endif /* RUN_MEASURE_H */

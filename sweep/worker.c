@@ -51,14 +51,15 @@ static void run_worker_started(void *ctx)
     (void)run_write_full(*(const int *)ctx, &m, sizeof m);
 }
 
-/* A head-to-head task: one RESULT per config, in the task's order; the
- * last carries the fatal flag when the context is gone (then it exits). */
-static void run_worker_h2h(run_gpu *g, const run_task *t, int msg_fd)
+/* One task: one RESULT per config, in the task's order (one, or a
+ * head-to-head's 1 + n_rivals); the last carries the fatal flag when the
+ * context is gone (then it exits, and the engine starts a fresh worker). */
+static void run_worker_task(run_gpu *g, const run_task *t, int msg_fd)
 {
-    static store_record recs[RUN_H2H_MAX];
+    static store_record recs[RUN_H2H_MAX]; /* static: see run_worker_main */
     static run_msg m;
     double timed_s = 0;
-    const int fatal = run_gpu_measure_h2h(g, t, recs, &timed_s, run_worker_started, &msg_fd) != 0;
+    const int fatal = run_gpu_measure(g, t, recs, &timed_s, run_worker_started, &msg_fd) != 0;
     for (int i = 0; i <= t->n_rivals; i++) {
         memset(&m, 0, sizeof m);
         m.type = RUN_MSG_RESULT;
@@ -91,17 +92,7 @@ void run_worker_main(int task_fd, int msg_fd, int device)
     while (run_read_full(task_fd, &t, sizeof t) == 1 && !t.quit) {
         if (t.n_rivals < 0 || t.n_rivals >= RUN_H2H_MAX)
             _exit(3); /* not a task this engine sends: the engine reports the exit */
-        if (t.n_rivals > 0) {
-            run_worker_h2h(g, &t, msg_fd);
-            continue;
-        }
-        memset(&m, 0, sizeof m);
-        m.type = RUN_MSG_RESULT;
-        m.fatal = run_gpu_measure(g, &t, &m.rec, &m.timed_s, run_worker_started, &msg_fd) != 0;
-        if (run_write_full(msg_fd, &m, sizeof m) != 0)
-            _exit(1);
-        if (m.fatal) /* the context is unusable; the engine starts a fresh worker */
-            _exit(2);
+        run_worker_task(g, &t, msg_fd);
     }
     run_gpu_close(g);
     _exit(0);

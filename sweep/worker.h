@@ -42,7 +42,7 @@ typedef struct run_task {
     space_problem problem;
     fa_config cfg;
     /* > 0: a head-to-head of cfg and these configs, their timed blocks
-     * interleaved (measure.h, run_gpu_measure_h2h). */
+     * interleaved (measure.h, run_gpu_measure). */
     int n_rivals;
     fa_config rivals[RUN_H2H_MAX - 1];
     run_inject rival_inject[RUN_H2H_MAX - 1]; /* as inject, for each rival */
