@@ -139,3 +139,11 @@ for i in d["instances"]:
     build=$("$FASWEEP" list --json | json_eval - 'd["build"]')
     expect_in "$("$FASWEEP" --version)" "build $build"
 }
+
+@test "sdpa_baseline.py: a bad --flush is refused before PyTorch is needed, exit 2" {
+    run --separate-stderr python3 "$REPO/scripts/sdpa_baseline.py" \
+        --problem 4,8,512,64 --flush bogus
+    expect_status 2
+    expect_in "$stderr" "argument --flush: invalid choice: 'bogus'"
+    [ -z "$output" ] || flunk "stdout should be empty"
+}
