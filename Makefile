@@ -61,13 +61,15 @@ NVFLAGS += $(GENCODE) -I. -Xcompiler -Wall,-Wextra,-Werror \
            --expt-relaxed-constexpr $(NVEXTRA)
 
 # ---- host modules (C11, no CUDA) -----------------------------------------
-HOST_SRC := kernels/fa_config.c kernels/ref_cpu.c sweep/space.c sweep/plan.c \
-            sweep/shard.c sweep/stats.c store/store.c store/store_io.c seeds/rank.c
+HOST_SRC := kernels/fa_config.c kernels/ref_cpu.c store/text.c store/record.c store/store.c \
+            store/store_io.c sweep/space.c sweep/plan.c sweep/shard.c sweep/stats.c sweep/task.c \
+            seeds/rank.c
 HOST_OBJ := $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
 HOST_LIB := $(BUILD)/libfasweep_host.a
 
 # ---- GPU-side driver (C11 calling the CUDA runtime) ----------------------
-DRIVER_SRC := sweep/run.c sweep/worker.c sweep/measure.c sweep/nvml.c sweep/progress.c
+DRIVER_SRC := sweep/run.c sweep/refine.c sweep/worker.c sweep/measure.c sweep/nvml.c \
+              sweep/progress.c sweep/cli.c sweep/cmd_space.c sweep/cmd_store.c
 DRIVER_OBJ := $(DRIVER_SRC:%.c=$(BUILD)/obj/%.o)
 
 # ---- kernels: instances generated from the spaces -------------------------
@@ -92,11 +94,10 @@ $(HOST_LIB): $(HOST_OBJ)
 	ar rcs $@ $^
 
 # The instance generator: the planner, built without CUDA, run over SPACES.
-$(KBUILD)/geninst: sweep/geninst.c kernels/fa_config.c sweep/space.c sweep/plan.c \
-                   kernels/fa_config.h sweep/space.h sweep/plan.h
+GENINST_SRC := scripts/geninst.c kernels/fa_config.c sweep/space.c sweep/plan.c store/text.c
+$(KBUILD)/geninst: $(GENINST_SRC) kernels/fa_config.h sweep/space.h sweep/plan.h store/text.h
 	@mkdir -p $(dir $@)
-	$(CC) -O1 -std=c11 -D_GNU_SOURCE $(WARN) -I. $(PKG_CFLAGS) \
-	  sweep/geninst.c kernels/fa_config.c sweep/space.c sweep/plan.c -o $@ $(PKG_LIBS)
+	$(CC) -O1 -std=c11 -D_GNU_SOURCE $(WARN) -I. $(PKG_CFLAGS) $(GENINST_SRC) -o $@ $(PKG_LIBS)
 
 # geninst rewrites a file only when its text changes, so editing a space
 # recompiles only the shards whose instance lists moved.
@@ -158,10 +159,10 @@ test-slurm: $(BUILD)/fasweep
 	  if [ $$rc -eq 77 ]; then echo "test-slurm: SKIPPED (reason above)"; else exit $$rc; fi; }
 
 FUZZ_TIME ?= 20
-$(BUILD)/fuzz_space: tests/fuzz/fuzz_space.c sweep/space.c sweep/space.h
+$(BUILD)/fuzz_space: tests/fuzz/fuzz_space.c sweep/space.c sweep/space.h store/text.c
 	@mkdir -p $(dir $@)
 	clang -g -O1 -std=c11 -D_GNU_SOURCE -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
-	  tests/fuzz/fuzz_space.c sweep/space.c -o $@ $(PKG_LIBS)
+	  tests/fuzz/fuzz_space.c sweep/space.c store/text.c -o $@ $(PKG_LIBS)
 fuzz: $(BUILD)/fuzz_space
 	@mkdir -p $(BUILD)/fuzz-corpus
 	$(BUILD)/fuzz_space -max_total_time=$(FUZZ_TIME) -timeout=5 -rss_limit_mb=2048 \

@@ -7,14 +7,14 @@
 int fa_config_format(const fa_config *c, char *buf, unsigned long n)
 {
     return snprintf(buf, n, "d%d.m%d.n%d.w%d.s%d.z%d", c->head_dim, c->block_m, c->block_n,
-                    c->warps, c->stages, c->swizzle);
+                    c->num_warps, c->stages, c->swizzle);
 }
 
 int fa_config_parse(const char *s, fa_config *c)
 {
     fa_config t;
     int used = 0;
-    if (sscanf(s, "d%d.m%d.n%d.w%d.s%d.z%d%n", &t.head_dim, &t.block_m, &t.block_n, &t.warps,
+    if (sscanf(s, "d%d.m%d.n%d.w%d.s%d.z%d%n", &t.head_dim, &t.block_m, &t.block_n, &t.num_warps,
                &t.stages, &t.swizzle, &used) != 6 ||
         s[used] != '\0')
         return -1;
@@ -29,8 +29,8 @@ int fa_config_parse(const char *s, fa_config *c)
 
 int fa_config_cmp(const fa_config *a, const fa_config *b)
 {
-    const int x[6] = {a->head_dim, a->block_m, a->block_n, a->warps, a->stages, a->swizzle};
-    const int y[6] = {b->head_dim, b->block_m, b->block_n, b->warps, b->stages, b->swizzle};
+    const int x[6] = {a->head_dim, a->block_m, a->block_n, a->num_warps, a->stages, a->swizzle};
+    const int y[6] = {b->head_dim, b->block_m, b->block_n, b->num_warps, b->stages, b->swizzle};
     for (int i = 0; i < 6; i++)
         if (x[i] != y[i])
             return x[i] < y[i] ? -1 : 1;

@@ -1,23 +1,26 @@
 // flash_fwd.cuh - the FlashAttention-forward kernel template fasweep sweeps.
 //
-// O = softmax(scale * Q K^T) V for fp16 Q, K, V, O laid out [B, H, S, D],
+// O = softmax(scale * Q K^T) V for fp16 Q, K, V, O laid out [B, H, S, HEAD_DIM],
 // fp32 accumulation, one CTA per (BLOCK_M query rows, batch*head).
 //
-// Each template parameter does one visible thing:
-//   D        head dim: 64 or 128 (the k-extent of Q K^T, the n-extent of P V)
-//   BM       query rows per CTA; each warp owns BM / WARPS of them, in
-//            16-row mma tiles (MT tiles per warp)
-//   BN       keys per inner-loop tile: the width of one S = Q K^T block
-//   WARPS    warps per CTA
-//   STAGES   depth of the K/V cp.async ring: tile j+STAGES-1 is in flight
-//            while tile j is computed; STAGES=1 is load, wait, compute. With
-//            3 or more, tile j+1 is resident during tile j, so a warp that
-//            has the registers (one 16-row tile, small S) issues Q K^T of
-//            tile j+1 under the softmax of tile j (Tile::LOOKAHEAD)
-//   SWIZZLE  0: plain row-major shared tiles (ldmatrix reads 8 rows of one
-//            16-byte column: 8-way bank conflicts); 1: the 16-byte chunk
-//            index is XORed with (row & 7), so those 8 rows hit 8 different
-//            bank groups
+// The template parameters are the space file's axes, named as there
+// (kernels/fa_config.h has the one mapping to the config text):
+//   HEAD_DIM   64 or 128 (the k-extent of Q K^T, the n-extent of P V)
+//   BLOCK_M    query rows per CTA; each warp owns BLOCK_M / NUM_WARPS of them,
+//              in 16-row mma tiles (MT tiles per warp)
+//   BLOCK_N    keys per inner-loop tile: the width of one S = Q K^T block
+//   NUM_WARPS  warps per CTA
+//   STAGES     depth of the K/V cp.async ring: tile j+STAGES-1 is in flight
+//              while tile j is computed; STAGES=1 is load, wait, compute
+//   SWIZZLE    0: plain row-major shared tiles (ldmatrix reads 8 rows of one
+//              16-byte column: 8-way bank conflicts); 1: the 16-byte chunk
+//              index is XORed with (row & 7), so those 8 rows hit 8 different
+//              bank groups
+// Two code paths follow from the axes and are named flags, computed by
+// fa_config.h (so `fasweep list --json` and the seeds report them):
+//   Q_IN_REGS  (fa_q_in_regs) Q fragments stay in registers for the key loop
+//   LOOKAHEAD  (fa_lookahead) STAGES >= 3 and one 16-row tile per warp: Q K^T
+//              of tile j+1 is issued under the softmax of tile j
 //
 // Both matrix products run on tensor cores through mma.sync.m16n8k16
 // (f16 x f16 -> f32) with operands fetched by ldmatrix. The softmax is the
@@ -98,21 +101,21 @@ __device__ __forceinline__ uint32_t pack_half2(float lo, float hi)
 
 // ---- shared-memory tile layout --------------------------------------------
 //
-// A tile is ROWS x D halves, stored as rows of D/8 16-byte chunks. Element
+// A tile is ROWS x HEAD_DIM halves, stored as rows of HEAD_DIM/8 16-byte chunks. Element
 // offset (in halves) of chunk `ch` of row `row`:
-template <int D, int SWIZZLE> __device__ __forceinline__ int tile_off(int row, int ch)
+template <int HEAD_DIM, int SWIZZLE> __device__ __forceinline__ int tile_off(int row, int ch)
 {
-    static_assert(D / 8 >= 8, "XOR swizzle over 8 chunks needs D >= 64");
-    return row * D + ((SWIZZLE ? (ch ^ (row & 7)) : ch) << 3);
+    static_assert(HEAD_DIM / 8 >= 8, "XOR swizzle over 8 chunks needs HEAD_DIM >= 64");
+    return row * HEAD_DIM + ((SWIZZLE ? (ch ^ (row & 7)) : ch) << 3);
 }
 
-// Issues cp.async for a ROWS x D tile starting at sequence row `row0` of one
+// Issues cp.async for a ROWS x HEAD_DIM tile starting at sequence row `row0` of one
 // head (`g` points at row 0 of that head). Rows >= seq are zero-filled.
-// The planner guarantees ROWS*D/8 is a multiple of THREADS.
-template <int ROWS, int D, int THREADS, int SWIZZLE>
+// The planner guarantees ROWS*HEAD_DIM/8 is a multiple of THREADS.
+template <int ROWS, int HEAD_DIM, int THREADS, int SWIZZLE>
 __device__ __forceinline__ void load_tile(half *s, const half *g, int row0, int seq, int tid)
 {
-    constexpr int CPR = D / 8; // 16-byte chunks per row
+    constexpr int CPR = HEAD_DIM / 8; // 16-byte chunks per row
     constexpr int PER_THREAD = ROWS * CPR / THREADS;
     static_assert(ROWS * CPR % THREADS == 0, "tile must split into whole chunks per thread");
     constexpr int RSTEP = THREADS / CPR; // rows between a thread's chunks
@@ -121,15 +124,15 @@ __device__ __forceinline__ void load_tile(half *s, const half *g, int row0, int 
         // a multiple of 8, so the swizzle (row & 7) is the same for all of
         // them: one address pair per tile, then constant offsets.
         const int r0 = tid / CPR, ch = tid % CPR;
-        const uint32_t dst = smem_addr(s + tile_off<D, SWIZZLE>(r0, ch));
-        const half *src = g + (size_t)(row0 + r0) * D + ch * 8;
+        const uint32_t dst = smem_addr(s + tile_off<HEAD_DIM, SWIZZLE>(r0, ch));
+        const half *src = g + (size_t)(row0 + r0) * HEAD_DIM + ch * 8;
         const int rows_left = seq - row0 - r0; // this thread's rows still in the sequence
 #pragma unroll
         for (int i = 0; i < PER_THREAD; i++) {
             const bool valid = i * RSTEP < rows_left;
             // Out-of-range rows still need a mapped address; the copy reads 0 bytes.
-            cp_async_16(dst + i * RSTEP * D * (int)sizeof(half), valid ? src + i * RSTEP * D : g,
-                        valid ? 16 : 0);
+            cp_async_16(dst + i * RSTEP * HEAD_DIM * (int)sizeof(half),
+                        valid ? src + i * RSTEP * HEAD_DIM : g, valid ? 16 : 0);
         }
     } else {
         // Few threads per row of chunks: per-chunk arithmetic.
@@ -138,8 +141,8 @@ __device__ __forceinline__ void load_tile(half *s, const half *g, int row0, int 
             const int idx = tid + i * THREADS;
             const int r = idx / CPR, ch = idx % CPR;
             const bool valid = row0 + r < seq;
-            const half *src = valid ? g + (size_t)(row0 + r) * D + ch * 8 : g;
-            cp_async_16(smem_addr(s + tile_off<D, SWIZZLE>(r, ch)), src, valid ? 16 : 0);
+            const half *src = valid ? g + (size_t)(row0 + r) * HEAD_DIM + ch * 8 : g;
+            cp_async_16(smem_addr(s + tile_off<HEAD_DIM, SWIZZLE>(r, ch)), src, valid ? 16 : 0);
         }
     }
 }
@@ -150,22 +153,17 @@ __device__ __forceinline__ void load_tile(half *s, const half *g, int row0, int 
 // softmax of S into P (MUFU and FP32 pipes), O += P V (tensor cores), each a
 // function of this struct, which also holds the per-warp register state.
 
-template <int D, int BM, int BN, int WARPS, int SWIZZLE> struct Tile {
-    static constexpr int THREADS = WARPS * 32;
-    static constexpr int ROWS_PER_WARP = BM / WARPS;
+template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int SWIZZLE> struct Tile {
+    static constexpr int THREADS = NUM_WARPS * 32;
+    static constexpr int ROWS_PER_WARP = BLOCK_M / NUM_WARPS;
     static constexpr int MT = ROWS_PER_WARP / 16; // 16-row mma tiles per warp
-    static constexpr int NB = BN / 8;             // 8-column blocks of S
-    static constexpr int DB = D / 8;              // 8-column blocks of O
-    static constexpr int KS = D / 16;             // k-steps of Q K^T
-    // Q fragments stay in registers when they are few; otherwise they are
-    // re-read from shared memory each tile to leave registers to S and O.
-    static constexpr bool Q_IN_REGS = MT * KS * 4 <= 32;
-    // Room for a second S tile (Q K^T of the next tile issued under this
-    // one's softmax): a warp holds one 16-row tile, and two S tiles plus O
-    // take at most 160 registers (D=64 up to 128 keys, D=128 up to 64).
-    static constexpr bool LOOKAHEAD = MT == 1 && 2 * NB * 4 + DB * 4 <= 160;
-    static_assert(BM % (16 * WARPS) == 0, "each warp owns whole 16-row tiles");
-    static_assert(BN % 16 == 0 && D % 16 == 0, "tiles are whole mma steps");
+    static constexpr int NB = BLOCK_N / 8;        // 8-column blocks of S
+    static constexpr int DB = HEAD_DIM / 8;       // 8-column blocks of O
+    static constexpr int KS = HEAD_DIM / 16;      // k-steps of Q K^T
+    // The derived code paths (kernels/fa_config.h says when and why).
+    static constexpr bool Q_IN_REGS = fa_q_in_regs(HEAD_DIM, BLOCK_M, NUM_WARPS);
+    static_assert(BLOCK_M % (16 * NUM_WARPS) == 0, "each warp owns whole 16-row tiles");
+    static_assert(BLOCK_N % 16 == 0 && HEAD_DIM % 16 == 0, "tiles are whole mma steps");
 
     // What one warp carries from tile to tile, all in registers.
     struct State {
@@ -208,8 +206,8 @@ template <int D, int BM, int BN, int WARPS, int SWIZZLE> struct Tile {
     static __device__ __forceinline__ void q_fragment(uint32_t r[4], const half *sQ, int row0,
                                                       int mt, int ks, int lane)
     {
-        ldmatrix_x4(r, smem_addr(sQ + tile_off<D, SWIZZLE>(row0 + mt * 16 + a_row(lane),
-                                                           ks * 2 + a_ch(lane))));
+        ldmatrix_x4(r, smem_addr(sQ + tile_off<HEAD_DIM, SWIZZLE>(row0 + mt * 16 + a_row(lane),
+                                                                  ks * 2 + a_ch(lane))));
     }
 
     static __device__ __forceinline__ void load_q(State &st, const half *sQ, int row0, int lane)
@@ -223,7 +221,7 @@ template <int D, int BM, int BN, int WARPS, int SWIZZLE> struct Tile {
                                lane);
     }
 
-    // S = Q K^T for this warp's rows and the BN keys of k_tile.
+    // S = Q K^T for this warp's rows and the BLOCK_N keys of k_tile.
     static __device__ __forceinline__ void qk(float (&s)[MT][NB][4], const State &st,
                                               const half *sQ, const half *k_tile, int row0,
                                               int lane)
@@ -251,8 +249,8 @@ template <int D, int BM, int BN, int WARPS, int SWIZZLE> struct Tile {
 #pragma unroll
             for (int p = 0; p < NB / 2; p++) {
                 uint32_t kb[4]; // b0,b1 of key block 2p, then of 2p+1
-                ldmatrix_x4(kb, smem_addr(k_tile + tile_off<D, SWIZZLE>(p * 16 + b_row(lane),
-                                                                        ks * 2 + b_ch(lane))));
+                ldmatrix_x4(kb, smem_addr(k_tile + tile_off<HEAD_DIM, SWIZZLE>(
+                                                       p * 16 + b_row(lane), ks * 2 + b_ch(lane))));
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
                     mma_16816(s[mt][2 * p], qa[mt], kb[0], kb[1]);
@@ -372,9 +370,9 @@ template <int D, int BM, int BN, int WARPS, int SWIZZLE> struct Tile {
 #pragma unroll
             for (int dp = 0; dp < DB / 2; dp++) {
                 uint32_t vb[4]; // b0,b1 of d block 2dp, then of 2dp+1
-                ldmatrix_x4_trans(vb,
-                                  smem_addr(v_tile + tile_off<D, SWIZZLE>(kp * 16 + a_row(lane),
-                                                                          dp * 2 + a_ch(lane))));
+                ldmatrix_x4_trans(
+                    vb, smem_addr(v_tile + tile_off<HEAD_DIM, SWIZZLE>(kp * 16 + a_row(lane),
+                                                                       dp * 2 + a_ch(lane))));
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
                     mma_16816(st.o[mt][2 * dp], st.p[mt][kp], vb[0], vb[1]);
@@ -389,8 +387,8 @@ template <int D, int BM, int BN, int WARPS, int SWIZZLE> struct Tile {
     static __device__ __forceinline__ void mask_tile(float (&s)[MT][NB][4], int j, int m_row0,
                                                      int m_cta0, const fa_args &a, int lane)
     {
-        const int n0 = j * BN;
-        if (n0 + BN > a.seq_len || (a.causal && n0 + BN - 1 > m_cta0))
+        const int n0 = j * BLOCK_N;
+        if (n0 + BLOCK_N > a.seq_len || (a.causal && n0 + BLOCK_N - 1 > m_cta0))
             mask(s, n0, m_row0, a.seq_len, a.causal, lane);
     }
 
@@ -411,36 +409,39 @@ template <int D, int BM, int BN, int WARPS, int SWIZZLE> struct Tile {
                 for (int db = 0; db < DB; db++) {
                     const uint32_t v =
                         pack_half2(st.o[mt][db][2 * h] * inv, st.o[mt][db][2 * h + 1] * inv);
-                    *reinterpret_cast<uint32_t *>(sQ + tile_off<D, SWIZZLE>(r, db) + 2 * t) = v;
+                    *reinterpret_cast<uint32_t *>(sQ + tile_off<HEAD_DIM, SWIZZLE>(r, db) + 2 * t) =
+                        v;
                 }
             }
         }
         __syncwarp();
-        constexpr int CPR = D / 8;
+        constexpr int CPR = HEAD_DIM / 8;
 #pragma unroll
         for (int i = lane; i < ROWS_PER_WARP * CPR; i += 32) {
             const int r = row0 + i / CPR, ch = i % CPR;
             if (m0 + r < seq)
-                *reinterpret_cast<uint4 *>(gO + (size_t)(m0 + r) * D + ch * 8) =
-                    *reinterpret_cast<const uint4 *>(sQ + tile_off<D, SWIZZLE>(r, ch));
+                *reinterpret_cast<uint4 *>(gO + (size_t)(m0 + r) * HEAD_DIM + ch * 8) =
+                    *reinterpret_cast<const uint4 *>(sQ + tile_off<HEAD_DIM, SWIZZLE>(r, ch));
         }
     }
 };
 
 // K and V of key tile `tile` into its ring slot (tile % STAGES).
-template <int BN, int D, int THREADS, int SWIZZLE>
+template <int BLOCK_N, int HEAD_DIM, int THREADS, int SWIZZLE>
 __device__ __forceinline__ void load_kv(half *sK, half *sV, const half *gK, const half *gV,
                                         int tile, int stages, int seq, int tid)
 {
     const int slot = tile % stages;
-    load_tile<BN, D, THREADS, SWIZZLE>(sK + slot * BN * D, gK, tile * BN, seq, tid);
-    load_tile<BN, D, THREADS, SWIZZLE>(sV + slot * BN * D, gV, tile * BN, seq, tid);
+    load_tile<BLOCK_N, HEAD_DIM, THREADS, SWIZZLE>(sK + slot * BLOCK_N * HEAD_DIM, gK,
+                                                   tile * BLOCK_N, seq, tid);
+    load_tile<BLOCK_N, HEAD_DIM, THREADS, SWIZZLE>(sV + slot * BLOCK_N * HEAD_DIM, gV,
+                                                   tile * BLOCK_N, seq, tid);
 }
 
 // One tile of the look-ahead loop: s_cur holds S of tile j (Q K^T done),
 // s_next receives S of tile j+1. cp.async groups as in the kernel below;
 // at step j the group of tile j+1 has STAGES-2 younger ones.
-template <typename T, int BN, int D, int STAGES, int SWIZZLE>
+template <typename T, int BLOCK_N, int HEAD_DIM, int STAGES, int SWIZZLE>
 __device__ __forceinline__ void
 lookahead_step(float (&s_cur)[T::MT][T::NB][4], float (&s_next)[T::MT][T::NB][4],
                typename T::State &st, int j, int n_tiles, const half *sQ, half *sK, half *sV,
@@ -450,7 +451,7 @@ lookahead_step(float (&s_cur)[T::MT][T::NB][4], float (&s_next)[T::MT][T::NB][4]
     // Refill the slot tile j-1 used (freed by the barrier that ended j-1).
     const int jn = j + STAGES - 1;
     if (j >= 1 && jn < n_tiles)
-        load_kv<BN, D, T::THREADS, SWIZZLE>(sK, sV, gK, gV, jn, STAGES, a.seq_len, tid);
+        load_kv<BLOCK_N, HEAD_DIM, T::THREADS, SWIZZLE>(sK, sV, gK, gV, jn, STAGES, a.seq_len, tid);
     if (j >= 1)
         cp_async_commit();
     // The mask goes first: a branch between the two products would end the
@@ -462,12 +463,12 @@ lookahead_step(float (&s_cur)[T::MT][T::NB][4], float (&s_next)[T::MT][T::NB][4]
     // Two straight-line arms rather than a branch around Q K^T alone, for
     // the same reason.
     if (j + 1 < n_tiles) {
-        T::qk(s_next, st, sQ, sK + ((j + 1) % STAGES) * BN * D, row0, lane);
+        T::qk(s_next, st, sQ, sK + ((j + 1) % STAGES) * BLOCK_N * HEAD_DIM, row0, lane);
         T::softmax(s_cur, st, scale_log2);
-        T::pv(st, sV + slot * BN * D, lane);
+        T::pv(st, sV + slot * BLOCK_N * HEAD_DIM, lane);
     } else {
         T::softmax(s_cur, st, scale_log2);
-        T::pv(st, sV + slot * BN * D, lane);
+        T::pv(st, sV + slot * BLOCK_N * HEAD_DIM, lane);
     }
     __syncthreads(); // every warp is done with slot j % STAGES
 }
@@ -483,10 +484,10 @@ lookahead_step(float (&s_cur)[T::MT][T::NB][4], float (&s_next)[T::MT][T::NB][4]
 // cp.async groups, in commit order: Q, K_0, V_0, KV_1 .. KV_{STAGES-2}
 // (prologue), then one per iteration j: KV_{j+STAGES-1} (empty past the end,
 // or for tile 0 when STAGES = 1, which the prologue already loaded).
-template <int D, int BM, int BN, int WARPS, int STAGES, int SWIZZLE>
-__global__ void __launch_bounds__(WARPS * 32) flash_fwd_kernel(const fa_args a)
+template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int STAGES, int SWIZZLE>
+__global__ void __launch_bounds__(NUM_WARPS * 32) flash_fwd_kernel(const fa_args a)
 {
-    using T = Tile<D, BM, BN, WARPS, SWIZZLE>;
+    using T = Tile<HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, SWIZZLE>;
     constexpr int THREADS = T::THREADS;
     // Groups younger than K_0 at the first wait: V_0, KV_1..KV_{STAGES-2}
     // and iteration 0's.
@@ -494,15 +495,15 @@ __global__ void __launch_bounds__(WARPS * 32) flash_fwd_kernel(const fa_args a)
 
     extern __shared__ __align__(128) unsigned char smem_raw[];
     half *sQ = reinterpret_cast<half *>(smem_raw);
-    half *sK = sQ + BM * D;          // STAGES tiles of BN x D
-    half *sV = sK + STAGES * BN * D; // STAGES tiles of BN x D
+    half *sK = sQ + BLOCK_M * HEAD_DIM;          // STAGES tiles of BLOCK_N x HEAD_DIM
+    half *sV = sK + STAGES * BLOCK_N * HEAD_DIM; // STAGES tiles of BLOCK_N x HEAD_DIM
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int seq = a.seq_len;
     // Causal: launch the longest rows (last query tiles) first.
     const int m_tile = a.causal ? (gridDim.x - 1 - blockIdx.x) : blockIdx.x;
-    const int m0 = m_tile * BM;
-    const size_t head_off = (size_t)blockIdx.y * seq * D;
+    const int m0 = m_tile * BLOCK_M;
+    const size_t head_off = (size_t)blockIdx.y * seq * HEAD_DIM;
     const half *gQ = reinterpret_cast<const half *>(a.q) + head_off;
     const half *gK = reinterpret_cast<const half *>(a.k) + head_off;
     const half *gV = reinterpret_cast<const half *>(a.v) + head_off;
@@ -513,21 +514,21 @@ __global__ void __launch_bounds__(WARPS * 32) flash_fwd_kernel(const fa_args a)
         t_start = clock64();
 
     // Key tiles this CTA visits: all of them, or up to the diagonal.
-    int n_tiles = (seq + BN - 1) / BN;
+    int n_tiles = (seq + BLOCK_N - 1) / BLOCK_N;
     if (a.causal)
-        n_tiles = min(n_tiles, (m0 + BM + BN - 1) / BN);
+        n_tiles = min(n_tiles, (m0 + BLOCK_M + BLOCK_N - 1) / BLOCK_N);
 
     // Prologue: Q, K_0, V_0, then tiles 1..STAGES-2, one group each.
-    load_tile<BM, D, THREADS, SWIZZLE>(sQ, gQ, m0, seq, tid);
+    load_tile<BLOCK_M, HEAD_DIM, THREADS, SWIZZLE>(sQ, gQ, m0, seq, tid);
     cp_async_commit();
-    load_tile<BN, D, THREADS, SWIZZLE>(sK, gK, 0, seq, tid);
+    load_tile<BLOCK_N, HEAD_DIM, THREADS, SWIZZLE>(sK, gK, 0, seq, tid);
     cp_async_commit();
-    load_tile<BN, D, THREADS, SWIZZLE>(sV, gV, 0, seq, tid);
+    load_tile<BLOCK_N, HEAD_DIM, THREADS, SWIZZLE>(sV, gV, 0, seq, tid);
     cp_async_commit();
 #pragma unroll
     for (int k = 1; k < STAGES - 1; k++) {
         if (k < n_tiles)
-            load_kv<BN, D, THREADS, SWIZZLE>(sK, sV, gK, gV, k, STAGES, seq, tid);
+            load_kv<BLOCK_N, HEAD_DIM, THREADS, SWIZZLE>(sK, sV, gK, gV, k, STAGES, seq, tid);
         cp_async_commit();
     }
 
@@ -536,7 +537,7 @@ __global__ void __launch_bounds__(WARPS * 32) flash_fwd_kernel(const fa_args a)
     typename T::State st;
     T::init(st);
 
-    if constexpr (T::LOOKAHEAD && STAGES >= 3) {
+    if constexpr (fa_lookahead(HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES)) {
         // Q K^T of tile j+1 is issued in the same straight-line block as the
         // softmax of tile j, so the tensor cores work on it while the FP32
         // and MUFU pipes do the softmax (one warp's instructions interleaved
@@ -547,26 +548,27 @@ __global__ void __launch_bounds__(WARPS * 32) flash_fwd_kernel(const fa_args a)
         // -3 % hot / -2.5 % cold on such instances (kernels/NOTES-perf.md v16).
         float sa[T::MT][T::NB][4], sb[T::MT][T::NB][4];
         if (STAGES - 1 < n_tiles)
-            load_kv<BN, D, THREADS, SWIZZLE>(sK, sV, gK, gV, STAGES - 1, STAGES, seq, tid);
+            load_kv<BLOCK_N, HEAD_DIM, THREADS, SWIZZLE>(sK, sV, gK, gV, STAGES - 1, STAGES, seq,
+                                                         tid);
         cp_async_commit();
         cp_async_wait<AFTER_K0>(); // Q and K_0 have landed
         __syncthreads();
         T::load_q(st, sQ, row0, lane);
         T::qk(sa, st, sQ, sK, row0, lane);
         for (int j = 0; j < n_tiles; j += 2) {
-            lookahead_step<T, BN, D, STAGES, SWIZZLE>(sa, sb, st, j, n_tiles, sQ, sK, sV, gK, gV,
-                                                      m0, row0, a, scale_log2, tid, lane);
+            lookahead_step<T, BLOCK_N, HEAD_DIM, STAGES, SWIZZLE>(
+                sa, sb, st, j, n_tiles, sQ, sK, sV, gK, gV, m0, row0, a, scale_log2, tid, lane);
             if (j + 1 < n_tiles)
-                lookahead_step<T, BN, D, STAGES, SWIZZLE>(sb, sa, st, j + 1, n_tiles, sQ, sK, sV,
-                                                          gK, gV, m0, row0, a, scale_log2, tid,
-                                                          lane);
+                lookahead_step<T, BLOCK_N, HEAD_DIM, STAGES, SWIZZLE>(sb, sa, st, j + 1, n_tiles,
+                                                                      sQ, sK, sV, gK, gV, m0, row0,
+                                                                      a, scale_log2, tid, lane);
         }
     } else {
         for (int j = 0; j < n_tiles; j++) {
             // Refill the slot tile j-1 used (freed by the barrier that ended j-1).
             const int jn = j + STAGES - 1;
             if (jn >= 1 && jn < n_tiles)
-                load_kv<BN, D, THREADS, SWIZZLE>(sK, sV, gK, gV, jn, STAGES, seq, tid);
+                load_kv<BLOCK_N, HEAD_DIM, THREADS, SWIZZLE>(sK, sV, gK, gV, jn, STAGES, seq, tid);
             cp_async_commit();
             if (j == 0)
                 cp_async_wait<AFTER_K0>(); // Q and K_0 have landed
@@ -577,14 +579,14 @@ __global__ void __launch_bounds__(WARPS * 32) flash_fwd_kernel(const fa_args a)
                 T::load_q(st, sQ, row0, lane);
             const int slot = j % STAGES;
             float s[T::MT][T::NB][4];
-            T::qk(s, st, sQ, sK + slot * BN * D, row0, lane);
+            T::qk(s, st, sQ, sK + slot * BLOCK_N * HEAD_DIM, row0, lane);
             if (j == 0) {
                 cp_async_wait<AFTER_K0 - 1>(); // V_0 too
                 __syncthreads();
             }
             T::mask_tile(s, j, m0 + row0, m0, a, lane);
             T::softmax(s, st, scale_log2);
-            T::pv(st, sV + slot * BN * D, lane);
+            T::pv(st, sV + slot * BLOCK_N * HEAD_DIM, lane);
             __syncthreads(); // every warp is done with slot j % STAGES
         }
     }
@@ -606,14 +608,14 @@ __global__ void __launch_bounds__(WARPS * 32) flash_fwd_kernel(const fa_args a)
 
 // Host side: the launch every instance uses. The dynamic shared-memory size
 // comes from fa_smem_bytes(), the function the planner rejects on.
-template <int D, int BM, int BN, int WARPS, int STAGES, int SWIZZLE>
+template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int STAGES, int SWIZZLE>
 int launch(const fa_args *a, fa_stream stream)
 {
-    const fa_config c = {D, BM, BN, WARPS, STAGES, SWIZZLE};
-    if (a->head_dim != D || a->seq_len < 1 || a->batch < 1 || a->heads < 1)
+    const fa_config c = {HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE};
+    if (a->head_dim != HEAD_DIM || a->seq_len < 1 || a->batch < 1 || a->heads < 1)
         return (int)cudaErrorInvalidValue;
     const long smem = fa_smem_bytes(&c);
-    auto kern = flash_fwd_kernel<D, BM, BN, WARPS, STAGES, SWIZZLE>;
+    auto kern = flash_fwd_kernel<HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE>;
     if (smem > 48 * 1024) {
         // Above 48 KB a kernel must opt in; the space's limit decides
         // whether such a point is ever planned.
@@ -622,8 +624,8 @@ int launch(const fa_args *a, fa_stream stream)
         if (e != cudaSuccess)
             return (int)e;
     }
-    const dim3 grid((a->seq_len + BM - 1) / BM, a->batch * a->heads);
-    kern<<<grid, WARPS * 32, smem, (cudaStream_t)stream>>>(*a);
+    const dim3 grid((a->seq_len + BLOCK_M - 1) / BLOCK_M, a->batch * a->heads);
+    kern<<<grid, NUM_WARPS * 32, smem, (cudaStream_t)stream>>>(*a);
     return (int)cudaGetLastError();
 }
 
@@ -631,10 +633,13 @@ int launch(const fa_args *a, fa_stream stream)
 
 // One compiled point: its launch function and registry entry, named from
 // its parameters. Generated shard files (build/gen/inst_*.cu) expand this.
-#define FA_INSTANCE(D, BM, BN, W, ST, SW)                                                          \
-    extern "C" const fa_instance fa_inst_d##D##_m##BM##_n##BN##_w##W##_s##ST##_z##SW;              \
-    const fa_instance fa_inst_d##D##_m##BM##_n##BN##_w##W##_s##ST##_z##SW = {                      \
-        {D, BM, BN, W, ST, SW},                                                                    \
-        "d" #D ".m" #BM ".n" #BN ".w" #W ".s" #ST ".z" #SW,                                        \
-        fa::launch<D, BM, BN, W, ST, SW>,                                                          \
-        (const void *)fa::flash_fwd_kernel<D, BM, BN, W, ST, SW>};
+#define FA_INSTANCE(HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE)                        \
+    extern "C" const fa_instance                                                                   \
+        fa_inst_d##HEAD_DIM##_m##BLOCK_M##_n##BLOCK_N##_w##NUM_WARPS##_s##STAGES##_z##SWIZZLE;     \
+    const fa_instance                                                                              \
+        fa_inst_d##HEAD_DIM##_m##BLOCK_M##_n##BLOCK_N##_w##NUM_WARPS##_s##STAGES##_z##SWIZZLE = {  \
+            {HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE},                              \
+            "d" #HEAD_DIM ".m" #BLOCK_M ".n" #BLOCK_N ".w" #NUM_WARPS ".s" #STAGES ".z" #SWIZZLE,  \
+            fa::launch<HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE>,                    \
+            (const void *)                                                                         \
+                fa::flash_fwd_kernel<HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE>};

@@ -30,16 +30,13 @@
 
 /* ---- ordering ------------------------------------------------------------------------------- */
 
-/* Negative when a ranks before b: faster median, then lower noise, then
- * config text, then build (so two builds of one config still have a fixed
- * order and the result never depends on scan order). */
-static int rank_cmp(const store_record *a, const store_record *b)
+/* Negative when a ranks before b: the ranking order of record.h (median,
+ * noise, config text), then build, so two builds of one config still have
+ * a fixed order and the result never depends on scan order. */
+static int rank_cmp(const record *a, const record *b)
 {
-    if (a->time.median_us != b->time.median_us)
-        return a->time.median_us < b->time.median_us ? -1 : 1;
-    if (a->time.noise != b->time.noise)
-        return a->time.noise < b->time.noise ? -1 : 1;
-    const int c = strcmp(a->config, b->config);
+    const int c = record_rank_order(a->time.median_us, a->time.noise, a->config, b->time.median_us,
+                                    b->time.noise, b->config);
     return c ? c : strcmp(a->build, b->build);
 }
 
@@ -56,7 +53,7 @@ typedef struct rank_scan {
 } rank_scan;
 
 /* The group of r, created when new. NULL when out of memory. */
-static rank_group *rank_group_of(rank_scan *sc, const store_record *r)
+static rank_group *rank_group_of(rank_scan *sc, const record *r)
 {
     rank_result *res = sc->res;
     /* Records arrive in key order, so the match is almost always the last. */
@@ -88,7 +85,7 @@ static rank_group *rank_group_of(rank_scan *sc, const store_record *r)
 }
 
 /* Inserts r into g's sorted top list when it is among the k best. */
-static int rank_offer(rank_scan *sc, rank_group *g, int *cap, const store_record *r)
+static int rank_offer(rank_scan *sc, rank_group *g, int *cap, const record *r)
 {
     if (g->n_top == sc->k && rank_cmp(r, &g->top[g->n_top - 1]) >= 0)
         return 0;
@@ -96,7 +93,7 @@ static int rank_offer(rank_scan *sc, rank_group *g, int *cap, const store_record
         int ncap = *cap ? 2 * *cap : 8;
         if (ncap > sc->k)
             ncap = sc->k;
-        store_record *nt = realloc(g->top, (size_t)ncap * sizeof *nt);
+        record *nt = realloc(g->top, (size_t)ncap * sizeof *nt);
         if (!nt)
             return -1;
         g->top = nt;
@@ -111,9 +108,9 @@ static int rank_offer(rank_scan *sc, rank_group *g, int *cap, const store_record
     return 0;
 }
 
-static void rank_offer_baseline(rank_group *g, const store_record *r)
+static void rank_offer_baseline(rank_group *g, const record *r)
 {
-    if (r->status != STORE_ST_OK)
+    if (r->status != RECORD_ST_OK)
         return;
     if (!g->has_baseline || rank_cmp(r, &g->best_baseline) < 0) {
         g->best_baseline = *r;
@@ -121,7 +118,7 @@ static void rank_offer_baseline(rank_group *g, const store_record *r)
     }
 }
 
-static int rank_visit(const store_record *r, void *ctx)
+static int rank_visit(const record *r, void *ctx)
 {
     rank_scan *sc = ctx;
     const rank_filter *f = sc->f;
@@ -136,11 +133,11 @@ static int rank_visit(const store_record *r, void *ctx)
         sc->rc = STORE_ENOMEM;
         return 1;
     }
-    if (r->kind == STORE_KIND_BASELINE) {
+    if (r->kind == RECORD_KIND_BASELINE) {
         rank_offer_baseline(g, r);
         return 0;
     }
-    if (r->status != STORE_ST_OK) {
+    if (r->status != RECORD_ST_OK) {
         g->n_failed++;
         return 0;
     }
@@ -211,7 +208,7 @@ void rank_free(rank_result *r)
 /* ---- human table ---------------------------------------------------------------------------- */
 
 /* Speedup of r over the group's best baseline, or 0 when there is none. */
-static double rank_speedup(const rank_group *g, const store_record *r)
+static double rank_speedup(const rank_group *g, const record *r)
 {
     if (!g->has_baseline || r->time.median_us <= 0 || g->best_baseline.time.median_us <= 0)
         return 0;
@@ -238,7 +235,7 @@ static void rank_print_group(const rank_group *g, FILE *out)
     fprintf(out, "%4s  %-24s %10s %10s %8s %6s %7s %5s %8s %8s\n", "rank", "config", "median_us",
             "min_us", "TFLOPS", "CV%", "noise%", "regs", "smem", "speedup");
     for (int i = 0; i < g->n_top; i++) {
-        const store_record *r = &g->top[i];
+        const record *r = &g->top[i];
         char sp[32] = "-";
         const double x = rank_speedup(g, r);
         if (x > 0)
@@ -332,7 +329,7 @@ static void rank_baseline_json(cJSON *doc, const rank_group *g, int *ok)
     rank_num(b, "median_us", g->best_baseline.time.median_us, ok);
 }
 
-static void rank_config_json(cJSON *e, const store_record *r, int *ok)
+static void rank_config_json(cJSON *e, const record *r, int *ok)
 {
     fa_config c;
     if (fa_config_parse(r->config, &c) != 0) {
@@ -342,13 +339,13 @@ static void rank_config_json(cJSON *e, const store_record *r, int *ok)
     cJSON *o = rank_add_obj(e, "config", ok);
     rank_num(o, "BLOCK_M", c.block_m, ok);
     rank_num(o, "BLOCK_N", c.block_n, ok);
-    rank_num(o, "NUM_WARPS", c.warps, ok);
+    rank_num(o, "NUM_WARPS", c.num_warps, ok);
     rank_num(o, "STAGES", c.stages, ok);
     rank_num(o, "SWIZZLE", c.swizzle, ok);
     rank_num(o, "HEAD_DIM", c.head_dim, ok);
 }
 
-static void rank_metrics_json(cJSON *e, const rank_group *g, const store_record *r, int *ok)
+static void rank_metrics_json(cJSON *e, const rank_group *g, const record *r, int *ok)
 {
     cJSON *m = rank_add_obj(e, "metrics", ok);
     rank_num(m, "median_us", r->time.median_us, ok);
@@ -367,7 +364,7 @@ static void rank_metrics_json(cJSON *e, const rank_group *g, const store_record 
         rank_null(m, "speedup_vs_baseline", ok);
 }
 
-static void rank_details_json(cJSON *e, const store_record *r, int *ok)
+static void rank_details_json(cJSON *e, const record *r, int *ok)
 {
     cJSON *er = rank_add_obj(e, "errors", ok);
     rank_num(er, "rel_l2", r->rel_l2, ok);
@@ -387,7 +384,7 @@ static void rank_details_json(cJSON *e, const store_record *r, int *ok)
     rank_num(cy, "sm_imbalance", r->sm_imbalance, ok);
 }
 
-static void rank_provenance_json(cJSON *e, const store_record *r, int *ok)
+static void rank_provenance_json(cJSON *e, const record *r, int *ok)
 {
     char ts[32];
     rank_iso8601(r->timestamp, ts, sizeof ts);
@@ -411,7 +408,7 @@ static void rank_provenance_json(cJSON *e, const store_record *r, int *ok)
 
 static cJSON *rank_entry_json(const rank_group *g, int i, int *ok)
 {
-    const store_record *r = &g->top[i];
+    const record *r = &g->top[i];
     cJSON *e = cJSON_CreateObject();
     if (!e) {
         *ok = 0;

@@ -22,9 +22,9 @@ typedef struct rank_filter {
 
 typedef struct rank_group {
     char device[64], problem[48], mode[8];
-    store_record *top; /* up to k best ok kernel records, fastest first */
+    record *top; /* up to k best ok kernel records, fastest first */
     int n_top;
-    store_record best_baseline; /* valid when has_baseline */
+    record best_baseline; /* valid when has_baseline */
     int has_baseline;
     long n_ok, n_failed; /* kernel records of the group by status */
 } rank_group;

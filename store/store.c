@@ -8,11 +8,10 @@
  * be a pure function of its context. Reads never keep a transaction open
  * across calls, which is what makes map growth (a remap) and fork() safe.
  *
- * The record <-> JSON mapping is one table (st_fields) that drives both
- * directions, so the encoder and the strict decoder cannot drift apart.
+ * What a record is and how it reads and writes as JSON is record.c's; this
+ * file only moves the JSON text in and out of LMDB.
  */
 #include "store.h"
-#include "store_io.h"
 
 #include <cJSON.h>
 #include <errno.h>
@@ -21,13 +20,14 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
+
+#include "text.h"
 
 #ifndef FASWEEP_VERSION
 #define FASWEEP_VERSION "unknown"
@@ -45,11 +45,6 @@
 #define ST_RETRY_MAX 48
 /* LMDB's default largest key. */
 #define ST_KEY_MAX 511
-/* Largest integer a double holds exactly (smem_dynamic is a long). */
-#define ST_LONG_LIM 9007199254740992.0
-
-_Static_assert(sizeof(long) >= 8, "smem_dynamic must hold 2^53");
-
 struct store {
     MDB_env *env;
     MDB_dbi results, meta;
@@ -137,66 +132,6 @@ static int st_fail_mdb(store *s, int rc, const char *what)
                    mdb_strerror(rc), st_hint(rc));
 }
 
-/* Untrusted bytes (a key from a damaged store, a JSON member name) made
- * printable for a message: \xHH for anything else, cut after max bytes. */
-static void st_clean(const char *p, size_t len, size_t max, char *buf, size_t n)
-{
-    size_t o = 0;
-    for (size_t i = 0; i < len && o + 8 < n; i++) {
-        const unsigned char ch = (unsigned char)p[i];
-        if (i == max) {
-            memcpy(buf + o, "...", 3);
-            o += 3;
-            break;
-        }
-        if (ch >= 0x20 && ch < 0x7f && ch != '\\')
-            buf[o++] = (char)ch;
-        else
-            o += (size_t)snprintf(buf + o, n - o, "\\x%02x", ch);
-    }
-    if (n)
-        buf[o < n ? o : n - 1] = '\0';
-}
-
-/* ---- names --------------------------------------------------------------------------------- */
-
-static const char *const st_status_names[] = {"ok", "wrong", "crashed", "timeout"};
-static const char *const st_kind_names[] = {"kernel", "baseline"};
-#define ST_N_STATUS ((int)(sizeof st_status_names / sizeof *st_status_names))
-#define ST_N_KIND ((int)(sizeof st_kind_names / sizeof *st_kind_names))
-
-const char *store_status_name(store_status st)
-{
-    return (int)st >= 0 && (int)st < ST_N_STATUS ? st_status_names[st] : "invalid";
-}
-
-int store_status_parse(const char *s, store_status *out)
-{
-    for (int i = 0; s && i < ST_N_STATUS; i++)
-        if (strcmp(s, st_status_names[i]) == 0) {
-            if (out)
-                *out = (store_status)i;
-            return 0;
-        }
-    return -1;
-}
-
-const char *store_kind_name(store_kind k)
-{
-    return (int)k >= 0 && (int)k < ST_N_KIND ? st_kind_names[k] : "invalid";
-}
-
-int store_kind_parse(const char *s, store_kind *out)
-{
-    for (int i = 0; s && i < ST_N_KIND; i++)
-        if (strcmp(s, st_kind_names[i]) == 0) {
-            if (out)
-                *out = (store_kind)i;
-            return 0;
-        }
-    return -1;
-}
-
 const char *store_strerror(int code)
 {
     switch (code) {
@@ -220,521 +155,6 @@ const char *store_strerror(int code)
 const char *store_last_error(const store *s)
 {
     return s ? s->err : "no store";
-}
-
-/* ---- keys ---------------------------------------------------------------------------------- */
-
-/* Why the key field f (an array of size bytes) cannot be part of a key, or
- * NULL when it can. */
-static const char *st_key_field_bad(const char *f, size_t size, char *why, size_t n)
-{
-    const char *end = memchr(f, '\0', size);
-    if (!end)
-        return snprintf(why, n, "is not NUL-terminated within its %zu bytes", size), why;
-    if (end == f)
-        return "is empty";
-    for (const char *p = f; p < end; p++) {
-        const unsigned char ch = (unsigned char)*p;
-        if (ch == '|')
-            return "holds '|', which separates key fields";
-        if (ch < 0x20 || ch == 0x7f)
-            return snprintf(why, n, "holds a control character (\\x%02x)", ch), why;
-    }
-    return NULL;
-}
-
-#define ST_KEY_FIELD(name)                                                                         \
-    {                                                                                              \
-#name, offsetof(store_record, name), sizeof(((store_record *)0)->name)                     \
-    }
-
-static const struct {
-    const char *name;
-    size_t off, size;
-} st_key_fields[] = {ST_KEY_FIELD(device), ST_KEY_FIELD(problem), ST_KEY_FIELD(build),
-                     ST_KEY_FIELD(config), ST_KEY_FIELD(mode)};
-#define ST_N_KEY ((int)(sizeof st_key_fields / sizeof *st_key_fields))
-
-/* Checks every key field; on failure writes "FIELD REASON" into msg. */
-static int st_key_check(const store_record *r, char *msg, size_t n)
-{
-    for (int i = 0; i < ST_N_KEY; i++) {
-        char why[64];
-        const char *bad = st_key_field_bad((const char *)r + st_key_fields[i].off,
-                                           st_key_fields[i].size, why, sizeof why);
-        if (bad) {
-            st_put_err(msg, n, "%s %s", st_key_fields[i].name, bad);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-int store_key(const store_record *r, char *buf, size_t n)
-{
-    if (!r || !buf || n == 0 || st_key_check(r, NULL, 0) != 0)
-        return STORE_EINVAL;
-    const int len =
-        snprintf(buf, n, "%s|%s|%s|%s|%s", r->device, r->problem, r->build, r->config, r->mode);
-    if (len < 0 || (size_t)len >= n) {
-        buf[0] = '\0';
-        return STORE_EINVAL;
-    }
-    return STORE_OK;
-}
-
-/* ---- the JSON form ------------------------------------------------------------------------- */
-
-typedef enum st_ftype {
-    SF_STR,    /* char array, NUL-terminated */
-    SF_INT,    /* int in [lo, hi] */
-    SF_LONG,   /* long in [lo, hi] */
-    SF_DBL,    /* double; null <-> non-finite */
-    SF_HEX64,  /* unsigned long long as "0x..." */
-    SF_KIND,   /* store_kind by name */
-    SF_STATUS, /* store_status by name */
-    SF_SCHEMA  /* not stored: the record format version */
-} st_ftype;
-
-typedef struct st_field {
-    const char *group; /* enclosing object, NULL at the top level */
-    const char *name;
-    st_ftype type;
-    size_t off, size; /* in store_record */
-    int required;
-    double lo, hi, def; /* range and default of integers */
-} st_field;
-
-#define ST_MEM(m) offsetof(store_record, m), sizeof(((store_record *)0)->m)
-#define F_KEY(n)                                                                                   \
-    {                                                                                              \
-        "key", #n, SF_STR, ST_MEM(n), 1, 0, 0, 0                                                   \
-    }
-#define F_STR(g, n, m)                                                                             \
-    {                                                                                              \
-        g, n, SF_STR, ST_MEM(m), 0, 0, 0, 0                                                        \
-    }
-#define F_DBL(g, n, m)                                                                             \
-    {                                                                                              \
-        g, n, SF_DBL, ST_MEM(m), 0, 0, 0, 0                                                        \
-    }
-#define F_INT(g, n, m, lo, hi, def)                                                                \
-    {                                                                                              \
-        g, n, SF_INT, ST_MEM(m), 0, lo, hi, def                                                    \
-    }
-#define F_ANYINT(g, n, m) F_INT(g, n, m, INT_MIN, INT_MAX, 0)
-
-/* In output order; the members of a group are contiguous. */
-static const st_field st_fields[] = {
-    F_KEY(device),
-    F_KEY(problem),
-    F_KEY(build),
-    F_KEY(config),
-    F_KEY(mode),
-    {NULL, "kind", SF_KIND, ST_MEM(kind), 1, 0, 0, 0},
-    {NULL, "status", SF_STATUS, ST_MEM(status), 1, 0, 0, 0},
-    F_STR(NULL, "error", error),
-    F_DBL("time", "median_us", time.median_us),
-    F_DBL("time", "min_us", time.min_us),
-    F_DBL("time", "mean_us", time.mean_us),
-    F_DBL("time", "stdev_us", time.stdev_us),
-    F_DBL("time", "cv", time.cv),
-    F_DBL("time", "noise", time.noise),
-    F_INT("time", "samples", time.samples, 0, INT_MAX, 0),
-    F_DBL(NULL, "tflops", tflops),
-    F_DBL(NULL, "gbps", gbps),
-    F_DBL("errors", "rel_l2", rel_l2),
-    F_DBL("errors", "max_abs", max_abs),
-    F_ANYINT("resources", "regs", regs),
-    F_ANYINT("resources", "smem_static", smem_static),
-    {"resources", "smem_dynamic", SF_LONG, ST_MEM(smem_dynamic), 0, -ST_LONG_LIM, ST_LONG_LIM, 0},
-    F_ANYINT("resources", "local_bytes", local_bytes),
-    F_ANYINT("resources", "max_blocks_per_sm", max_blocks_per_sm),
-    F_DBL("cycles", "cta_mean", cta_cycles_mean),
-    F_DBL("cycles", "cta_max", cta_cycles_max),
-    F_DBL("cycles", "waves", waves),
-    F_DBL("cycles", "sm_imbalance", sm_imbalance),
-    F_STR("env", "gpu_uuid", gpu_uuid),
-    F_ANYINT("env", "cc", cc),
-    F_ANYINT("env", "sm_count", sm_count),
-    F_STR("env", "driver", driver),
-    F_STR("env", "runtime", runtime),
-    F_INT("env", "sm_clock_mhz", sm_clock_mhz, -1, INT_MAX, -1),
-    F_INT("env", "mem_clock_mhz", mem_clock_mhz, -1, INT_MAX, -1),
-    {"env", "throttle_reasons", SF_HEX64, ST_MEM(throttle_reasons), 0, 0, 0, 0},
-    F_INT("env", "throttled", throttled, -1, 1, -1),
-    F_STR("env", "host", host),
-    F_STR("provenance", "space_name", space_name),
-    F_STR("provenance", "space_hash", space_hash),
-    F_STR("provenance", "version", version),
-    F_DBL("provenance", "timestamp", timestamp),
-    {NULL, "schema", SF_SCHEMA, 0, 0, 0, 1, STORE_SCHEMA_VERSION, STORE_SCHEMA_VERSION},
-};
-#define ST_NF ((int)(sizeof st_fields / sizeof *st_fields))
-
-static int st_same_group(const char *a, const char *b)
-{
-    return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
-/* Shortest "%.Ng" text of a finite d that reads back as exactly d. */
-static void st_fmt_double(double d, char *buf, size_t n)
-{
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, n, "%.*g", prec, d);
-        if (strtod(buf, NULL) == d)
-            return;
-    }
-}
-
-/* Adds field f of r to obj; returns 0, or -1 when out of memory. */
-static int st_add_field(cJSON *obj, const st_field *f, const store_record *r)
-{
-    const char *p = (const char *)r + f->off;
-    char buf[320];
-    switch (f->type) {
-    case SF_STR: {
-        /* Bounded: a record that did not come through from_json may lack
-         * the NUL; store_put rejects such records before they get here. */
-        const size_t len = strnlen(p, f->size);
-        memcpy(buf, p, len);
-        buf[len] = '\0';
-        return cJSON_AddStringToObject(obj, f->name, buf) ? 0 : -1;
-    }
-    case SF_INT:
-        return cJSON_AddNumberToObject(obj, f->name, *(const int *)p) ? 0 : -1;
-    case SF_LONG:
-        /* Raw for the same reason as below: cJSON prints 2^53 as 9.0e15. */
-        snprintf(buf, sizeof buf, "%ld", *(const long *)p);
-        return cJSON_AddRawToObject(obj, f->name, buf) ? 0 : -1;
-    case SF_DBL: {
-        const double d = *(const double *)p;
-        if (!isfinite(d))
-            return cJSON_AddNullToObject(obj, f->name) ? 0 : -1;
-        /* A raw item, not a number: cJSON prints numbers with %.15g when
-         * that reads back within one ulp, which would change stored data. */
-        st_fmt_double(d, buf, sizeof buf);
-        return cJSON_AddRawToObject(obj, f->name, buf) ? 0 : -1;
-    }
-    case SF_HEX64:
-        snprintf(buf, sizeof buf, "0x%llx", *(const unsigned long long *)p);
-        return cJSON_AddStringToObject(obj, f->name, buf) ? 0 : -1;
-    case SF_KIND:
-        return cJSON_AddStringToObject(obj, f->name, store_kind_name(*(const store_kind *)p)) ? 0
-                                                                                              : -1;
-    case SF_STATUS:
-        return cJSON_AddStringToObject(obj, f->name, store_status_name(*(const store_status *)p))
-                   ? 0
-                   : -1;
-    case SF_SCHEMA:
-        return cJSON_AddNumberToObject(obj, f->name, STORE_SCHEMA_VERSION) ? 0 : -1;
-    }
-    return -1;
-}
-
-cJSON *store_record_to_json(const store_record *r)
-{
-    if (!r)
-        return NULL;
-    cJSON *root = cJSON_CreateObject();
-    cJSON *obj = root;
-    const char *group = NULL;
-    for (int i = 0; root && i < ST_NF; i++) {
-        const st_field *f = &st_fields[i];
-        if (!st_same_group(f->group, group)) {
-            group = f->group;
-            obj = group ? cJSON_AddObjectToObject(root, group) : root;
-        }
-        if (!obj || st_add_field(obj, f, r) != 0) {
-            cJSON_Delete(root);
-            return NULL;
-        }
-    }
-    return root;
-}
-
-/* A short description of v, for the "got ..." half of a message. */
-static void st_got(const cJSON *v, char *buf, size_t n)
-{
-    if (cJSON_IsNumber(v)) {
-        snprintf(buf, n, "%.17g", v->valuedouble);
-    } else if (cJSON_IsString(v) && v->valuestring) {
-        char s[80];
-        st_clean(v->valuestring, strlen(v->valuestring), 32, s, sizeof s);
-        snprintf(buf, n, "\"%s\"", s);
-    } else if (cJSON_IsRaw(v) && v->valuestring) {
-        st_clean(v->valuestring, strlen(v->valuestring), 32, buf, n);
-    } else {
-        snprintf(buf, n, "%s",
-                 cJSON_IsTrue(v)     ? "true"
-                 : cJSON_IsFalse(v)  ? "false"
-                 : cJSON_IsNull(v)   ? "null"
-                 : cJSON_IsArray(v)  ? "an array"
-                 : cJSON_IsObject(v) ? "an object"
-                                     : "an invalid value");
-    }
-}
-
-typedef struct st_jctx {
-    char *err;
-    size_t errlen;
-} st_jctx;
-
-/* "group.name: message" (or "name: ...") into the caller's err; -1. */
-__attribute__((format(printf, 4, 5))) static int st_jfail(const st_jctx *c, const char *group,
-                                                          const char *name, const char *fmt, ...)
-{
-    if (!c->err || c->errlen == 0)
-        return -1;
-    char msg[320];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    char cname[80];
-    st_clean(name, strlen(name), 40, cname, sizeof cname);
-    if (group)
-        snprintf(c->err, c->errlen, "%s.%s: %s", group, cname, msg);
-    else
-        snprintf(c->err, c->errlen, "%s: %s", cname, msg);
-    return -1;
-}
-
-static int st_expected(const st_jctx *c, const st_field *f, const cJSON *v, const char *what)
-{
-    char got[128];
-    st_got(v, got, sizeof got);
-    return st_jfail(c, f->group, f->name, "expected %s, got %s", what, got);
-}
-
-/* The number in v (a number, or a raw item holding one), or null (*is_null);
- * -1 for anything else. */
-static int st_number(const cJSON *v, double *d, int *is_null)
-{
-    *is_null = 0;
-    if (cJSON_IsNumber(v)) {
-        *d = v->valuedouble;
-        return 0;
-    }
-    if (cJSON_IsNull(v)) {
-        *is_null = 1;
-        return 0;
-    }
-    if (!cJSON_IsRaw(v) || !v->valuestring)
-        return -1;
-    /* Raw items come from store_record_to_json; parse them like text. */
-    cJSON *n = cJSON_Parse(v->valuestring);
-    int rc = -1;
-    if (cJSON_IsNumber(n)) {
-        *d = n->valuedouble;
-        rc = 0;
-    } else if (cJSON_IsNull(n)) {
-        *is_null = 1;
-        rc = 0;
-    }
-    cJSON_Delete(n);
-    return rc;
-}
-
-/* Strict "0x" + 1..16 hex digits. */
-static int st_parse_hex64(const char *s, unsigned long long *out)
-{
-    if (!s || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
-        return -1;
-    size_t n = strlen(s + 2);
-    if (n == 0 || n > 16 || strspn(s + 2, "0123456789abcdefABCDEF") != n)
-        return -1;
-    *out = strtoull(s + 2, NULL, 16);
-    return 0;
-}
-
-static int st_integer(const st_jctx *c, const st_field *f, const cJSON *v, double *out)
-{
-    double d;
-    int is_null;
-    if (st_number(v, &d, &is_null) != 0 || is_null || !isfinite(d) || d != floor(d) || d < f->lo ||
-        d > f->hi) {
-        char what[96];
-        snprintf(what, sizeof what, "an integer from %.0f to %.0f", f->lo, f->hi);
-        return st_expected(c, f, v, what);
-    }
-    *out = d;
-    return 0;
-}
-
-/* Decodes one member v into field f of r. */
-static int st_get_field(const st_jctx *c, const st_field *f, const cJSON *v, store_record *r)
-{
-    char *p = (char *)r + f->off;
-    double d;
-    int is_null;
-    switch (f->type) {
-    case SF_STR: {
-        if (!cJSON_IsString(v) || !v->valuestring)
-            return st_expected(c, f, v, "a string");
-        const size_t len = strlen(v->valuestring);
-        if (len >= f->size)
-            return st_jfail(c, f->group, f->name,
-                            "text is %zu bytes, longer than the %zu this field holds", len,
-                            f->size - 1);
-        memcpy(p, v->valuestring, len + 1);
-        return 0;
-    }
-    case SF_INT:
-        if (st_integer(c, f, v, &d) != 0)
-            return -1;
-        *(int *)p = (int)d;
-        return 0;
-    case SF_LONG:
-        if (st_integer(c, f, v, &d) != 0)
-            return -1;
-        *(long *)p = (long)d;
-        return 0;
-    case SF_DBL:
-        /* An overflowing literal (1e999) is refused: what is read is always
-         * finite or NaN, and so encodes back to the same text. */
-        if (st_number(v, &d, &is_null) != 0 || (!is_null && !isfinite(d)))
-            return st_expected(c, f, v, "a finite number or null");
-        *(double *)p = is_null ? NAN : d;
-        return 0;
-    case SF_HEX64:
-        if (!cJSON_IsString(v) || st_parse_hex64(v->valuestring, (unsigned long long *)p) != 0)
-            return st_expected(c, f, v, "a hex string such as \"0x4\" (at most 16 digits)");
-        return 0;
-    case SF_KIND:
-        if (!cJSON_IsString(v) || store_kind_parse(v->valuestring, (store_kind *)p) != 0)
-            return st_expected(c, f, v, "\"kernel\" or \"baseline\"");
-        return 0;
-    case SF_STATUS:
-        if (!cJSON_IsString(v) || store_status_parse(v->valuestring, (store_status *)p) != 0)
-            return st_expected(c, f, v, "\"ok\", \"wrong\", \"crashed\" or \"timeout\"");
-        return 0;
-    case SF_SCHEMA:
-        if (st_number(v, &d, &is_null) == 0 && !is_null && d == floor(d) &&
-            d > STORE_SCHEMA_VERSION)
-            return st_jfail(c, f->group, f->name,
-                            "record schema %.0f is newer than this fasweep (%s) reads (%d); "
-                            "upgrade fasweep",
-                            d, FASWEEP_VERSION, STORE_SCHEMA_VERSION);
-        return st_integer(c, f, v, &d);
-    }
-    return -1;
-}
-
-static int st_find_field(const char *group, const char *name)
-{
-    for (int i = 0; i < ST_NF; i++)
-        if (st_same_group(st_fields[i].group, group) && strcmp(st_fields[i].name, name) == 0)
-            return i;
-    return -1;
-}
-
-/* Index of the first field of group name, or -1 when name is no group. */
-static int st_find_group(const char *name)
-{
-    for (int i = 0; i < ST_NF; i++)
-        if (st_fields[i].group && strcmp(st_fields[i].group, name) == 0)
-            return i;
-    return -1;
-}
-
-/* Decodes the members of one object (the top level or a group). seen[g]
- * flags group g (by its first field's index), seen[ST_NF + i] field i. */
-static int st_get_members(const st_jctx *c, const char *group, const cJSON *obj, store_record *r,
-                          unsigned char *seen)
-{
-    for (const cJSON *m = obj->child; m; m = m->next) {
-        if (!m->string)
-            return st_jfail(c, group, "?", "a member without a name");
-        if (!group) {
-            const int g = st_find_group(m->string);
-            if (g >= 0) {
-                if (seen[g]++)
-                    return st_jfail(c, NULL, m->string, "given twice");
-                if (!cJSON_IsObject(m)) {
-                    char got[128];
-                    st_got(m, got, sizeof got);
-                    return st_jfail(c, NULL, m->string, "expected an object, got %s", got);
-                }
-                if (st_get_members(c, st_fields[g].group, m, r, seen) != 0)
-                    return -1;
-                continue;
-            }
-        }
-        const int i = st_find_field(group, m->string);
-        if (i < 0)
-            return st_jfail(c, group, m->string, "unknown key");
-        if (seen[ST_NF + i]++)
-            return st_jfail(c, group, m->string, "given twice");
-        if (st_get_field(c, &st_fields[i], m, r) != 0)
-            return -1;
-    }
-    return 0;
-}
-
-static void st_defaults(store_record *r)
-{
-    memset(r, 0, sizeof *r);
-    for (int i = 0; i < ST_NF; i++) {
-        const st_field *f = &st_fields[i];
-        if (f->type == SF_INT)
-            *(int *)((char *)r + f->off) = (int)f->def;
-    }
-}
-
-int store_record_from_json(const cJSON *j, store_record *out, char *err, size_t errlen)
-{
-    const st_jctx c = {err, errlen};
-    if (!out)
-        return st_put_err(err, errlen, "no record to decode into"), STORE_EINVAL;
-    if (!cJSON_IsObject(j)) {
-        char got[128];
-        st_got(j, got, sizeof got);
-        st_put_err(err, errlen, "expected a JSON object (one record), got %s", j ? got : "nothing");
-        return STORE_EINVAL;
-    }
-    store_record r;
-    st_defaults(&r);
-    unsigned char seen[2 * ST_NF];
-    memset(seen, 0, sizeof seen);
-    if (st_get_members(&c, NULL, j, &r, seen) != 0)
-        return STORE_EINVAL;
-    for (int i = 0; i < ST_NF; i++)
-        if (st_fields[i].required && !seen[ST_NF + i])
-            return st_jfail(&c, st_fields[i].group, st_fields[i].name,
-                            "missing; every record needs key.device, key.problem, key.build, "
-                            "key.config, key.mode, kind and status"),
-                   STORE_EINVAL;
-    for (int i = 0; i < ST_N_KEY; i++) {
-        char why[64];
-        const char *bad = st_key_field_bad((const char *)&r + st_key_fields[i].off,
-                                           st_key_fields[i].size, why, sizeof why);
-        if (bad)
-            return st_jfail(&c, "key", st_key_fields[i].name, "%s", bad), STORE_EINVAL;
-    }
-    *out = r;
-    return STORE_OK;
-}
-
-/* ---- the merge rule ------------------------------------------------------------------------ */
-
-int store_record_better(const store_record *a, const store_record *b)
-{
-    const int a_ok = a->status == STORE_ST_OK, b_ok = b->status == STORE_ST_OK;
-    if (a_ok != b_ok)
-        return a_ok;
-    if (a_ok) {
-        /* NaN noise (no estimate) loses to any number. */
-        const int an = isnan(a->time.noise), bn = isnan(b->time.noise);
-        if (an != bn)
-            return bn;
-        if (!an && a->time.noise != b->time.noise)
-            return a->time.noise < b->time.noise;
-        if (a->time.samples != b->time.samples)
-            return a->time.samples > b->time.samples;
-    }
-    /* Two failures, or two equal measurements: the later attempt. */
-    return a->timestamp > b->timestamp;
 }
 
 /* ---- transactions and map growth ----------------------------------------------------------- */
@@ -825,10 +245,10 @@ static int st_write(store *s, const char *what, st_txn_fn fn, void *ctx)
 
 /* Decodes the value v stored under key k into *out; an undecodable value
  * is STORE_EINVAL naming the key. */
-static int st_decode(store *s, const MDB_val *k, const MDB_val *v, store_record *out)
+static int st_decode(store *s, const MDB_val *k, const MDB_val *v, record *out)
 {
     char key[160];
-    st_clean(k->mv_data, k->mv_size, 120, key, sizeof key);
+    text_clean(k->mv_data, k->mv_size, 120, 0, key, sizeof key);
     cJSON *j = cJSON_ParseWithLength(v->mv_data, v->mv_size);
     if (!j)
         return st_fail(s, STORE_EINVAL,
@@ -836,15 +256,15 @@ static int st_decode(store *s, const MDB_val *k, const MDB_val *v, store_record 
                        "reads and start a new store",
                        s->path, key);
     char why[512];
-    int rc = store_record_from_json(j, out, why, sizeof why);
+    int rc = record_from_json(j, out, why, sizeof why);
     cJSON_Delete(j);
-    if (rc != STORE_OK)
+    if (rc != 0)
         return st_fail(s, STORE_EINVAL,
                        "%s: record %s: %s; fix or delete it (e.g. export, edit, "
                        "import into a new store)",
                        s->path, key, why);
-    char own[STORE_KEY_LEN];
-    if (store_key(out, own, sizeof own) != STORE_OK || strlen(own) != k->mv_size ||
+    char own[RECORD_KEY_LEN];
+    if (record_key(out, own, sizeof own) != 0 || strlen(own) != k->mv_size ||
         memcmp(own, k->mv_data, k->mv_size) != 0)
         return st_fail(s, STORE_EINVAL,
                        "%s: record %s: its key fields do not match its key; the store is damaged",
@@ -852,34 +272,22 @@ static int st_decode(store *s, const MDB_val *k, const MDB_val *v, store_record 
     return STORE_OK;
 }
 
-/* Checks a record before it is written: a valid key, known status and kind,
- * and every text field terminated (nothing is cut short on the way). */
-static int st_check_record(store *s, const store_record *r, const char *what)
+/* Checks a record before it is written (record_check). */
+static int st_check_record(store *s, const record *r, const char *what)
 {
-    char why[128];
-    if (st_key_check(r, why, sizeof why) != 0)
-        return st_fail(s, STORE_EINVAL, "%s: key field %s; fill every key field", what, why);
-    if ((int)r->status < 0 || (int)r->status >= ST_N_STATUS)
-        return st_fail(s, STORE_EINVAL, "%s: status %d is not a store_status", what,
-                       (int)r->status);
-    if ((int)r->kind < 0 || (int)r->kind >= ST_N_KIND)
-        return st_fail(s, STORE_EINVAL, "%s: kind %d is not a store_kind", what, (int)r->kind);
-    for (int i = 0; i < ST_NF; i++) {
-        const st_field *f = &st_fields[i];
-        if (f->type == SF_STR && !memchr((const char *)r + f->off, '\0', f->size))
-            return st_fail(s, STORE_EINVAL, "%s: field %s is not NUL-terminated within %zu bytes",
-                           what, f->name, f->size);
-    }
+    char why[160];
+    if (record_check(r, why, sizeof why) != 0)
+        return st_fail(s, STORE_EINVAL, "%s: %s", what, why);
     return STORE_OK;
 }
 
 /* Writes r under its key in txn. */
-static int st_put_txn(store *s, MDB_txn *txn, const store_record *r)
+static int st_put_txn(store *s, MDB_txn *txn, const record *r)
 {
-    char key[STORE_KEY_LEN];
-    if (store_key(r, key, sizeof key) != STORE_OK)
+    char key[RECORD_KEY_LEN];
+    if (record_key(r, key, sizeof key) != 0)
         return st_fail(s, STORE_EINVAL, "%s: record with an invalid key", s->path);
-    cJSON *j = store_record_to_json(r);
+    cJSON *j = record_to_json(r);
     char *text = j ? cJSON_PrintUnformatted(j) : NULL;
     cJSON_Delete(j);
     if (!text)
@@ -891,7 +299,7 @@ static int st_put_txn(store *s, MDB_txn *txn, const store_record *r)
 }
 
 typedef struct st_many {
-    const store_record *r;
+    const record *r;
     size_t n;
 } st_many;
 
@@ -906,7 +314,7 @@ static int st_put_many_txn(store *s, MDB_txn *txn, void *ctx)
     return 0;
 }
 
-int store_put_many(store *s, const store_record *r, size_t n)
+int store_put_many(store *s, const record *r, size_t n)
 {
     if (!s)
         return STORE_EINVAL;
@@ -928,7 +336,7 @@ int store_put_many(store *s, const store_record *r, size_t n)
     return st_write(s, "writing records", st_put_many_txn, &m);
 }
 
-int store_put(store *s, const store_record *r)
+int store_put(store *s, const record *r)
 {
     if (!s)
         return STORE_EINVAL;
@@ -937,7 +345,50 @@ int store_put(store *s, const store_record *r)
     return store_put_many(s, r, 1);
 }
 
-int store_get(store *s, const char *key, store_record *out)
+typedef struct st_if_better {
+    const record *r;
+    int written;
+} st_if_better;
+
+static int st_if_better_txn(store *s, MDB_txn *txn, void *ctx)
+{
+    st_if_better *b = ctx;
+    b->written = 0;
+    char key[RECORD_KEY_LEN];
+    if (record_key(b->r, key, sizeof key) != 0)
+        return st_fail(s, STORE_EINVAL, "%s: record with an invalid key", s->path);
+    MDB_val k = {strlen(key), key}, v;
+    int rc = mdb_get(txn, s->results, &k, &v);
+    if (rc == 0) {
+        record old;
+        rc = st_decode(s, &k, &v, &old);
+        if (rc != STORE_OK)
+            return rc;
+        if (!record_better(b->r, &old))
+            return 0;
+    } else if (rc != MDB_NOTFOUND) {
+        return rc;
+    }
+    b->written = 1;
+    return st_put_txn(s, txn, b->r);
+}
+
+int store_put_if_better(store *s, const record *r, int *written)
+{
+    if (!s)
+        return STORE_EINVAL;
+    if (!r)
+        return st_fail(s, STORE_EINVAL, "store_put_if_better: no record");
+    int rc = st_check_record(s, r, "store_put_if_better");
+    st_if_better b = {r, 0};
+    if (rc == STORE_OK)
+        rc = st_write(s, "writing a record", st_if_better_txn, &b);
+    if (written)
+        *written = rc == STORE_OK && b.written;
+    return rc;
+}
+
+int store_get(store *s, const char *key, record *out)
 {
     if (!s)
         return STORE_EINVAL;
@@ -957,7 +408,7 @@ int store_get(store *s, const char *key, store_record *out)
         mdb_txn_abort(txn);
         return st_fail_mdb(s, rc, "reading a record");
     }
-    store_record r;
+    record r;
     rc = st_decode(s, &k, &v, &r);
     mdb_txn_abort(txn);
     if (rc == STORE_OK)
@@ -984,7 +435,7 @@ long store_count(store *s)
 /* ---- scanning ------------------------------------------------------------------------------ */
 
 typedef struct st_batch {
-    store_record *r;
+    record *r;
     int n;
     int more;  /* the range may go on past the batch */
     int error; /* STORE_E* after the n good records, or 0 */
@@ -1127,7 +578,7 @@ static int st_initial_mapsize(size_t *out, char *err, size_t errlen)
 static int st_check_schema(store *s, const MDB_val *v)
 {
     char text[32];
-    st_clean(v->mv_data, v->mv_size, 20, text, sizeof text);
+    text_clean(v->mv_data, v->mv_size, 20, 0, text, sizeof text);
     const size_t nd = v->mv_size;
     const char *p = v->mv_data;
     long ver = 0;
@@ -1337,7 +788,7 @@ void store_close(store *s)
     free(s);
 }
 
-/* ---- merging (declared in store_io.h) ------------------------------------------------------ */
+/* ---- merging ------------------------------------------------------ */
 
 typedef struct st_merge {
     store *src;
@@ -1345,8 +796,7 @@ typedef struct st_merge {
 } st_merge;
 
 /* One src record into dst's transaction by the merge rule. */
-static int st_merge_one(store *dst, MDB_txn *txn, st_merge *m, const MDB_val *k,
-                        const store_record *a)
+static int st_merge_one(store *dst, MDB_txn *txn, st_merge *m, const MDB_val *k, const record *a)
 {
     MDB_val dv;
     MDB_val key = *k;
@@ -1357,11 +807,11 @@ static int st_merge_one(store *dst, MDB_txn *txn, st_merge *m, const MDB_val *k,
     }
     if (rc)
         return rc;
-    store_record b;
+    record b;
     rc = st_decode(dst, &key, &dv, &b);
     if (rc)
         return rc;
-    if (!store_record_better(a, &b)) {
+    if (!record_better(a, &b)) {
         m->st.kept++;
         return 0;
     }
@@ -1388,7 +838,7 @@ static int st_merge_txn(store *dst, MDB_txn *txn, void *ctx)
     MDB_val k, v;
     for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
          rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        store_record a;
+        record a;
         rc = st_decode(m->src, &k, &v, &a);
         if (rc) {
             st_fail(dst, rc, "%s", m->src->err);

@@ -1,10 +1,6 @@
 /* store.h - the persistent results store: one LMDB environment, one record
- * per (device, problem, kernel build, config, measurement mode).
- *
- * Keys are canonical text, ordered so that one device+problem is one range
- * scan:   DEVICE|PROBLEM|BUILD|CONFIG|MODE
- * e.g.    "NVIDIA H100 80GB HBM3|b4.h8.s512.d64.nc|3f9a0c1d2e4b5a69|d64.m128.n64.w4.s2.z1|hot"
- * Values are JSON objects (store_record_to_json), readable with mdb_dump.
+ * (record.h) per key DEVICE|PROBLEM|BUILD|CONFIG|MODE, the value the
+ * record's JSON form (readable with mdb_dump).
  *
  * Every write is its own transaction, committed before the call returns:
  * a result is on disk as soon as store_put returns 0. A full map is grown
@@ -37,10 +33,10 @@
 
 #include <stddef.h>
 
-#define STORE_SCHEMA_VERSION 1
+#include "record.h"
 
-/* Room for any canonical key (the key fields' sizes plus separators). */
-#define STORE_KEY_LEN 256
+/* The store's format version (meta "schema"). */
+#define STORE_SCHEMA_VERSION 1
 
 #define STORE_OK 0
 #define STORE_NOTFOUND 1
@@ -48,62 +44,6 @@
 #define STORE_ESCHEMA (-2) /* store written by a newer fasweep */
 #define STORE_EINVAL (-3)  /* a record or argument is malformed */
 #define STORE_ENOMEM (-4)
-
-typedef enum store_status {
-    STORE_ST_OK,      /* checked correct and timed */
-    STORE_ST_WRONG,   /* ran, but failed the correctness gate */
-    STORE_ST_CRASHED, /* faulted or failed to launch */
-    STORE_ST_TIMEOUT  /* ran past the space's timeout_s */
-} store_status;
-
-typedef enum store_kind {
-    STORE_KIND_KERNEL,  /* a fasweep kernel instance */
-    STORE_KIND_BASELINE /* another implementation timed the same way */
-} store_kind;
-
-typedef struct store_timing {
-    double median_us, min_us, mean_us, stdev_us;
-    double cv;    /* stdev / mean of the samples */
-    double noise; /* relative standard error of the median estimate */
-    int samples;
-} store_timing;
-
-typedef struct store_record {
-    /* ---- key ---- */
-    char device[64];  /* GPU model name, as the driver reports it */
-    char problem[48]; /* space_problem_format text */
-    char build[40];   /* fa_build_id() of the binary, or "baseline" */
-    char config[64];  /* fa_config_format text, or a baseline's name */
-    char mode[8];     /* "hot" or "cold" */
-    /* ---- result ---- */
-    store_kind kind;
-    store_status status;
-    char error[256]; /* what went wrong, for wrong/crashed/timeout */
-    store_timing time;
-    double tflops, gbps;
-    double rel_l2, max_abs; /* errors vs the fp32 reference */
-    /* resource use (kernel records) */
-    int regs, smem_static, local_bytes, max_blocks_per_sm;
-    long smem_dynamic;
-    /* clock64 instrumentation: per-CTA cycles and SM balance */
-    double cta_cycles_mean, cta_cycles_max;
-    double waves;        /* CTAs / (SMs * max_blocks_per_sm) */
-    double sm_imbalance; /* max over SMs of busy cycles / mean over SMs */
-    /* environment */
-    char gpu_uuid[48];
-    int cc; /* compute capability x10 */
-    int sm_count;
-    char driver[24], runtime[24];
-    int sm_clock_mhz, mem_clock_mhz; /* -1 when unknown */
-    unsigned long long throttle_reasons;
-    int throttled; /* 1 yes, 0 no, -1 unknown */
-    char host[64];
-    /* provenance */
-    char space_name[64];
-    char space_hash[17];
-    char version[16]; /* fasweep version */
-    double timestamp; /* Unix seconds */
-} store_record;
 
 typedef struct store store; /* an open environment */
 
@@ -113,28 +53,42 @@ typedef struct store store; /* an open environment */
 int store_open(const char *path, int read_only, store **out, char *err, size_t errlen);
 void store_close(store *s);
 
-/* Canonical key of r. Returns STORE_OK, or STORE_EINVAL when a key field is
- * empty, holds '|' or a control character, or the key does not fit in n. */
-int store_key(const store_record *r, char *buf, size_t n);
+/* Writes r (replacing a record of the same key) in its own transaction.
+ * A record record_check refuses is STORE_EINVAL. */
+int store_put(store *s, const record *r);
 
-/* Writes r (replacing a record of the same key) in its own transaction. */
-int store_put(store *s, const store_record *r);
+/* Writes r only when the store holds no record of its key, or one that
+ * r is better than (record_better), in one transaction; *written (may be
+ * NULL) says whether it did. */
+int store_put_if_better(store *s, const record *r, int *written);
 
 /* Writes all n records in one transaction: all or none. */
-int store_put_many(store *s, const store_record *r, size_t n);
+int store_put_many(store *s, const record *r, size_t n);
 
 /* Reads the record at key into *out: STORE_OK, STORE_NOTFOUND, or error. */
-int store_get(store *s, const char *key, store_record *out);
+int store_get(store *s, const char *key, record *out);
 
 /* Calls fn for every record whose key starts with prefix ("" for all), in
  * key order; stops early when fn returns non-zero. Returns STORE_OK or an
  * error. A record that fails to decode is an error (STORE_EINVAL) naming
  * its key in err. */
-typedef int (*store_visit_fn)(const store_record *r, void *ctx);
+typedef int (*store_visit_fn)(const record *r, void *ctx);
 int store_scan(store *s, const char *prefix, store_visit_fn fn, void *ctx);
 
 /* Records in the store; -1 on error (store_last_error says why). */
 long store_count(store *s);
+
+typedef struct store_merge_stats {
+    long added;    /* keys new to the destination */
+    long replaced; /* clashes where the source record was better */
+    long kept;     /* clashes where the destination's was kept */
+} store_merge_stats;
+
+/* Merges the store at src_path into dst by record_better, in one
+ * transaction (it reads src inside one LMDB write transaction on dst). src
+ * is opened read-only. A src that is dst (the same directory by any path)
+ * is refused with STORE_EINVAL. */
+int store_merge(store *dst, const char *src_path, store_merge_stats *st, char *err, size_t errlen);
 
 /* Text of the last error on s (path, LMDB message, what to do). */
 const char *store_last_error(const store *s);
@@ -142,35 +96,5 @@ const char *store_last_error(const store *s);
  * a write error in store_export. Returns code. */
 int store_set_error(store *s, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 const char *store_strerror(int code);
-
-/* Status and kind names: "ok" "wrong" "crashed" "timeout"; "kernel"
- * "baseline". The _parse functions return 0 or -1 for unknown text. */
-const char *store_status_name(store_status st);
-int store_status_parse(const char *s, store_status *out);
-const char *store_kind_name(store_kind k);
-int store_kind_parse(const char *s, store_kind *out);
-
-/* JSON (cJSON) form of a record, the store's value format and the
- * import/export line format (README.md, "Results store", lists every field).
- * to_json returns a new object (NULL when out of memory). A non-finite
- * double (e.g. rel_l2 of a NaN output) is written as null and read back as
- * NaN. Non-integer numbers are cJSON raw items holding the shortest text
- * that reads back to the same double (cJSON's printer may drop the last
- * bit); print the object, or parse the text back, to read them.
- * throttle_reasons is a hex string ("0x..."), as a u64 does not fit a
- * double. from_json is strict: unknown or repeated keys, missing key fields
- * (key.*, kind, status), wrong types, non-integers where integers belong,
- * text too long for its field, unknown status or kind names are STORE_EINVAL
- * with the field named in err ("time.samples: ..."); *out is untouched
- * then. Missing optional fields are 0 (sm_clock_mhz, mem_clock_mhz,
- * throttled: -1, unknown). */
-struct cJSON;
-struct cJSON *store_record_to_json(const store_record *r);
-int store_record_from_json(const struct cJSON *j, store_record *out, char *err, size_t errlen);
-
-/* Merge rule: 1 when a should replace b for the same key, else 0.
- * A status "ok" beats any other status; among two "ok" records the one with
- * the lower noise wins, then the one with more samples, then the newer. */
-int store_record_better(const store_record *a, const store_record *b);
 
 #endif /* STORE_H */

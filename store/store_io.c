@@ -1,11 +1,9 @@
 /* store_io.c - records to and from files: CSV / JSON-lines export and the
  * all-or-nothing JSON-lines import (contract: store_io.h).
  *
- * Both formats come from store_record_to_json, so they always carry exactly
+ * Both formats come from record_to_json, so they always carry exactly
  * the store's fields: a CSV column is a JSON leaf ("time.median_us" is the
- * column median_us; leaf names are unique across the groups). store_merge
- * lives in store.c: it reads the source inside one LMDB write transaction
- * on the destination.
+ * column median_us; leaf names are unique across the groups).
  */
 #include "store_io.h"
 
@@ -65,20 +63,20 @@ static void io_csv_row(FILE *out, const cJSON *j, int header)
 }
 
 typedef struct io_export {
-    store_format fmt;
+    store_io_format fmt;
     FILE *out;
     int rc;
 } io_export;
 
-static int io_export_one(const store_record *r, void *ctx)
+static int io_export_one(const record *r, void *ctx)
 {
     io_export *e = ctx;
-    cJSON *j = store_record_to_json(r);
+    cJSON *j = record_to_json(r);
     if (!j) {
         e->rc = STORE_ENOMEM;
         return 1;
     }
-    if (e->fmt == STORE_FMT_CSV) {
+    if (e->fmt == STORE_IO_CSV) {
         io_csv_row(e->out, j, 0);
     } else {
         char *text = cJSON_PrintUnformatted(j);
@@ -103,9 +101,9 @@ static int io_export_one(const store_record *r, void *ctx)
 /* The CSV header from a blank record, so it is there even for no rows. */
 static int io_csv_header(FILE *out)
 {
-    store_record blank;
+    record blank;
     memset(&blank, 0, sizeof blank);
-    cJSON *j = store_record_to_json(&blank);
+    cJSON *j = record_to_json(&blank);
     if (!j)
         return STORE_ENOMEM;
     io_csv_row(out, j, 1);
@@ -113,14 +111,14 @@ static int io_csv_header(FILE *out)
     return STORE_OK;
 }
 
-int store_export(store *s, const char *prefix, store_format fmt, FILE *out)
+int store_io_export(store *s, const char *prefix, store_io_format fmt, FILE *out)
 {
     if (!s)
         return STORE_EINVAL;
-    if (!out || (fmt != STORE_FMT_CSV && fmt != STORE_FMT_JSONL))
+    if (!out || (fmt != STORE_IO_CSV && fmt != STORE_IO_JSONL))
         return store_set_error(s, STORE_EINVAL, "store_export: no output file or unknown format");
     io_export e = {fmt, out, STORE_OK};
-    if (fmt == STORE_FMT_CSV && io_csv_header(out) != STORE_OK)
+    if (fmt == STORE_IO_CSV && io_csv_header(out) != STORE_OK)
         return store_set_error(s, STORE_ENOMEM, "export: out of memory");
     int rc = store_scan(s, prefix, io_export_one, &e);
     if (rc != STORE_OK)
@@ -139,15 +137,15 @@ int store_export(store *s, const char *prefix, store_format fmt, FILE *out)
 /* ---- import -------------------------------------------------------------------------------- */
 
 typedef struct io_recs {
-    store_record *r;
+    record *r;
     size_t n, cap;
 } io_recs;
 
-static int io_recs_push(io_recs *v, const store_record *r)
+static int io_recs_push(io_recs *v, const record *r)
 {
     if (v->n == v->cap) {
         const size_t cap = v->cap ? v->cap * 2 : 64;
-        store_record *p = realloc(v->r, cap * sizeof *p);
+        record *p = realloc(v->r, cap * sizeof *p);
         if (!p)
             return -1;
         v->r = p;
@@ -179,7 +177,7 @@ static void io_near(const char *at, const char *end, char *buf, size_t n)
 }
 
 /* Parses and validates one line into *r. */
-static int io_parse_line(const char *line, size_t len, store_record *r, char *why, size_t n)
+static int io_parse_line(const char *line, size_t len, record *r, char *why, size_t n)
 {
     const char *end = NULL;
     cJSON *j = cJSON_ParseWithLengthOpts(line, len, &end, 0);
@@ -198,14 +196,14 @@ static int io_parse_line(const char *line, size_t len, store_record *r, char *wh
         return -1;
     }
     char jerr[512];
-    const int rc = store_record_from_json(j, r, jerr, sizeof jerr);
+    const int rc = record_from_json(j, r, jerr, sizeof jerr);
     cJSON_Delete(j);
-    if (rc != STORE_OK) {
+    if (rc != 0) {
         snprintf(why, n, "%s", jerr);
         return -1;
     }
-    char key[STORE_KEY_LEN];
-    if (store_key(r, key, sizeof key) != STORE_OK) {
+    char key[RECORD_KEY_LEN];
+    if (record_key(r, key, sizeof key) != 0) {
         snprintf(why, n, "the record's key fields do not form a valid key");
         return -1;
     }
@@ -225,7 +223,7 @@ static int io_read_all(FILE *in, const char *name, io_recs *v, char *err, size_t
         lineno++;
         if (io_blank(line, (size_t)len))
             continue;
-        store_record r;
+        record r;
         char why[640];
         if (io_parse_line(line, (size_t)len, &r, why, sizeof why) != 0) {
             snprintf(err, errlen, "%s:%ld: %s", name, lineno, why);
@@ -247,7 +245,7 @@ static int io_read_all(FILE *in, const char *name, io_recs *v, char *err, size_t
     return rc;
 }
 
-int store_import_jsonl(store *s, FILE *in, const char *name, long *n_out, char *err, size_t errlen)
+int store_io_import(store *s, FILE *in, const char *name, long *n_out, char *err, size_t errlen)
 {
     char dummy[1];
     if (!err || errlen == 0) {
@@ -260,7 +258,7 @@ int store_import_jsonl(store *s, FILE *in, const char *name, long *n_out, char *
     if (!name)
         name = "input";
     if (!s || !in) {
-        snprintf(err, errlen, "store_import_jsonl: no store or no input");
+        snprintf(err, errlen, "store_io_import: no store or no input");
         return STORE_EINVAL;
     }
     io_recs v = {0};

@@ -26,24 +26,24 @@
 #include "stats.h"
 
 /* Timed launches queued between two synchronisations (events are reused). */
-#define RUN_BLOCK_MAX 16
+#define MEASURE_BLOCK_MAX 16
 /* The spin kernel ahead of a block must outlast the host queuing the block;
  * before the first block is measured, assume this much host time per
  * sample (event, launch, event, and in cold mode a memset). */
-#define RUN_ENQUEUE_GUESS_US 10.0
-#define RUN_SPIN_MIN_US 20.0
+#define MEASURE_ENQUEUE_GUESS_US 10.0
+#define MEASURE_SPIN_MIN_US 20.0
 /* The flush buffer when a GPU reports no L2 size. */
-#define RUN_FLUSH_FALLBACK_BYTES ((size_t)128 << 20)
+#define MEASURE_FLUSH_FALLBACK_BYTES ((size_t)128 << 20)
 
-struct run_gpu {
+struct measure_gpu {
     int device;
-    run_device_info info;
+    task_device info;
     cudaStream_t stream;
-    cudaEvent_t ev[2 * RUN_BLOCK_MAX];
+    cudaEvent_t ev[2 * MEASURE_BLOCK_MAX];
     int n_ev;
     void *flush; /* cold mode: written before every sample to evict L2 */
     size_t flush_bytes;
-    run_nvml nvml;
+    nvml nvml;
     unsigned long long seed;
     /* The problem whose buffers are allocated, and its reference. */
     int have_problem;
@@ -61,7 +61,7 @@ struct run_gpu {
     char err[200];
 };
 
-static int rg_fail(run_gpu *g, cudaError_t e, const char *what)
+static int rg_fail(measure_gpu *g, cudaError_t e, const char *what)
 {
     snprintf(g->err, sizeof g->err, "%s: %s: %s", what, cudaGetErrorName(e), cudaGetErrorString(e));
     return -1;
@@ -83,7 +83,7 @@ static void rg_copy(char *dst, size_t n, const char *src)
 }
 
 /* Puts prefix in front of g->err, cutting the end off when too long. */
-static void rg_prefix(run_gpu *g, const char *prefix)
+static void rg_prefix(measure_gpu *g, const char *prefix)
 {
     char e[sizeof g->err];
     memcpy(e, g->err, sizeof e);
@@ -111,9 +111,9 @@ static void rg_uuid_text(const cudaUUID_t *u, char *buf, size_t n)
              b[14], b[15]);
 }
 
-static int rg_device_info(run_gpu *g)
+static int rg_device_info(measure_gpu *g)
 {
-    run_device_info *in = &g->info;
+    task_device *in = &g->info;
     RG_CHECK(g, cudaSetDevice(g->device), "cudaSetDevice");
     struct cudaDeviceProp prop;
     RG_CHECK(g, cudaGetDeviceProperties(&prop, g->device), "cudaGetDeviceProperties");
@@ -130,7 +130,7 @@ static int rg_device_info(run_gpu *g)
     in->sm_count = prop.multiProcessorCount;
     in->l2_bytes = prop.l2CacheSize;
     snprintf(in->runtime, sizeof in->runtime, "%d.%d", rt / 1000, rt % 1000 / 10);
-    run_nvml_open(&g->nvml, in->pci);
+    nvml_open(&g->nvml, in->pci);
     if (g->nvml.driver[0])
         rg_copy(in->driver, sizeof in->driver, g->nvml.driver);
     else
@@ -139,17 +139,18 @@ static int rg_device_info(run_gpu *g)
     return 0;
 }
 
-static int rg_open(run_gpu *g)
+static int rg_open(measure_gpu *g)
 {
     if (rg_device_info(g))
         return -1;
     RG_CHECK(g, cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking),
              "cudaStreamCreateWithFlags");
-    for (; g->n_ev < 2 * RUN_BLOCK_MAX; g->n_ev++)
+    for (; g->n_ev < 2 * MEASURE_BLOCK_MAX; g->n_ev++)
         RG_CHECK(g, cudaEventCreate(&g->ev[g->n_ev]), "cudaEventCreate");
-    g->flush_bytes = g->info.l2_bytes > 0 ? 2 * (size_t)g->info.l2_bytes : RUN_FLUSH_FALLBACK_BYTES;
+    g->flush_bytes =
+        g->info.l2_bytes > 0 ? 2 * (size_t)g->info.l2_bytes : MEASURE_FLUSH_FALLBACK_BYTES;
     RG_CHECK(g, cudaMalloc(&g->flush, g->flush_bytes), "cudaMalloc(L2 flush buffer)");
-    g->enqueue_us = RUN_ENQUEUE_GUESS_US;
+    g->enqueue_us = MEASURE_ENQUEUE_GUESS_US;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     /* Fresh inputs every run: a kernel that is right only on one data set
@@ -161,7 +162,7 @@ static int rg_open(run_gpu *g)
     return 0;
 }
 
-static void rg_free_problem(run_gpu *g)
+static void rg_free_problem(measure_gpu *g)
 {
     /* Errors while freeing are ignored: the buffers are gone either way,
      * and a broken context is reported by the next real call. */
@@ -178,7 +179,7 @@ static void rg_free_problem(run_gpu *g)
     g->have_problem = 0;
 }
 
-void run_gpu_close(run_gpu *g)
+void measure_close(measure_gpu *g)
 {
     if (!g)
         return;
@@ -191,14 +192,14 @@ void run_gpu_close(run_gpu *g)
         (void)cudaEventDestroy(g->ev[i]);
     if (g->stream)
         (void)cudaStreamDestroy(g->stream);
-    run_nvml_close(&g->nvml);
+    nvml_close(&g->nvml);
     free(g);
 }
 
-int run_gpu_open(int device, run_gpu **out, run_device_info *info, char *err, size_t errlen)
+int measure_open(int device, measure_gpu **out, task_device *info, char *err, size_t errlen)
 {
     *out = NULL;
-    run_gpu *g = calloc(1, sizeof *g);
+    measure_gpu *g = calloc(1, sizeof *g);
     if (!g) {
         snprintf(err, errlen, "out of host memory starting the CUDA worker");
         return -1;
@@ -206,7 +207,7 @@ int run_gpu_open(int device, run_gpu **out, run_device_info *info, char *err, si
     g->device = device;
     if (rg_open(g) != 0) {
         snprintf(err, errlen, "device %d: %s", device, g->err);
-        run_gpu_close(g);
+        measure_close(g);
         return -1;
     }
     *info = g->info;
@@ -228,7 +229,7 @@ static unsigned long long rg_rand(unsigned long long *s)
 }
 
 /* Fills dev with n fp16 values uniform in [-1, 1], staged through host. */
-static int rg_fill_random(run_gpu *g, void *dev, uint16_t *host, size_t n)
+static int rg_fill_random(measure_gpu *g, void *dev, uint16_t *host, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const double u = (double)(rg_rand(&g->seed) >> 11) * (1.0 / 9007199254740992.0);
@@ -239,7 +240,7 @@ static int rg_fill_random(run_gpu *g, void *dev, uint16_t *host, size_t n)
     return 0;
 }
 
-static int rg_alloc_problem(run_gpu *g)
+static int rg_alloc_problem(measure_gpu *g)
 {
     const size_t half_bytes = g->n * sizeof(uint16_t), ref_bytes = g->n * sizeof(float);
     g->h_ref = malloc(ref_bytes);
@@ -264,7 +265,7 @@ static int rg_alloc_problem(run_gpu *g)
 }
 
 /* Makes p's buffers and reference current, unless they already are. */
-static int rg_setup_problem(run_gpu *g, const space_problem *p)
+static int rg_setup_problem(measure_gpu *g, const space_problem *p)
 {
     if (g->have_problem && memcmp(&g->prob, p, sizeof *p) == 0)
         return 0;
@@ -297,15 +298,15 @@ static int rg_setup_problem(run_gpu *g, const space_problem *p)
 
 /* ---- the correctness gate ------------------------------------------------------------------- */
 
-static int rg_gate(run_gpu *g, const fa_instance *in, run_inject inject, stats_errors *e)
+static int rg_gate(measure_gpu *g, const fa_instance *in, task_inject inject, stats_errors *e)
 {
     const size_t bytes = g->n * sizeof(uint16_t);
     /* 0xFFFF is a NaN in fp16: an element the kernel does not write fails. */
     RG_CHECK(g, cudaMemsetAsync(g->args.o, 0xFF, bytes, g->stream), "poisoning the output");
     RG_CHECK(g, cudaEventRecord(g->ev[0], g->stream), "cudaEventRecord");
-    if (inject == RUN_INJECT_FAULT)
+    if (inject == TASK_INJECT_FAULT)
         RG_CHECK(g, fa_inject_fault_launch(g->stream), "launching the injected fault kernel");
-    else if (inject == RUN_INJECT_HANG)
+    else if (inject == TASK_INJECT_HANG)
         RG_CHECK(g, fa_inject_hang_launch(g->stream), "launching the injected hang kernel");
     else
         RG_CHECK(g, in->launch(&g->args, g->stream), "launching the kernel (correctness gate)");
@@ -324,7 +325,7 @@ static int rg_gate(run_gpu *g, const fa_instance *in, run_inject inject, stats_e
 
 /* Launches before timing; *est_us gets their mean time per launch (host
  * gaps included, so an over-estimate: it only makes blocks smaller). */
-static int rg_warmup(run_gpu *g, const fa_instance *in, int runs, double *est_us)
+static int rg_warmup(measure_gpu *g, const fa_instance *in, int runs, double *est_us)
 {
     *est_us = g->gate_us;
     if (runs <= 0)
@@ -344,12 +345,12 @@ static int rg_warmup(run_gpu *g, const fa_instance *in, int runs, double *est_us
  * queues (flush,) event, launch, event for each sample, so the GPU runs
  * them back to back and no host time falls between a pair of events.
  * out[i] gets the i-th launch's time in µs. */
-static int rg_block(run_gpu *g, const fa_instance *in, int cold, int nb, int base, double *out)
+static int rg_block(measure_gpu *g, const fa_instance *in, int cold, int nb, int base, double *out)
 {
-    const double spin_us = fmax(RUN_SPIN_MIN_US, 1.5 * g->enqueue_us * nb);
+    const double spin_us = fmax(MEASURE_SPIN_MIN_US, 1.5 * g->enqueue_us * nb);
     const long long cycles = (long long)(spin_us * g->info.clock_khz / 1000.0);
     RG_CHECK(g, fa_spin_launch(cycles, g->stream), "launching the spin kernel");
-    const double t0 = run_progress_now();
+    const double t0 = progress_now();
     for (int i = 0; i < nb; i++) {
         if (cold) /* a different byte each time, so no write can be elided */
             RG_CHECK(g, cudaMemsetAsync(g->flush, (base + i) & 0xff, g->flush_bytes, g->stream),
@@ -358,7 +359,7 @@ static int rg_block(run_gpu *g, const fa_instance *in, int cold, int nb, int bas
         RG_CHECK(g, in->launch(&g->args, g->stream), "launching the kernel (timed)");
         RG_CHECK(g, cudaEventRecord(g->ev[2 * i + 1], g->stream), "cudaEventRecord");
     }
-    g->enqueue_us = (run_progress_now() - t0) * 1e6 / nb;
+    g->enqueue_us = (progress_now() - t0) * 1e6 / nb;
     RG_CHECK(g, cudaEventSynchronize(g->ev[2 * nb - 1]), "running the timed launches");
     for (int i = 0; i < nb; i++) {
         float ms = 0;
@@ -369,7 +370,7 @@ static int rg_block(run_gpu *g, const fa_instance *in, int cold, int nb, int bas
     return 0;
 }
 
-static int rg_samples_room(run_gpu *g, int n)
+static int rg_samples_room(measure_gpu *g, int n)
 {
     if (n <= g->samples_cap)
         return 0;
@@ -392,9 +393,8 @@ static int rg_samples_room(run_gpu *g, int n)
  * Fills recs[i].time, n[i], and *timed_s with the summed sample time.
  * Returns 0, or -1 after a failure (g->err), with *failed the config whose
  * block failed (-1 when none did). */
-static int rg_rounds(run_gpu *g, const space_measure *m, const fa_instance *const *in, int k,
-                     int cold, double *est, int *n, store_record *recs, double *timed_s,
-                     int *failed)
+static int rg_rounds(measure_gpu *g, const space_measure *m, const fa_instance *const *in, int k,
+                     int cold, double *est, int *n, record *recs, double *timed_s, int *failed)
 {
     *failed = -1;
     if (m->max_samples > INT_MAX / k) {
@@ -404,8 +404,8 @@ static int rg_rounds(run_gpu *g, const space_measure *m, const fa_instance *cons
     }
     if (rg_samples_room(g, k * m->max_samples))
         return -1;
-    stats_stop stop[RUN_H2H_MAX];
-    double spent[RUN_H2H_MAX];
+    stats_stop stop[TASK_MAX_CONFIGS];
+    double spent[TASK_MAX_CONFIGS];
     int going = 0;
     for (int i = 0; i < k; i++) {
         stop[i] = STATS_CONTINUE;
@@ -421,8 +421,8 @@ static int rg_rounds(run_gpu *g, const space_measure *m, const fa_instance *cons
                 continue;
             double *s = g->samples + (size_t)i * (size_t)m->max_samples;
             const int nb =
-                stats_block_size(est[i], m->max_seconds, m->max_samples - n[i], RUN_BLOCK_MAX);
-            const double tb = run_progress_now();
+                stats_block_size(est[i], m->max_seconds, m->max_samples - n[i], MEASURE_BLOCK_MAX);
+            const double tb = progress_now();
             if (rg_block(g, in[i], cold, nb, flushes, s + n[i])) {
                 *failed = i;
                 return -1;
@@ -431,9 +431,9 @@ static int rg_rounds(run_gpu *g, const space_measure *m, const fa_instance *cons
             for (int j = 0; j < nb; j++)
                 sum += s[n[i] + j];
             n[i] += nb;
-            est[i] = (run_progress_now() - tb) * 1e6 / nb;
+            est[i] = (progress_now() - tb) * 1e6 / nb;
             stats_timing_of(s, n[i], &recs[i].time); /* sorts; sample order does not matter */
-            spent[i] += run_progress_now() - tb;
+            spent[i] += progress_now() - tb;
             stop[i] = stats_stop_rule(m, n[i], recs[i].time.noise, spent[i]);
             going += stop[i] == STATS_CONTINUE;
         }
@@ -444,7 +444,7 @@ static int rg_rounds(run_gpu *g, const space_measure *m, const fa_instance *cons
 
 /* ---- clock64 -------------------------------------------------------------------------------- */
 
-static int rg_clock_room(run_gpu *g, size_t entries)
+static int rg_clock_room(measure_gpu *g, size_t entries)
 {
     if (entries <= g->clock_cap)
         return 0;
@@ -464,8 +464,7 @@ static int rg_clock_room(run_gpu *g, size_t entries)
 }
 
 /* One instrumented launch (not timed): cycles per CTA, waves, balance. */
-static int rg_clock(run_gpu *g, const fa_instance *in, const fa_attrs *at, int cold,
-                    store_record *r)
+static int rg_clock(measure_gpu *g, const fa_instance *in, const fa_attrs *at, int cold, record *r)
 {
     const long ctas = fa_grid_ctas(&in->cfg, &g->args);
     const double slots = (double)g->info.sm_count * at->max_blocks_per_sm;
@@ -498,32 +497,7 @@ static int rg_clock(run_gpu *g, const fa_instance *in, const fa_attrs *at, int c
 
 /* ---- one task ------------------------------------------------------------------------------- */
 
-/* Key, kind and environment; status crashed and errors unknown until the
- * task shows otherwise. */
-static void rg_record_init(const run_gpu *g, const run_task *t, const fa_config *cfg,
-                           store_record *r)
-{
-    memset(r, 0, sizeof *r);
-    rg_copy(r->device, sizeof r->device, g->info.name);
-    space_problem_format(&t->problem, r->problem, sizeof r->problem);
-    rg_copy(r->build, sizeof r->build, g->info.build);
-    fa_config_format(cfg, r->config, sizeof r->config);
-    rg_copy(r->mode, sizeof r->mode, t->mode);
-    r->kind = STORE_KIND_KERNEL;
-    r->status = STORE_ST_CRASHED;
-    r->time.noise = NAN;
-    r->rel_l2 = r->max_abs = NAN;
-    r->cta_cycles_mean = r->cta_cycles_max = r->waves = r->sm_imbalance = NAN;
-    rg_copy(r->gpu_uuid, sizeof r->gpu_uuid, g->info.uuid);
-    r->cc = g->info.cc;
-    r->sm_count = g->info.sm_count;
-    rg_copy(r->driver, sizeof r->driver, g->info.driver);
-    rg_copy(r->runtime, sizeof r->runtime, g->info.runtime);
-    r->sm_clock_mhz = r->mem_clock_mhz = -1;
-    r->throttled = -1;
-}
-
-static void rg_resources(store_record *r, const fa_attrs *at)
+static void rg_resources(record *r, const fa_attrs *at)
 {
     r->regs = at->regs;
     r->smem_static = at->smem_static;
@@ -532,7 +506,7 @@ static void rg_resources(store_record *r, const fa_attrs *at)
     r->max_blocks_per_sm = at->max_blocks_per_sm;
 }
 
-static void rg_not_compiled(const run_gpu *g, store_record *r)
+static void rg_not_compiled(const measure_gpu *g, record *r)
 {
     snprintf(r->error, sizeof r->error,
              "config %s is not compiled into this binary (build %s); rebuild with a SPACES "
@@ -542,7 +516,7 @@ static void rg_not_compiled(const run_gpu *g, store_record *r)
 
 /* The problem's inputs and reference (made once per problem), then the
  * STARTED callback. Returns 0, or -1 after a CUDA failure (g->err). */
-static int rg_setup(run_gpu *g, const run_task *t, void (*started)(void *ctx), void *ctx)
+static int rg_setup(measure_gpu *g, const task *t, void (*started)(void *ctx), void *ctx)
 {
     if (rg_setup_problem(g, &t->problem)) {
         char prob[48], what[96];
@@ -559,8 +533,8 @@ static int rg_setup(run_gpu *g, const run_task *t, void (*started)(void *ctx), v
 /* Resources and the correctness gate of `in`. Returns 1 when it is ready
  * to time, 0 when r->status says why not (wrong, or crashed for a reason
  * that is not a CUDA error), -1 after a CUDA failure (g->err). */
-static int rg_ready(run_gpu *g, const run_task *t, const fa_instance *in, run_inject inject,
-                    store_record *r, fa_attrs *at)
+static int rg_ready(measure_gpu *g, const task *t, const fa_instance *in, task_inject inject,
+                    record *r, fa_attrs *at)
 {
     RG_CHECK(g, fa_instance_attrs(in, at), "fa_instance_attrs");
     rg_resources(r, at);
@@ -577,7 +551,7 @@ static int rg_ready(run_gpu *g, const run_task *t, const fa_instance *in, run_in
     r->rel_l2 = e.rel_l2;
     r->max_abs = e.max_abs;
     if (stats_gate(&e, &t->tol, r->error, sizeof r->error)) {
-        r->status = STORE_ST_WRONG;
+        r->status = RECORD_ST_WRONG;
         return 0;
     }
     return 1;
@@ -585,8 +559,8 @@ static int rg_ready(run_gpu *g, const run_task *t, const fa_instance *in, run_in
 
 /* After the samples: the clocks read right after them, one clock64
  * launch, throughput; the record is ok. Returns 0 or -1 (CUDA failure). */
-static int rg_finish(run_gpu *g, const run_task *t, const fa_instance *in, const fa_attrs *at,
-                     int cold, const run_nvml_clocks *ck, store_record *r)
+static int rg_finish(measure_gpu *g, const task *t, const fa_instance *in, const fa_attrs *at,
+                     int cold, const nvml_clocks *ck, record *r)
 {
     r->sm_clock_mhz = ck->sm_mhz;
     r->mem_clock_mhz = ck->mem_mhz;
@@ -597,21 +571,15 @@ static int rg_finish(run_gpu *g, const run_task *t, const fa_instance *in, const
     const double sec = r->time.median_us * 1e-6;
     r->tflops = sec > 0 ? space_problem_flops(&t->problem) / sec * 1e-12 : 0;
     r->gbps = sec > 0 ? space_problem_bytes(&t->problem) / sec * 1e-9 : 0;
-    r->status = STORE_ST_OK;
+    r->status = RECORD_ST_OK;
     return 0;
-}
-
-/* Config i of a task: its own, then its rivals (a head-to-head). */
-static const fa_config *rg_task_cfg(const run_task *t, int i)
-{
-    return i == 0 ? &t->cfg : &t->rivals[i - 1];
 }
 
 /* In a head-to-head, names the config a CUDA failure happened on (r's) in
  * front of g->err; a task of one config leaves the text as it is. */
-static void rg_blame(run_gpu *g, const run_task *t, const store_record *r)
+static void rg_blame(measure_gpu *g, const task *t, const record *r)
 {
-    if (t->n_rivals == 0)
+    if (t->n_configs == 1)
         return;
     char what[96];
     snprintf(what, sizeof what, "head-to-head stopped at %s: ", r->config);
@@ -622,16 +590,16 @@ static void rg_blame(run_gpu *g, const run_task *t, const store_record *r)
  * passed timed together (rg_rounds). Returns 0 with each record's status
  * set (ok, wrong, or crashed for reasons that are not CUDA errors), or -1
  * after a CUDA failure (g->err). */
-static int rg_task(run_gpu *g, const run_task *t, store_record *recs, double *timed_s,
+static int rg_task(measure_gpu *g, const task *t, record *recs, double *timed_s,
                    void (*started)(void *ctx), void *ctx)
 {
-    const int k = 1 + t->n_rivals;
-    const fa_instance *in[RUN_H2H_MAX];
-    fa_attrs at[RUN_H2H_MAX];
-    double est[RUN_H2H_MAX] = {0};
-    int n[RUN_H2H_MAX], compiled = 0, timed = 0;
+    const int k = t->n_configs;
+    const fa_instance *in[TASK_MAX_CONFIGS];
+    fa_attrs at[TASK_MAX_CONFIGS];
+    double est[TASK_MAX_CONFIGS] = {0};
+    int n[TASK_MAX_CONFIGS], compiled = 0, timed = 0;
     for (int i = 0; i < k; i++) {
-        in[i] = fa_registry_find(rg_task_cfg(t, i));
+        in[i] = fa_registry_find(&t->configs[i]);
         if (!in[i])
             rg_not_compiled(g, &recs[i]);
         compiled += in[i] != NULL;
@@ -644,7 +612,7 @@ static int rg_task(run_gpu *g, const run_task *t, store_record *recs, double *ti
         n[i] = -1;
         if (!in[i])
             continue;
-        const run_inject inj = i == 0 ? t->inject : t->rival_inject[i - 1];
+        const task_inject inj = t->inject[i];
         const int ready = rg_ready(g, t, in[i], inj, &recs[i], &at[i]);
         if (ready < 0 || (ready && rg_warmup(g, in[i], t->measure.warmup_runs, &est[i]))) {
             rg_blame(g, t, &recs[i]);
@@ -663,8 +631,8 @@ static int rg_task(run_gpu *g, const run_task *t, store_record *recs, double *ti
             rg_blame(g, t, &recs[failed]);
         return -1;
     }
-    run_nvml_clocks ck;
-    run_nvml_read(&g->nvml, &ck);
+    nvml_clocks ck;
+    nvml_read(&g->nvml, &ck);
     for (int i = 0; i < k; i++)
         if (n[i] >= 0 && rg_finish(g, t, in[i], &at[i], cold, &ck, &recs[i])) {
             rg_blame(g, t, &recs[i]);
@@ -673,19 +641,19 @@ static int rg_task(run_gpu *g, const run_task *t, store_record *recs, double *ti
     return 0;
 }
 
-int run_gpu_measure(run_gpu *g, const run_task *t, store_record *recs, double *timed_s,
-                    void (*started)(void *ctx), void *ctx)
+int measure_task(measure_gpu *g, const task *t, record *recs, double *timed_s,
+                 void (*started)(void *ctx), void *ctx)
 {
     *timed_s = 0;
     g->err[0] = '\0';
-    const int k = 1 + t->n_rivals;
+    const int k = t->n_configs;
     for (int i = 0; i < k; i++)
-        rg_record_init(g, t, rg_task_cfg(t, i), &recs[i]);
+        task_record_init(&recs[i], &g->info, &t->problem, &t->configs[i], t->mode);
     if (rg_task(g, t, recs, timed_s, started, ctx) == 0)
         return 0;
     /* A CUDA failure: every config not finished is crashed with its text. */
     for (int i = 0; i < k; i++)
-        if (recs[i].status == STORE_ST_CRASHED && !recs[i].error[0])
+        if (recs[i].status == RECORD_ST_CRASHED && !recs[i].error[0])
             rg_copy(recs[i].error, sizeof recs[i].error, g->err);
     /* A failed problem setup may have left half its buffers: start over. */
     if (!g->have_problem)

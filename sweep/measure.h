@@ -1,7 +1,7 @@
-/* measure.h - checking and timing one (point, mode) on the GPU, inside the
- * sweep worker (the only process that touches CUDA).
+/* measure.h - checking and timing one task (task.h) on the GPU, inside
+ * the CUDA worker (sweep/worker.c), the only process that touches CUDA.
  *
- * One task, in order (README "How a point is measured"):
+ * One task, in order (docs/measurement.md):
  *   1. the problem's inputs: q, k, v filled with fresh random fp16 values
  *      (uniform in [-1, 1], seeded from time and pid), and the fp32 GPU
  *      reference output, made once per problem and kept for its tasks;
@@ -21,30 +21,29 @@
  * Every CUDA call is checked; a failure makes the task "crashed" with the
  * call and the CUDA error in the record's error text.
  */
-#ifndef RUN_MEASURE_H
-#define RUN_MEASURE_H
+#ifndef MEASURE_H
+#define MEASURE_H
 
-#include "../store/store.h"
-#include "worker.h"
+#include "task.h"
 
-typedef struct run_gpu run_gpu; /* the worker's CUDA state */
+typedef struct measure_gpu measure_gpu; /* the worker's CUDA state */
 
 /* Selects device `device`, reads its properties, makes the stream, events
  * and L2 flush buffer, opens NVML. Returns 0 and fills *info, or -1 with the
  * reason in err (e.g. "cudaSetDevice(1): cudaErrorInvalidDevice: ..."). */
-int run_gpu_open(int device, run_gpu **out, run_device_info *info, char *err, size_t errlen);
-void run_gpu_close(run_gpu *g);
+int measure_open(int device, measure_gpu **out, task_device *info, char *err, size_t errlen);
+void measure_close(measure_gpu *g);
 
-/* Runs task t: t->cfg, and in a head-to-head (the refine pass) its
- * t->n_rivals rivals too (at most RUN_H2H_MAX - 1). Each config is gated
+/* Runs task t: its t->n_configs configs (one, or a head-to-head of up to
+ * TASK_MAX_CONFIGS in the refine pass). Each config is gated
  * and warmed up, then all that passed are timed in rounds, one block of
  * samples of each per round, each until its own stop rule (the wall time
- * of its own blocks counts against max_seconds). So rivals are timed over
+ * of its own blocks counts against max_seconds). So they are timed over
  * the same stretch of time, and a drift of the GPU's clocks or temperature
  * falls on all alike: their medians compare better than those of tasks run
  * one after another.
  *
- * recs[0] gets t->cfg's record, recs[1 + i] rival i's, each with every
+ * recs[i] gets config i's record (task_record_init), with every
  * field but the provenance (space, version, timestamp, host), which the
  * engine adds; a config that fails its gate is "wrong" and sits out the
  * timing. *timed_s gets the summed time of all timed samples. started(ctx)
@@ -55,7 +54,7 @@ void run_gpu_close(run_gpu *g);
  * config it happened on). Returns 0 when the CUDA context is still usable
  * afterwards (whatever the statuses), -1 when it is not (a sticky error:
  * the worker must exit). */
-int run_gpu_measure(run_gpu *g, const run_task *t, store_record *recs, double *timed_s,
-                    void (*started)(void *ctx), void *ctx);
+int measure_task(measure_gpu *g, const task *t, record *recs, double *timed_s,
+                 void (*started)(void *ctx), void *ctx);
 
-#endif /* RUN_MEASURE_H */
+#endif /* MEASURE_H */

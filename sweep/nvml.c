@@ -21,13 +21,13 @@ typedef int (*nvml_driver_fn)(char *buf, unsigned int len);
 
 /* dlsym's object pointer into a function pointer, without the cast ISO C
  * leaves undefined (POSIX guarantees the representations agree). */
-static void run_nvml_sym(void *lib, const char *name, void *fn_out, size_t fn_size)
+static void nvml_sym(void *lib, const char *name, void *fn_out, size_t fn_size)
 {
     void *p = dlsym(lib, name);
     memcpy(fn_out, &p, fn_size);
 }
 
-void run_nvml_open(run_nvml *n, const char *pci_bus_id)
+void nvml_open(nvml *n, const char *pci_bus_id)
 {
     memset(n, 0, sizeof *n);
     n->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -36,17 +36,17 @@ void run_nvml_open(run_nvml *n, const char *pci_bus_id)
     nvml_void_fn init = NULL;
     nvml_by_pci_fn by_pci = NULL;
     nvml_driver_fn driver = NULL;
-    run_nvml_sym(n->lib, "nvmlInit_v2", &init, sizeof init);
-    run_nvml_sym(n->lib, "nvmlShutdown", &n->shutdown, sizeof n->shutdown);
-    run_nvml_sym(n->lib, "nvmlDeviceGetHandleByPciBusId_v2", &by_pci, sizeof by_pci);
-    run_nvml_sym(n->lib, "nvmlSystemGetDriverVersion", &driver, sizeof driver);
-    run_nvml_sym(n->lib, "nvmlDeviceGetClockInfo", &n->clock_info, sizeof n->clock_info);
+    nvml_sym(n->lib, "nvmlInit_v2", &init, sizeof init);
+    nvml_sym(n->lib, "nvmlShutdown", &n->shutdown, sizeof n->shutdown);
+    nvml_sym(n->lib, "nvmlDeviceGetHandleByPciBusId_v2", &by_pci, sizeof by_pci);
+    nvml_sym(n->lib, "nvmlSystemGetDriverVersion", &driver, sizeof driver);
+    nvml_sym(n->lib, "nvmlDeviceGetClockInfo", &n->clock_info, sizeof n->clock_info);
     /* Renamed in newer drivers ("clock event reasons", same bits); the
      * old name is still exported, but prefer the new one. */
-    run_nvml_sym(n->lib, "nvmlDeviceGetCurrentClocksEventReasons", &n->reasons, sizeof n->reasons);
+    nvml_sym(n->lib, "nvmlDeviceGetCurrentClocksEventReasons", &n->reasons, sizeof n->reasons);
     if (!n->reasons)
-        run_nvml_sym(n->lib, "nvmlDeviceGetCurrentClocksThrottleReasons", &n->reasons,
-                     sizeof n->reasons);
+        nvml_sym(n->lib, "nvmlDeviceGetCurrentClocksThrottleReasons", &n->reasons,
+                 sizeof n->reasons);
     if (!init || !n->shutdown || init() != NVML_SUCCESS) {
         dlclose(n->lib);
         memset(n, 0, sizeof *n);
@@ -64,7 +64,7 @@ void run_nvml_open(run_nvml *n, const char *pci_bus_id)
         n->device = NULL;
 }
 
-void run_nvml_close(run_nvml *n)
+void nvml_close(nvml *n)
 {
     if (n->lib) {
         n->shutdown();
@@ -73,12 +73,12 @@ void run_nvml_close(run_nvml *n)
     memset(n, 0, sizeof *n);
 }
 
-int run_nvml_throttled(unsigned long long reasons)
+int nvml_throttled(unsigned long long reasons)
 {
-    return (reasons & RUN_NVML_THROTTLE_MASK) != 0;
+    return (reasons & NVML_THROTTLE_MASK) != 0;
 }
 
-void run_nvml_read(const run_nvml *n, run_nvml_clocks *c)
+void nvml_read(const nvml *n, nvml_clocks *c)
 {
     c->sm_mhz = c->mem_mhz = -1;
     c->reasons = 0;
@@ -93,6 +93,6 @@ void run_nvml_read(const run_nvml *n, run_nvml_clocks *c)
     unsigned long long r;
     if (n->reasons && n->reasons(n->device, &r) == NVML_SUCCESS) {
         c->reasons = r;
-        c->throttled = run_nvml_throttled(r);
+        c->throttled = nvml_throttled(r);
     }
 }

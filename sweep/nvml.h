@@ -8,8 +8,8 @@
  *
  * Called only in the sweep worker, which owns the CUDA context.
  */
-#ifndef RUN_NVML_H
-#define RUN_NVML_H
+#ifndef NVML_H
+#define NVML_H
 
 #include <stddef.h>
 
@@ -19,32 +19,32 @@
  * HW thermal slowdown 0x40, HW power brake 0x80. Idle (0x1), application
  * clock setting (0x2), sync boost (0x10) and display clock (0x100) are
  * not throttling. */
-#define RUN_NVML_THROTTLE_MASK 0xECULL
+#define NVML_THROTTLE_MASK 0xECULL
 
-typedef struct run_nvml {
+typedef struct nvml {
     void *lib;    /* dlopen handle, NULL when NVML is absent */
     void *device; /* nvmlDevice_t, NULL when the GPU was not found */
     int (*clock_info)(void *dev, int type, unsigned int *mhz);
     int (*reasons)(void *dev, unsigned long long *mask);
     int (*shutdown)(void);
     char driver[32]; /* driver version text ("580.95.05"), "" when unknown */
-} run_nvml;
+} nvml;
 
-typedef struct run_nvml_clocks {
+typedef struct nvml_clocks {
     int sm_mhz, mem_mhz;        /* current clocks, -1 when unknown */
     unsigned long long reasons; /* current throttle reasons, 0 when unknown */
-    int throttled;              /* 1 / 0 by RUN_NVML_THROTTLE_MASK, -1 unknown */
-} run_nvml_clocks;
+    int throttled;              /* 1 / 0 by NVML_THROTTLE_MASK, -1 unknown */
+} nvml_clocks;
 
 /* Opens NVML for the GPU at pci_bus_id (cudaDeviceGetPCIBusId text). Never
  * fails: on any problem *n stays usable and reads give "unknown". */
-void run_nvml_open(run_nvml *n, const char *pci_bus_id);
-void run_nvml_close(run_nvml *n);
+void nvml_open(nvml *n, const char *pci_bus_id);
+void nvml_close(nvml *n);
 
 /* Reads the current clocks and throttle reasons. */
-void run_nvml_read(const run_nvml *n, run_nvml_clocks *c);
+void nvml_read(const nvml *n, nvml_clocks *c);
 
-/* 1 when reasons holds any bit of RUN_NVML_THROTTLE_MASK, else 0. */
-int run_nvml_throttled(unsigned long long reasons);
+/* 1 when reasons holds any bit of NVML_THROTTLE_MASK, else 0. */
+int nvml_throttled(unsigned long long reasons);
 
-#endif /* RUN_NVML_H */
+#endif /* NVML_H */

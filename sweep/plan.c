@@ -15,7 +15,7 @@
  * (not from a space) could overflow it. */
 static long plan_threads(const fa_config *c)
 {
-    return 32L * c->warps;
+    return 32L * c->num_warps;
 }
 
 /* Whether a [rows x head_dim] tile splits into whole chunks per thread. */
@@ -31,7 +31,7 @@ plan_reason plan_check(const fa_config *c, long smem_limit)
         return PLAN_REJ_HEAD_DIM;
     /* Non-positive sizes only come from hand-built configs; they cannot be
      * split into warps, and would divide by zero below. */
-    if (c->warps <= 0 || c->block_m <= 0 || c->block_m % (FA_MMA_M * (long)c->warps) != 0)
+    if (c->num_warps <= 0 || c->block_m <= 0 || c->block_m % (FA_MMA_M * (long)c->num_warps) != 0)
         return PLAN_REJ_WARP_ROWS;
     if (c->block_n <= 0 || !plan_tile_splits(c->block_m, c) || !plan_tile_splits(c->block_n, c))
         return PLAN_REJ_CHUNKS;
@@ -77,7 +77,7 @@ int plan_build(const space *s, plan_compiled_fn compiled, void *ctx, plan *out)
                             p->cfg.head_dim = s->problems[pi].head_dim;
                             p->cfg.block_m = s->axis[SPACE_AXIS_BLOCK_M][m];
                             p->cfg.block_n = s->axis[SPACE_AXIS_BLOCK_N][bn];
-                            p->cfg.warps = s->axis[SPACE_AXIS_NUM_WARPS][w];
+                            p->cfg.num_warps = s->axis[SPACE_AXIS_NUM_WARPS][w];
                             p->cfg.stages = s->axis[SPACE_AXIS_STAGES][st];
                             p->cfg.swizzle = s->axis[SPACE_AXIS_SWIZZLE][z];
                             p->smem_bytes = fa_smem_bytes(&p->cfg);
@@ -133,7 +133,7 @@ int plan_reject_reason(const plan_point *p, long smem_limit, char *buf, size_t n
     case PLAN_REJ_WARP_ROWS:
         return snprintf(buf, n,
                         "BLOCK_M %d is not a multiple of 16 x NUM_WARPS (%d warps need %ld rows)",
-                        c->block_m, c->warps, FA_MMA_M * (long)c->warps);
+                        c->block_m, c->num_warps, FA_MMA_M * (long)c->num_warps);
     case PLAN_REJ_CHUNKS:
         return plan_chunks_text(c, buf, n);
     case PLAN_REJ_SMEM:

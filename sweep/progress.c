@@ -6,32 +6,32 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RUN_PROGRESS_LOG_EVERY_S 2.0
+#define PROGRESS_LOG_EVERY_S 2.0
 
-double run_progress_now(void)
+double progress_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-void run_progress_start(run_progress *p, FILE *out, long total)
+void progress_start(progress *p, FILE *out, long total)
 {
     memset(p, 0, sizeof *p);
     p->out = out;
     p->tty = out && isatty(fileno(out));
     p->total = total;
-    p->t0 = p->last_print = run_progress_now();
+    p->t0 = p->last_print = progress_now();
 }
 
 /* "1:05" or "1:02:03"; "?" before the first task ends. */
-static void run_progress_eta(const run_progress *p, char *buf, size_t n)
+static void progress_eta(const progress *p, char *buf, size_t n)
 {
     if (p->done == 0 || p->total <= p->done) {
         snprintf(buf, n, p->total <= p->done ? "0:00" : "?");
         return;
     }
-    const double per = (run_progress_now() - p->t0) / (double)p->done;
+    const double per = (progress_now() - p->t0) / (double)p->done;
     const long s = (long)(per * (double)(p->total - p->done) + 0.5);
     if (s >= 3600)
         snprintf(buf, n, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
@@ -39,30 +39,30 @@ static void run_progress_eta(const run_progress *p, char *buf, size_t n)
         snprintf(buf, n, "%ld:%02ld", s / 60, s % 60);
 }
 
-static void run_progress_line(run_progress *p, const char *end)
+static void progress_line(progress *p, const char *end)
 {
     char eta[32];
-    run_progress_eta(p, eta, sizeof eta);
+    progress_eta(p, eta, sizeof eta);
     const int pct = p->total > 0 ? (int)(100 * p->done / p->total) : 100;
     /* \033[K clears what a longer previous line left on a terminal. */
     fprintf(p->out, "%s[%ld/%ld %3d%% ETA %s] %s%s%s%s%s", p->tty ? "\r" : "", p->done, p->total,
             pct, eta, p->now, p->best[0] ? "  best " : "", p->best, p->tty ? "\033[K" : "", end);
     fflush(p->out);
-    p->last_print = run_progress_now();
+    p->last_print = progress_now();
 }
 
-void run_progress_begin_task(run_progress *p, const char *what)
+void progress_begin_task(progress *p, const char *what)
 {
     if (!p->out)
         return;
     snprintf(p->now, sizeof p->now, "%s", what);
     if (p->tty) {
-        run_progress_line(p, "");
+        progress_line(p, "");
         p->live = 1;
     }
 }
 
-void run_progress_end_task(run_progress *p, const char *best)
+void progress_end_task(progress *p, const char *best)
 {
     if (!p->out)
         return;
@@ -70,19 +70,19 @@ void run_progress_end_task(run_progress *p, const char *best)
     if (best)
         snprintf(p->best, sizeof p->best, "%s", best);
     if (p->tty) {
-        run_progress_line(p, "");
+        progress_line(p, "");
         p->live = 1;
         return;
     }
     const int decile = p->total > 0 ? (int)(10 * p->done / p->total) : 10;
     if (decile != p->last_decile || p->done == p->total ||
-        run_progress_now() - p->last_print >= RUN_PROGRESS_LOG_EVERY_S) {
+        progress_now() - p->last_print >= PROGRESS_LOG_EVERY_S) {
         p->last_decile = decile;
-        run_progress_line(p, "\n");
+        progress_line(p, "\n");
     }
 }
 
-void run_progress_note(run_progress *p, const char *fmt, ...)
+void progress_note(progress *p, const char *fmt, ...)
 {
     if (!p->out)
         return;
@@ -94,11 +94,11 @@ void run_progress_note(run_progress *p, const char *fmt, ...)
     va_end(ap);
     fputc('\n', p->out);
     if (p->live) /* put the live line back under the note */
-        run_progress_line(p, "");
+        progress_line(p, "");
     fflush(p->out);
 }
 
-void run_progress_finish(run_progress *p)
+void progress_finish(progress *p)
 {
     if (!p->out)
         return;

@@ -7,12 +7,12 @@
  * Notes (a crash, a timeout) are printed on their own line without
  * breaking the live line. A NULL stream makes every call a no-op.
  */
-#ifndef RUN_PROGRESS_H
-#define RUN_PROGRESS_H
+#ifndef PROGRESS_H
+#define PROGRESS_H
 
 #include <stdio.h>
 
-typedef struct run_progress {
+typedef struct progress {
     FILE *out;
     int tty;
     long total, done;
@@ -20,24 +20,24 @@ typedef struct run_progress {
     int last_decile;
     int live; /* a live line is on screen (tty) */
     char now[160], best[96];
-} run_progress;
+} progress;
 
 /* Starts counting `total` tasks (the ones that will run, not the skipped). */
-void run_progress_start(run_progress *p, FILE *out, long total);
+void progress_start(progress *p, FILE *out, long total);
 
 /* Says what runs now ("b4.h8.s512.d64.nc d64.m64.n64.w4.s1.z0 hot"). */
-void run_progress_begin_task(run_progress *p, const char *what);
+void progress_begin_task(progress *p, const char *what);
 
 /* One task finished; best is the text of the best result so far, or NULL. */
-void run_progress_end_task(run_progress *p, const char *best);
+void progress_end_task(progress *p, const char *best);
 
 /* A message on its own line ("d64... hot: crashed: ..."). */
-void run_progress_note(run_progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void progress_note(progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Ends the live line. */
-void run_progress_finish(run_progress *p);
+void progress_finish(progress *p);
 
 /* Monotonic seconds, for callers timing things the same way. */
-double run_progress_now(void);
+double progress_now(void);
 
-#endif /* RUN_PROGRESS_H */
+#endif /* PROGRESS_H */

@@ -1,15 +1,12 @@
-/* run.h - the GPU sweep engine: checks and times every accepted point of a
- * plan and commits each result to the store as soon as it exists.
+/* run.h - the sweep: every accepted point of a plan checked and timed on
+ * the GPU, each result committed to the store the moment it exists.
  *
- * Isolation: the calling process never touches CUDA. It forks a worker
- * process that owns the CUDA context, hands it one (point, mode) task at a
- * time over a pipe and commits each record the worker sends back. A worker
- * that faults (its CUDA context is then unusable) or outlives the space's
- * timeout_s is killed, the task is stored as "crashed" / "timeout" with the
- * CUDA error text, and a fresh worker (fresh context) takes the next task.
- *
- * Resume: a task whose key (device, problem, build, config, mode) is
- * already in the store is skipped unless opts.remeasure is set.
+ * The scheduler turns the plan into tasks (one per point and mode), skips
+ * those whose key (device, problem, build, config, mode) the store holds
+ * already (resume; opts.remeasure measures them again), and hands each to
+ * a CUDA worker (worker.h): one worker, or one per GPU with --devices, the
+ * next task going to whichever is free. Then, with opts.refine_k, the
+ * refine pass (refine.h).
  */
 #ifndef RUN_H
 #define RUN_H
@@ -17,7 +14,6 @@
 #include <signal.h>
 #include <stdio.h>
 
-#include "../store/store.h"
 #include "plan.h"
 #include "space.h"
 
@@ -50,11 +46,6 @@ typedef struct run_summary {
     double best_us; /* of the best "ok" hot record this run, or 0 */
     char device[64];
 } run_summary;
-
-/* Number of CUDA devices visible, probed in a short-lived child process so
- * the caller stays CUDA-free. Returns the count (0 with a message in msg
- * saying why: no driver, no device, ...). */
-int run_gpu_count(char *msg, size_t n);
 
 /* Measures every accepted point of p (built from s) for each of the
  * space's modes, into the store at store_path. Returns 0 when the sweep ran

@@ -19,6 +19,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../store/text.h"
+
 /* A space is a few KB; anything near this is a mistake (wrong file). */
 #define SPACE_FILE_MAX (1L << 20)
 /* Room for a JSON path such as "problems[15].head_dim" or an unknown key. */
@@ -50,31 +52,6 @@ static int sp_fail(const sp_ctx *c, const char *path, const char *fmt, ...)
     return -1;
 }
 
-/* Copies untrusted text (a key, a string value, bytes near a syntax error)
- * for a message: printable ASCII as is, anything else as \xHH, cut after
- * `max` input bytes with "...". Stops at a newline when stop_nl is set. */
-static void sp_clean(const char *s, size_t len, size_t max, int stop_nl, char *buf, size_t n)
-{
-    size_t o = 0;
-    if (n == 0)
-        return;
-    for (size_t i = 0; i < len && o + 8 < n; i++) {
-        const unsigned char ch = (unsigned char)s[i];
-        if (i == max) {
-            memcpy(buf + o, "...", 3);
-            o += 3;
-            break;
-        }
-        if (stop_nl && (ch == '\n' || ch == '\r'))
-            break;
-        if (ch >= 0x20 && ch < 0x7f && ch != '\\')
-            buf[o++] = (char)ch;
-        else
-            o += (size_t)snprintf(buf + o, n - o, "\\x%02x", ch);
-    }
-    buf[o] = '\0';
-}
-
 /* What the file holds at a place, for the "got ..." half of a message. */
 static void sp_got(const cJSON *v, char *buf, size_t n)
 {
@@ -90,7 +67,7 @@ static void sp_got(const cJSON *v, char *buf, size_t n)
             snprintf(buf, n, "%.6g", d);
     } else if (cJSON_IsString(v)) {
         char s[80];
-        sp_clean(v->valuestring, strlen(v->valuestring), 32, 0, s, sizeof s);
+        text_clean(v->valuestring, strlen(v->valuestring), 32, 0, s, sizeof s);
         snprintf(buf, n, "\"%s\"", s);
     } else if (cJSON_IsTrue(v)) {
         snprintf(buf, n, "true");
@@ -118,7 +95,7 @@ static int sp_expected(const sp_ctx *c, const char *path, const cJSON *v, const 
 static int sp_key_path(char *buf, size_t n, const char *parent, const char *key)
 {
     char k[80];
-    sp_clean(key, strlen(key), 32, 0, k, sizeof k);
+    text_clean(key, strlen(key), 32, 0, k, sizeof k);
     if (parent && *parent)
         return snprintf(buf, n, "%s.%s", parent, k);
     return snprintf(buf, n, "%s", k);
@@ -656,7 +633,7 @@ static int sp_syntax_error(const sp_ctx *c, const char *text, size_t len, size_t
         off = len;
     } else {
         char near[80];
-        sp_clean(text + off, len - off, 16, 1, near, sizeof near);
+        text_clean(text + off, len - off, 16, 1, near, sizeof near);
         snprintf(msg, sizeof msg, "JSON syntax error near '%s'", near);
     }
     return sp_fail_at(c, text, off, msg);
@@ -664,12 +641,7 @@ static int sp_syntax_error(const sp_ctx *c, const char *text, size_t len, size_t
 
 static void sp_hash(const char *text, size_t len, char out[17])
 {
-    uint64_t h = 14695981039346656037ULL;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)text[i];
-        h *= 1099511628211ULL;
-    }
-    snprintf(out, 17, "%016llx", (unsigned long long)h);
+    snprintf(out, 17, "%016llx", (unsigned long long)text_fnv1a(TEXT_FNV_INIT, text, len));
 }
 
 /* Parses the text into a tree, with the checks cJSON leaves to the caller
@@ -726,7 +698,7 @@ static cJSON *sp_tree(const sp_ctx *c, const char *text, size_t len)
         rest++;
     if (rest < len) {
         char near[80], msg[160];
-        sp_clean(text + rest, len - rest, 16, 1, near, sizeof near);
+        text_clean(text + rest, len - rest, 16, 1, near, sizeof near);
         snprintf(msg, sizeof msg,
                  "unexpected text '%s' after the JSON value; a space file holds one object", near);
         sp_fail_at(c, text, rest, msg);

@@ -20,7 +20,7 @@ double stats_noise(double median, double stdev, int n)
     return STATS_MEDIAN_SE * stdev / (sqrt((double)n) * median);
 }
 
-void stats_timing_of(double *x, int n, store_timing *t)
+void stats_timing_of(double *x, int n, record_timing *t)
 {
     memset(t, 0, sizeof *t);
     t->noise = NAN;

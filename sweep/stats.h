@@ -33,7 +33,7 @@
  * noise as above. With n < 2 stdev and cv are 0 and noise is NaN (no
  * estimate: the store writes it as null); with n == 0 everything is 0 but
  * noise (NaN). samples = n. */
-void stats_timing_of(double *x, int n, store_timing *t);
+void stats_timing_of(double *x, int n, record_timing *t);
 
 /* The noise formula above; NaN when n < 2 or median <= 0. */
 double stats_noise(double median, double stdev, int n);

@@ -1,96 +1,86 @@
-/* worker.h - the sweep worker process and the messages it exchanges with
- * the engine (sweep/run.c) over two pipes.
+/* worker.h - the CUDA worker process and the whole pipe protocol between
+ * it and the engine, both ends.
  *
- * The worker is a plain fork() of the engine (no exec): both sides are the
- * same binary, so the messages are the raw structs below. Each message is
- * smaller than PIPE_BUF, so a write is atomic and a worker that dies never
- * leaves half a message behind.
+ * The engine never touches CUDA: a CUDA context does not survive fork(),
+ * and a kernel that faults or hangs must not take the sweep with it. It
+ * forks a worker (a plain fork, no exec: both ends are the same binary, so
+ * the messages are the raw structs below), hands it one task (task.h) at a
+ * time over one pipe and reads its answers from another, with a deadline.
+ * Each message is smaller than PIPE_BUF, so a write is atomic and a worker
+ * that dies never leaves half a message behind.
  *
  *   engine                         worker
  *                          <-      HELLO (device facts, or why CUDA failed)
- *   TASK (point, mode)     ->
+ *   TASK (problem, configs) ->
  *                          <-      STARTED (inputs and reference ready: the
  *                                  task's timeout_s runs from here)
- *                          <-      RESULT (a full store_record but provenance)
+ *                          <-      RESULT, one per config, in task order
+ *                                  (a record without provenance)
  *   ...
- *   TASK with n_rivals > 0 ->      (a head-to-head, the refine pass)
- *                          <-      STARTED
- *                          <-      1 + n_rivals RESULTs: cfg's, then each
- *                                  rival's in order
  *   QUIT or EOF            ->      exits
  *
  * A RESULT with fatal = 1 means the worker's CUDA context is unusable (a
  * sticky error such as cudaErrorIllegalAddress): the worker exits right
  * after sending it, and the engine starts a fresh one for the next task.
+ * A worker that dies or misses the deadline is killed (SIGKILL) and its
+ * task's missing records are made here: crashed (how it died) or timeout.
+ * The worker ignores SIGINT (Ctrl-C is the engine's to handle) and dies
+ * with the engine (PR_SET_PDEATHSIG), so a hanging kernel never outlives a
+ * killed sweep.
  */
-#ifndef RUN_WORKER_H
-#define RUN_WORKER_H
+#ifndef WORKER_H
+#define WORKER_H
 
-#include "../kernels/fa_config.h"
-#include "../store/store.h"
-#include "space.h"
+#include <stddef.h>
+#include <sys/types.h>
 
-/* What the engine asks the worker to do instead of the real kernel at the
- * correctness gate (FASWEEP_INJECT, for the isolation tests). */
-typedef enum run_inject { RUN_INJECT_NONE, RUN_INJECT_FAULT, RUN_INJECT_HANG } run_inject;
+#include "progress.h"
+#include "task.h"
 
-/* Configs one head-to-head task measures at most (the task and its rivals). */
-#define RUN_H2H_MAX 8
+/* A worker process of the engine, for one GPU. */
+typedef struct worker {
+    pid_t pid; /* 0: none running (the next job starts one) */
+    int task_fd, msg_fd;
+    int device;      /* CUDA ordinal it opens */
+    task_device dev; /* what its HELLO said (valid once one has started) */
+    progress *prog;  /* where it says what went wrong, NULL = quiet */
+} worker;
 
-typedef struct run_task {
-    int quit; /* 1: exit now; nothing else is read */
-    space_problem problem;
-    fa_config cfg;
-    /* > 0: a head-to-head of cfg and these configs, their timed blocks
-     * interleaved (measure.h, run_gpu_measure). */
-    int n_rivals;
-    fa_config rivals[RUN_H2H_MAX - 1];
-    run_inject rival_inject[RUN_H2H_MAX - 1]; /* as inject, for each rival */
-    char mode[8];                             /* "hot" or "cold" */
-    space_measure measure;                    /* the space's, or stricter ones when refining */
-    space_tolerance tol;
-    run_inject inject;
-} run_task;
+/* One task in flight on a worker, and its records as they come in. */
+typedef struct worker_job {
+    task t;
+    int started; /* STARTED came: the task's own timeout runs */
+    int n_done;  /* records in recs[] so far */
+    double deadline;
+    double timed_s; /* seconds inside timed launches (the worker's count) */
+    record recs[TASK_MAX_CONFIGS];
+} worker_job;
 
-/* Facts about the worker's GPU, sent once at start. */
-typedef struct run_device_info {
-    char name[64]; /* cudaDeviceProp.name, cut to the store's device field */
-    char uuid[48]; /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" */
-    char pci[32];  /* PCI bus id */
-    int cc;        /* compute capability x10 */
-    int sm_count;
-    long l2_bytes;
-    int clock_khz;   /* peak SM clock */
-    char driver[24]; /* NVML driver version, else "CUDA x.y" of the driver API */
-    char runtime[24];
-    char build[40]; /* fa_build_id() */
-} run_device_info;
+/* Starts a worker for GPU w->device and waits for its HELLO. Returns 0 with
+ * w->dev filled, or -1 with the reason in err. */
+int worker_spawn(worker *w, char *err, size_t n);
 
-typedef enum run_msg_type {
-    RUN_MSG_HELLO = 1,
-    RUN_MSG_STARTED = 2, /* setup done; a task whose setup fails sends only RESULT */
-    RUN_MSG_RESULT = 3
-} run_msg_type;
+/* Asks the worker to exit and waits for it (no-op when none runs). */
+void worker_quit(worker *w);
 
-typedef struct run_msg {
-    int type;            /* run_msg_type */
-    int fatal;           /* the worker exits after this message */
-    char error[256];     /* HELLO: why the GPU cannot be used ("" when it can) */
-    run_device_info dev; /* HELLO */
-    store_record rec;    /* RESULT */
-    double timed_s;      /* RESULT: seconds inside timed launches (a head-to-head's
-                            all in its first RESULT) */
-} run_msg;
+/* Sends t, starting a worker first when none runs (a worker that died
+ * since its last task gets one replacement: not the task's fault). Returns
+ * 0, or -1 when no worker can be started (the reason in err). */
+int worker_start(worker *w, worker_job *j, const task *t, char *err, size_t n);
 
-/* The worker's whole life: opens device `device`, sends HELLO, then serves
- * tasks read from task_fd until QUIT or EOF. Never returns (_exit, so that
- * none of the parent's atexit handlers or stdio buffers run twice). */
-void run_worker_main(int task_fd, int msg_fd, int device) __attribute__((noreturn));
+/* Advances job j after poll() said w->msg_fd is readable (readable = 1),
+ * or when its deadline may have passed (readable = 0). Returns 1 when the
+ * job is over: j->recs holds one record per config (the worker's, or made
+ * here for a worker that died or hung); 0 while it goes on. */
+int worker_step(worker *w, worker_job *j, int readable);
 
-/* Writes/reads exactly n bytes, retrying on EINTR and short transfers.
- * write: 0 or -1 (errno). read: 1 done, 0 EOF before anything was read,
- * -1 error or EOF in the middle. */
-int run_write_full(int fd, const void *buf, size_t n);
-int run_read_full(int fd, void *buf, size_t n);
+/* worker_start, then worker_step until the job is over. Returns 0, or -1
+ * when no worker can be started (err). */
+int worker_run(worker *w, worker_job *j, const task *t, char *err, size_t n);
 
-#endif /* RUN_WORKER_H */
+/* Number of CUDA devices, probed in a short-lived child so the caller
+ * stays CUDA-free. Returns the count (0 with a message in msg saying why:
+ * no driver, no device, ...). */
+int worker_gpu_count(char *msg, size_t n);
+
+#endif /* WORKER_H */

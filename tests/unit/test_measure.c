@@ -47,7 +47,7 @@ static void test_timing_odd(void **state)
 {
     (void)state;
     double x[] = {5, 1, 4, 2, 3}; /* unsorted on purpose */
-    store_timing t;
+    record_timing t;
     stats_timing_of(x, 5, &t);
     assert_int_equal(t.samples, 5);
     assert_near(t.median_us, 3, EPS);
@@ -66,7 +66,7 @@ static void test_timing_even(void **state)
 {
     (void)state;
     double x[] = {10, 40, 20, 30};
-    store_timing t;
+    record_timing t;
     stats_timing_of(x, 4, &t);
     assert_near(t.median_us, 25, EPS); /* mean of the two middle samples */
     assert_near(t.mean_us, 25, EPS);
@@ -80,7 +80,7 @@ static void test_timing_outlier(void **state)
     (void)state;
     /* The median ignores one huge outlier; the mean does not. */
     double x[] = {8, 8, 8, 8, 1000};
-    store_timing t;
+    record_timing t;
     stats_timing_of(x, 5, &t);
     assert_near(t.median_us, 8, EPS);
     assert_true(t.mean_us > 200);
@@ -93,7 +93,7 @@ static void test_timing_constant(void **state)
     /* Identical samples: no spread, noise exactly 0 (so a stop rule of
      * noise <= 0.01 is met), and no precision loss from a large mean. */
     double x[] = {1e6 + 0.5, 1e6 + 0.5, 1e6 + 0.5};
-    store_timing t;
+    record_timing t;
     stats_timing_of(x, 3, &t);
     assert_near(t.stdev_us, 0, 0);
     assert_near(t.noise, 0, 0);
@@ -104,7 +104,7 @@ static void test_timing_small_n(void **state)
 {
     (void)state;
     double one[] = {7};
-    store_timing t;
+    record_timing t;
     stats_timing_of(one, 1, &t);
     assert_int_equal(t.samples, 1);
     assert_near(t.median_us, 7, EPS);
@@ -166,7 +166,7 @@ static void test_stop_rule_simulated(void **state)
     unsigned s = 12345;
     int n = 0;
     stats_stop why = STATS_CONTINUE;
-    store_timing t;
+    record_timing t;
     while (why == STATS_CONTINUE) {
         s = s * 1103515245u + 12345u;
         /* 10 µs +- 5 % uniform jitter */

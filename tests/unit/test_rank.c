@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,19 +61,19 @@ static int teardown(void **state)
 }
 
 /* A plausible measured record; tests change what they look at. */
-static store_record rec(const char *dev, const char *prob, const char *cfg, const char *mode,
-                        store_kind kind, store_status st, double median, double noise)
+static record rec(const char *dev, const char *prob, const char *cfg, const char *mode,
+                  record_kind kind, record_status st, double median, double noise)
 {
-    store_record r;
+    record r;
     memset(&r, 0, sizeof r);
     snprintf(r.device, sizeof r.device, "%s", dev);
     snprintf(r.problem, sizeof r.problem, "%s", prob);
-    snprintf(r.build, sizeof r.build, "%s", kind == STORE_KIND_BASELINE ? "baseline" : BUILD);
+    snprintf(r.build, sizeof r.build, "%s", kind == RECORD_KIND_BASELINE ? "baseline" : BUILD);
     snprintf(r.config, sizeof r.config, "%s", cfg);
     snprintf(r.mode, sizeof r.mode, "%s", mode);
     r.kind = kind;
     r.status = st;
-    if (st != STORE_ST_OK)
+    if (st != RECORD_ST_OK)
         snprintf(r.error, sizeof r.error, "%s", "failed the correctness gate");
     r.time.median_us = median;
     r.time.min_us = median * 0.98;
@@ -104,7 +105,7 @@ static store_record rec(const char *dev, const char *prob, const char *cfg, cons
     return r;
 }
 
-static void put(fixture *f, store_record r)
+static void put(fixture *f, record r)
 {
     assert_int_equal(store_put(f->s, &r), STORE_OK);
 }
@@ -112,7 +113,7 @@ static void put(fixture *f, store_record r)
 static void put_k(fixture *f, const char *dev, const char *prob, const char *cfg, double median,
                   double noise)
 {
-    put(f, rec(dev, prob, cfg, "hot", STORE_KIND_KERNEL, STORE_ST_OK, median, noise));
+    put(f, rec(dev, prob, cfg, "hot", RECORD_KIND_KERNEL, RECORD_ST_OK, median, noise));
 }
 
 /* ---- ranking -------------------------------------------------------------------------------- */
@@ -164,6 +165,26 @@ static void test_order_and_ties(void **state)
     rank_free(&r);
 }
 
+/* A record of one sample has no noise estimate (NaN). On the same median
+ * it ranks after any record with an estimate, whichever the store's scan
+ * meets first (keys sort by config text: z0 before z1 here, so the order
+ * of arrival is the wrong one). */
+static void test_nan_noise_order(void **state)
+{
+    fixture *f = *state;
+    put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 30.0, NAN);
+    put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z1", 30.0, 0.010);
+    put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s2.z0", 20.0, NAN);
+    rank_result r;
+    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    const rank_group *g = &r.groups[0];
+    assert_int_equal(g->n_top, 3);
+    assert_string_equal(g->top[0].config, "d64.m64.n64.w4.s2.z0"); /* faster: noise unused */
+    assert_string_equal(g->top[1].config, "d64.m64.n64.w4.s1.z1");
+    assert_string_equal(g->top[2].config, "d64.m64.n64.w4.s1.z0");
+    rank_free(&r);
+}
+
 /* k smaller than the count keeps exactly the k best, whatever the order
  * they arrive in; a huge k allocates only what exists. */
 static void test_k_limits(void **state)
@@ -204,7 +225,7 @@ static void test_groups_and_filters(void **state)
     put_k(f, DEV_A, PROB_2, "d64.m64.n64.w4.s1.z0", 900, 0.01);
     put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 20, 0.01);
     put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s2.z0", 25, 0.01);
-    put(f, rec(DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", "cold", STORE_KIND_KERNEL, STORE_ST_OK, 5,
+    put(f, rec(DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", "cold", RECORD_KIND_KERNEL, RECORD_ST_OK, 5,
                0.01));
 
     rank_result r;
@@ -255,22 +276,22 @@ static void test_failed_and_baselines(void **state)
 {
     fixture *f = *state;
     /* Group 1: only failures (a slow "wrong" record is still not ranked). */
-    put(f, rec(DEV_A, PROB_2, "d64.m64.n64.w4.s1.z0", "hot", STORE_KIND_KERNEL, STORE_ST_WRONG, 1,
+    put(f, rec(DEV_A, PROB_2, "d64.m64.n64.w4.s1.z0", "hot", RECORD_KIND_KERNEL, RECORD_ST_WRONG, 1,
                0.01));
-    put(f, rec(DEV_A, PROB_2, "d64.m64.n64.w4.s2.z0", "hot", STORE_KIND_KERNEL, STORE_ST_CRASHED, 0,
-               0));
-    put(f, rec(DEV_A, PROB_2, "d64.m64.n64.w4.s3.z0", "hot", STORE_KIND_KERNEL, STORE_ST_TIMEOUT, 0,
-               0));
+    put(f, rec(DEV_A, PROB_2, "d64.m64.n64.w4.s2.z0", "hot", RECORD_KIND_KERNEL, RECORD_ST_CRASHED,
+               0, 0));
+    put(f, rec(DEV_A, PROB_2, "d64.m64.n64.w4.s3.z0", "hot", RECORD_KIND_KERNEL, RECORD_ST_TIMEOUT,
+               0, 0));
     /* Group 2: ok kernels, a failed kernel and three baselines. */
     put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 40, 0.01);
     put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s2.z1", 20, 0.01);
-    put(f, rec(DEV_A, PROB_1, "d64.m64.n64.w4.s3.z1", "hot", STORE_KIND_KERNEL, STORE_ST_WRONG, 5,
+    put(f, rec(DEV_A, PROB_1, "d64.m64.n64.w4.s3.z1", "hot", RECORD_KIND_KERNEL, RECORD_ST_WRONG, 5,
+               0.01));
+    put(f, rec(DEV_A, PROB_1, "torch_sdpa_flash", "hot", RECORD_KIND_BASELINE, RECORD_ST_OK, 30,
                0.01));
     put(f,
-        rec(DEV_A, PROB_1, "torch_sdpa_flash", "hot", STORE_KIND_BASELINE, STORE_ST_OK, 30, 0.01));
-    put(f,
-        rec(DEV_A, PROB_1, "torch_sdpa_math", "hot", STORE_KIND_BASELINE, STORE_ST_OK, 80, 0.01));
-    put(f, rec(DEV_A, PROB_1, "broken_baseline", "hot", STORE_KIND_BASELINE, STORE_ST_CRASHED, 1,
+        rec(DEV_A, PROB_1, "torch_sdpa_math", "hot", RECORD_KIND_BASELINE, RECORD_ST_OK, 80, 0.01));
+    put(f, rec(DEV_A, PROB_1, "broken_baseline", "hot", RECORD_KIND_BASELINE, RECORD_ST_CRASHED, 1,
                0.01));
 
     rank_result r;
@@ -351,10 +372,10 @@ static void test_json(void **state)
     fixture *f = *state;
     put_k(f, DEV_A, PROB_1, "d64.m128.n64.w4.s2.z1", 20, 0.01);
     put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 40, 0.01);
-    put(f,
-        rec(DEV_A, PROB_1, "torch_sdpa_flash", "hot", STORE_KIND_BASELINE, STORE_ST_OK, 30, 0.01));
-    put(f, rec(DEV_B, PROB_2, "d64.m64.n64.w4.s1.z0", "hot", STORE_KIND_KERNEL, STORE_ST_CRASHED, 0,
-               0));
+    put(f, rec(DEV_A, PROB_1, "torch_sdpa_flash", "hot", RECORD_KIND_BASELINE, RECORD_ST_OK, 30,
+               0.01));
+    put(f, rec(DEV_B, PROB_2, "d64.m64.n64.w4.s1.z0", "hot", RECORD_KIND_KERNEL, RECORD_ST_CRASHED,
+               0, 0));
     rank_result r;
     assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
     cJSON *j = print_json(&r);
@@ -449,8 +470,8 @@ static void test_seeds_write(void **state)
     fixture *f = *state;
     put_k(f, DEV_A, PROB_1, "d64.m128.n64.w4.s2.z1", 20, 0.01);
     put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 40, 0.01);
-    put(f,
-        rec(DEV_A, PROB_1, "torch_sdpa_flash", "hot", STORE_KIND_BASELINE, STORE_ST_OK, 30, 0.01));
+    put(f, rec(DEV_A, PROB_1, "torch_sdpa_flash", "hot", RECORD_KIND_BASELINE, RECORD_ST_OK, 30,
+               0.01));
     put_k(f, DEV_B, "b1.h2.s200.d128.c", "d128.m64.n64.w4.s1.z1", 70, 0.01);
     rank_result r;
     assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
@@ -574,6 +595,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_empty_store, setup, teardown),
         cmocka_unit_test_setup_teardown(test_k_must_be_positive, setup, teardown),
         cmocka_unit_test_setup_teardown(test_order_and_ties, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nan_noise_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_k_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_groups_and_filters, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_and_baselines, setup, teardown),

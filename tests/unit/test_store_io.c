@@ -21,11 +21,12 @@
 
 #include "store/store.h"
 #include "store/store_io.h"
-#include "tests/unit/testutil.h"
+#include "tests/unit/testrec.h"
+#include "tests/unit/teststore.h"
 
 /* ---- helpers ------------------------------------------------------------------------------- */
 
-static void fill(store_record *r, const char *device, const char *config)
+static void fill(record *r, const char *device, const char *config)
 {
     memset(r, 0, sizeof *r);
     snprintf(r->device, sizeof r->device, "%s", device);
@@ -33,8 +34,8 @@ static void fill(store_record *r, const char *device, const char *config)
     snprintf(r->build, sizeof r->build, "abc123");
     snprintf(r->config, sizeof r->config, "%s", config);
     snprintf(r->mode, sizeof r->mode, "hot");
-    r->kind = STORE_KIND_KERNEL;
-    r->status = STORE_ST_OK;
+    r->kind = RECORD_KIND_KERNEL;
+    r->status = RECORD_ST_OK;
     r->time.median_us = 12.5;
     r->time.noise = 0.01;
     r->time.samples = 20;
@@ -55,7 +56,7 @@ static store *open_at(const char *dir, const char *name)
     return s;
 }
 
-static void put(store *s, const store_record *r)
+static void put(store *s, const record *r)
 {
     if (store_put(s, r) != STORE_OK) {
         print_error("put: %s\n", store_last_error(s));
@@ -63,21 +64,21 @@ static void put(store *s, const store_record *r)
     }
 }
 
-static void get(store *s, const store_record *like, store_record *out)
+static void get(store *s, const record *like, record *out)
 {
-    char key[STORE_KEY_LEN];
-    assert_int_equal(store_key(like, key, sizeof key), STORE_OK);
+    char key[RECORD_KEY_LEN];
+    assert_int_equal(record_key(like, key, sizeof key), STORE_OK);
     assert_int_equal(store_get(s, key, out), STORE_OK);
 }
 
 /* Exports s into a string (caller frees). */
-static char *export_str(store *s, const char *prefix, store_format fmt)
+static char *export_str(store *s, const char *prefix, store_io_format fmt)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
-    const int rc = store_export(s, prefix, fmt, f);
+    const int rc = store_io_export(s, prefix, fmt, f);
     fclose(f);
     if (rc != STORE_OK) {
         print_error("export: %s\n", store_last_error(s));
@@ -91,56 +92,9 @@ static int import_str(store *s, const char *text, long *n, char *err, size_t err
 {
     FILE *f = fmemopen((void *)text, strlen(text), "r");
     assert_non_null(f);
-    const int rc = store_import_jsonl(s, f, "in.jsonl", n, err, errlen);
+    const int rc = store_io_import(s, f, "in.jsonl", n, err, errlen);
     fclose(f);
     return rc;
-}
-
-/* One record's JSON line (caller frees). */
-static char *line_of(const store_record *r)
-{
-    cJSON *j = store_record_to_json(r);
-    assert_non_null(j);
-    char *t = cJSON_PrintUnformatted(j);
-    cJSON_Delete(j);
-    assert_non_null(t);
-    return t;
-}
-
-/* Writes key=val into a named database with raw LMDB, as a damaged store
- * would hold it. */
-static void raw_put(const char *dir, const char *db, const char *key, const char *val)
-{
-    MDB_env *env;
-    MDB_txn *txn;
-    MDB_dbi dbi;
-    assert_int_equal(mdb_env_create(&env), 0);
-    assert_int_equal(mdb_env_set_maxdbs(env, 2), 0);
-    assert_int_equal(mdb_env_open(env, dir, 0, 0644), 0);
-    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
-    assert_int_equal(mdb_dbi_open(txn, db, 0, &dbi), 0);
-    MDB_val k = {strlen(key), (void *)key}, v = {strlen(val), (void *)val};
-    assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
-    assert_int_equal(mdb_txn_commit(txn), 0);
-    mdb_env_close(env);
-}
-
-static int setup_dir(void **state)
-{
-    char *dir = malloc(512);
-    if (!dir || !tu_tmpdir(dir, 512)) {
-        free(dir);
-        return -1;
-    }
-    *state = dir;
-    return 0;
-}
-
-static int teardown_dir(void **state)
-{
-    tu_rmtree(*state);
-    free(*state);
-    return 0;
 }
 
 static const char *csv_header =
@@ -156,13 +110,13 @@ static void test_export_csv(void **state)
 {
     store *s = open_at(*state, "s");
     /* Empty store: the header alone. */
-    char *out = export_str(s, "", STORE_FMT_CSV);
+    char *out = export_str(s, "", STORE_IO_CSV);
     assert_string_equal(out, csv_header);
     free(out);
 
-    store_record r;
+    record r;
     fill(&r, "GPU A", "c1");
-    r.status = STORE_ST_WRONG;
+    r.status = RECORD_ST_WRONG;
     snprintf(r.error, sizeof r.error, "rel_l2 0.5, \"max\"\nnext");
     r.rel_l2 = NAN;
     r.max_abs = 0.1 + 0.2;
@@ -175,7 +129,7 @@ static void test_export_csv(void **state)
     fill(&r, "GPU B", "c2");
     put(s, &r);
 
-    out = export_str(s, "", STORE_FMT_CSV);
+    out = export_str(s, "", STORE_IO_CSV);
     const char *row1 =
         "GPU A,b1.h2.s128.d64.nc,abc123,c1,hot,kernel,wrong,\"rel_l2 0.5, \"\"max\"\"\nnext\","
         "12.5,0,0,0,0,0.01,20,0,0,,0.30000000000000004,0,0,49152,0,0,0,0,0,0,,89,0,,,-1,-1,0x24,"
@@ -188,7 +142,7 @@ static void test_export_csv(void **state)
     free(out);
 
     /* The prefix picks rows; the header stays. */
-    out = export_str(s, "GPU B|", STORE_FMT_CSV);
+    out = export_str(s, "GPU B|", STORE_IO_CSV);
     snprintf(want, sizeof want, "%s%s", csv_header, row2);
     assert_string_equal(out, want);
     free(out);
@@ -198,23 +152,23 @@ static void test_export_csv(void **state)
 static void test_export_jsonl(void **state)
 {
     store *s = open_at(*state, "s");
-    store_record a, b;
+    record a, b;
     fill(&a, "GPU A", "c1");
     snprintf(a.error, sizeof a.error, "line1\nline2"); /* escaped: still one line */
     fill(&b, "GPU B", "c2");
     put(s, &b);
     put(s, &a);
-    char *out = export_str(s, "", STORE_FMT_JSONL);
-    char *la = line_of(&a), *lb = line_of(&b);
+    char *out = export_str(s, "", STORE_IO_JSONL);
+    char *la = json_text(&a), *lb = json_text(&b);
     char want[4096];
     snprintf(want, sizeof want, "%s\n%s\n", la, lb); /* key order */
     assert_string_equal(out, want);
     free(out);
-    out = export_str(s, "GPU A|", STORE_FMT_JSONL);
+    out = export_str(s, "GPU A|", STORE_IO_JSONL);
     snprintf(want, sizeof want, "%s\n", la);
     assert_string_equal(out, want);
     free(out);
-    out = export_str(s, "GPU C|", STORE_FMT_JSONL);
+    out = export_str(s, "GPU C|", STORE_IO_JSONL);
     assert_string_equal(out, "");
     free(out);
     cJSON_free(la);
@@ -227,7 +181,7 @@ static void test_export_import_round_trip(void **state)
 {
     store *s = open_at(*state, "s");
     for (int i = 0; i < 300; i++) { /* more than one scan batch */
-        store_record r;
+        record r;
         char cfg[16];
         snprintf(cfg, sizeof cfg, "c%03d", i);
         fill(&r, i % 2 ? "GPU A" : "GPU B", cfg);
@@ -236,13 +190,13 @@ static void test_export_import_round_trip(void **state)
         r.throttle_reasons = 0x8000000000000000ULL >> (i % 64);
         put(s, &r);
     }
-    char *text = export_str(s, "", STORE_FMT_JSONL);
+    char *text = export_str(s, "", STORE_IO_JSONL);
     store *t = open_at(*state, "t");
     long n = -1;
     char err[1024] = "";
     assert_int_equal(import_str(t, text, &n, err, sizeof err), STORE_OK);
     assert_int_equal(n, 300);
-    char *again = export_str(t, "", STORE_FMT_JSONL);
+    char *again = export_str(t, "", STORE_IO_JSONL);
     assert_string_equal(text, again);
     free(text);
     free(again);
@@ -257,14 +211,14 @@ static void test_export_write_error(void **state)
     if (!full)
         skip();
     store *s = open_at(*state, "s");
-    store_record r;
+    record r;
     fill(&r, "GPU A", "c1");
     put(s, &r);
-    assert_int_equal(store_export(s, "", STORE_FMT_JSONL, full), STORE_EIO);
+    assert_int_equal(store_io_export(s, "", STORE_IO_JSONL, full), STORE_EIO);
     assert_non_null(strstr(store_last_error(s), "writing the output failed"));
     fclose(full);
-    assert_int_equal(store_export(s, "", STORE_FMT_CSV, NULL), STORE_EINVAL);
-    assert_int_equal(store_export(s, "", (store_format)9, stdout), STORE_EINVAL);
+    assert_int_equal(store_io_export(s, "", STORE_IO_CSV, NULL), STORE_EINVAL);
+    assert_int_equal(store_io_export(s, "", (store_io_format)9, stdout), STORE_EINVAL);
     store_close(s);
 }
 
@@ -273,12 +227,12 @@ static void test_export_write_error(void **state)
 static void test_import_good(void **state)
 {
     store *s = open_at(*state, "s");
-    store_record a, b, c, back;
+    record a, b, c, back;
     fill(&a, "GPU A", "c1");
     fill(&b, "GPU A", "c2");
     fill(&c, "GPU A", "c1");
     c.time.median_us = 9.75; /* same key as a, later line: wins */
-    char *la = line_of(&a), *lb = line_of(&b), *lc = line_of(&c);
+    char *la = json_text(&a), *lb = json_text(&b), *lc = json_text(&c);
     char text[8192];
     snprintf(text, sizeof text, "%s\n\n   \n%s\r\n%s", la, lb, lc); /* blank lines, CRLF, no EOL */
     long n = -1;
@@ -310,11 +264,11 @@ static void test_import_good(void **state)
 /* good, good, BAD, good: error names line 3, nothing at all written. */
 static void expect_import_fails(store *s, const char *bad, const char *want)
 {
-    store_record a, b, c;
+    record a, b, c;
     fill(&a, "GPU N", "n1");
     fill(&b, "GPU N", "n2");
     fill(&c, "GPU N", "n4");
-    char *la = line_of(&a), *lb = line_of(&b), *lc = line_of(&c);
+    char *la = json_text(&a), *lb = json_text(&b), *lc = json_text(&c);
     char text[8192];
     snprintf(text, sizeof text, "%s\n%s\n%s\n%s\n", la, lb, bad, lc);
     const long before = store_count(s);
@@ -327,9 +281,9 @@ static void expect_import_fails(store *s, const char *bad, const char *want)
     }
     assert_int_equal(n, 0);
     assert_int_equal(store_count(s), before);
-    store_record back;
-    char key[STORE_KEY_LEN];
-    store_key(&a, key, sizeof key);
+    record back;
+    char key[RECORD_KEY_LEN];
+    record_key(&a, key, sizeof key);
     assert_int_equal(store_get(s, key, &back), STORE_NOTFOUND);
     cJSON_free(la);
     cJSON_free(lb);
@@ -339,7 +293,7 @@ static void expect_import_fails(store *s, const char *bad, const char *want)
 static void test_import_atomic(void **state)
 {
     store *s = open_at(*state, "s");
-    store_record old;
+    record old;
     fill(&old, "GPU O", "o1");
     put(s, &old);
 
@@ -372,7 +326,7 @@ static void test_import_atomic(void **state)
     /* A NUL inside a line is no valid record. */
     char nul[64] = "{}";
     FILE *f = fmemopen(nul, 5, "r"); /* "{}\0\0\0" */
-    assert_int_equal(store_import_jsonl(s, f, NULL, &n, err, sizeof err), STORE_EINVAL);
+    assert_int_equal(store_io_import(s, f, NULL, &n, err, sizeof err), STORE_EINVAL);
     assert_int_equal(strncmp(err, "input:1: ", 9), 0);
     fclose(f);
     assert_int_equal(store_count(s), 1);
@@ -386,12 +340,12 @@ static void test_merge_rule(void **state)
     const char *dir = *state;
     store *dst = open_at(dir, "dst");
     store *src = open_at(dir, "src");
-    store_record r;
+    record r;
     /* k1: dst wrong, src ok -> replaced. */
     fill(&r, "G", "k1");
-    r.status = STORE_ST_WRONG;
+    r.status = RECORD_ST_WRONG;
     put(dst, &r);
-    r.status = STORE_ST_OK;
+    r.status = RECORD_ST_OK;
     r.time.median_us = 1.0;
     put(src, &r);
     /* k2: dst ok noise .01, src ok noise .02 (more samples, newer) -> kept. */
@@ -422,7 +376,7 @@ static void test_merge_rule(void **state)
     /* k6: dst ok, src crashed -> kept; k7: only in src -> added. */
     fill(&r, "G", "k6");
     put(dst, &r);
-    r.status = STORE_ST_CRASHED;
+    r.status = RECORD_ST_CRASHED;
     r.timestamp = 9999;
     put(src, &r);
     fill(&r, "G", "k7");
@@ -445,7 +399,7 @@ static void test_merge_rule(void **state)
 
     const double want[] = {1.0, 12.5, 3.0, 12.5, 5.0, 12.5, 7.0, 12.5};
     for (int i = 0; i < 8; i++) {
-        store_record back;
+        record back;
         char cfg[16];
         snprintf(cfg, sizeof cfg, "k%d", i + 1);
         fill(&r, "G", cfg);
@@ -455,10 +409,10 @@ static void test_merge_rule(void **state)
             fail();
         }
     }
-    store_record back;
+    record back;
     fill(&r, "G", "k6");
     get(dst, &r, &back);
-    assert_int_equal(back.status, STORE_ST_OK);
+    assert_int_equal(back.status, RECORD_ST_OK);
 
     /* Merging again changes nothing: every clash is kept now. */
     assert_int_equal(store_merge(dst, path, &st, err, sizeof err), STORE_OK);
@@ -472,7 +426,7 @@ static void test_merge_refusals(void **state)
 {
     const char *dir = *state;
     store *dst = open_at(dir, "dst");
-    store_record r;
+    record r;
     fill(&r, "G", "c");
     put(dst, &r);
     char path[700], err[1024];
@@ -505,8 +459,8 @@ static void test_merge_refusals(void **state)
     fill(&r, "G", "d1");
     put(src, &r);
     store_close(src);
-    char key[STORE_KEY_LEN];
-    store_key(&r, key, sizeof key);
+    char key[RECORD_KEY_LEN];
+    record_key(&r, key, sizeof key);
     snprintf(path, sizeof path, "%s/src", dir);
     raw_put(path, "results", key, "{\"kind\":\"kernel\"}");
     assert_int_equal(store_merge(dst, path, &st, err, sizeof err), STORE_EINVAL);

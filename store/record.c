@@ -1,0 +1,641 @@
+/* record.c - the record: names, key, JSON codec, merge rule, ranking order
+ * (contract: record.h).
+ *
+ * The record <-> JSON mapping is one table (rec_fields) that drives both
+ * directions, so the encoder and the strict decoder cannot drift apart.
+ */
+#include "record.h"
+
+#include <cJSON.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text.h"
+
+#ifndef FASWEEP_VERSION
+#define FASWEEP_VERSION "unknown"
+#endif
+
+/* Largest integer a double holds exactly (smem_dynamic is a long). */
+#define REC_LONG_LIM 9007199254740992.0
+
+_Static_assert(sizeof(long) >= 8, "smem_dynamic must hold 2^53");
+
+/* Formats into a caller's (err, errlen), which may be NULL/0; returns -1
+ * so checks can end in `return rec_err(...)`. */
+__attribute__((format(printf, 3, 4))) static int rec_err(char *err, size_t errlen, const char *fmt,
+                                                         ...)
+{
+    if (!err || errlen == 0)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* ---- names --------------------------------------------------------------------------------- */
+
+static const char *const rec_status_names[] = {"ok", "wrong", "crashed", "timeout"};
+static const char *const rec_kind_names[] = {"kernel", "baseline"};
+#define REC_N_STATUS ((int)(sizeof rec_status_names / sizeof *rec_status_names))
+#define REC_N_KIND ((int)(sizeof rec_kind_names / sizeof *rec_kind_names))
+
+const char *record_status_name(record_status st)
+{
+    return (int)st >= 0 && (int)st < REC_N_STATUS ? rec_status_names[st] : "invalid";
+}
+
+int record_status_parse(const char *s, record_status *out)
+{
+    for (int i = 0; s && i < REC_N_STATUS; i++)
+        if (strcmp(s, rec_status_names[i]) == 0) {
+            if (out)
+                *out = (record_status)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *record_kind_name(record_kind k)
+{
+    return (int)k >= 0 && (int)k < REC_N_KIND ? rec_kind_names[k] : "invalid";
+}
+
+int record_kind_parse(const char *s, record_kind *out)
+{
+    for (int i = 0; s && i < REC_N_KIND; i++)
+        if (strcmp(s, rec_kind_names[i]) == 0) {
+            if (out)
+                *out = (record_kind)i;
+            return 0;
+        }
+    return -1;
+}
+
+/* ---- keys ---------------------------------------------------------------------------------- */
+
+/* Why the key field f (an array of size bytes) cannot be part of a key, or
+ * NULL when it can. */
+static const char *rec_key_field_bad(const char *f, size_t size, char *why, size_t n)
+{
+    const char *end = memchr(f, '\0', size);
+    if (!end)
+        return snprintf(why, n, "is not NUL-terminated within its %zu bytes", size), why;
+    if (end == f)
+        return "is empty";
+    for (const char *p = f; p < end; p++) {
+        const unsigned char ch = (unsigned char)*p;
+        if (ch == '|')
+            return "holds '|', which separates key fields";
+        if (ch < 0x20 || ch == 0x7f)
+            return snprintf(why, n, "holds a control character (\\x%02x)", ch), why;
+    }
+    return NULL;
+}
+
+#define REC_KEY_FIELD(name)                                                                        \
+    {                                                                                              \
+#name, offsetof(record, name), sizeof(((record *)0)->name)                                 \
+    }
+
+static const struct {
+    const char *name;
+    size_t off, size;
+} rec_key_fields[] = {REC_KEY_FIELD(device), REC_KEY_FIELD(problem), REC_KEY_FIELD(build),
+                      REC_KEY_FIELD(config), REC_KEY_FIELD(mode)};
+#define REC_N_KEY ((int)(sizeof rec_key_fields / sizeof *rec_key_fields))
+
+/* Checks every key field; on failure writes "FIELD REASON" into msg. */
+static int rec_key_check(const record *r, char *msg, size_t n)
+{
+    for (int i = 0; i < REC_N_KEY; i++) {
+        char why[64];
+        const char *bad = rec_key_field_bad((const char *)r + rec_key_fields[i].off,
+                                            rec_key_fields[i].size, why, sizeof why);
+        if (bad) {
+            rec_err(msg, n, "%s %s", rec_key_fields[i].name, bad);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int record_key(const record *r, char *buf, size_t n)
+{
+    if (!r || !buf || n == 0 || rec_key_check(r, NULL, 0) != 0)
+        return -1;
+    const int len =
+        snprintf(buf, n, "%s|%s|%s|%s|%s", r->device, r->problem, r->build, r->config, r->mode);
+    if (len < 0 || (size_t)len >= n) {
+        buf[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the JSON form ------------------------------------------------------------------------- */
+
+typedef enum rec_ftype {
+    RF_STR,    /* char array, NUL-terminated */
+    RF_INT,    /* int in [lo, hi] */
+    RF_LONG,   /* long in [lo, hi] */
+    RF_DBL,    /* double; null <-> non-finite */
+    RF_HEX64,  /* unsigned long long as "0x..." */
+    RF_KIND,   /* record_kind by name */
+    RF_STATUS, /* record_status by name */
+    RF_SCHEMA  /* not stored: the record format version */
+} rec_ftype;
+
+typedef struct rec_field {
+    const char *group; /* enclosing object, NULL at the top level */
+    const char *name;
+    rec_ftype type;
+    size_t off, size; /* in record */
+    int required;
+    double lo, hi, def; /* range and default of integers */
+} rec_field;
+
+#define REC_MEM(m) offsetof(record, m), sizeof(((record *)0)->m)
+#define F_KEY(n)                                                                                   \
+    {                                                                                              \
+        "key", #n, RF_STR, REC_MEM(n), 1, 0, 0, 0                                                  \
+    }
+#define F_STR(g, n, m)                                                                             \
+    {                                                                                              \
+        g, n, RF_STR, REC_MEM(m), 0, 0, 0, 0                                                       \
+    }
+#define F_DBL(g, n, m)                                                                             \
+    {                                                                                              \
+        g, n, RF_DBL, REC_MEM(m), 0, 0, 0, 0                                                       \
+    }
+#define F_INT(g, n, m, lo, hi, def)                                                                \
+    {                                                                                              \
+        g, n, RF_INT, REC_MEM(m), 0, lo, hi, def                                                   \
+    }
+#define F_ANYINT(g, n, m) F_INT(g, n, m, INT_MIN, INT_MAX, 0)
+
+/* In output order; the members of a group are contiguous. */
+static const rec_field rec_fields[] = {
+    F_KEY(device),
+    F_KEY(problem),
+    F_KEY(build),
+    F_KEY(config),
+    F_KEY(mode),
+    {NULL, "kind", RF_KIND, REC_MEM(kind), 1, 0, 0, 0},
+    {NULL, "status", RF_STATUS, REC_MEM(status), 1, 0, 0, 0},
+    F_STR(NULL, "error", error),
+    F_DBL("time", "median_us", time.median_us),
+    F_DBL("time", "min_us", time.min_us),
+    F_DBL("time", "mean_us", time.mean_us),
+    F_DBL("time", "stdev_us", time.stdev_us),
+    F_DBL("time", "cv", time.cv),
+    F_DBL("time", "noise", time.noise),
+    F_INT("time", "samples", time.samples, 0, INT_MAX, 0),
+    F_DBL(NULL, "tflops", tflops),
+    F_DBL(NULL, "gbps", gbps),
+    F_DBL("errors", "rel_l2", rel_l2),
+    F_DBL("errors", "max_abs", max_abs),
+    F_ANYINT("resources", "regs", regs),
+    F_ANYINT("resources", "smem_static", smem_static),
+    {"resources", "smem_dynamic", RF_LONG, REC_MEM(smem_dynamic), 0, -REC_LONG_LIM, REC_LONG_LIM,
+     0},
+    F_ANYINT("resources", "local_bytes", local_bytes),
+    F_ANYINT("resources", "max_blocks_per_sm", max_blocks_per_sm),
+    F_DBL("cycles", "cta_mean", cta_cycles_mean),
+    F_DBL("cycles", "cta_max", cta_cycles_max),
+    F_DBL("cycles", "waves", waves),
+    F_DBL("cycles", "sm_imbalance", sm_imbalance),
+    F_STR("env", "gpu_uuid", gpu_uuid),
+    F_ANYINT("env", "cc", cc),
+    F_ANYINT("env", "sm_count", sm_count),
+    F_STR("env", "driver", driver),
+    F_STR("env", "runtime", runtime),
+    F_INT("env", "sm_clock_mhz", sm_clock_mhz, -1, INT_MAX, -1),
+    F_INT("env", "mem_clock_mhz", mem_clock_mhz, -1, INT_MAX, -1),
+    {"env", "throttle_reasons", RF_HEX64, REC_MEM(throttle_reasons), 0, 0, 0, 0},
+    F_INT("env", "throttled", throttled, -1, 1, -1),
+    F_STR("env", "host", host),
+    F_STR("provenance", "space_name", space_name),
+    F_STR("provenance", "space_hash", space_hash),
+    F_STR("provenance", "version", version),
+    F_DBL("provenance", "timestamp", timestamp),
+    {NULL, "schema", RF_SCHEMA, 0, 0, 0, 1, RECORD_SCHEMA_VERSION, RECORD_SCHEMA_VERSION},
+};
+#define REC_NF ((int)(sizeof rec_fields / sizeof *rec_fields))
+
+static int rec_same_group(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/* Shortest "%.Ng" text of a finite d that reads back as exactly d. */
+static void rec_fmt_double(double d, char *buf, size_t n)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d)
+            return;
+    }
+}
+
+/* Adds field f of r to obj; returns 0, or -1 when out of memory. */
+static int rec_add_field(cJSON *obj, const rec_field *f, const record *r)
+{
+    const char *p = (const char *)r + f->off;
+    char buf[320];
+    switch (f->type) {
+    case RF_STR: {
+        /* Bounded: a record that did not come through from_json may lack
+         * the NUL; store_put rejects such records before they get here. */
+        const size_t len = strnlen(p, f->size);
+        memcpy(buf, p, len);
+        buf[len] = '\0';
+        return cJSON_AddStringToObject(obj, f->name, buf) ? 0 : -1;
+    }
+    case RF_INT:
+        return cJSON_AddNumberToObject(obj, f->name, *(const int *)p) ? 0 : -1;
+    case RF_LONG:
+        /* Raw for the same reason as below: cJSON prints 2^53 as 9.0e15. */
+        snprintf(buf, sizeof buf, "%ld", *(const long *)p);
+        return cJSON_AddRawToObject(obj, f->name, buf) ? 0 : -1;
+    case RF_DBL: {
+        const double d = *(const double *)p;
+        if (!isfinite(d))
+            return cJSON_AddNullToObject(obj, f->name) ? 0 : -1;
+        /* A raw item, not a number: cJSON prints numbers with %.15g when
+         * that reads back within one ulp, which would change stored data. */
+        rec_fmt_double(d, buf, sizeof buf);
+        return cJSON_AddRawToObject(obj, f->name, buf) ? 0 : -1;
+    }
+    case RF_HEX64:
+        snprintf(buf, sizeof buf, "0x%llx", *(const unsigned long long *)p);
+        return cJSON_AddStringToObject(obj, f->name, buf) ? 0 : -1;
+    case RF_KIND:
+        return cJSON_AddStringToObject(obj, f->name, record_kind_name(*(const record_kind *)p))
+                   ? 0
+                   : -1;
+    case RF_STATUS:
+        return cJSON_AddStringToObject(obj, f->name, record_status_name(*(const record_status *)p))
+                   ? 0
+                   : -1;
+    case RF_SCHEMA:
+        return cJSON_AddNumberToObject(obj, f->name, RECORD_SCHEMA_VERSION) ? 0 : -1;
+    }
+    return -1;
+}
+
+cJSON *record_to_json(const record *r)
+{
+    if (!r)
+        return NULL;
+    cJSON *root = cJSON_CreateObject();
+    cJSON *obj = root;
+    const char *group = NULL;
+    for (int i = 0; root && i < REC_NF; i++) {
+        const rec_field *f = &rec_fields[i];
+        if (!rec_same_group(f->group, group)) {
+            group = f->group;
+            obj = group ? cJSON_AddObjectToObject(root, group) : root;
+        }
+        if (!obj || rec_add_field(obj, f, r) != 0) {
+            cJSON_Delete(root);
+            return NULL;
+        }
+    }
+    return root;
+}
+
+/* A short description of v, for the "got ..." half of a message. */
+static void rec_got(const cJSON *v, char *buf, size_t n)
+{
+    if (cJSON_IsNumber(v)) {
+        snprintf(buf, n, "%.17g", v->valuedouble);
+    } else if (cJSON_IsString(v) && v->valuestring) {
+        char s[80];
+        text_clean(v->valuestring, strlen(v->valuestring), 32, 0, s, sizeof s);
+        snprintf(buf, n, "\"%s\"", s);
+    } else if (cJSON_IsRaw(v) && v->valuestring) {
+        text_clean(v->valuestring, strlen(v->valuestring), 32, 0, buf, n);
+    } else {
+        snprintf(buf, n, "%s",
+                 cJSON_IsTrue(v)     ? "true"
+                 : cJSON_IsFalse(v)  ? "false"
+                 : cJSON_IsNull(v)   ? "null"
+                 : cJSON_IsArray(v)  ? "an array"
+                 : cJSON_IsObject(v) ? "an object"
+                                     : "an invalid value");
+    }
+}
+
+typedef struct rec_jctx {
+    char *err;
+    size_t errlen;
+} rec_jctx;
+
+/* "group.name: message" (or "name: ...") into the caller's err; -1. */
+__attribute__((format(printf, 4, 5))) static int rec_jfail(const rec_jctx *c, const char *group,
+                                                           const char *name, const char *fmt, ...)
+{
+    if (!c->err || c->errlen == 0)
+        return -1;
+    char msg[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    char cname[80];
+    text_clean(name, strlen(name), 40, 0, cname, sizeof cname);
+    if (group)
+        snprintf(c->err, c->errlen, "%s.%s: %s", group, cname, msg);
+    else
+        snprintf(c->err, c->errlen, "%s: %s", cname, msg);
+    return -1;
+}
+
+static int rec_expected(const rec_jctx *c, const rec_field *f, const cJSON *v, const char *what)
+{
+    char got[128];
+    rec_got(v, got, sizeof got);
+    return rec_jfail(c, f->group, f->name, "expected %s, got %s", what, got);
+}
+
+/* The number in v (a number, or a raw item holding one), or null (*is_null);
+ * -1 for anything else. */
+static int rec_number(const cJSON *v, double *d, int *is_null)
+{
+    *is_null = 0;
+    if (cJSON_IsNumber(v)) {
+        *d = v->valuedouble;
+        return 0;
+    }
+    if (cJSON_IsNull(v)) {
+        *is_null = 1;
+        return 0;
+    }
+    if (!cJSON_IsRaw(v) || !v->valuestring)
+        return -1;
+    /* Raw items come from record_to_json; parse them like text. */
+    cJSON *n = cJSON_Parse(v->valuestring);
+    int rc = -1;
+    if (cJSON_IsNumber(n)) {
+        *d = n->valuedouble;
+        rc = 0;
+    } else if (cJSON_IsNull(n)) {
+        *is_null = 1;
+        rc = 0;
+    }
+    cJSON_Delete(n);
+    return rc;
+}
+
+/* Strict "0x" + 1..16 hex digits. */
+static int rec_parse_hex64(const char *s, unsigned long long *out)
+{
+    if (!s || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+        return -1;
+    size_t n = strlen(s + 2);
+    if (n == 0 || n > 16 || strspn(s + 2, "0123456789abcdefABCDEF") != n)
+        return -1;
+    *out = strtoull(s + 2, NULL, 16);
+    return 0;
+}
+
+static int rec_integer(const rec_jctx *c, const rec_field *f, const cJSON *v, double *out)
+{
+    double d;
+    int is_null;
+    if (rec_number(v, &d, &is_null) != 0 || is_null || !isfinite(d) || d != floor(d) || d < f->lo ||
+        d > f->hi) {
+        char what[96];
+        snprintf(what, sizeof what, "an integer from %.0f to %.0f", f->lo, f->hi);
+        return rec_expected(c, f, v, what);
+    }
+    *out = d;
+    return 0;
+}
+
+/* Decodes one member v into field f of r. */
+static int rec_get_field(const rec_jctx *c, const rec_field *f, const cJSON *v, record *r)
+{
+    char *p = (char *)r + f->off;
+    double d;
+    int is_null;
+    switch (f->type) {
+    case RF_STR: {
+        if (!cJSON_IsString(v) || !v->valuestring)
+            return rec_expected(c, f, v, "a string");
+        const size_t len = strlen(v->valuestring);
+        if (len >= f->size)
+            return rec_jfail(c, f->group, f->name,
+                             "text is %zu bytes, longer than the %zu this field holds", len,
+                             f->size - 1);
+        memcpy(p, v->valuestring, len + 1);
+        return 0;
+    }
+    case RF_INT:
+        if (rec_integer(c, f, v, &d) != 0)
+            return -1;
+        *(int *)p = (int)d;
+        return 0;
+    case RF_LONG:
+        if (rec_integer(c, f, v, &d) != 0)
+            return -1;
+        *(long *)p = (long)d;
+        return 0;
+    case RF_DBL:
+        /* An overflowing literal (1e999) is refused: what is read is always
+         * finite or NaN, and so encodes back to the same text. */
+        if (rec_number(v, &d, &is_null) != 0 || (!is_null && !isfinite(d)))
+            return rec_expected(c, f, v, "a finite number or null");
+        *(double *)p = is_null ? NAN : d;
+        return 0;
+    case RF_HEX64:
+        if (!cJSON_IsString(v) || rec_parse_hex64(v->valuestring, (unsigned long long *)p) != 0)
+            return rec_expected(c, f, v, "a hex string such as \"0x4\" (at most 16 digits)");
+        return 0;
+    case RF_KIND:
+        if (!cJSON_IsString(v) || record_kind_parse(v->valuestring, (record_kind *)p) != 0)
+            return rec_expected(c, f, v, "\"kernel\" or \"baseline\"");
+        return 0;
+    case RF_STATUS:
+        if (!cJSON_IsString(v) || record_status_parse(v->valuestring, (record_status *)p) != 0)
+            return rec_expected(c, f, v, "\"ok\", \"wrong\", \"crashed\" or \"timeout\"");
+        return 0;
+    case RF_SCHEMA:
+        if (rec_number(v, &d, &is_null) == 0 && !is_null && d == floor(d) &&
+            d > RECORD_SCHEMA_VERSION)
+            return rec_jfail(c, f->group, f->name,
+                             "record schema %.0f is newer than this fasweep (%s) reads (%d); "
+                             "upgrade fasweep",
+                             d, FASWEEP_VERSION, RECORD_SCHEMA_VERSION);
+        return rec_integer(c, f, v, &d);
+    }
+    return -1;
+}
+
+static int rec_find_field(const char *group, const char *name)
+{
+    for (int i = 0; i < REC_NF; i++)
+        if (rec_same_group(rec_fields[i].group, group) && strcmp(rec_fields[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* Index of the first field of group name, or -1 when name is no group. */
+static int rec_find_group(const char *name)
+{
+    for (int i = 0; i < REC_NF; i++)
+        if (rec_fields[i].group && strcmp(rec_fields[i].group, name) == 0)
+            return i;
+    return -1;
+}
+
+/* Decodes the members of one object (the top level or a group). seen[g]
+ * flags group g (by its first field's index), seen[REC_NF + i] field i. */
+static int rec_get_members(const rec_jctx *c, const char *group, const cJSON *obj, record *r,
+                           unsigned char *seen)
+{
+    for (const cJSON *m = obj->child; m; m = m->next) {
+        if (!m->string)
+            return rec_jfail(c, group, "?", "a member without a name");
+        if (!group) {
+            const int g = rec_find_group(m->string);
+            if (g >= 0) {
+                if (seen[g]++)
+                    return rec_jfail(c, NULL, m->string, "given twice");
+                if (!cJSON_IsObject(m)) {
+                    char got[128];
+                    rec_got(m, got, sizeof got);
+                    return rec_jfail(c, NULL, m->string, "expected an object, got %s", got);
+                }
+                if (rec_get_members(c, rec_fields[g].group, m, r, seen) != 0)
+                    return -1;
+                continue;
+            }
+        }
+        const int i = rec_find_field(group, m->string);
+        if (i < 0)
+            return rec_jfail(c, group, m->string, "unknown key");
+        if (seen[REC_NF + i]++)
+            return rec_jfail(c, group, m->string, "given twice");
+        if (rec_get_field(c, &rec_fields[i], m, r) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void rec_defaults(record *r)
+{
+    memset(r, 0, sizeof *r);
+    for (int i = 0; i < REC_NF; i++) {
+        const rec_field *f = &rec_fields[i];
+        if (f->type == RF_INT)
+            *(int *)((char *)r + f->off) = (int)f->def;
+    }
+}
+
+int record_from_json(const cJSON *j, record *out, char *err, size_t errlen)
+{
+    const rec_jctx c = {err, errlen};
+    if (!out)
+        return rec_err(err, errlen, "no record to decode into");
+    if (!cJSON_IsObject(j)) {
+        char got[128];
+        rec_got(j, got, sizeof got);
+        rec_err(err, errlen, "expected a JSON object (one record), got %s", j ? got : "nothing");
+        return -1;
+    }
+    record r;
+    rec_defaults(&r);
+    unsigned char seen[2 * REC_NF];
+    memset(seen, 0, sizeof seen);
+    if (rec_get_members(&c, NULL, j, &r, seen) != 0)
+        return -1;
+    for (int i = 0; i < REC_NF; i++)
+        if (rec_fields[i].required && !seen[REC_NF + i])
+            return rec_jfail(&c, rec_fields[i].group, rec_fields[i].name,
+                             "missing; every record needs key.device, key.problem, key.build, "
+                             "key.config, key.mode, kind and status"),
+                   -1;
+    for (int i = 0; i < REC_N_KEY; i++) {
+        char why[64];
+        const char *bad = rec_key_field_bad((const char *)&r + rec_key_fields[i].off,
+                                            rec_key_fields[i].size, why, sizeof why);
+        if (bad)
+            return rec_jfail(&c, "key", rec_key_fields[i].name, "%s", bad), -1;
+    }
+    *out = r;
+    return 0;
+}
+
+int record_check(const record *r, char *why, size_t n)
+{
+    char field[128];
+    if (rec_key_check(r, field, sizeof field) != 0)
+        return rec_err(why, n, "key field %s; fill every key field", field);
+    if ((int)r->status < 0 || (int)r->status >= REC_N_STATUS)
+        return rec_err(why, n, "status %d is not a record_status", (int)r->status);
+    if ((int)r->kind < 0 || (int)r->kind >= REC_N_KIND)
+        return rec_err(why, n, "kind %d is not a record_kind", (int)r->kind);
+    for (int i = 0; i < REC_NF; i++) {
+        const rec_field *f = &rec_fields[i];
+        if (f->type == RF_STR && !memchr((const char *)r + f->off, '\0', f->size))
+            return rec_err(why, n, "field %s is not NUL-terminated within %zu bytes", f->name,
+                           f->size);
+    }
+    return 0;
+}
+
+/* ---- the merge rule ------------------------------------------------------------------------ */
+
+int record_better(const record *a, const record *b)
+{
+    const int a_ok = a->status == RECORD_ST_OK, b_ok = b->status == RECORD_ST_OK;
+    if (a_ok != b_ok)
+        return a_ok;
+    if (a_ok) {
+        /* NaN noise (no estimate) loses to any number. */
+        const int an = isnan(a->time.noise), bn = isnan(b->time.noise);
+        if (an != bn)
+            return bn;
+        if (!an && a->time.noise != b->time.noise)
+            return a->time.noise < b->time.noise;
+        if (a->time.samples != b->time.samples)
+            return a->time.samples > b->time.samples;
+    }
+    /* Two failures, or two equal measurements: the later attempt. */
+    return a->timestamp > b->timestamp;
+}
+
+/* ---- the ranking order and its tie rule ---------------------------------------------------- */
+
+/* NaN after every number; two NaNs equal. */
+static int rec_cmp_num(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) - isnan(b);
+    return (a > b) - (a < b);
+}
+
+int record_rank_order(double median_a, double noise_a, const char *config_a, double median_b,
+                      double noise_b, const char *config_b)
+{
+    int c = rec_cmp_num(median_a, median_b);
+    if (!c)
+        c = rec_cmp_num(noise_a, noise_b);
+    return c ? c : strcmp(config_a, config_b);
+}
+
+int record_tie(double us, double noise, double first_us, double first_noise)
+{
+    /* NaN noise compares false: never a tie. */
+    return us / first_us - 1 <= 2 * hypot(noise, first_noise);
+}

@@ -1,0 +1,137 @@
+/* record.h - one result: the record type, its key, its JSON form, and the
+ * two orders on records (which of two is better to keep, which ranks
+ * first). No LMDB here: the store (store.h) keeps records, the engine
+ * fills them, the ranking and the tools read them.
+ *
+ * Key: canonical text, ordered so that one device+problem is one range
+ * scan of the store:   DEVICE|PROBLEM|BUILD|CONFIG|MODE
+ * e.g. "NVIDIA H100 80GB HBM3|b4.h8.s512.d64.nc|3f9a0c1d2e4b5a69|d64.m128.n64.w4.s2.z1|hot"
+ *
+ * JSON: the store's value format and the import/export line format
+ * (docs/store.md lists every field). Functions here return 0 on success
+ * and -1 for an invalid record or argument, with the reason in err.
+ */
+#ifndef RECORD_H
+#define RECORD_H
+
+#include <stddef.h>
+
+/* The format version every record carries ("schema"). */
+#define RECORD_SCHEMA_VERSION 1
+
+/* Room for any canonical key (the key fields' sizes plus separators). */
+#define RECORD_KEY_LEN 256
+
+typedef enum record_status {
+    RECORD_ST_OK,      /* checked correct and timed */
+    RECORD_ST_WRONG,   /* ran, but failed the correctness gate */
+    RECORD_ST_CRASHED, /* faulted or failed to launch */
+    RECORD_ST_TIMEOUT  /* ran past the space's timeout_s */
+} record_status;
+
+typedef enum record_kind {
+    RECORD_KIND_KERNEL,  /* a fasweep kernel instance */
+    RECORD_KIND_BASELINE /* another implementation timed the same way */
+} record_kind;
+
+typedef struct record_timing {
+    double median_us, min_us, mean_us, stdev_us;
+    double cv;    /* stdev / mean of the samples */
+    double noise; /* relative standard error of the median estimate */
+    int samples;
+} record_timing;
+
+typedef struct record {
+    /* ---- key ---- */
+    char device[64];  /* GPU model name, as the driver reports it */
+    char problem[48]; /* space_problem_format text */
+    char build[40];   /* fa_build_id() of the binary, or "baseline" */
+    char config[64];  /* fa_config_format text, or a baseline's name */
+    char mode[8];     /* "hot" or "cold" */
+    /* ---- result ---- */
+    record_kind kind;
+    record_status status;
+    char error[256]; /* what went wrong, for wrong/crashed/timeout */
+    record_timing time;
+    double tflops, gbps;
+    double rel_l2, max_abs; /* errors vs the fp32 reference */
+    /* resource use (kernel records) */
+    int regs, smem_static, local_bytes, max_blocks_per_sm;
+    long smem_dynamic;
+    /* clock64 instrumentation: per-CTA cycles and SM balance */
+    double cta_cycles_mean, cta_cycles_max;
+    double waves;        /* CTAs / (SMs * max_blocks_per_sm) */
+    double sm_imbalance; /* max over SMs of busy cycles / mean over SMs */
+    /* environment */
+    char gpu_uuid[48];
+    int cc; /* compute capability x10 */
+    int sm_count;
+    char driver[24], runtime[24];
+    int sm_clock_mhz, mem_clock_mhz; /* -1 when unknown */
+    unsigned long long throttle_reasons;
+    int throttled; /* 1 yes, 0 no, -1 unknown */
+    char host[64];
+    /* provenance */
+    char space_name[64];
+    char space_hash[17];
+    char version[16]; /* fasweep version */
+    double timestamp; /* Unix seconds */
+} record;
+
+/* Status and kind names: "ok" "wrong" "crashed" "timeout"; "kernel"
+ * "baseline". The _parse functions return 0 or -1 for unknown text. */
+const char *record_status_name(record_status st);
+int record_status_parse(const char *s, record_status *out);
+const char *record_kind_name(record_kind k);
+int record_kind_parse(const char *s, record_kind *out);
+
+/* Canonical key of r into buf (n bytes). Returns 0, or -1 when a key field
+ * is empty, holds '|' or a control character, or the key does not fit. */
+int record_key(const record *r, char *buf, size_t n);
+
+/* Whether r may be written: a valid key, a known status and kind, and
+ * every text field NUL-terminated within its array. 0, or -1 with the
+ * reason in why ("key field device is empty"). */
+int record_check(const record *r, char *why, size_t n);
+
+/* The JSON form. to_json returns a new cJSON object (NULL when out of
+ * memory). A non-finite double (e.g. rel_l2 of a NaN output) is written as
+ * null and read back as NaN. Non-integer numbers are cJSON raw items
+ * holding the shortest text that reads back to the same double (cJSON's
+ * printer may drop the last bit); print the object, or parse the text
+ * back, to read them. throttle_reasons is a hex string ("0x..."), as a u64
+ * does not fit a double. from_json is strict: unknown or repeated keys,
+ * missing key fields (key.*, kind, status), wrong types, non-integers where
+ * integers belong, text too long for its field, unknown status or kind
+ * names are -1 with the field named in err ("time.samples: ..."); *out is
+ * untouched then. Missing optional fields are 0 (sm_clock_mhz,
+ * mem_clock_mhz, throttled: -1, unknown). */
+struct cJSON;
+struct cJSON *record_to_json(const record *r);
+int record_from_json(const struct cJSON *j, record *out, char *err, size_t errlen);
+
+/* The merge rule: 1 when a should replace b for the same key, else 0.
+ * A status "ok" beats any other status; among two "ok" records the one with
+ * the lower noise wins (a missing estimate, NaN, loses), then the one with
+ * more samples, then the newer. */
+int record_better(const record *a, const record *b);
+
+/* The ranking order, used by `fasweep topk` (seeds/rank.c) and by the
+ * refine report (sweep/refine.c): negative when (median_a, noise_a,
+ * config_a) ranks before b, positive when after, 0 when equal. Faster
+ * median first, then lower noise, then config text (byte order). A NaN
+ * median or noise (no number) sorts after every number, so the order is a
+ * total one on any input: the comparison of a and b is always minus that
+ * of b and a. */
+int record_rank_order(double median_a, double noise_a, const char *config_a, double median_b,
+                      double noise_b, const char *config_b);
+
+/* The tie rule of a ranking, used by the refine report and `fasweep
+ * report`: a median `us` with relative noise `noise` is a statistical tie
+ * with the first's (`first_us`, `first_noise`) when it is slower by at most
+ * twice the standard error of the difference, 2 * hypot(noise,
+ * first_noise), in relative terms. NaN noise (too few samples) is never a
+ * tie. */
+int record_tie(double us, double noise, double first_us, double first_noise);
+
+#endif /* RECORD_H */

@@ -1,0 +1,103 @@
+/* text.c - name validation, printable copies, FNV-1a (contract: text.h). */
+#include "text.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Length of the UTF-8 sequence at p (at most `left` bytes) and its code
+ * point, or 0 when it is not a valid, shortest-form sequence. */
+static size_t text_utf8_seq(const unsigned char *p, size_t left, unsigned *cp)
+{
+    static const unsigned min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
+    size_t n;
+    unsigned c;
+    if (p[0] < 0x80) {
+        *cp = p[0];
+        return 1;
+    }
+    if ((p[0] & 0xE0) == 0xC0) {
+        n = 2;
+        c = p[0] & 0x1F;
+    } else if ((p[0] & 0xF0) == 0xE0) {
+        n = 3;
+        c = p[0] & 0x0F;
+    } else if ((p[0] & 0xF8) == 0xF0) {
+        n = 4;
+        c = p[0] & 0x07;
+    } else {
+        return 0; /* a continuation byte or 0xF8..0xFF first */
+    }
+    if (n > left)
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+        c = (c << 6) | (p[i] & 0x3F);
+    }
+    if (c < min_cp[n] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+        return 0; /* overlong, out of range, or a surrogate */
+    *cp = c;
+    return n;
+}
+
+const char *text_bad(const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    for (size_t i = 0; i < len;) {
+        unsigned cp;
+        const size_t n = text_utf8_seq(p + i, len - i, &cp);
+        if (n == 0)
+            return "is not valid UTF-8";
+        if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F))
+            return "holds a control character";
+        i += n;
+    }
+    return NULL;
+}
+
+int text_json_has_nul_escape(const char *json, size_t len)
+{
+    int in_string = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (json[i] == '"') {
+            in_string = !in_string;
+        } else if (in_string && json[i] == '\\' && i + 1 < len) {
+            if (json[i + 1] == 'u' && i + 5 < len && memcmp(json + i + 2, "0000", 4) == 0)
+                return 1;
+            i++; /* the escaped character, a quote included */
+        }
+    }
+    return 0;
+}
+
+void text_clean(const char *s, size_t len, size_t max, int stop_nl, char *buf, size_t n)
+{
+    size_t o = 0;
+    if (n == 0)
+        return;
+    for (size_t i = 0; i < len && o + 8 < n; i++) {
+        const unsigned char ch = (unsigned char)s[i];
+        if (i == max) {
+            memcpy(buf + o, "...", 3);
+            o += 3;
+            break;
+        }
+        if (stop_nl && (ch == '\n' || ch == '\r'))
+            break;
+        if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+            buf[o++] = (char)ch;
+        else
+            o += (size_t)snprintf(buf + o, n - o, "\\x%02x", ch);
+    }
+    buf[o] = '\0';
+}
+
+uint64_t text_fnv1a(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}

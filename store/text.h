@@ -1,0 +1,40 @@
+/* text.h - what every untrusted string goes through: the one validation of
+ * text that enters a store key, a file name or a name (valid UTF-8, no
+ * control characters, bounded length), the printable copy used to quote
+ * such text in an error message, and the FNV-1a hash used for ids.
+ *
+ * A leaf module: it includes nothing of the project, so the space parser,
+ * the record codec and the store can all use it.
+ */
+#ifndef TEXT_H
+#define TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Why s (len bytes) may not be a name, or NULL when it may: it must be
+ * valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF)
+ * and hold no control character: C0 (U+0000-U+001F), DEL (U+007F) or C1
+ * (U+0080-U+009F, e.g. U+0085 NEXT LINE). A NUL inside the len bytes is a
+ * control character too, so a string cut short by one is caught when its
+ * real length is known. The reason is a static string ("holds a control
+ * character", "is not valid UTF-8"). */
+const char *text_bad(const char *s, size_t len);
+
+/* Whether JSON text holds the escape \u0000 inside a string: a C string
+ * decoded from it would end early and silently lose its tail (cJSON keeps
+ * no length), so a caller refuses such input before decoding it. */
+int text_json_has_nul_escape(const char *json, size_t len);
+
+/* Copies untrusted bytes for a message: printable ASCII as is, anything
+ * else (and the backslash) as \xHH, cut after `max` input bytes with "...";
+ * stops at a line break when stop_nl is set. Writes at most n bytes,
+ * always NUL-terminated when n > 0. */
+void text_clean(const char *s, size_t len, size_t max, int stop_nl, char *buf, size_t n);
+
+/* FNV-1a 64: ids and hashes of files and names, not a security boundary.
+ * Start with TEXT_FNV_INIT; chain calls to hash several pieces. */
+#define TEXT_FNV_INIT 14695981039346656037ULL
+uint64_t text_fnv1a(uint64_t h, const void *data, size_t n);
+
+#endif /* TEXT_H */

@@ -1,0 +1,103 @@
+/* cli.h - what the command files (sweep/cmd_*.c) share: the commands, the
+ * option table every command is parsed with, the exit codes, and the
+ * helpers for stores, plans and output. The command line only parses and
+ * calls the modules; nothing here measures, ranks or stores by itself.
+ *
+ * Conventions: data on stdout, diagnostics on stderr with a "fasweep: "
+ * prefix. Exit status 0 success, 1 failure (no GPU, missing store, nothing
+ * found, interrupted, write error), 2 usage or input error (unknown command
+ * or option, missing or bad value, bad space file, bad import line).
+ */
+#ifndef CLI_H
+#define CLI_H
+
+#include <stddef.h>
+
+#include "../store/store.h"
+#include "plan.h"
+#include "space.h"
+
+#define CLI_OK 0
+#define CLI_FAIL 1
+#define CLI_USAGE 2
+
+#define CLI_DEFAULT_STORE "results.lmdb"
+
+/* One command: `fasweep NAME ...` runs fn(argc, argv) with argv[0] = NAME. */
+typedef struct cli_command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *usage; /* `fasweep NAME --help` */
+} cli_command;
+
+/* cmd_space.c: plan, grid, list, version. cmd_store.c: topk, export,
+ * import, merge, show. */
+extern const cli_command cmd_plan, cmd_grid, cmd_list, cmd_version;
+extern const cli_command cmd_topk, cmd_export, cmd_import, cmd_merge, cmd_show;
+
+/* The command being run (main.c sets it), for its messages. */
+extern const cli_command *cli_current;
+
+/* ---- the option table ---------------------------------------------------------------------- */
+
+typedef enum cli_kind {
+    CLI_FLAG,    /* no value; *(int *)out = 1 */
+    CLI_STR,     /* any text; *(const char **)out */
+    CLI_PATH,    /* non-empty text; *(const char **)out */
+    CLI_INT,     /* a whole decimal number in [lo, hi]; *(int *)out */
+    CLI_PROBLEM, /* "4,8,512,64" or "b4.h8.s512.d64.nc"; (cli_problem *)out, canonical text */
+    CLI_MODE     /* "hot" or "cold"; *(const char **)out */
+} cli_kind;
+
+typedef struct cli_problem {
+    char text[48]; /* space_problem_format text */
+    int set;
+} cli_problem;
+
+typedef struct cli_opt {
+    const char *name; /* long name without "--", or NULL for a short-only option */
+    char letter;      /* short name ('k' for -k), or 0 */
+    cli_kind kind;
+    void *out;
+    long lo, hi; /* CLI_INT range */
+} cli_opt;
+
+/* Parses argv[1..] against opts (a table ended by {NULL, 0}; --help and -h
+ * are always known). Values are checked as their kind says; the first bad
+ * one is a usage error naming the option ("-k wants an integer from 1 to
+ * ..., got 'abc'"). Returns -1 to go on, with *first the index of the first
+ * positional argument, else the exit status to return now (usage printed:
+ * 0; usage error: 2). */
+int cli_parse(int argc, char **argv, const cli_opt *opts, int *first);
+
+/* Positional arguments: exactly none. Returns 0, or a usage error. */
+int cli_no_args(int argc, char **argv, int first);
+
+/* ---- messages -------------------------------------------------------------------------------- */
+
+/* "fasweep: ..." on stderr. */
+void cli_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "fasweep CMD: ...\n(see `fasweep CMD --help`)" on stderr; returns 2. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints a cJSON document (and frees it): 0, or 1 after a message. */
+struct cJSON;
+int cli_emit_json(struct cJSON *doc);
+
+/* ---- stores and plans ---------------------------------------------------------------------- */
+
+/* The store: --store PATH, else $FASWEEP_STORE, else ./results.lmdb. */
+const char *cli_store_path(const char *opt);
+
+/* Opens the store; a read-only open of a store that does not exist is a
+ * clear failure instead of an LMDB error. NULL after printing why. */
+store *cli_open_store(const char *path, int read_only);
+
+/* "fasweep: WHAT failed: ..." for a store error; returns 1. */
+int cli_store_fail(store *s, int rc, const char *what);
+
+/* Loads a space and builds its plan against this binary's instances.
+ * Returns 0, or the exit status after printing why. */
+int cli_load_plan(const char *path, space *s, plan *p);
+
+#endif /* CLI_H */

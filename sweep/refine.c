@@ -1,0 +1,228 @@
+/* refine.c - the refine pass: head-to-heads of the best configs
+ * (contract: refine.h). */
+#include "refine.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct refine_cand {
+    int point;
+    double old_us, new_us;
+    double old_noise, new_noise; /* relative noise of old_us, new_us */
+    int old_rank, new_rank;
+    char config[64]; /* as fa_config_format writes it */
+} refine_cand;
+
+/* The ranking order (record_rank_order); a failed re-measurement (inf)
+ * sorts last. */
+static int refine_by_old(const void *a, const void *b)
+{
+    const refine_cand *p = a, *q = b;
+    return record_rank_order(p->old_us, p->old_noise, p->config, q->old_us, q->old_noise,
+                             q->config);
+}
+
+static int refine_by_new(const void *a, const void *b)
+{
+    const refine_cand *p = a, *q = b;
+    return record_rank_order(p->new_us, p->new_noise, p->config, q->new_us, q->new_noise,
+                             q->config);
+}
+
+__attribute__((format(printf, 2, 3))) static void refine_say(const refine_env *e, const char *fmt,
+                                                             ...)
+{
+    if (!e->out)
+        return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    progress_note(e->prog, "fasweep: %s", buf);
+}
+
+/* The problem's "ok" records of this build in `mode`, in rank order. */
+static int refine_candidates(const refine_env *e, int problem, const char *mode, refine_cand *cand,
+                             int *n_out)
+{
+    int n = 0;
+    for (size_t i = 0; i < e->p->n; i++) {
+        const plan_point *pt = &e->p->points[i];
+        if (pt->reason != PLAN_OK || pt->problem != problem)
+            continue;
+        record r;
+        char key[RECORD_KEY_LEN];
+        task_record_init(&r, &e->w->dev, &e->s->problems[problem], &pt->cfg, mode);
+        int rc = record_key(&r, key, sizeof key) == 0 ? store_get(e->st, key, &r) : STORE_EINVAL;
+        if (rc == STORE_NOTFOUND)
+            continue;
+        if (rc != STORE_OK) {
+            refine_say(e, "reading the store failed: %s (%s)", store_strerror(rc),
+                       store_last_error(e->st));
+            return -1;
+        }
+        if (r.status == RECORD_ST_OK && r.time.median_us > 0) {
+            cand[n] =
+                (refine_cand){(int)i, r.time.median_us, INFINITY, r.time.noise, NAN, 0, 0, ""};
+            fa_config_format(&pt->cfg, cand[n].config, sizeof cand[n].config);
+            n++;
+        }
+    }
+    qsort(cand, (size_t)n, sizeof *cand, refine_by_old);
+    for (int i = 0; i < n; i++)
+        cand[i].old_rank = i + 1;
+    *n_out = n;
+    return 0;
+}
+
+/* Sorts top[0..k) by the new median (failures last) and prints the table:
+ * whether the order of the re-measured ones held, each one's difference to
+ * the first, and which of the first are a statistical tie with it. */
+static void refine_report(const refine_env *e, const char *prob, const char *mode, refine_cand *top,
+                          int k)
+{
+    qsort(top, (size_t)k, sizeof *top, refine_by_new);
+    int held = 1, last_old = 0, failed = 0;
+    for (int i = 0; i < k; i++) {
+        top[i].new_rank = i + 1;
+        if (isfinite(top[i].new_us)) {
+            held &= top[i].old_rank > last_old;
+            last_old = top[i].old_rank;
+        } else
+            failed++;
+    }
+    FILE *out = e->out;
+    if (!out)
+        return;
+    fprintf(out, "refine %s %s, top %d: the order %s\n", prob, mode, k, held ? "held" : "changed");
+    fprintf(out, "  %-8s %-8s %-24s %10s %10s %9s\n", "old_rank", "new_rank", "config", "old_us",
+            "new_us", "vs_first");
+    int tied = 1; /* the first `tied` are a statistical tie */
+    for (int i = 0; i < k; i++) {
+        const char *cfg = top[i].config;
+        if (!isfinite(top[i].new_us)) {
+            fprintf(out, "  %-8d %-8s %-24s %10.3f %10s\n", top[i].old_rank, "-", cfg,
+                    top[i].old_us, "failed");
+            continue;
+        }
+        const double d = top[i].new_us / top[0].new_us - 1;
+        const int tie =
+            i > 0 && tied == i &&
+            record_tie(top[i].new_us, top[i].new_noise, top[0].new_us, top[0].new_noise);
+        tied += tie;
+        fprintf(out, "  %-8d %-8d %-24s %10.3f %10.3f %+8.2f%%%s\n", top[i].old_rank,
+                top[i].new_rank, cfg, top[i].old_us, top[i].new_us, 100 * d, tie ? " tie" : "");
+    }
+    if (tied > 1)
+        fprintf(out,
+                "  the first %d differ by less than twice their noise: a statistical tie, the "
+                "order among them may differ from run to run\n",
+                tied);
+    if (failed)
+        fprintf(out, "  %d could not be re-measured (see the messages above)\n", failed);
+    fflush(out);
+}
+
+/* One head-to-head of cand[0..k) (k <= TASK_MAX_CONFIGS): one task, k
+ * records, each stored at once (an ok one always: its median is the one
+ * that compares; a failed one only over a failed record). new_us gets each
+ * config's new median (inf when it failed). Returns 0, 1 when no worker can
+ * run it, -1 on a store error. */
+static int refine_h2h(const refine_env *e, int problem, const char *mode, refine_cand *cand, int k,
+                      const space_measure *m)
+{
+    task t;
+    memset(&t, 0, sizeof t);
+    t.problem = e->s->problems[problem];
+    t.n_configs = k;
+    for (int i = 0; i < k; i++) {
+        t.configs[i] = e->p->points[cand[i].point].cfg;
+        t.inject[i] = task_inject_for(e->inject, e->n_inject, &t.configs[i]);
+    }
+    snprintf(t.mode, sizeof t.mode, "%s", mode);
+    t.measure = *m;
+    t.tol = e->s->tolerance;
+    /* The timeout runs from STARTED to the first result, which comes after
+     * all k configs are timed. */
+    t.measure.timeout_s *= k;
+    char prob[48], label[160];
+    space_problem_format(&t.problem, prob, sizeof prob);
+    snprintf(label, sizeof label, "%s %s %s", prob, cand[0].config, mode);
+    progress_begin_task(e->prog, label);
+    static worker_job j;
+    char err[512];
+    if (worker_run(e->w, &j, &t, err, sizeof err) != 0) {
+        refine_say(e, "%s", err);
+        return 1;
+    }
+    for (int i = 0; i < k; i++) {
+        record *r = &j.recs[i];
+        task_provenance(r, e->host, e->s->name, e->s->hash);
+        const int rc =
+            r->status == RECORD_ST_OK ? store_put(e->st, r) : store_put_if_better(e->st, r, NULL);
+        if (rc != STORE_OK) {
+            refine_say(e, "writing %s %s %s to the store failed: %s (%s)", r->problem, r->config,
+                       r->mode, store_strerror(rc), store_last_error(e->st));
+            return -1;
+        }
+        if (r->status == RECORD_ST_OK) {
+            cand[i].new_us = r->time.median_us;
+            cand[i].new_noise = r->time.noise;
+        } else
+            refine_say(e,
+                       "refine: re-measuring %s %s %s failed (%s: %s); the store keeps its "
+                       "earlier record unless that one had failed too",
+                       r->problem, r->config, r->mode, record_status_name(r->status), r->error);
+    }
+    progress_end_task(e->prog, NULL);
+    return 0;
+}
+
+int refine_run(const refine_env *e, int *interrupted)
+{
+    *interrupted = 0;
+    space_measure m = e->s->measure;
+    m.noise /= 2;
+    m.max_samples = m.max_samples > INT_MAX / 4 ? INT_MAX : m.max_samples * 4;
+    m.timeout_s += 3 * m.max_seconds; /* the budget grows by that much */
+    m.max_seconds *= 4;
+    refine_cand *cand = calloc(e->p->n + 1, sizeof *cand);
+    if (!cand) {
+        refine_say(e, "out of memory for the refine pass");
+        return 1;
+    }
+    int rc = 0;
+    const int nm = e->s->measure.n_modes;
+    for (int q = 0; q < e->s->n_problems * nm && rc == 0; q++) {
+        const int pi = q / nm;
+        const char *mode = e->s->measure.modes[q % nm];
+        int n = 0;
+        if (refine_candidates(e, pi, mode, cand, &n)) {
+            rc = -1;
+            break;
+        }
+        const int k = n < e->k ? n : e->k;
+        progress_start(e->prog, e->out, (k + TASK_MAX_CONFIGS - 1) / TASK_MAX_CONFIGS);
+        for (int i = 0; i < k && rc == 0; i += TASK_MAX_CONFIGS) {
+            if (e->stop && *e->stop) {
+                *interrupted = rc = 1;
+                break;
+            }
+            const int g = k - i < TASK_MAX_CONFIGS ? k - i : TASK_MAX_CONFIGS;
+            rc = refine_h2h(e, pi, mode, cand + i, g, &m);
+        }
+        progress_finish(e->prog);
+        if (rc == 0 && k > 0) {
+            char prob[48];
+            space_problem_format(&e->s->problems[pi], prob, sizeof prob);
+            refine_report(e, prob, mode, cand, k);
+        }
+    }
+    free(cand);
+    return rc;
+}

@@ -1,0 +1,99 @@
+/* task.c - records' start and provenance, FASWEEP_INJECT (contract: task.h). */
+#include "task.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef FASWEEP_VERSION
+#define FASWEEP_VERSION "unknown"
+#endif
+
+/* Copies text into a fixed field, cut to fit. */
+static void task_copy(char *dst, size_t n, const char *src)
+{
+    const size_t len = strnlen(src, n - 1);
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+}
+
+void task_record_init(record *r, const task_device *dev, const space_problem *p, const fa_config *c,
+                      const char *mode)
+{
+    memset(r, 0, sizeof *r);
+    task_copy(r->device, sizeof r->device, dev->name);
+    space_problem_format(p, r->problem, sizeof r->problem);
+    task_copy(r->build, sizeof r->build, dev->build);
+    fa_config_format(c, r->config, sizeof r->config);
+    task_copy(r->mode, sizeof r->mode, mode);
+    r->kind = RECORD_KIND_KERNEL;
+    r->status = RECORD_ST_CRASHED;
+    r->time.noise = NAN;
+    r->rel_l2 = r->max_abs = NAN;
+    r->cta_cycles_mean = r->cta_cycles_max = r->waves = r->sm_imbalance = NAN;
+    task_copy(r->gpu_uuid, sizeof r->gpu_uuid, dev->uuid);
+    r->cc = dev->cc;
+    r->sm_count = dev->sm_count;
+    task_copy(r->driver, sizeof r->driver, dev->driver);
+    task_copy(r->runtime, sizeof r->runtime, dev->runtime);
+    r->sm_clock_mhz = r->mem_clock_mhz = -1;
+    r->throttled = -1;
+}
+
+void task_provenance(record *r, const char *host, const char *space_name, const char *space_hash)
+{
+    task_copy(r->host, sizeof r->host, host);
+    task_copy(r->space_name, sizeof r->space_name, space_name);
+    task_copy(r->space_hash, sizeof r->space_hash, space_hash);
+    task_copy(r->version, sizeof r->version, FASWEEP_VERSION);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    r->timestamp = (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int task_inject_parse(const char *text, task_inject_rule *rules, char *err, size_t errlen)
+{
+    if (!text || !*text)
+        return 0;
+    char buf[1024];
+    if (strlen(text) >= sizeof buf) {
+        snprintf(err, errlen, "FASWEEP_INJECT is longer than %zu bytes; unset it or shorten it",
+                 sizeof buf - 1);
+        return -1;
+    }
+    strcpy(buf, text);
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(tok, ':');
+        task_inject kind = TASK_INJECT_NONE;
+        if (colon && colon - tok == 5 && strncmp(tok, "fault", 5) == 0)
+            kind = TASK_INJECT_FAULT;
+        else if (colon && colon - tok == 4 && strncmp(tok, "hang", 4) == 0)
+            kind = TASK_INJECT_HANG;
+        fa_config cfg;
+        if (kind == TASK_INJECT_NONE || fa_config_parse(colon + 1, &cfg) != 0) {
+            snprintf(err, errlen,
+                     "FASWEEP_INJECT: '%s' is not fault:CONFIG or hang:CONFIG (CONFIG as "
+                     "`fasweep list` prints it, e.g. d64.m64.n64.w4.s1.z0); fix or unset it",
+                     tok);
+            return -1;
+        }
+        if (n == TASK_MAX_INJECT) {
+            snprintf(err, errlen, "FASWEEP_INJECT names more than %d configs", TASK_MAX_INJECT);
+            return -1;
+        }
+        rules[n].cfg = cfg;
+        rules[n++].kind = kind;
+    }
+    return n;
+}
+
+task_inject task_inject_for(const task_inject_rule *rules, int n, const fa_config *c)
+{
+    for (int i = 0; i < n; i++)
+        if (fa_config_cmp(&rules[i].cfg, c) == 0)
+            return rules[i].kind;
+    return TASK_INJECT_NONE;
+}
