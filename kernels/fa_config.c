@@ -1,4 +1,4 @@
-/* fa_config.c - text form and ordering of kernel configs. */
+/* fa_config.c - text form of kernel configs (contract: fa_config.h). */
 #include "fa_config.h"
 
 #include <stdio.h>
@@ -24,15 +24,5 @@ int fa_config_parse(const char *s, fa_config *c)
     if (strcmp(back, s) != 0)
         return -1;
     *c = t;
-    return 0;
-}
-
-int fa_config_cmp(const fa_config *a, const fa_config *b)
-{
-    const int x[6] = {a->head_dim, a->block_m, a->block_n, a->num_warps, a->stages, a->swizzle};
-    const int y[6] = {b->head_dim, b->block_m, b->block_n, b->num_warps, b->stages, b->swizzle};
-    for (int i = 0; i < 6; i++)
-        if (x[i] != y[i])
-            return x[i] < y[i] ? -1 : 1;
     return 0;
 }

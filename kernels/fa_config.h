@@ -105,6 +105,17 @@ FA_PURE int fa_lookahead(int head_dim, int block_m, int block_n, int num_warps, 
            2 * (block_n / 8) * 4 + (head_dim / 8) * 4 <= 160;
 }
 
+/* The derived code paths of a config, by the names `fasweep list --json`
+ * and the seeds use for them ("paths": {"q_in_regs", "lookahead"}). */
+static inline int fa_config_q_in_regs(const fa_config *c)
+{
+    return fa_q_in_regs(c->head_dim, c->block_m, c->num_warps);
+}
+static inline int fa_config_lookahead(const fa_config *c)
+{
+    return fa_lookahead(c->head_dim, c->block_m, c->block_n, c->num_warps, c->stages);
+}
+
 /* Canonical short text of a config, e.g. "d64.m128.n64.w4.s2.z1".
  * Writes at most `n` bytes including the NUL; returns what snprintf returns. */
 int fa_config_format(const fa_config *c, char *buf, unsigned long n);
@@ -114,8 +125,17 @@ int fa_config_format(const fa_config *c, char *buf, unsigned long n);
 int fa_config_parse(const char *s, fa_config *c);
 
 /* Total order on configs (head_dim, block_m, block_n, num_warps, stages,
- * swizzle); returns <0, 0, >0 like strcmp. */
-int fa_config_cmp(const fa_config *a, const fa_config *b);
+ * swizzle); returns <0, 0, >0 like strcmp. (Inline: the kernel library's
+ * registry needs it and links nothing of the host code.) */
+static inline int fa_config_cmp(const fa_config *a, const fa_config *b)
+{
+    const int x[6] = {a->head_dim, a->block_m, a->block_n, a->num_warps, a->stages, a->swizzle};
+    const int y[6] = {b->head_dim, b->block_m, b->block_n, b->num_warps, b->stages, b->swizzle};
+    for (int i = 0; i < 6; i++)
+        if (x[i] != y[i])
+            return x[i] < y[i] ? -1 : 1;
+    return 0;
+}
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
 /* inject.h - kernels that fail on purpose, for testing the sweep engine's
- * isolation (FASWEEP_INJECT="fault:CONFIG,hang:CONFIG", README "How a point
- * is measured"). The worker launches one of them instead of the named
+ * isolation (FASWEEP_INJECT="fault:CONFIG,hang:CONFIG", docs/measurement.md,
+ * "Fault injection"). The worker launches one of them instead of the named
  * config's kernel at the correctness gate. Return values as in fa_launch.h
  * (a cudaError_t as an int; the fault itself shows at the next sync).
  */

@@ -2,7 +2,7 @@
 # bench_vs_sdpa.sh - issue 3's benchmark: the best fasweep instance against
 # PyTorch scaled_dot_product_attention with each backend (flash, efficient,
 # cudnn), measured side by side in one run on one GPU with the same method
-# (CUDA events, warm-up, median, hot and cold L2: see README "How a point is
+# (CUDA events, warm-up, median, hot and cold L2: see docs/measurement.md "How a point is
 # measured"). Needs a GPU and PyTorch.
 #
 #   scripts/bench_vs_sdpa.sh [SPACE] [STORE]   (default spaces/h100.json, a temp store)

@@ -3,7 +3,7 @@
 backends (flash, efficient, cudnn) the way `fasweep grid` times a kernel, and
 write the results as store records (JSON lines) for `fasweep import`.
 
-Same method as the sweep engine (README "How a point is measured"):
+Same method as the sweep engine (docs/measurement.md):
   * fresh random fp16 inputs, uniform in [-1, 1], layout [B, H, S, D];
   * a correctness gate against an fp32 reference (rel_l2 and max_abs in
     float64, any NaN/inf fails); a backend that fails it is stored "wrong"
@@ -36,7 +36,7 @@ import socket
 import sys
 import time
 
-# The engine's defaults (sweep/space.h, README "Space files").
+# The engine's defaults (sweep/space.h, docs/spaces.md).
 DEFAULT_MEASURE = {
     "warmup_runs": 3,
     "min_samples": 10,

@@ -334,6 +334,7 @@ static void rank_config_json(cJSON *e, const record *r, int *ok)
     fa_config c;
     if (fa_config_parse(r->config, &c) != 0) {
         rank_null(e, "config", ok);
+        rank_null(e, "paths", ok);
         return;
     }
     cJSON *o = rank_add_obj(e, "config", ok);
@@ -343,6 +344,11 @@ static void rank_config_json(cJSON *e, const record *r, int *ok)
     rank_num(o, "STAGES", c.stages, ok);
     rank_num(o, "SWIZZLE", c.swizzle, ok);
     rank_num(o, "HEAD_DIM", c.head_dim, ok);
+    /* The code paths the axes switch on (kernels/fa_config.h). */
+    cJSON *p = rank_add_obj(e, "paths", ok);
+    if (!p || !cJSON_AddBoolToObject(p, "q_in_regs", fa_config_q_in_regs(&c)) ||
+        !cJSON_AddBoolToObject(p, "lookahead", fa_config_lookahead(&c)))
+        *ok = 0;
 }
 
 static void rank_metrics_json(cJSON *e, const rank_group *g, const record *r, int *ok)

@@ -5,7 +5,7 @@
  * records with status "ok" are ranked by median time, ties broken by lower
  * noise, then by config text. Baseline records are not ranked; the fastest
  * "ok" baseline of the group gives each entry's speedup.
- * Seeds format: README.md, "Seeds".
+ * Seeds format: seeds/README.md.
  */
 #ifndef RANK_H
 #define RANK_H

@@ -368,7 +368,9 @@ static cJSON *list_instance_json(const fa_instance *in)
                    cJSON_AddNumberToObject(o, "STAGES", in->cfg.stages) &&
                    cJSON_AddNumberToObject(o, "SWIZZLE", in->cfg.swizzle) &&
                    cJSON_AddNumberToObject(o, "smem_bytes", (double)fa_smem_bytes(&in->cfg));
-    if (!ok) {
+    cJSON *paths = ok ? cJSON_AddObjectToObject(o, "paths") : NULL;
+    if (!paths || !cJSON_AddBoolToObject(paths, "q_in_regs", fa_config_q_in_regs(&in->cfg)) ||
+        !cJSON_AddBoolToObject(paths, "lookahead", fa_config_lookahead(&in->cfg))) {
         cJSON_Delete(o);
         return NULL;
     }
@@ -399,13 +401,15 @@ static void list_table(void)
 {
     printf("build %s  archs %s  instances %d\n", fa_build_id(), fa_build_archs(),
            fa_registry_count());
-    printf("%-24s %8s %7s %7s %9s %6s %7s %8s\n", "name", "HEAD_DIM", "BLOCK_M", "BLOCK_N",
-           "NUM_WARPS", "STAGES", "SWIZZLE", "smem_B");
+    printf("%-24s %8s %7s %7s %9s %6s %7s %8s  %s\n", "name", "HEAD_DIM", "BLOCK_M", "BLOCK_N",
+           "NUM_WARPS", "STAGES", "SWIZZLE", "smem_B", "paths");
     for (int i = 0; i < fa_registry_count(); i++) {
         const fa_instance *in = fa_registry_get(i);
         const fa_config *c = &in->cfg;
-        printf("%-24s %8d %7d %7d %9d %6d %7d %8ld\n", in->name, c->head_dim, c->block_m,
-               c->block_n, c->num_warps, c->stages, c->swizzle, fa_smem_bytes(c));
+        const int q = fa_config_q_in_regs(c), la = fa_config_lookahead(c);
+        printf("%-24s %8d %7d %7d %9d %6d %7d %8ld  %s%s%s\n", in->name, c->head_dim, c->block_m,
+               c->block_n, c->num_warps, c->stages, c->swizzle, fa_smem_bytes(c),
+               q ? "q_in_regs" : "", q && la ? "," : "", la ? "lookahead" : (q ? "" : "-"));
     }
 }
 

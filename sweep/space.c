@@ -1,5 +1,4 @@
-/* space.c - strict parsing of sweep space files (format: README.md, "Space
- * files").
+/* space.c - strict parsing of sweep space files (format: docs/spaces.md).
  *
  * cJSON builds the tree; this file only walks it and validates. Every check
  * reports "FILE: JSON.PATH: expected ..., got ..." so a user can fix a space
@@ -343,7 +342,7 @@ const char *space_axis_name(space_axis_id a)
     return (unsigned)a < SPACE_AXIS_COUNT ? sp_axis_names[a] : "?";
 }
 
-/* What each axis allows, in words and as a check; see README. */
+/* What each axis allows, in words and as a check; see docs/spaces.md. */
 static const char *sp_axis_what(space_axis_id a)
 {
     switch (a) {
@@ -551,7 +550,7 @@ static int sp_root(const sp_ctx *c, const cJSON *root, space *s)
     static const sp_keys keys = {names, 7,
                                  "name, description, target, problems, axes, measure, tolerance"};
     if (!cJSON_IsObject(root))
-        return sp_expected(c, "", root, "a JSON object at the top level (see README, Space files)");
+        return sp_expected(c, "", root, "a JSON object at the top level (see docs/spaces.md)");
     if (sp_object(c, "", root, &keys))
         return -1;
 
@@ -673,7 +672,7 @@ static cJSON *sp_tree(const sp_ctx *c, const char *text, size_t len)
     while (start < len && sp_is_ws(text[start]))
         start++;
     if (start == len) {
-        sp_fail(c, NULL, "the file is empty, expected a JSON object (see README, Space files)");
+        sp_fail(c, NULL, "the file is empty, expected a JSON object (see docs/spaces.md)");
         return NULL;
     }
     /* A NUL-terminated copy: cJSON then cannot read past the bytes even if

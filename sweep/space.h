@@ -1,7 +1,7 @@
 /* space.h - a sweep space: the target GPU's limits, the problems to run,
  * the kernel axes to enumerate, and how to measure and check each point.
  *
- * A space is a JSON file (format: README.md, "Space files"). Parsing is
+ * A space is a JSON file (format: docs/spaces.md). Parsing is
  * strict: unknown keys, wrong types, empty or duplicate axis values and
  * out-of-range numbers are errors that name the file, the JSON path
  * (e.g. "axes.BLOCK_M[2]") and what was expected. A JSON syntax error names
@@ -32,7 +32,7 @@ typedef struct space_problem {
     int causal;
 } space_problem;
 
-/* Measurement settings; every field has a default (README). */
+/* Measurement settings; every field has a default (docs/spaces.md). */
 typedef struct space_measure {
     int warmup_runs;                /* launches before timing (default 3) */
     int min_samples;                /* timed launches at least (default 10) */

@@ -232,8 +232,7 @@ static void test_from_json_rejects(void **state)
     (void)state;
     char err[512];
     assert_int_equal(decode("", "", err, sizeof err), 0);
-    assert_int_equal(decode("", ",\"time\":{\"median_us\":1.5,\"samples\":3}", err, sizeof err),
-                     0);
+    assert_int_equal(decode("", ",\"time\":{\"median_us\":1.5,\"samples\":3}", err, sizeof err), 0);
 
     /* Unknown keys, at both levels. */
     expect_reject("", ",\"time\":{\"medain_us\":1}", "time.medain_us: unknown key");

@@ -128,16 +128,15 @@ static void run_cases(const bad_case *c, size_t n)
 static void test_text_level(void **state)
 {
     (void)state;
-    expect_err_raw("", 0,
-                   "t.json: the file is empty, expected a JSON object (see README, Space files)");
+    expect_err_raw("", 0, "t.json: the file is empty, expected a JSON object (see docs/spaces.md)");
     expect_err_raw(" \n\t\r\n", 5,
-                   "t.json: the file is empty, expected a JSON object (see README, Space files)");
-    expect_err("[1] ", "t.json: expected a JSON object at the top level (see README, Space files), "
+                   "t.json: the file is empty, expected a JSON object (see docs/spaces.md)");
+    expect_err("[1] ", "t.json: expected a JSON object at the top level (see docs/spaces.md), "
                        "got an array");
-    expect_err("42", "t.json: expected a JSON object at the top level (see README, Space files), "
+    expect_err("42", "t.json: expected a JSON object at the top level (see docs/spaces.md), "
                      "got 42");
-    expect_err("'x'", "t.json: expected a JSON object at the top level (see README, Space "
-                      "files), got \"x\"");
+    expect_err("'x'", "t.json: expected a JSON object at the top level (see docs/spaces.md), "
+                      "got \"x\"");
     expect_err("[1] [2]", "t.json:1:5: unexpected text '[2]' after the JSON value; a space file "
                           "holds one object");
     expect_err("{}\n {}", "t.json:2:2: unexpected text '{}' after the JSON value; a space file "
