@@ -48,36 +48,51 @@ static const char *const rec_kind_names[] = {"kernel", "baseline"};
 #define REC_N_STATUS ((int)(sizeof rec_status_names / sizeof *rec_status_names))
 #define REC_N_KIND ((int)(sizeof rec_kind_names / sizeof *rec_kind_names))
 
+/* names[i] for 0 <= i < n, else "invalid". */
+static const char *rec_name(const char *const *names, int n, int i)
+{
+    return i >= 0 && i < n ? names[i] : "invalid";
+}
+
+/* The index of s in names, or -1 (out untouched). */
+static int rec_parse(const char *const *names, int n, const char *s, int *out)
+{
+    for (int i = 0; s && i < n; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    return -1;
+}
+
 const char *record_status_name(record_status st)
 {
-    return (int)st >= 0 && (int)st < REC_N_STATUS ? rec_status_names[st] : "invalid";
+    return rec_name(rec_status_names, REC_N_STATUS, (int)st);
 }
 
 int record_status_parse(const char *s, record_status *out)
 {
-    for (int i = 0; s && i < REC_N_STATUS; i++)
-        if (strcmp(s, rec_status_names[i]) == 0) {
-            if (out)
-                *out = (record_status)i;
-            return 0;
-        }
-    return -1;
+    int i = 0;
+    if (rec_parse(rec_status_names, REC_N_STATUS, s, &i) != 0)
+        return -1;
+    if (out)
+        *out = (record_status)i;
+    return 0;
 }
 
 const char *record_kind_name(record_kind k)
 {
-    return (int)k >= 0 && (int)k < REC_N_KIND ? rec_kind_names[k] : "invalid";
+    return rec_name(rec_kind_names, REC_N_KIND, (int)k);
 }
 
 int record_kind_parse(const char *s, record_kind *out)
 {
-    for (int i = 0; s && i < REC_N_KIND; i++)
-        if (strcmp(s, rec_kind_names[i]) == 0) {
-            if (out)
-                *out = (record_kind)i;
-            return 0;
-        }
-    return -1;
+    int i = 0;
+    if (rec_parse(rec_kind_names, REC_N_KIND, s, &i) != 0)
+        return -1;
+    if (out)
+        *out = (record_kind)i;
+    return 0;
 }
 
 /* ---- keys ---------------------------------------------------------------------------------- */

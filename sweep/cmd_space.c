@@ -50,6 +50,14 @@ static int apply_shard(const space *s, plan *p, const char *shard_opt)
     return 0;
 }
 
+/* The space at path, planned against this build, then cut to this
+ * process's shard. Returns 0, or the exit status after printing why. */
+static int load_sharded_plan(const char *path, const char *shard_opt, space *s, plan *p)
+{
+    const int rc = cli_load_plan(path, s, p);
+    return rc ? rc : apply_shard(s, p, shard_opt);
+}
+
 static void plan_print_point(const space *s, const plan_point *pt, FILE *out)
 {
     char prob[64], cfg[64], why[256];
@@ -188,8 +196,7 @@ static int plan_main(int argc, char **argv)
         return cli_usage_error("--space FILE is required");
     space s;
     plan p;
-    rc = cli_load_plan(path, &s, &p);
-    if (rc || (rc = apply_shard(&s, &p, shard_opt)))
+    if ((rc = load_sharded_plan(path, shard_opt, &s, &p)))
         return rc;
     rc = show_plan(&s, &p, json, all);
     plan_free(&p);
@@ -345,8 +352,7 @@ static int grid_main(int argc, char **argv)
         return CLI_USAGE;
     space s;
     plan p;
-    rc = cli_load_plan(path, &s, &p);
-    if (rc || (rc = apply_shard(&s, &p, shard_opt)))
+    if ((rc = load_sharded_plan(path, shard_opt, &s, &p)))
         return rc;
     rc = dry ? show_plan(&s, &p, 0, 0) : grid_run(&s, &p, cli_store_path(store_opt), &o);
     plan_free(&p);

@@ -299,12 +299,19 @@ static const char *const usage_import =
     "\n"
     "exit status: 0 ok, 1 store failure, 2 unreadable file, bad line (named) or option.\n";
 
+/* The options of a command whose only option is --store (import, merge):
+ * cli_parse's result. */
+static int store_only_options(int argc, char **argv, const char **store_opt, int *first)
+{
+    const cli_opt opts[] = {{"store", 0, CLI_PATH, store_opt, 0, 0}, {NULL, 0, 0, NULL, 0, 0}};
+    return cli_parse(argc, argv, opts, first);
+}
+
 static int import_main(int argc, char **argv)
 {
     const char *store_opt = NULL;
     int first;
-    const cli_opt opts[] = {{"store", 0, CLI_PATH, &store_opt, 0, 0}, {NULL, 0, 0, NULL, 0, 0}};
-    const int rc = cli_parse(argc, argv, opts, &first);
+    const int rc = store_only_options(argc, argv, &store_opt, &first);
     if (rc >= 0)
         return rc;
     if (argc - first != 1)
@@ -372,8 +379,7 @@ static int merge_main(int argc, char **argv)
 {
     const char *store_opt = NULL;
     int first;
-    const cli_opt opts[] = {{"store", 0, CLI_PATH, &store_opt, 0, 0}, {NULL, 0, 0, NULL, 0, 0}};
-    const int rc = cli_parse(argc, argv, opts, &first);
+    const int rc = store_only_options(argc, argv, &store_opt, &first);
     if (rc >= 0)
         return rc;
     if (first >= argc)

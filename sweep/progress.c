@@ -98,6 +98,18 @@ void progress_note(progress *p, const char *fmt, ...)
     fflush(p->out);
 }
 
+void progress_say(progress *p, const char *fmt, ...)
+{
+    if (!p || !p->out)
+        return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    progress_note(p, "fasweep: %s", buf);
+}
+
 void progress_finish(progress *p)
 {
     if (!p->out)

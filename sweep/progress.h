@@ -34,6 +34,10 @@ void progress_end_task(progress *p, const char *best);
 /* A message on its own line ("d64... hot: crashed: ..."). */
 void progress_note(progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* "fasweep: " and the message, as a note (the engine's way to say what
+ * went wrong mid-sweep); p may be NULL or quiet. */
+void progress_say(progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Ends the live line. */
 void progress_finish(progress *p);
 

@@ -4,7 +4,6 @@
 
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,19 +32,6 @@ static int refine_by_new(const void *a, const void *b)
                              q->config);
 }
 
-__attribute__((format(printf, 2, 3))) static void refine_say(const refine_env *e, const char *fmt,
-                                                             ...)
-{
-    if (!e->out)
-        return;
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    progress_note(e->prog, "fasweep: %s", buf);
-}
-
 /* The problem's "ok" records of this build in `mode`, in rank order. */
 static int refine_candidates(const refine_env *e, int problem, const char *mode, refine_cand *cand,
                              int *n_out)
@@ -62,8 +48,8 @@ static int refine_candidates(const refine_env *e, int problem, const char *mode,
         if (rc == STORE_NOTFOUND)
             continue;
         if (rc != STORE_OK) {
-            refine_say(e, "reading the store failed: %s (%s)", store_strerror(rc),
-                       store_last_error(e->st));
+            progress_say(e->prog, "reading the store failed: %s (%s)", store_strerror(rc),
+                         store_last_error(e->st));
             return -1;
         }
         if (r.status == RECORD_ST_OK && r.time.median_us > 0) {
@@ -157,7 +143,7 @@ static int refine_h2h(const refine_env *e, int problem, const char *mode, refine
     static worker_job j;
     char err[512];
     if (worker_run(e->w, &j, &t, err, sizeof err) != 0) {
-        refine_say(e, "%s", err);
+        progress_say(e->prog, "%s", err);
         return 1;
     }
     for (int i = 0; i < k; i++) {
@@ -166,18 +152,18 @@ static int refine_h2h(const refine_env *e, int problem, const char *mode, refine
         const int rc =
             r->status == RECORD_ST_OK ? store_put(e->st, r) : store_put_if_better(e->st, r, NULL);
         if (rc != STORE_OK) {
-            refine_say(e, "writing %s %s %s to the store failed: %s (%s)", r->problem, r->config,
-                       r->mode, store_strerror(rc), store_last_error(e->st));
+            progress_say(e->prog, "writing %s %s %s to the store failed: %s (%s)", r->problem,
+                         r->config, r->mode, store_strerror(rc), store_last_error(e->st));
             return -1;
         }
         if (r->status == RECORD_ST_OK) {
             cand[i].new_us = r->time.median_us;
             cand[i].new_noise = r->time.noise;
         } else
-            refine_say(e,
-                       "refine: re-measuring %s %s %s failed (%s: %s); the store keeps its "
-                       "earlier record unless that one had failed too",
-                       r->problem, r->config, r->mode, record_status_name(r->status), r->error);
+            progress_say(e->prog,
+                         "refine: re-measuring %s %s %s failed (%s: %s); the store keeps its "
+                         "earlier record unless that one had failed too",
+                         r->problem, r->config, r->mode, record_status_name(r->status), r->error);
     }
     progress_end_task(e->prog, NULL);
     return 0;
@@ -193,7 +179,7 @@ int refine_run(const refine_env *e, int *interrupted)
     m.max_seconds *= 4;
     refine_cand *cand = calloc(e->p->n + 1, sizeof *cand);
     if (!cand) {
-        refine_say(e, "out of memory for the refine pass");
+        progress_say(e->prog, "out of memory for the refine pass");
         return 1;
     }
     int rc = 0;

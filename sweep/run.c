@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,33 +42,21 @@ typedef struct run_ctx {
     double best_tflops; /* of sum->best_config */
 } run_ctx;
 
-__attribute__((format(printf, 2, 3))) static void run_say(run_ctx *c, const char *fmt, ...)
-{
-    if (!c->out)
-        return;
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    progress_note(&c->prog, "fasweep: %s", buf);
-}
-
 /* FASWEEP_INJECT: test hook, see docs/measurement.md. */
 static int run_inject_setup(run_ctx *c)
 {
     char err[1200];
     c->n_inject = task_inject_parse(getenv("FASWEEP_INJECT"), c->inject, err, sizeof err);
     if (c->n_inject < 0) {
-        run_say(c, "%s", err);
+        progress_say(&c->prog, "%s", err);
         c->n_inject = 0;
         return -1;
     }
     for (int i = 0; i < c->n_inject; i++) {
         char cfg[64];
         fa_config_format(&c->inject[i].cfg, cfg, sizeof cfg);
-        run_say(c, "FASWEEP_INJECT: %s runs an injected %s kernel instead", cfg,
-                c->inject[i].kind == TASK_INJECT_FAULT ? "faulting" : "hanging");
+        progress_say(&c->prog, "FASWEEP_INJECT: %s runs an injected %s kernel instead", cfg,
+                     c->inject[i].kind == TASK_INJECT_FAULT ? "faulting" : "hanging");
     }
     return 0;
 }
@@ -115,7 +102,7 @@ static run_item *run_items(run_ctx *c, size_t *n_out, int *rc)
     run_item *items = calloc(c->p->n_accepted * nm + 1, sizeof *items);
     *rc = 1;
     if (!items) {
-        run_say(c, "out of memory for %zu tasks", c->p->n_accepted * nm);
+        progress_say(&c->prog, "out of memory for %zu tasks", c->p->n_accepted * nm);
         return NULL;
     }
     size_t n = 0;
@@ -138,8 +125,8 @@ static run_item *run_items(run_ctx *c, size_t *n_out, int *rc)
             if (src == STORE_OK)
                 it->skip = 1;
             else if (src != STORE_NOTFOUND) {
-                run_say(c, "reading the store failed: %s (%s)", store_strerror(src),
-                        store_last_error(c->st));
+                progress_say(&c->prog, "reading the store failed: %s (%s)", store_strerror(src),
+                             store_last_error(c->st));
                 free(items);
                 *rc = -1;
                 return NULL;
@@ -157,23 +144,11 @@ static run_item *run_items(run_ctx *c, size_t *n_out, int *rc)
 static void run_tally(run_ctx *c, const plan_point *pt, const record *r)
 {
     run_summary *sum = c->sum;
-    switch (r->status) {
-    case RECORD_ST_OK:
-        sum->measured++;
-        break;
-    case RECORD_ST_WRONG:
-        sum->wrong++;
-        break;
-    case RECORD_ST_CRASHED:
-        sum->crashed++;
-        break;
-    case RECORD_ST_TIMEOUT:
-        sum->timeout++;
-        break;
-    }
+    long *const count[] = {&sum->measured, &sum->wrong, &sum->crashed, &sum->timeout};
+    (*count[r->status])++;
     if (r->status != RECORD_ST_OK) {
-        run_say(c, "%s %s %s: %s: %s", r->problem, r->config, r->mode,
-                record_status_name(r->status), r->error);
+        progress_say(&c->prog, "%s %s %s: %s: %s", r->problem, r->config, r->mode,
+                     record_status_name(r->status), r->error);
         return;
     }
     if (strcmp(r->mode, c->mode_best) != 0)
@@ -200,8 +175,8 @@ static int run_finish(run_ctx *c, const run_item *it, record *r, double timed_s)
     task_provenance(r, c->host, c->s->name, c->s->hash);
     const int rc = store_put(c->st, r);
     if (rc != STORE_OK) {
-        run_say(c, "writing %s %s %s to the store failed: %s (%s)", r->problem, r->config, r->mode,
-                store_strerror(rc), store_last_error(c->st));
+        progress_say(&c->prog, "writing %s %s %s to the store failed: %s (%s)", r->problem,
+                     r->config, r->mode, store_strerror(rc), store_last_error(c->st));
         return -1;
     }
     run_tally(c, pt, r);
@@ -232,7 +207,7 @@ static int run_sweep_one(run_ctx *c, run_item *items, size_t n)
         run_make_task(c, &items[i], &t, label, sizeof label);
         progress_begin_task(&c->prog, label);
         if (worker_run(&c->w, &j, &t, err, sizeof err) != 0) {
-            run_say(c, "%s", err);
+            progress_say(&c->prog, "%s", err);
             return 1;
         }
         rc = run_finish(c, &items[i], &j.recs[0], j.timed_s) ? -1 : 0;
@@ -288,7 +263,7 @@ static void run_slot_assign(run_ctx *c, run_slot *slots, int ns, run_slot *sl, r
     char label[160], err[512];
     run_make_task(c, &items[i], &t, label, sizeof label);
     if (worker_start(&sl->w, &sl->j, &t, err, sizeof err) != 0) {
-        run_say(c, "GPU %d: %s; it takes no more tasks", sl->w.device, err);
+        progress_say(&c->prog, "GPU %d: %s; it takes no more tasks", sl->w.device, err);
         sl->dead = 1;
         return;
     }
@@ -319,7 +294,7 @@ static int run_slots_wait(run_ctx *c, run_slot *slots, int ns, const run_item *i
     }
     const int ms = wait_s <= 0 ? 0 : (int)(wait_s * 1000) + 1;
     if (poll(fds, (nfds_t)nf, ms) < 0 && errno != EINTR) {
-        run_say(c, "poll on the CUDA workers failed: %s", strerror(errno));
+        progress_say(&c->prog, "poll on the CUDA workers failed: %s", strerror(errno));
         return -1;
     }
     for (int i = 0; i < nf; i++) {
@@ -343,14 +318,15 @@ static int run_slots_start(run_ctx *c, run_slot *slots, int ns)
         slots[k].w.device = c->o->devices[k];
         slots[k].w.prog = c->out ? &c->prog : NULL;
         if (worker_spawn(&slots[k].w, err, sizeof err)) {
-            run_say(c, "GPU %d: %s", slots[k].w.device, err);
+            progress_say(&c->prog, "GPU %d: %s", slots[k].w.device, err);
             return 1;
         }
         if (strcmp(slots[k].w.dev.name, slots[0].w.dev.name) != 0) {
-            run_say(c,
-                    "GPU %d is a %s but GPU %d a %s: results are keyed by GPU model, so "
-                    "sweep each model in its own run (--devices with GPUs of one model)",
-                    slots[0].w.device, slots[0].w.dev.name, slots[k].w.device, slots[k].w.dev.name);
+            progress_say(&c->prog,
+                         "GPU %d is a %s but GPU %d a %s: results are keyed by GPU model, so "
+                         "sweep each model in its own run (--devices with GPUs of one model)",
+                         slots[0].w.device, slots[0].w.dev.name, slots[k].w.device,
+                         slots[k].w.dev.name);
             return 1;
         }
     }
@@ -396,7 +372,7 @@ static int run_sweep(run_ctx *c)
     const int ns = c->o->n_devices > 1 ? c->o->n_devices : 1;
     run_slot *slots = ns > 1 ? calloc((size_t)ns, sizeof *slots) : NULL;
     if (ns > 1 && !slots) {
-        run_say(c, "out of memory for %d workers", ns);
+        progress_say(&c->prog, "out of memory for %d workers", ns);
         return 1;
     }
     /* The workers' HELLO names the GPU model, which the keys need. */
@@ -407,8 +383,9 @@ static int run_sweep(run_ctx *c)
         for (size_t i = 0; i < n; i++)
             c->sum->skipped += items[i].skip;
         if (c->sum->skipped)
-            run_say(c, "%ld of %zu tasks are in the store already and are skipped%s",
-                    c->sum->skipped, n, ns > 1 || c->sum->skipped == (long)n ? "" : " (resume)");
+            progress_say(&c->prog, "%ld of %zu tasks are in the store already and are skipped%s",
+                         c->sum->skipped, n,
+                         ns > 1 || c->sum->skipped == (long)n ? "" : " (resume)");
         progress_start(&c->prog, c->out, (long)n - c->sum->skipped);
         rc = ns > 1 ? run_sweep_multi(c, slots, ns, items, n) : run_sweep_one(c, items, n);
         progress_finish(&c->prog);
@@ -427,7 +404,7 @@ static int run_start(run_ctx *c, const char *store_path)
     char err[1024] = "";
     const int src = store_open(store_path, 0, &c->st, err, sizeof err);
     if (src != STORE_OK) {
-        run_say(c, "%s", err[0] ? err : store_strerror(src));
+        progress_say(&c->prog, "%s", err[0] ? err : store_strerror(src));
         c->st = NULL;
         return -1;
     }
@@ -436,7 +413,7 @@ static int run_start(run_ctx *c, const char *store_path)
     if (c->o->n_devices > 1) /* run_sweep starts one worker per GPU */
         return 0;
     if (worker_spawn(&c->w, err, sizeof err) != 0) {
-        run_say(c, "%s", err);
+        progress_say(&c->prog, "%s", err);
         return 1;
     }
     c->dev = c->w.dev;
@@ -453,7 +430,7 @@ static int run_refine(run_ctx *c)
     if (!c->w.pid) {
         char err[512];
         if (worker_spawn(&c->w, err, sizeof err) != 0) {
-            run_say(c, "%s", err);
+            progress_say(&c->prog, "%s", err);
             return 1;
         }
     }

@@ -11,7 +11,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -60,18 +59,6 @@ _Static_assert(sizeof(task) <= PIPE_BUF, "task must fit one atomic pipe write");
 static double worker_now(void)
 {
     return progress_now();
-}
-
-__attribute__((format(printf, 2, 3))) static void worker_say(const worker *w, const char *fmt, ...)
-{
-    if (!w->prog)
-        return;
-    char buf[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    progress_note(w->prog, "fasweep: %s", buf);
 }
 
 /* Writes exactly n bytes, retrying on EINTR and short writes. 0 or -1. */
@@ -416,8 +403,8 @@ int worker_start(worker *w, worker_job *j, const task *t, char *err, size_t n)
         }
         char how[96];
         worker_reap(w, 1, how, sizeof how);
-        worker_say(w, "the CUDA worker was gone before its next task (%s); starting a new one",
-                   how);
+        progress_say(w->prog,
+                     "the CUDA worker was gone before its next task (%s); starting a new one", how);
     }
     snprintf(err, n, "cannot hand tasks to a CUDA worker: it dies at once");
     return -1;

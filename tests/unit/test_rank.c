@@ -589,21 +589,24 @@ static void test_seeds_dir_error(void **state)
     assert_int_equal(stat(dir, &st), -1);
 }
 
+/* A test that gets a fresh store (fixture *). */
+#define RANK_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_empty_store, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_k_must_be_positive, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_order_and_ties, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_nan_noise_order, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_k_limits, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_groups_and_filters, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_failed_and_baselines, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_baseline_dash, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_json, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_seeds_write, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_seeds_names, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_seeds_dir_error, setup, teardown),
+        RANK_TEST(test_empty_store),
+        RANK_TEST(test_k_must_be_positive),
+        RANK_TEST(test_order_and_ties),
+        RANK_TEST(test_nan_noise_order),
+        RANK_TEST(test_k_limits),
+        RANK_TEST(test_groups_and_filters),
+        RANK_TEST(test_failed_and_baselines),
+        RANK_TEST(test_no_baseline_dash),
+        RANK_TEST(test_json),
+        RANK_TEST(test_seeds_write),
+        RANK_TEST(test_seeds_names),
+        RANK_TEST(test_seeds_dir_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -577,17 +577,12 @@ static void test_damaged_value(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_strerror),
-        cmocka_unit_test_setup_teardown(test_put_get, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_put_invalid, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_resume_replace, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_scan_prefix, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_schema_meta, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_open_errors, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_map_growth, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_concurrent_writers, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_concurrent_writers_tiny_map, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_damaged_value, setup_dir, teardown_dir),
+        cmocka_unit_test(test_strerror),     STORE_TEST(test_put_get),
+        STORE_TEST(test_put_invalid),        STORE_TEST(test_resume_replace),
+        STORE_TEST(test_scan_prefix),        STORE_TEST(test_schema_meta),
+        STORE_TEST(test_open_errors),        STORE_TEST(test_map_growth),
+        STORE_TEST(test_concurrent_writers), STORE_TEST(test_concurrent_writers_tiny_map),
+        STORE_TEST(test_damaged_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

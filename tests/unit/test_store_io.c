@@ -28,19 +28,10 @@
 
 static void fill(record *r, const char *device, const char *config)
 {
-    memset(r, 0, sizeof *r);
-    snprintf(r->device, sizeof r->device, "%s", device);
-    snprintf(r->problem, sizeof r->problem, "b1.h2.s128.d64.nc");
+    fill_simple(r, device, "b1.h2.s128.d64.nc", config);
     snprintf(r->build, sizeof r->build, "abc123");
-    snprintf(r->config, sizeof r->config, "%s", config);
-    snprintf(r->mode, sizeof r->mode, "hot");
-    r->kind = RECORD_KIND_KERNEL;
-    r->status = RECORD_ST_OK;
     r->time.median_us = 12.5;
-    r->time.noise = 0.01;
-    r->time.samples = 20;
     r->timestamp = 1000;
-    r->sm_clock_mhz = r->mem_clock_mhz = r->throttled = -1;
 }
 
 static store *open_at(const char *dir, const char *name)
@@ -486,14 +477,14 @@ static void test_merge_refusals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_export_csv, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_export_jsonl, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_export_import_round_trip, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_export_write_error, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_import_good, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_import_atomic, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_merge_rule, setup_dir, teardown_dir),
-        cmocka_unit_test_setup_teardown(test_merge_refusals, setup_dir, teardown_dir),
+        STORE_TEST(test_export_csv),
+        STORE_TEST(test_export_jsonl),
+        STORE_TEST(test_export_import_round_trip),
+        STORE_TEST(test_export_write_error),
+        STORE_TEST(test_import_good),
+        STORE_TEST(test_import_atomic),
+        STORE_TEST(test_merge_rule),
+        STORE_TEST(test_merge_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,4 +67,7 @@ static inline int teardown_dir(void **state)
     return 0;
 }
 
+/* A test that gets a fresh directory (*state) and loses it afterwards. */
+#define STORE_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup_dir, teardown_dir)
+
 #endif /* TESTSTORE_H */
