@@ -77,13 +77,14 @@ HOST_LIB := $(BUILD)/libfasweep_host.a
 
 # ---- GPU-side driver (C11 calling the CUDA runtime) ----------------------
 DRIVER_SRC := sweep/run.c sweep/refine.c sweep/worker.c sweep/measure.c sweep/nvml.c \
-              sweep/progress.c sweep/cli.c sweep/cmd_space.c sweep/cmd_store.c
+              sweep/progress.c sweep/cli.c sweep/cmd_space.c sweep/cmd_store.c sweep/cmd_eval.c
 DRIVER_OBJ := $(DRIVER_SRC:%.c=$(BUILD)/obj/%.o)
 
 # ---- kernels: instances generated from the spaces -------------------------
 GEN       := $(KBUILD)/gen
 GEN_CU    := $(foreach i,$(shell seq 0 $$(($(SHARDS)-1))),$(GEN)/inst_$(i).cu)
-KSRC      := kernels/registry.cu kernels/reference.cu kernels/spin.cu kernels/inject.cu
+KSRC      := kernels/registry.cu kernels/reference.cu kernels/spin.cu kernels/inject.cu \
+             kernels/check.cu
 KOBJ      := $(GEN_CU:$(GEN)/%.cu=$(KBUILD)/kobj/%.o) $(KSRC:kernels/%.cu=$(KBUILD)/kobj/%.o)
 KERNEL_HDR := kernels/flash_fwd.cuh kernels/fa_config.h kernels/fa_launch.h
 
@@ -142,7 +143,7 @@ list-instances: $(GEN)/.stamp
 UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-$(BUILD)/tests/%: tests/unit/%.c $(HOST_LIB) tests/unit/testutil.h
+$(BUILD)/tests/%: tests/unit/%.c $(HOST_LIB) $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) $< $(HOST_LIB) -o $@ $(PKG_LIBS) $(CMOCKA_LIBS) -lm
 
@@ -151,7 +152,7 @@ unit: $(UNIT_BIN)
 	  CMOCKA_MESSAGE_OUTPUT=stdout FASWEEP_TEST_TMP=$(abspath $(BUILD))/tmp $$t; done
 
 cli: $(BUILD)/fasweep
-	FASWEEP=$(abspath $(BUILD)/fasweep) bats tests/cli
+	FASWEEP=$(abspath $(BUILD)/fasweep) FASWEEP_ASAN=$(SAN) bats tests/cli
 
 # Every CPU test against a small build (the CI space), then the same under
 # AddressSanitizer + UBSan, then a short fuzz run of the space parser.
@@ -170,15 +171,25 @@ test-slurm: $(BUILD)/fasweep
 	@bash tests/slurm/run.sh $(abspath $(BUILD)/fasweep) || { rc=$$?; \
 	  if [ $$rc -eq 77 ]; then echo "test-slurm: SKIPPED (reason above)"; else exit $$rc; fi; }
 
+# The fuzzers (libFuzzer, ASan + UBSan): the space parser, and the record
+# path (an import file's lines, the JSON codec, the merge and rank orders)
+# seeded with the CLI fixtures. FUZZ_TIME seconds each: short in make test,
+# `make fuzz FUZZ_TIME=600` for a longer run.
 FUZZ_TIME ?= 20
-$(BUILD)/fuzz_space: tests/fuzz/fuzz_space.c sweep/space.c sweep/space.h store/text.c
+FUZZ_CC := clang -g -O1 -std=c11 -D_GNU_SOURCE -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined
+RECORD_SRC := store/record.c store/store.c store/store_io.c store/text.c
+$(BUILD)/fuzz_space: tests/fuzz/fuzz_space.c sweep/space.c sweep/space.h store/text.c store/text.h
 	@mkdir -p $(dir $@)
-	clang -g -O1 -std=c11 -D_GNU_SOURCE -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
-	  tests/fuzz/fuzz_space.c sweep/space.c store/text.c -o $@ $(PKG_LIBS)
-fuzz: $(BUILD)/fuzz_space
-	@mkdir -p $(BUILD)/fuzz-corpus
+	$(FUZZ_CC) tests/fuzz/fuzz_space.c sweep/space.c store/text.c -o $@ $(PKG_LIBS)
+$(BUILD)/fuzz_record: tests/fuzz/fuzz_record.c $(RECORD_SRC) $(wildcard store/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) tests/fuzz/fuzz_record.c $(RECORD_SRC) -o $@ $(PKG_LIBS)
+fuzz: $(BUILD)/fuzz_space $(BUILD)/fuzz_record
+	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-record-corpus
 	$(BUILD)/fuzz_space -max_total_time=$(FUZZ_TIME) -timeout=5 -rss_limit_mb=2048 \
 	  $(BUILD)/fuzz-corpus tests/fuzz/corpus
+	$(BUILD)/fuzz_record -max_total_time=$(FUZZ_TIME) -timeout=5 -rss_limit_mb=2048 \
+	  -max_len=4096 $(BUILD)/fuzz-record-corpus tests/cli/fixtures
 
 test-gpu: $(BUILD)/fasweep $(BUILD)/fa_check
 	FASWEEP=$(abspath $(BUILD)/fasweep) FA_CHECK=$(abspath $(BUILD)/fa_check) \

@@ -8,6 +8,8 @@
 #ifndef FA_LAUNCH_H
 #define FA_LAUNCH_H
 
+#include <stddef.h>
+
 #include "fa_config.h"
 
 #ifdef __cplusplus
@@ -72,9 +74,51 @@ int fa_instance_attrs(const fa_instance *in, fa_attrs *out);
  * memory. Plain and slow on purpose: one thread per query row. */
 int fa_reference_launch(const fa_args *a, float *o_ref, fa_stream stream);
 
+/* ---- measuring helpers (kernels/spin.cu) ---------------------------------------------------- */
+
+/* What a clock probe saw: SM cycles (clock64) and nanoseconds (%globaltimer)
+ * at its start and end, on one SM. The SM clock over the probe, in MHz, is
+ * (c1 - c0) * 1000 / (g1 - g0). */
+typedef struct fa_clock_probe {
+    unsigned long long c0, c1, g0, g1;
+} fa_clock_probe;
+
 /* Queues a one-thread kernel that busy-waits `cycles` SM clocks: holds the
- * stream while the host queues timed launches behind it (kernels/spin.cu). */
-int fa_spin_launch(long long cycles, fa_stream stream);
+ * stream while the host queues timed launches behind it, and, when probe is
+ * not NULL (device-visible memory), tells the clock it ran at. */
+int fa_spin_launch(long long cycles, fa_clock_probe *probe, fa_stream stream);
+
+/* Queues a tensor-core load on every SM (mma.sync on registers, a few CTAs
+ * per SM) for about `ms` milliseconds of %globaltimer; each of its `ctas`
+ * CTAs writes the clock of its second half into probes[cta]: what the SMs
+ * run at under a sustained load (the clock calibration). */
+int fa_load_launch(int ctas, double ms, fa_clock_probe *probes, fa_stream stream);
+
+/* ---- checking helpers (kernels/check.cu) ----------------------------------------------------- */
+
+/* Fills n fp16 values with uniform random numbers in [-1, 1], element i a
+ * hash of (seed, i): fresh inputs with a fresh seed, no host copy. */
+int fa_fill_random_launch(void *half_out, size_t n, unsigned long long seed, fa_stream stream);
+
+/* Sums of an fp16 output against an fp32 reference, over n elements, in
+ * double: what the correctness gate needs (sweep/stats.h turns them into
+ * rel_l2 and max_abs). A NaN or inf output counts in nonfinite (first_bad
+ * the lowest such index, ~0ULL when none) and adds nothing to the sums; a
+ * non-finite reference counts in ref_nonfinite. With out NULL only the
+ * reference is looked at. */
+typedef struct fa_compare_sums {
+    double diff2, ref2, max_abs;
+    unsigned long long nonfinite, first_bad, ref_nonfinite;
+} fa_compare_sums;
+
+/* Bytes of device scratch fa_compare_launch needs. */
+size_t fa_compare_scratch_bytes(void);
+
+/* Computes the sums into *sums (device memory) with a fixed grid and a
+ * fixed reduction order, so the same data gives the same bits. scratch:
+ * fa_compare_scratch_bytes() of device memory. */
+int fa_compare_launch(const void *half_out, const float *ref, size_t n, void *scratch,
+                      fa_compare_sums *sums, fa_stream stream);
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,7 @@
 #include <cJSON.h>
 
 #include "../kernels/fa_config.h"
+#include "../store/text.h"
 #include "../sweep/space.h"
 
 #ifndef FASWEEP_VERSION
@@ -232,18 +233,28 @@ static void rank_print_group(const rank_group *g, FILE *out)
         fprintf(out, "  no ok kernel results (%ld failed)\n", g->n_failed);
         return;
     }
-    fprintf(out, "%4s  %-24s %10s %10s %8s %6s %7s %5s %8s %8s\n", "rank", "config", "median_us",
-            "min_us", "TFLOPS", "CV%", "noise%", "regs", "smem", "speedup");
+    fprintf(out, "%4s  %-24s %10s %10s %8s %6s %7s %5s %8s %8s %6s\n", "rank", "config",
+            "median_us", "min_us", "TFLOPS", "CV%", "noise%", "regs", "smem", "speedup", "MHz");
     for (int i = 0; i < g->n_top; i++) {
         const record *r = &g->top[i];
-        char sp[32] = "-";
+        char sp[32] = "-", mhz[16] = "-";
         const double x = rank_speedup(g, r);
         if (x > 0)
             snprintf(sp, sizeof sp, "%.2fx", x);
-        fprintf(out, "%4d  %-24s %10.2f %10.2f %8.2f %6.2f %7.2f %5d %8ld %8s\n", i + 1, r->config,
-                r->time.median_us, r->time.min_us, r->tflops, 100.0 * r->time.cv,
-                100.0 * r->time.noise, r->regs, (long)r->smem_static + r->smem_dynamic, sp);
+        /* The median SM clock of its blocks; "!" when some ran under the
+         * calibrated clock's threshold (docs/measurement.md, "Clocks"). */
+        if (r->clock.median_mhz > 0)
+            snprintf(mhz, sizeof mhz, "%d%s", r->clock.median_mhz, r->clock.below == 1 ? "!" : "");
+        fprintf(out, "%4d  %-24s %10.2f %10.2f %8.2f %6.2f %7.2f %5d %8ld %8s %6s\n", i + 1,
+                r->config, r->time.median_us, r->time.min_us, r->tflops, 100.0 * r->time.cv,
+                100.0 * r->time.noise, r->regs, (long)r->smem_static + r->smem_dynamic, sp, mhz);
     }
+    for (int i = 0; i < g->n_top; i++)
+        if (g->top[i].clock.below == 1) {
+            fprintf(out, "  (MHz with !: some of its timed blocks ran under the calibrated clock "
+                         "and could not be taken again; see docs/measurement.md)\n");
+            break;
+        }
 }
 
 void rank_print(const rank_result *r, FILE *out)
@@ -361,6 +372,7 @@ static void rank_metrics_json(cJSON *e, const rank_group *g, const record *r, in
     rank_num(m, "cv", r->time.cv, ok);
     rank_num(m, "noise", r->time.noise, ok);
     rank_num(m, "samples", r->time.samples, ok);
+    rank_num(m, "launches_per_sample", r->time.launches, ok);
     rank_num(m, "tflops", r->tflops, ok);
     rank_num(m, "gbps", r->gbps, ok);
     const double x = rank_speedup(g, r);
@@ -368,6 +380,30 @@ static void rank_metrics_json(cJSON *e, const rank_group *g, const record *r, in
         rank_num(m, "speedup_vs_baseline", x, ok);
     else
         rank_null(m, "speedup_vs_baseline", ok);
+}
+
+/* An MHz figure, null when unknown (-1). */
+static void rank_mhz(cJSON *o, const char *key, int mhz, int *ok)
+{
+    if (mhz > 0)
+        rank_num(o, key, mhz, ok);
+    else
+        rank_null(o, key, ok);
+}
+
+static void rank_clock_json(cJSON *e, const record *r, int *ok)
+{
+    cJSON *c = rank_add_obj(e, "clock", ok);
+    rank_mhz(c, "sm_min_mhz", r->clock.min_mhz, ok);
+    rank_mhz(c, "sm_median_mhz", r->clock.median_mhz, ok);
+    rank_mhz(c, "sm_max_mhz", r->clock.max_mhz, ok);
+    rank_mhz(c, "ref_mhz", r->clock.ref_mhz, ok);
+    rank_num(c, "blocks", r->clock.blocks, ok);
+    rank_num(c, "discarded_blocks", r->clock.discarded, ok);
+    if (r->clock.below < 0)
+        rank_null(c, "below_threshold", ok);
+    else if (c && !cJSON_AddBoolToObject(c, "below_threshold", r->clock.below))
+        *ok = 0;
 }
 
 static void rank_details_json(cJSON *e, const record *r, int *ok)
@@ -425,6 +461,7 @@ static cJSON *rank_entry_json(const rank_group *g, int i, int *ok)
     rank_str(e, "config_text", r->config, ok);
     rank_metrics_json(e, g, r, ok);
     rank_details_json(e, r, ok);
+    rank_clock_json(e, r, ok);
     rank_provenance_json(e, r, ok);
     return e;
 }
@@ -531,17 +568,59 @@ static void rank_slug(const char *s, const char *keep, char *buf, size_t n, size
     buf[*len] = '\0';
 }
 
-/* File name of group g: DEVICE-SLUG_PROBLEM_MODE.json. The problem keeps
- * its dots; any '/' or other odd byte an imported record might hold becomes
- * '-', so the name never leaves dir. */
+/* Whether a device name reads back from its slug: words of capitals and
+ * digits, single spaces between them ("NVIDIA H100 80GB HBM3"). */
+static int rank_device_plain(const char *s)
+{
+    int prev_space = 1;
+    for (; *s; s++) {
+        if (*s == ' ') {
+            if (prev_space)
+                return 0;
+            prev_space = 1;
+        } else if ((*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')) {
+            prev_space = 0;
+        } else {
+            return 0;
+        }
+    }
+    return !prev_space;
+}
+
+/* Whether a problem text is the canonical one (space_problem_format). */
+static int rank_problem_plain(const char *s)
+{
+    space_problem p;
+    char back[64];
+    return space_problem_parse(s, &p) == 0 && space_problem_format(&p, back, sizeof back) > 0 &&
+           strcmp(back, s) == 0;
+}
+
+/* Appends "-" and 8 hex digits of the FNV-1a hash of s. */
+static void rank_hash_suffix(const char *s, char *buf, size_t n, size_t *len)
+{
+    const unsigned long long h = text_fnv1a(TEXT_FNV_INIT, s, strlen(s));
+    *len += (size_t)snprintf(buf + *len, n - *len, "-%08llx", h & 0xffffffffULL);
+}
+
+/* File name of group g: DEVICE_PROBLEM_MODE.json, a function of the group
+ * alone (never of the filter or of the other groups), and one that two
+ * groups never share: a device name or problem text that its slug does not
+ * give back (lower case, punctuation, odd bytes) gets 8 hex digits of its
+ * hash too ("nvidia-l4" is "NVIDIA L4"; "nvidia l4" is "nvidia-l4-1f0c2a9b").
+ * Any '/' or other odd byte becomes '-', so the name never leaves dir. */
 static void rank_seed_name(const rank_group *g, char *buf, size_t n)
 {
     size_t len = 0;
     rank_slug(g->device, NULL, buf, n, &len);
+    if (!rank_device_plain(g->device))
+        rank_hash_suffix(g->device, buf, n, &len);
     buf[len++] = '_';
     rank_slug(g->problem, ".", buf, n, &len);
+    if (!rank_problem_plain(g->problem))
+        rank_hash_suffix(g->problem, buf, n, &len);
     buf[len++] = '_';
-    rank_slug(g->mode, NULL, buf, n, &len);
+    rank_slug(g->mode, NULL, buf, n, &len); /* a known mode: a plain word */
     snprintf(buf + len, n - len, ".json");
 }
 
@@ -616,26 +695,33 @@ static int rank_write_atomic(const char *path, const char *text, char *err, size
     return 0;
 }
 
-/* Whether name is already among the first n names (two devices whose
- * names differ only in case or punctuation share a slug). */
-static int rank_name_taken(char (*names)[256], int n, const char *name)
+/* Whether the seeds file at path (if any) is of another group than g: a
+ * last guard, so a file of one group is never overwritten with another's. */
+static int rank_other_group(const char *path, const rank_group *g, char *err, size_t errlen)
 {
-    for (int i = 0; i < n; i++)
-        if (strcmp(names[i], name) == 0)
-            return 1;
-    return 0;
-}
-
-/* A name for group i not used by an earlier group of this call. */
-static void rank_unique_name(const rank_group *g, char (*names)[256], int i)
-{
-    rank_seed_name(g, names[i], sizeof names[i]);
-    if (!rank_name_taken(names, i, names[i]))
-        return;
-    char base[256];
-    snprintf(base, sizeof base, "%.*s", (int)(strlen(names[i]) - 5), names[i]); /* drop .json */
-    for (int v = 2; rank_name_taken(names, i, names[i]); v++)
-        snprintf(names[i], sizeof names[i], "%.200s-%d.json", base, v);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char buf[4096];
+    const size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    cJSON *d = cJSON_ParseWithOpts(buf, NULL, 0);
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(d, "device");
+    const cJSON *prob =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d, "problem"), "text");
+    const cJSON *mode = cJSON_GetObjectItemCaseSensitive(d, "mode");
+    const int other = cJSON_IsString(dev) && cJSON_IsString(prob) && cJSON_IsString(mode) &&
+                      (strcmp(dev->valuestring, g->device) ||
+                       strcmp(prob->valuestring, g->problem) || strcmp(mode->valuestring, g->mode));
+    if (other)
+        snprintf(err, errlen,
+                 "%s holds the seeds of %s | %s | %s, not of %s | %s | %s: not overwritten "
+                 "(move it away, or pass another --seeds-dir)",
+                 path, dev->valuestring, prob->valuestring, mode->valuestring, g->device,
+                 g->problem, g->mode);
+    cJSON_Delete(d);
+    return other;
 }
 
 static int rank_write_group(const rank_group *g, const char *path, const char *now, char *err,
@@ -653,28 +739,24 @@ static int rank_write_group(const rank_group *g, const char *path, const char *n
     return rc;
 }
 
-int seeds_write(const rank_result *r, const char *dir, FILE *paths, char *err, size_t errlen)
+int rank_write_seeds(const rank_result *r, const char *dir, FILE *paths, char *err, size_t errlen)
 {
     if (r->n_groups == 0)
         return 0;
     if (rank_mkdirs(dir, err, errlen) != 0)
         return -1;
-    char(*names)[256] = calloc((size_t)r->n_groups, sizeof *names);
-    if (!names) {
-        snprintf(err, errlen, "out of memory writing seeds to %s", dir);
-        return -1;
-    }
     char now[32];
     rank_now(now, sizeof now);
     int rc = 0;
     for (int i = 0; i < r->n_groups && rc == 0; i++) {
-        rank_unique_name(&r->groups[i], names, i);
-        char path[4096 + 256];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        rc = rank_write_group(&r->groups[i], path, now, err, errlen);
+        char name[256], path[4096 + 256];
+        rank_seed_name(&r->groups[i], name, sizeof name);
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        rc = rank_other_group(path, &r->groups[i], err, errlen)
+                 ? -1
+                 : rank_write_group(&r->groups[i], path, now, err, errlen);
         if (rc == 0 && paths)
             fprintf(paths, "%s\n", path);
     }
-    free(names);
     return rc;
 }

@@ -45,9 +45,11 @@ void rank_print(const rank_result *r, FILE *out);
 int rank_print_json(const rank_result *r, FILE *out);
 
 /* Writes one seeds file per group under dir (created if missing), named
- * DEVICE-SLUG_PROBLEM_MODE.json, each written to a temp file then renamed.
- * Prints each path written to `paths` when non-NULL. Returns 0, or -1 with
- * err naming the file and errno text. */
-int seeds_write(const rank_result *r, const char *dir, FILE *paths, char *err, size_t errlen);
+ * DEVICE_PROBLEM_MODE.json by a function of the group alone (seeds/README.md:
+ * two groups never share a name), each written to a temp file then
+ * renamed. A file there that holds another group's seeds is not
+ * overwritten (an error). Prints each path written to `paths` when
+ * non-NULL. Returns 0, or -1 with err naming the file and errno text. */
+int rank_write_seeds(const rank_result *r, const char *dir, FILE *paths, char *err, size_t errlen);
 
 #endif /* RANK_H */

@@ -98,7 +98,8 @@ int record_kind_parse(const char *s, record_kind *out)
 /* ---- keys ---------------------------------------------------------------------------------- */
 
 /* Why the key field f (an array of size bytes) cannot be part of a key, or
- * NULL when it can. */
+ * NULL when it can: NUL-terminated, not empty, no '|', and a name
+ * (text_bad: valid UTF-8, no C0, DEL or C1 control character). */
 static const char *rec_key_field_bad(const char *f, size_t size, char *why, size_t n)
 {
     const char *end = memchr(f, '\0', size);
@@ -113,7 +114,7 @@ static const char *rec_key_field_bad(const char *f, size_t size, char *why, size
         if (ch < 0x20 || ch == 0x7f)
             return snprintf(why, n, "holds a control character (\\x%02x)", ch), why;
     }
-    return NULL;
+    return text_bad(f, (size_t)(end - f));
 }
 
 #define REC_KEY_FIELD(name)                                                                        \
@@ -128,7 +129,8 @@ static const struct {
                       REC_KEY_FIELD(config), REC_KEY_FIELD(mode)};
 #define REC_N_KEY ((int)(sizeof rec_key_fields / sizeof *rec_key_fields))
 
-/* Checks every key field; on failure writes "FIELD REASON" into msg. */
+/* Checks every key field, and that the mode is one fasweep measures; on
+ * failure writes "FIELD REASON" into msg. */
 static int rec_key_check(const record *r, char *msg, size_t n)
 {
     for (int i = 0; i < REC_N_KEY; i++) {
@@ -140,6 +142,20 @@ static int rec_key_check(const record *r, char *msg, size_t n)
             return -1;
         }
     }
+    if (!record_mode_known(r->mode)) {
+        rec_err(msg, n, "mode \"%s\" is none of %s (the L2 modes fasweep measures)", r->mode,
+                RECORD_MODES_TEXT);
+        return -1;
+    }
+    return 0;
+}
+
+int record_mode_known(const char *mode)
+{
+    static const char *const modes[] = {RECORD_MODES};
+    for (size_t i = 0; i < sizeof modes / sizeof *modes; i++)
+        if (strcmp(mode, modes[i]) == 0)
+            return 1;
     return 0;
 }
 
@@ -159,7 +175,8 @@ int record_key(const record *r, char *buf, size_t n)
 /* ---- the JSON form ------------------------------------------------------------------------- */
 
 typedef enum rec_ftype {
-    RF_STR,    /* char array, NUL-terminated */
+    RF_STR,    /* a name: char array, NUL-terminated, text_bad-clean */
+    RF_TEXT,   /* free text (an error message): the same, but only valid UTF-8 is asked */
     RF_INT,    /* int in [lo, hi] */
     RF_LONG,   /* long in [lo, hi] */
     RF_DBL,    /* double; null <-> non-finite */
@@ -187,6 +204,10 @@ typedef struct rec_field {
     {                                                                                              \
         g, n, RF_STR, REC_MEM(m), 0, 0, 0, 0                                                       \
     }
+#define F_TEXT(g, n, m)                                                                            \
+    {                                                                                              \
+        g, n, RF_TEXT, REC_MEM(m), 0, 0, 0, 0                                                      \
+    }
 #define F_DBL(g, n, m)                                                                             \
     {                                                                                              \
         g, n, RF_DBL, REC_MEM(m), 0, 0, 0, 0                                                       \
@@ -206,7 +227,7 @@ static const rec_field rec_fields[] = {
     F_KEY(mode),
     {NULL, "kind", RF_KIND, REC_MEM(kind), 1, 0, 0, 0},
     {NULL, "status", RF_STATUS, REC_MEM(status), 1, 0, 0, 0},
-    F_STR(NULL, "error", error),
+    F_TEXT(NULL, "error", error),
     F_DBL("time", "median_us", time.median_us),
     F_DBL("time", "min_us", time.min_us),
     F_DBL("time", "mean_us", time.mean_us),
@@ -214,6 +235,7 @@ static const rec_field rec_fields[] = {
     F_DBL("time", "cv", time.cv),
     F_DBL("time", "noise", time.noise),
     F_INT("time", "samples", time.samples, 0, INT_MAX, 0),
+    F_INT("time", "launches", time.launches, 0, INT_MAX, 0),
     F_DBL(NULL, "tflops", tflops),
     F_DBL(NULL, "gbps", gbps),
     F_DBL("errors", "rel_l2", rel_l2),
@@ -228,6 +250,13 @@ static const rec_field rec_fields[] = {
     F_DBL("cycles", "cta_max", cta_cycles_max),
     F_DBL("cycles", "waves", waves),
     F_DBL("cycles", "sm_imbalance", sm_imbalance),
+    F_INT("clock", "sm_min_mhz", clock.min_mhz, -1, INT_MAX, -1),
+    F_INT("clock", "sm_median_mhz", clock.median_mhz, -1, INT_MAX, -1),
+    F_INT("clock", "sm_max_mhz", clock.max_mhz, -1, INT_MAX, -1),
+    F_INT("clock", "ref_mhz", clock.ref_mhz, -1, INT_MAX, -1),
+    F_INT("clock", "blocks", clock.blocks, 0, INT_MAX, 0),
+    F_INT("clock", "discarded_blocks", clock.discarded, 0, INT_MAX, 0),
+    F_INT("clock", "below_threshold", clock.below, -1, 1, -1),
     F_STR("env", "gpu_uuid", gpu_uuid),
     F_ANYINT("env", "cc", cc),
     F_ANYINT("env", "sm_count", sm_count),
@@ -267,7 +296,8 @@ static int rec_add_field(cJSON *obj, const rec_field *f, const record *r)
     const char *p = (const char *)r + f->off;
     char buf[320];
     switch (f->type) {
-    case RF_STR: {
+    case RF_STR:
+    case RF_TEXT: {
         /* Bounded: a record that did not come through from_json may lack
          * the NUL; store_put rejects such records before they get here. */
         const size_t len = strnlen(p, f->size);
@@ -444,7 +474,8 @@ static int rec_get_field(const rec_jctx *c, const rec_field *f, const cJSON *v, 
     double d;
     int is_null;
     switch (f->type) {
-    case RF_STR: {
+    case RF_STR:
+    case RF_TEXT: {
         if (!cJSON_IsString(v) || !v->valuestring)
             return rec_expected(c, f, v, "a string");
         const size_t len = strlen(v->valuestring);
@@ -547,9 +578,91 @@ static int rec_get_members(const rec_jctx *c, const char *group, const cJSON *ob
     return 0;
 }
 
+/* An ok record's times: a finite median > 0 (what it is ranked by), and
+ * the other times finite and not negative (0: left out). */
+static int rec_times_bad(const record *r, const char **field, double *got)
+{
+    const struct {
+        const char *name;
+        double v;
+    } t[] = {{"time.median_us", r->time.median_us},
+             {"time.min_us", r->time.min_us},
+             {"time.mean_us", r->time.mean_us},
+             {"time.stdev_us", r->time.stdev_us}};
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++)
+        if (!isfinite(t[i].v) || t[i].v < 0 || (i == 0 && t[i].v == 0)) {
+            *field = t[i].name;
+            *got = t[i].v;
+            return 1;
+        }
+    return 0;
+}
+
+/* The one validation of a record, whether it was read from JSON or made
+ * by the engine: key fields (rec_key_field_bad), a known mode, status and
+ * kind, every text field NUL-terminated, names text_bad-clean and free
+ * text valid UTF-8, and an ok record with finite, positive times. On
+ * failure, field gets the field ("key.device") and why the
+ * reason. */
+static int rec_valid(const record *r, char *field, size_t fn, char *why, size_t wn)
+{
+    for (int i = 0; i < REC_N_KEY; i++) {
+        char w[64];
+        const char *bad = rec_key_field_bad((const char *)r + rec_key_fields[i].off,
+                                            rec_key_fields[i].size, w, sizeof w);
+        if (bad) {
+            rec_err(field, fn, "key.%s", rec_key_fields[i].name);
+            return rec_err(why, wn, "%s", bad);
+        }
+    }
+    if (!record_mode_known(r->mode)) {
+        rec_err(field, fn, "key.mode");
+        return rec_err(why, wn, "expected one of %s (the L2 modes fasweep measures), got \"%s\"",
+                       RECORD_MODES_TEXT, r->mode);
+    }
+    if ((int)r->status < 0 || (int)r->status >= REC_N_STATUS) {
+        rec_err(field, fn, "status");
+        return rec_err(why, wn, "%d is not a record_status", (int)r->status);
+    }
+    if ((int)r->kind < 0 || (int)r->kind >= REC_N_KIND) {
+        rec_err(field, fn, "kind");
+        return rec_err(why, wn, "%d is not a record_kind", (int)r->kind);
+    }
+    for (int i = 0; i < REC_NF; i++) {
+        const rec_field *f = &rec_fields[i];
+        if (f->type != RF_STR && f->type != RF_TEXT)
+            continue;
+        const char *p = (const char *)r + f->off;
+        const char *end = memchr(p, '\0', f->size);
+        const char *bad = !end                 ? "is not NUL-terminated within its array"
+                          : f->type == RF_TEXT ? text_bad_utf8(p, (size_t)(end - p))
+                                               : text_bad(p, (size_t)(end - p));
+        if (bad) {
+            if (f->group)
+                rec_err(field, fn, "%s.%s", f->group, f->name);
+            else
+                rec_err(field, fn, "%s", f->name);
+            return rec_err(why, wn, "%s", bad);
+        }
+    }
+    const char *tf;
+    double got;
+    if (r->status == RECORD_ST_OK && rec_times_bad(r, &tf, &got)) {
+        rec_err(field, fn, "%s", tf);
+        return rec_err(why, wn,
+                       "an ok record needs a finite median_us > 0 and finite times >= 0, got %g",
+                       got);
+    }
+    return 0;
+}
+
+/* What a record's left-out fields read as: 0, the integers' own defaults
+ * (clocks and throttled -1: unknown), and a NaN noise: no estimate, which
+ * loses a merge (record_better) and ranks after any estimate. */
 static void rec_defaults(record *r)
 {
     memset(r, 0, sizeof *r);
+    r->time.noise = NAN;
     for (int i = 0; i < REC_NF; i++) {
         const rec_field *f = &rec_fields[i];
         if (f->type == RF_INT)
@@ -580,32 +693,18 @@ int record_from_json(const cJSON *j, record *out, char *err, size_t errlen)
                              "missing; every record needs key.device, key.problem, key.build, "
                              "key.config, key.mode, kind and status"),
                    -1;
-    for (int i = 0; i < REC_N_KEY; i++) {
-        char why[64];
-        const char *bad = rec_key_field_bad((const char *)&r + rec_key_fields[i].off,
-                                            rec_key_fields[i].size, why, sizeof why);
-        if (bad)
-            return rec_jfail(&c, "key", rec_key_fields[i].name, "%s", bad), -1;
-    }
+    char field[48], why[160];
+    if (rec_valid(&r, field, sizeof field, why, sizeof why) != 0)
+        return rec_err(err, errlen, "%s: %s", field, why);
     *out = r;
     return 0;
 }
 
 int record_check(const record *r, char *why, size_t n)
 {
-    char field[128];
-    if (rec_key_check(r, field, sizeof field) != 0)
-        return rec_err(why, n, "key field %s; fill every key field", field);
-    if ((int)r->status < 0 || (int)r->status >= REC_N_STATUS)
-        return rec_err(why, n, "status %d is not a record_status", (int)r->status);
-    if ((int)r->kind < 0 || (int)r->kind >= REC_N_KIND)
-        return rec_err(why, n, "kind %d is not a record_kind", (int)r->kind);
-    for (int i = 0; i < REC_NF; i++) {
-        const rec_field *f = &rec_fields[i];
-        if (f->type == RF_STR && !memchr((const char *)r + f->off, '\0', f->size))
-            return rec_err(why, n, "field %s is not NUL-terminated within %zu bytes", f->name,
-                           f->size);
-    }
+    char field[48], reason[160];
+    if (rec_valid(r, field, sizeof field, reason, sizeof reason) != 0)
+        return rec_err(why, n, "%s %s", field, reason);
     return 0;
 }
 

@@ -39,7 +39,19 @@ typedef struct record_timing {
     double cv;    /* stdev / mean of the samples */
     double noise; /* relative standard error of the median estimate */
     int samples;
+    int launches; /* launches per sample: 1 (hot, cold), more in batch mode; 0 unknown */
 } record_timing;
+
+/* The SM clock while the samples were taken, from the clock probes around
+ * every timed block (docs/measurement.md, "Clocks"). */
+typedef struct record_clock {
+    int min_mhz, median_mhz, max_mhz; /* over the kept blocks; -1 unknown */
+    int ref_mhz;                      /* the calibrated clock under load; -1 unknown */
+    int blocks;                       /* timed blocks kept */
+    int discarded;                    /* blocks discarded for a clock under the threshold */
+    int below;                        /* 1: some kept block ran under the threshold (it could not be
+                                         measured otherwise); 0 none; -1 unknown */
+} record_clock;
 
 typedef struct record {
     /* ---- key ---- */
@@ -47,7 +59,7 @@ typedef struct record {
     char problem[48]; /* space_problem_format text */
     char build[40];   /* fa_build_id() of the binary, or "baseline" */
     char config[64];  /* fa_config_format text, or a baseline's name */
-    char mode[8];     /* "hot" or "cold" */
+    char mode[8];     /* one of RECORD_MODES: hot, cold or batch L2 and launch pattern */
     /* ---- result ---- */
     record_kind kind;
     record_status status;
@@ -62,6 +74,7 @@ typedef struct record {
     double cta_cycles_mean, cta_cycles_max;
     double waves;        /* CTAs / (SMs * max_blocks_per_sm) */
     double sm_imbalance; /* max over SMs of busy cycles / mean over SMs */
+    record_clock clock;
     /* environment */
     char gpu_uuid[48];
     int cc; /* compute capability x10 */
@@ -78,6 +91,12 @@ typedef struct record {
     double timestamp; /* Unix seconds */
 } record;
 
+/* The L2 modes fasweep measures (docs/measurement.md): a record's mode is
+ * one of them. */
+#define RECORD_MODES "hot", "cold", "batch"
+#define RECORD_MODES_TEXT "hot, cold, batch"
+int record_mode_known(const char *mode);
+
 /* Status and kind names: "ok" "wrong" "crashed" "timeout"; "kernel"
  * "baseline". The _parse functions return 0 or -1 for unknown text. */
 const char *record_status_name(record_status st);
@@ -89,9 +108,13 @@ int record_kind_parse(const char *s, record_kind *out);
  * is empty, holds '|' or a control character, or the key does not fit. */
 int record_key(const record *r, char *buf, size_t n);
 
-/* Whether r may be written: a valid key, a known status and kind, and
- * every text field NUL-terminated within its array. 0, or -1 with the
- * reason in why ("key field device is empty"). */
+/* Whether r may be written, by the same rules from_json reads with: a valid
+ * key (a known mode), a known status and kind, every text field
+ * NUL-terminated, names valid UTF-8 without control characters (C0, DEL,
+ * C1), free text (error) valid UTF-8, and an ok record with a finite
+ * median > 0 and its other times finite and >= 0. 0, or -1 with the
+ * reason in why
+ * ("key.device is empty"). */
 int record_check(const record *r, char *why, size_t n);
 
 /* The JSON form. to_json returns a new cJSON object (NULL when out of
@@ -103,9 +126,11 @@ int record_check(const record *r, char *why, size_t n);
  * does not fit a double. from_json is strict: unknown or repeated keys,
  * missing key fields (key.*, kind, status), wrong types, non-integers where
  * integers belong, text too long for its field, unknown status or kind
- * names are -1 with the field named in err ("time.samples: ..."); *out is
- * untouched then. Missing optional fields are 0 (sm_clock_mhz,
- * mem_clock_mhz, throttled: -1, unknown). */
+ * names, and everything record_check refuses, are -1 with the field named
+ * in err ("time.samples: ..."); *out is untouched then. Missing optional
+ * fields are 0, except time.noise (NaN: no estimate) and sm_clock_mhz,
+ * mem_clock_mhz, throttled and the clock.* MHz and below_threshold (-1:
+ * unknown). */
 struct cJSON;
 struct cJSON *record_to_json(const record *r);
 int record_from_json(const struct cJSON *j, record *out, char *err, size_t errlen);

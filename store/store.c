@@ -17,6 +17,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <lmdb.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -45,6 +48,12 @@
 #define ST_RETRY_MAX 48
 /* LMDB's default largest key. */
 #define ST_KEY_MAX 511
+/* What to do about a damaged store, for the end of every message that
+ * says so. */
+#define ST_DAMAGED_HINT                                                                            \
+    "the store is damaged: restore it from a copy or an export (`fasweep import`), or "            \
+    "`fasweep merge` what other stores hold into a new one; fasweep will not read it"
+
 struct store {
     MDB_env *env;
     MDB_dbi results, meta;
@@ -112,7 +121,7 @@ static const char *st_hint(int rc)
     case MDB_CORRUPTED:
     case MDB_PAGE_NOTFOUND:
     case MDB_INVALID:
-        return "the store is damaged: move it aside and start a new one, or restore an export";
+        return ST_DAMAGED_HINT;
     case MDB_VERSION_MISMATCH:
         return "it was written by an incompatible LMDB version; export it with that version";
     case MDB_TXN_FULL:
@@ -126,8 +135,37 @@ static const char *st_hint(int rc)
 }
 
 /* "PATH: what: LMDB text; hint" for an LMDB or errno failure. */
+/* Free bytes on the file system of path, or -1 when unknown. */
+static long long st_free_bytes(const char *path)
+{
+    struct statvfs v;
+    return statvfs(path, &v) == 0 ? (long long)v.f_bavail * (long long)v.f_frsize : -1;
+}
+
+/* Whether a failed write was the disk filling up. LMDB reports a short
+ * write as EIO, so EIO counts as full when the file system has less room
+ * than a store's growth could need (the larger of 16 MiB and the store). */
+static int st_disk_full(const store *s, int rc)
+{
+    if (rc == ENOSPC || rc == EDQUOT)
+        return 1;
+    if (rc != EIO)
+        return 0;
+    char data[PATH_MAX + 16];
+    struct stat st;
+    snprintf(data, sizeof data, "%s/data.mdb", s->path);
+    const long long have = st_free_bytes(s->path);
+    const long long size = stat(data, &st) == 0 ? (long long)st.st_size : 0;
+    return have >= 0 && have < (size > (16LL << 20) ? size : 16LL << 20);
+}
+
 static int st_fail_mdb(store *s, int rc, const char *what)
 {
+    if (st_disk_full(s, rc))
+        return st_fail(s, STORE_EIO,
+                       "%s: %s: the disk is full (%lld KiB free); the store is unchanged: free "
+                       "some space, or pass another --store",
+                       s->path, what, st_free_bytes(s->path) / 1024);
     return st_fail(s, rc == ENOMEM ? STORE_ENOMEM : STORE_EIO, "%s: %s: %s; %s", s->path, what,
                    mdb_strerror(rc), st_hint(rc));
 }
@@ -714,12 +752,97 @@ static int st_prepare_dir(store *s, const char *path, int read_only, int *fresh,
         snprintf(s->path, sizeof s->path, "%s", path);
     char data[PATH_MAX + 16];
     snprintf(data, sizeof data, "%s/data.mdb", path);
-    *fresh = access(data, F_OK) != 0;
+    struct stat dst;
+    *fresh = stat(data, &dst) != 0;
+    /* Read-only: an empty data.mdb holds no store. (A writer lets LMDB write
+     * the first pages: another process may be creating the store now.) */
+    if (!*fresh && dst.st_size == 0 && read_only) {
+        st_put_err(err, errlen,
+                   "%s: data.mdb is empty (0 bytes), so no store can be read there (LMDB writes "
+                   "two meta pages first); %s",
+                   path, ST_DAMAGED_HINT);
+        return STORE_EIO;
+    }
     if (*fresh && read_only) {
         st_put_err(err, errlen,
                    "%s: no results store here (no data.mdb); run `fasweep grid` first, or pass "
                    "the store's directory with --store or FASWEEP_STORE",
                    path);
+        return STORE_EIO;
+    }
+    return STORE_OK;
+}
+
+/* Reading a page past the end of a memory-mapped file kills the process
+ * with SIGBUS. The store's length is checked right after it is opened
+ * (st_check_length); these catch the signal while that check itself
+ * reads LMDB's meta pages, and, as a last resort, anywhere later, so no
+ * command dies of a signal on a damaged store. */
+static sigjmp_buf st_bus_jump;
+static volatile sig_atomic_t st_bus_armed;
+static char st_bus_msg[PATH_MAX + 256];
+
+static void st_on_sigbus(int sig)
+{
+    (void)sig;
+    if (st_bus_armed) {
+        st_bus_armed = 0;
+        siglongjmp(st_bus_jump, 1);
+    }
+    /* Async-signal-safe: write and _exit only. */
+    ssize_t w = write(STDERR_FILENO, st_bus_msg, strlen(st_bus_msg));
+    (void)w;
+    _exit(1);
+}
+
+static void st_catch_sigbus(const char *path)
+{
+    snprintf(st_bus_msg, sizeof st_bus_msg,
+             "fasweep: %s: reading the store's file failed (SIGBUS: it is shorter than LMDB "
+             "expects); %s\n",
+             path, ST_DAMAGED_HINT);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = st_on_sigbus;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, NULL);
+}
+
+/* The data file must be at least as long as LMDB's own record of its last
+ * page says: a shorter one was cut short (a full disk, a copy stopped half
+ * way, `truncate`), and reading its records would hit the end. */
+static int st_check_length(store *s, const char *path, char *err, size_t errlen)
+{
+    MDB_envinfo info;
+    MDB_stat ms;
+    char data[PATH_MAX + 16];
+    struct stat st;
+    snprintf(data, sizeof data, "%s/data.mdb", path);
+    int rc = 0;
+    st_bus_armed = 1;
+    if (sigsetjmp(st_bus_jump, 1) == 0) {
+        rc = mdb_env_info(s->env, &info);
+        if (!rc)
+            rc = mdb_env_stat(s->env, &ms);
+    } else {
+        rc = MDB_INVALID; /* the meta pages themselves are past the end */
+    }
+    st_bus_armed = 0;
+    if (rc) {
+        st_put_err(err, errlen, "%s: cannot read the store's meta pages: %s; %s", path,
+                   mdb_strerror(rc), ST_DAMAGED_HINT);
+        return STORE_EIO;
+    }
+    if (stat(data, &st) != 0) {
+        st_put_err(err, errlen, "%s: cannot stat data.mdb: %s", path, strerror(errno));
+        return STORE_EIO;
+    }
+    const unsigned long long need = ((unsigned long long)info.me_last_pgno + 1) * ms.ms_psize;
+    if ((unsigned long long)st.st_size < need) {
+        st_put_err(err, errlen,
+                   "%s: data.mdb is %lld bytes but LMDB's record of its last page says %llu: it "
+                   "was cut short; %s",
+                   path, (long long)st.st_size, need, ST_DAMAGED_HINT);
         return STORE_EIO;
     }
     return STORE_OK;
@@ -731,6 +854,7 @@ static int st_open_env(store *s, const char *path, int read_only, int fresh, cha
     size_t mapsize;
     if (fresh && st_initial_mapsize(&mapsize, err, errlen) != 0)
         return STORE_EINVAL;
+    st_catch_sigbus(path);
     int rc = mdb_env_create(&s->env);
     if (!rc)
         rc = mdb_env_set_maxdbs(s->env, 2);
@@ -744,6 +868,9 @@ static int st_open_env(store *s, const char *path, int read_only, int fresh, cha
                    st_hint(rc));
         return rc == ENOMEM ? STORE_ENOMEM : STORE_EIO;
     }
+    rc = st_check_length(s, path, err, errlen);
+    if (rc != STORE_OK)
+        return rc;
     int dead;
     mdb_reader_check(s->env, &dead); /* slots of killed processes */
     return STORE_OK;
@@ -853,6 +980,50 @@ static int st_merge_txn(store *dst, MDB_txn *txn, void *ctx)
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+/* The absolute path path would have, also when it does not exist yet: the
+ * real path of its deepest existing parent, then the rest as written. */
+static void st_canonical(const char *path, char *out, size_t n)
+{
+    char tmp[PATH_MAX], real[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    size_t len = strlen(tmp);
+    while (len > 1 && tmp[len - 1] == '/')
+        tmp[--len] = '\0';
+    if (realpath(tmp, real)) {
+        snprintf(out, n, "%s", real);
+        return;
+    }
+    char *slash = strrchr(tmp, '/');
+    if (!slash) { /* a name in the current directory */
+        char cwd[PATH_MAX];
+        if (snprintf(out, n, "%s/%s", getcwd(cwd, sizeof cwd) ? cwd : ".", tmp) >= (int)n)
+            out[0] = '\0'; /* too long to be a store path anyway */
+        return;
+    }
+    char parent[PATH_MAX];
+    *slash = '\0';
+    st_canonical(tmp[0] ? tmp : "/", parent, sizeof parent);
+    if (snprintf(out, n, "%s/%s", strcmp(parent, "/") == 0 ? "" : parent, slash + 1) >= (int)n)
+        out[0] = '\0';
+}
+
+static int st_same_inode(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+int store_same(const char *a, const char *b)
+{
+    char ca[PATH_MAX], cb[PATH_MAX], da[PATH_MAX + 16], db[PATH_MAX + 16];
+    st_canonical(a, ca, sizeof ca);
+    st_canonical(b, cb, sizeof cb);
+    snprintf(da, sizeof da, "%s/data.mdb", ca);
+    snprintf(db, sizeof db, "%s/data.mdb", cb);
+    return (ca[0] && strcmp(ca, cb) == 0) || st_same_inode(a, b) || st_same_inode(da, db);
+}
+
 int store_merge(store *dst, const char *src_path, store_merge_stats *st, char *err, size_t errlen)
 {
     st_put_err(err, errlen, "%s", "");
@@ -860,17 +1031,12 @@ int store_merge(store *dst, const char *src_path, store_merge_stats *st, char *e
         memset(st, 0, sizeof *st);
     if (!dst || !src_path || !*src_path)
         return st_put_err(err, errlen, "store_merge: no destination or source"), STORE_EINVAL;
-    /* The same directory by any name: LMDB forbids opening one environment
+    /* The same store by any name: LMDB forbids opening one environment
      * twice in a process (closing one drops the other's locks). */
-    struct stat sst;
-    char real[PATH_MAX];
-    const int same_file =
-        stat(src_path, &sst) == 0 && sst.st_dev == dst->dev && sst.st_ino == dst->ino;
-    const int same_path = realpath(src_path, real) && strcmp(real, dst->path) == 0;
-    if (same_file || same_path) {
+    if (store_same(src_path, dst->path)) {
         st_put_err(err, errlen,
-                   "%s: cannot merge a store into itself (it is the destination %s); pass "
-                   "another source",
+                   "%s: cannot merge a store into itself (it is the destination %s, or holds "
+                   "the same data.mdb); pass another source",
                    src_path, dst->path);
         return st_fail(dst, STORE_EINVAL, "%s: cannot merge a store into itself", src_path);
     }

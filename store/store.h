@@ -84,10 +84,15 @@ typedef struct store_merge_stats {
     long kept;     /* clashes where the destination's was kept */
 } store_merge_stats;
 
+/* Whether the paths a and b name one store: the same directory (by any
+ * name, also when it does not exist yet), or directories whose data.mdb is
+ * one file (a hard link). */
+int store_same(const char *a, const char *b);
+
 /* Merges the store at src_path into dst by record_better, in one
  * transaction (it reads src inside one LMDB write transaction on dst). src
- * is opened read-only. A src that is dst (the same directory by any path)
- * is refused with STORE_EINVAL. */
+ * is opened read-only. A src that is dst (store_same) is refused with
+ * STORE_EINVAL. */
 int store_merge(store *dst, const char *src_path, store_merge_stats *st, char *err, size_t errlen);
 
 /* Text of the last error on s (path, LMDB message, what to do). */

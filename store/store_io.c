@@ -12,6 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text.h"
+
+/* A record is about 1.5 KB of JSON; a line this long is no record (and
+ * reading it whole could exhaust memory: a 400 MB line, /dev/zero). */
+#define IO_LINE_MAX (1L << 20)
+
 /* ---- export -------------------------------------------------------------------------------- */
 
 /* RFC 4180: a field holding a comma, quote or line break is quoted, with
@@ -176,9 +182,33 @@ static void io_near(const char *at, const char *end, char *buf, size_t n)
     buf[o] = '\0';
 }
 
-/* Parses and validates one line into *r. */
-static int io_parse_line(const char *line, size_t len, record *r, char *why, size_t n)
+/* Bytes JSON text may not hold raw: every control character but tab, CR
+ * and LF (inside a string they must be escaped; a raw NUL would also cut
+ * the C string cJSON makes of it). Returns the offset of the first, or -1. */
+static long io_raw_control(const char *line, size_t len)
 {
+    for (size_t i = 0; i < len; i++) {
+        const unsigned char c = (unsigned char)line[i];
+        if (c < 0x20 && c != '\t' && c != '\r' && c != '\n')
+            return (long)i;
+    }
+    return -1;
+}
+
+int store_io_parse_line(const char *line, size_t len, record *r, char *why, size_t n)
+{
+    const long raw = io_raw_control(line, len);
+    if (raw >= 0) {
+        snprintf(why, n,
+                 "a raw control character 0x%02x at byte %ld; JSON text allows none (inside a "
+                 "string write \\u00XX)",
+                 (unsigned char)line[raw], raw + 1);
+        return -1;
+    }
+    if (text_json_nul_escape(line, len) >= 0) {
+        snprintf(why, n, "a string holds \\u0000 (a NUL character), which no field may hold");
+        return -1;
+    }
     const char *end = NULL;
     cJSON *j = cJSON_ParseWithLengthOpts(line, len, &end, 0);
     if (!j) {
@@ -202,30 +232,58 @@ static int io_parse_line(const char *line, size_t len, record *r, char *why, siz
         snprintf(why, n, "%s", jerr);
         return -1;
     }
-    char key[RECORD_KEY_LEN];
-    if (record_key(r, key, sizeof key) != 0) {
-        snprintf(why, n, "the record's key fields do not form a valid key");
-        return -1;
-    }
     return 0;
 }
 
-/* Reads every line of in into v; on a bad line, err gets "NAME:N: why". */
+/* Reads one line (its '\n' included) into *buf, growing it up to
+ * IO_LINE_MAX. Returns its length, 0 at the end, -1 when the line is
+ * longer than IO_LINE_MAX, -2 on a read error or when memory runs out
+ * (errno says which). Unlike getline, a failure is never mistaken for the
+ * end of the input. */
+static long io_read_line(FILE *in, char **buf, size_t *cap)
+{
+    size_t len = 0;
+    int c = 0;
+    errno = 0;
+    while ((c = getc_unlocked(in)) != EOF) {
+        if (len + 2 > *cap) {
+            if (*cap >= (size_t)IO_LINE_MAX)
+                return -1;
+            size_t ncap = *cap ? 2 * *cap : 4096;
+            if (ncap > (size_t)IO_LINE_MAX)
+                ncap = IO_LINE_MAX;
+            char *p = realloc(*buf, ncap);
+            if (!p) {
+                errno = ENOMEM;
+                return -2;
+            }
+            *buf = p;
+            *cap = ncap;
+        }
+        (*buf)[len++] = (char)c;
+        if (c == '\n')
+            break;
+    }
+    if (c == EOF && ferror(in))
+        return -2;
+    return (long)len;
+}
+
+/* Reads every line of in into v; on a bad or unreadable line, err gets
+ * "NAME:N: why". */
 static int io_read_all(FILE *in, const char *name, io_recs *v, char *err, size_t errlen)
 {
     char *line = NULL;
     size_t cap = 0;
-    ssize_t len;
-    long lineno = 0;
+    long len, lineno = 0;
     int rc = STORE_OK;
-    errno = 0;
-    while ((len = getline(&line, &cap, in)) >= 0) {
+    while ((len = io_read_line(in, &line, &cap)) > 0) {
         lineno++;
         if (io_blank(line, (size_t)len))
             continue;
         record r;
         char why[640];
-        if (io_parse_line(line, (size_t)len, &r, why, sizeof why) != 0) {
+        if (store_io_parse_line(line, (size_t)len, &r, why, sizeof why) != 0) {
             snprintf(err, errlen, "%s:%ld: %s", name, lineno, why);
             rc = STORE_EINVAL;
             break;
@@ -236,10 +294,19 @@ static int io_read_all(FILE *in, const char *name, io_recs *v, char *err, size_t
             break;
         }
     }
-    if (rc == STORE_OK && ferror(in)) {
-        snprintf(err, errlen, "%s: read error after line %ld: %s", name, lineno,
-                 strerror(errno ? errno : EIO));
-        rc = STORE_EIO;
+    if (len == -1) {
+        snprintf(err, errlen,
+                 "%s:%ld: the line is longer than %ld bytes; a record is one line of "
+                 "about 1.5 KB (wrong file?)",
+                 name, lineno + 1, IO_LINE_MAX);
+        rc = STORE_EINVAL;
+    } else if (len == -2) {
+        const int e = errno ? errno : EIO;
+        if (e == ENOMEM)
+            snprintf(err, errlen, "%s:%ld: out of memory reading the line", name, lineno + 1);
+        else
+            snprintf(err, errlen, "%s: cannot read after line %ld: %s", name, lineno, strerror(e));
+        rc = e == ENOMEM ? STORE_ENOMEM : STORE_EINVAL;
     }
     free(line);
     return rc;

@@ -16,10 +16,18 @@ typedef enum store_io_format { STORE_IO_CSV, STORE_IO_JSONL } store_io_format;
 int store_io_export(store *s, const char *prefix, store_io_format fmt, FILE *out);
 
 /* Reads JSON lines (one record_to_json object per line; blank lines
- * skipped) and writes them in one transaction. Any bad line aborts with
- * STORE_EINVAL, "NAME:N: ..." in err (name, 1-based line), and nothing
- * written. A key given on two lines: the later line wins. *n_out gets the
- * number of records written. */
+ * skipped) and writes them in one transaction. Any bad line (a line over
+ * 1 MiB, raw control characters, a \u0000 escape, or what
+ * store_io_parse_line refuses) or a read error aborts with STORE_EINVAL,
+ * "NAME:N: ..." in err (name, 1-based line), and nothing written; running
+ * out of memory is STORE_ENOMEM, likewise with nothing written. A key given
+ * on two lines: the later line wins. *n_out gets the number of records
+ * written. */
 int store_io_import(store *s, FILE *in, const char *name, long *n_out, char *err, size_t errlen);
+
+/* One import line (len bytes, no NUL needed) into *r: JSON text without
+ * raw control characters or \u0000, one object, a record
+ * record_from_json accepts. 0, or -1 with the reason in why. */
+int store_io_parse_line(const char *line, size_t len, record *r, char *why, size_t n);
 
 #endif /* STORE_IO_H */

@@ -40,7 +40,9 @@ static size_t text_utf8_seq(const unsigned char *p, size_t left, unsigned *cp)
     return n;
 }
 
-const char *text_bad(const char *s, size_t len)
+/* The reason s is not valid (UTF-8, and without control characters unless
+ * controls_ok), or NULL. */
+static const char *text_check(const char *s, size_t len, int controls_ok)
 {
     const unsigned char *p = (const unsigned char *)s;
     for (size_t i = 0; i < len;) {
@@ -48,14 +50,24 @@ const char *text_bad(const char *s, size_t len)
         const size_t n = text_utf8_seq(p + i, len - i, &cp);
         if (n == 0)
             return "is not valid UTF-8";
-        if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F))
+        if (!controls_ok && (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)))
             return "holds a control character";
         i += n;
     }
     return NULL;
 }
 
-int text_json_has_nul_escape(const char *json, size_t len)
+const char *text_bad(const char *s, size_t len)
+{
+    return text_check(s, len, 0);
+}
+
+const char *text_bad_utf8(const char *s, size_t len)
+{
+    return text_check(s, len, 1);
+}
+
+long text_json_nul_escape(const char *json, size_t len)
 {
     int in_string = 0;
     for (size_t i = 0; i < len; i++) {
@@ -63,11 +75,11 @@ int text_json_has_nul_escape(const char *json, size_t len)
             in_string = !in_string;
         } else if (in_string && json[i] == '\\' && i + 1 < len) {
             if (json[i + 1] == 'u' && i + 5 < len && memcmp(json + i + 2, "0000", 4) == 0)
-                return 1;
+                return (long)i;
             i++; /* the escaped character, a quote included */
         }
     }
-    return 0;
+    return -1;
 }
 
 void text_clean(const char *s, size_t len, size_t max, int stop_nl, char *buf, size_t n)

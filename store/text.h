@@ -21,10 +21,15 @@
  * character", "is not valid UTF-8"). */
 const char *text_bad(const char *s, size_t len);
 
-/* Whether JSON text holds the escape \u0000 inside a string: a C string
- * decoded from it would end early and silently lose its tail (cJSON keeps
- * no length), so a caller refuses such input before decoding it. */
-int text_json_has_nul_escape(const char *json, size_t len);
+/* The same for free text (an error message, a description): only valid
+ * UTF-8 is asked for; control characters are allowed (JSON escapes them). */
+const char *text_bad_utf8(const char *s, size_t len);
+
+/* Where JSON text holds the escape \u0000 inside a string (the offset of
+ * its backslash), or -1: a C string decoded from it would end early and
+ * silently lose its tail (cJSON keeps no length), so a caller refuses such
+ * input before decoding it. */
+long text_json_nul_escape(const char *json, size_t len);
 
 /* Copies untrusted bytes for a message: printable ASCII as is, anything
  * else (and the backslash) as \xHH, cut after `max` input bytes with "...";

@@ -40,6 +40,16 @@ int cli_usage_error(const char *fmt, ...)
     return CLI_USAGE;
 }
 
+int cli_finish(int rc)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return rc;
+    cli_say("writing the output failed (%s); it is incomplete",
+            errno ? strerror(errno) : "an earlier write to stdout failed");
+    return rc == CLI_OK ? CLI_FAIL : rc;
+}
+
 int cli_emit_json(cJSON *doc)
 {
     char *text = doc ? cJSON_Print(doc) : NULL;
@@ -107,8 +117,8 @@ static int cli_value(const cli_opt *o, const char *v)
         return 0;
     }
     case CLI_MODE:
-        if (strcmp(v, "hot") != 0 && strcmp(v, "cold") != 0)
-            return cli_usage_error("%s wants hot or cold, got '%s'", label, v);
+        if (!record_mode_known(v))
+            return cli_usage_error("%s wants one of %s, got '%s'", label, RECORD_MODES_TEXT, v);
         *(const char **)o->out = v;
         return 0;
     }

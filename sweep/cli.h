@@ -30,9 +30,9 @@ typedef struct cli_command {
     const char *usage; /* `fasweep NAME --help` */
 } cli_command;
 
-/* cmd_space.c: plan, grid, list, version. cmd_store.c: topk, export,
- * import, merge, show. */
-extern const cli_command cmd_plan, cmd_grid, cmd_list, cmd_version;
+/* cmd_space.c: plan, grid, list, version. cmd_eval.c: eval. cmd_store.c:
+ * topk, export, import, merge, show. */
+extern const cli_command cmd_plan, cmd_grid, cmd_list, cmd_version, cmd_eval;
 extern const cli_command cmd_topk, cmd_export, cmd_import, cmd_merge, cmd_show;
 
 /* The command being run (main.c sets it), for its messages. */
@@ -46,7 +46,7 @@ typedef enum cli_kind {
     CLI_PATH,    /* non-empty text; *(const char **)out */
     CLI_INT,     /* a whole decimal number in [lo, hi]; *(int *)out */
     CLI_PROBLEM, /* "4,8,512,64" or "b4.h8.s512.d64.nc"; (cli_problem *)out, canonical text */
-    CLI_MODE     /* "hot" or "cold"; *(const char **)out */
+    CLI_MODE     /* a mode fasweep measures (record_mode_known); *(const char **)out */
 } cli_kind;
 
 typedef struct cli_problem {
@@ -79,6 +79,12 @@ int cli_no_args(int argc, char **argv, int first);
 void cli_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "fasweep CMD: ...\n(see `fasweep CMD --help`)" on stderr; returns 2. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A command's exit status once its output is out: whatever stdout still
+ * buffers is flushed, and a write error (a full disk, a closed pipe,
+ * /dev/full) makes a successful command fail (1) with a message, so no
+ * output is lost silently. */
+int cli_finish(int rc);
 
 /* Prints a cJSON document (and frees it): 0, or 1 after a message. */
 struct cJSON;

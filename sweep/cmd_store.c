@@ -68,7 +68,7 @@ static int topk_report(const topk_args *a, const char *path, long stored, const 
     if (a->no_seeds)
         return CLI_OK;
     char err[1024];
-    if (seeds_write(r, a->seeds_dir, stderr, err, sizeof err) != 0) {
+    if (rank_write_seeds(r, a->seeds_dir, stderr, err, sizeof err) != 0) {
         cli_say("%s", err);
         return CLI_FAIL;
     }
@@ -261,6 +261,12 @@ static int import_run(const char *path, const char *file)
         return CLI_USAGE;
     }
     struct stat st;
+    if (fstat(fileno(in), &st) == 0 && S_ISDIR(st.st_mode)) {
+        cli_say("cannot read %s: it is a directory, expected a JSON-lines file of records", file);
+        if (in != stdin)
+            fclose(in);
+        return CLI_USAGE;
+    }
     const int existed = stat(path, &st) == 0;
     store *s = cli_open_store(path, 0);
     int rc = CLI_FAIL;
@@ -325,20 +331,10 @@ const cli_command cmd_import = {"import", import_main, usage_import};
 
 /* ---- merge ---------------------------------------------------------------------------------- */
 
-/* Whether a and b name the same existing file (LMDB must never open one
- * environment twice in a process, and merging a store into itself is a
- * mistake anyway). */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
 static int merge_run(const char *path, char **srcs, int n)
 {
     for (int i = 0; i < n; i++)
-        if (same_file(path, srcs[i])) {
+        if (store_same(path, srcs[i])) {
             cli_say("cannot merge %s into itself; pass other stores", srcs[i]);
             return CLI_USAGE;
         }

@@ -16,6 +16,7 @@ static const char *const usage_main =
     "commands:\n"
     "  plan     show the grid of a space: accepted points, rejected ones with reasons\n"
     "  grid     check and time every accepted point on the GPU, into the store\n"
+    "  eval     check and time one point (or a head-to-head of a few), into the store\n"
     "  list     the kernel instances compiled into this binary\n"
     "  topk     rank stored results per (device, problem, mode); write seed files\n"
     "  export   write stored records as CSV or JSON lines\n"
@@ -33,7 +34,7 @@ static int help_main(int argc, char **argv);
 static const cli_command cmd_help = {"help", help_main, "usage: fasweep help [COMMAND]\n"};
 
 static const cli_command *const commands[] = {
-    &cmd_plan,   &cmd_grid,  &cmd_list, &cmd_topk,    &cmd_export,
+    &cmd_plan,   &cmd_grid,  &cmd_eval, &cmd_list,    &cmd_topk, &cmd_export,
     &cmd_import, &cmd_merge, &cmd_show, &cmd_version, &cmd_help,
 };
 
@@ -67,7 +68,7 @@ int main(int argc, char **argv)
     const char *name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         fputs(usage_main, stdout);
-        return CLI_OK;
+        return cli_finish(CLI_OK);
     }
     if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0)
         name = "version";
@@ -76,5 +77,5 @@ int main(int argc, char **argv)
         fprintf(stderr, "fasweep: unknown command '%s'; run `fasweep --help` for the list\n", name);
         return CLI_USAGE;
     }
-    return cli_current->fn(argc - 1, argv + 1);
+    return cli_finish(cli_current->fn(argc - 1, argv + 1));
 }

@@ -1,10 +1,10 @@
-/* measure.c - one (point, mode) on the GPU: inputs and reference, the
- * correctness gate, timed samples, NVML clocks, clock64 (contract: measure.h).
+/* measure.c - one task on the GPU: inputs and reference, the correctness
+ * gate, timed blocks with their clocks, NVML, clock64 (contract: measure.h).
  *
- * Every CUDA call goes through RG_CHECK, which turns a failure into the
+ * Every CUDA call goes through MS_CHECK, which turns a failure into the
  * text "what: cudaErrorName: description" in g->err and returns -1; the
- * caller marks the task crashed with that text and then asks whether the
- * context survived (rg_healthy), which decides if the worker goes on.
+ * caller marks the records crashed with that text and then asks whether
+ * the context survived (ms_healthy), which decides if the worker goes on.
  */
 #include "measure.h"
 
@@ -20,20 +20,25 @@
 
 #include "../kernels/fa_launch.h"
 #include "../kernels/inject.h"
-#include "../kernels/ref_cpu.h"
 #include "nvml.h"
 #include "progress.h"
 #include "stats.h"
 
-/* Timed launches queued between two synchronisations (events are reused). */
+/* Timed samples queued between two synchronisations (events are reused). */
 #define MEASURE_BLOCK_MAX 16
 /* The spin kernel ahead of a block must outlast the host queuing the block;
  * before the first block is measured, assume this much host time per
- * sample (event, launch, event, and in cold mode a memset). */
+ * launch (event, launch, event, and in cold mode a memset). */
 #define MEASURE_ENQUEUE_GUESS_US 10.0
 #define MEASURE_SPIN_MIN_US 20.0
+/* The clock probe right after a block. */
+#define MEASURE_PROBE_US 20.0
+/* CTAs per SM of the calibration load. */
+#define MEASURE_LOAD_CTAS_PER_SM 4
 /* The flush buffer when a GPU reports no L2 size. */
 #define MEASURE_FLUSH_FALLBACK_BYTES ((size_t)128 << 20)
+
+typedef enum ms_mode { MS_HOT, MS_COLD, MS_BATCH } ms_mode;
 
 struct measure_gpu {
     int device;
@@ -45,37 +50,42 @@ struct measure_gpu {
     size_t flush_bytes;
     nvml nvml;
     unsigned long long seed;
+    /* Mapped host memory the GPU writes and the host reads after a sync:
+     * the two clock probes of a block, the gate's sums. */
+    fa_clock_probe *probe; /* [0] before a block, [1] after it */
+    fa_compare_sums *sums;
+    void *cmp_scratch;
+    double clock_ref; /* MHz under the calibration load; 0 not yet, NaN unknown */
     /* The problem whose buffers are allocated, and its reference. */
     int have_problem;
     space_problem prob;
     size_t n; /* elements of one [B,H,S,D] tensor */
     fa_args args;
-    float *d_ref, *h_ref;
-    uint16_t *h_out;
+    float *d_ref;
     unsigned long long *d_clock, *h_clock;
     size_t clock_cap; /* entries of d_clock / h_clock */
-    double *samples;
-    int samples_cap;
+    double *samples, *block_mhz;
+    int samples_cap, block_mhz_cap;
     double gate_us;    /* event time of the gate launch: the first size estimate */
-    double enqueue_us; /* host time to queue one sample, from the last block */
+    double enqueue_us; /* host time to queue one launch, from the last block */
     char err[200];
 };
 
-static int rg_fail(measure_gpu *g, cudaError_t e, const char *what)
+static int ms_fail(measure_gpu *g, cudaError_t e, const char *what)
 {
     snprintf(g->err, sizeof g->err, "%s: %s: %s", what, cudaGetErrorName(e), cudaGetErrorString(e));
     return -1;
 }
 
-#define RG_CHECK(g, call, what)                                                                    \
+#define MS_CHECK(g, call, what)                                                                    \
     do {                                                                                           \
         const cudaError_t e_ = (cudaError_t)(call);                                                \
         if (e_ != cudaSuccess)                                                                     \
-            return rg_fail((g), e_, (what));                                                       \
+            return ms_fail((g), e_, (what));                                                       \
     } while (0)
 
 /* Copies text into a fixed field, cut to fit. */
-static void rg_copy(char *dst, size_t n, const char *src)
+static void ms_copy(char *dst, size_t n, const char *src)
 {
     const size_t len = strnlen(src, n - 1);
     memcpy(dst, src, len);
@@ -83,27 +93,32 @@ static void rg_copy(char *dst, size_t n, const char *src)
 }
 
 /* Puts prefix in front of g->err, cutting the end off when too long. */
-static void rg_prefix(measure_gpu *g, const char *prefix)
+static void ms_prefix(measure_gpu *g, const char *prefix)
 {
     char e[sizeof g->err];
     memcpy(e, g->err, sizeof e);
-    rg_copy(g->err, sizeof g->err, prefix);
+    ms_copy(g->err, sizeof g->err, prefix);
     const size_t len = strlen(g->err);
-    rg_copy(g->err + len, sizeof g->err - len, e);
+    ms_copy(g->err + len, sizeof g->err - len, e);
 }
 
 /* Whether the context still works after a failed call: a non-sticky error
  * (bad launch configuration, out of memory) is cleared by reading it; a
  * sticky one (illegal address, trap) fails every later call. */
-static int rg_healthy(void)
+static int ms_healthy(void)
 {
     (void)cudaGetLastError(); /* clears a non-sticky error; its value is known */
     return cudaDeviceSynchronize() == cudaSuccess && cudaGetLastError() == cudaSuccess;
 }
 
+static ms_mode ms_mode_of(const char *mode)
+{
+    return strcmp(mode, "cold") == 0 ? MS_COLD : strcmp(mode, "batch") == 0 ? MS_BATCH : MS_HOT;
+}
+
 /* ---- opening the device ------------------------------------------------------------------- */
 
-static void rg_uuid_text(const cudaUUID_t *u, char *buf, size_t n)
+static void ms_uuid_text(const cudaUUID_t *u, char *buf, size_t n)
 {
     const unsigned char *b = (const unsigned char *)u->bytes;
     snprintf(buf, n, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
@@ -111,58 +126,69 @@ static void rg_uuid_text(const cudaUUID_t *u, char *buf, size_t n)
              b[14], b[15]);
 }
 
-static int rg_device_info(measure_gpu *g)
+static int ms_device_info(measure_gpu *g)
 {
     task_device *in = &g->info;
-    RG_CHECK(g, cudaSetDevice(g->device), "cudaSetDevice");
+    MS_CHECK(g, cudaSetDevice(g->device), "cudaSetDevice");
     struct cudaDeviceProp prop;
-    RG_CHECK(g, cudaGetDeviceProperties(&prop, g->device), "cudaGetDeviceProperties");
-    RG_CHECK(g, cudaDeviceGetAttribute(&in->clock_khz, cudaDevAttrClockRate, g->device),
+    MS_CHECK(g, cudaGetDeviceProperties(&prop, g->device), "cudaGetDeviceProperties");
+    MS_CHECK(g, cudaDeviceGetAttribute(&in->clock_khz, cudaDevAttrClockRate, g->device),
              "cudaDeviceGetAttribute(clock rate)");
     int drv = 0, rt = 0;
-    RG_CHECK(g, cudaDriverGetVersion(&drv), "cudaDriverGetVersion");
-    RG_CHECK(g, cudaRuntimeGetVersion(&rt), "cudaRuntimeGetVersion");
-    RG_CHECK(g, cudaDeviceGetPCIBusId(in->pci, (int)sizeof in->pci, g->device),
+    MS_CHECK(g, cudaDriverGetVersion(&drv), "cudaDriverGetVersion");
+    MS_CHECK(g, cudaRuntimeGetVersion(&rt), "cudaRuntimeGetVersion");
+    MS_CHECK(g, cudaDeviceGetPCIBusId(in->pci, (int)sizeof in->pci, g->device),
              "cudaDeviceGetPCIBusId");
-    rg_copy(in->name, sizeof in->name, prop.name);
-    rg_uuid_text(&prop.uuid, in->uuid, sizeof in->uuid);
+    ms_copy(in->name, sizeof in->name, prop.name);
+    ms_uuid_text(&prop.uuid, in->uuid, sizeof in->uuid);
     in->cc = prop.major * 10 + prop.minor;
     in->sm_count = prop.multiProcessorCount;
     in->l2_bytes = prop.l2CacheSize;
     snprintf(in->runtime, sizeof in->runtime, "%d.%d", rt / 1000, rt % 1000 / 10);
     nvml_open(&g->nvml, in->pci);
     if (g->nvml.driver[0])
-        rg_copy(in->driver, sizeof in->driver, g->nvml.driver);
+        ms_copy(in->driver, sizeof in->driver, g->nvml.driver);
     else
         snprintf(in->driver, sizeof in->driver, "CUDA %d.%d", drv / 1000, drv % 1000 / 10);
-    rg_copy(in->build, sizeof in->build, fa_build_id());
+    ms_copy(in->build, sizeof in->build, fa_build_id());
     return 0;
 }
 
-static int rg_open(measure_gpu *g)
+/* Host memory the GPU writes directly (mapped, UVA): no copy after a sync. */
+static int ms_mapped(measure_gpu *g, void **p, size_t bytes, const char *what)
 {
-    if (rg_device_info(g))
+    MS_CHECK(g, cudaHostAlloc(p, bytes, cudaHostAllocMapped), what);
+    memset(*p, 0, bytes);
+    return 0;
+}
+
+static int ms_open(measure_gpu *g)
+{
+    if (ms_device_info(g))
         return -1;
-    RG_CHECK(g, cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking),
+    MS_CHECK(g, cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking),
              "cudaStreamCreateWithFlags");
     for (; g->n_ev < 2 * MEASURE_BLOCK_MAX; g->n_ev++)
-        RG_CHECK(g, cudaEventCreate(&g->ev[g->n_ev]), "cudaEventCreate");
+        MS_CHECK(g, cudaEventCreate(&g->ev[g->n_ev]), "cudaEventCreate");
     g->flush_bytes =
         g->info.l2_bytes > 0 ? 2 * (size_t)g->info.l2_bytes : MEASURE_FLUSH_FALLBACK_BYTES;
-    RG_CHECK(g, cudaMalloc(&g->flush, g->flush_bytes), "cudaMalloc(L2 flush buffer)");
+    MS_CHECK(g, cudaMalloc(&g->flush, g->flush_bytes), "cudaMalloc(L2 flush buffer)");
+    MS_CHECK(g, cudaMalloc(&g->cmp_scratch, fa_compare_scratch_bytes()),
+             "cudaMalloc(gate scratch)");
+    if (ms_mapped(g, (void **)&g->probe, 2 * sizeof *g->probe, "cudaHostAlloc(clock probes)") ||
+        ms_mapped(g, (void **)&g->sums, sizeof *g->sums, "cudaHostAlloc(gate sums)"))
+        return -1;
     g->enqueue_us = MEASURE_ENQUEUE_GUESS_US;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     /* Fresh inputs every run: a kernel that is right only on one data set
-     * should not pass forever. xorshift needs a non-zero state. */
+     * should not pass forever. */
     g->seed = ((unsigned long long)ts.tv_sec * 1000000007ULL) ^ (unsigned long long)ts.tv_nsec ^
               ((unsigned long long)getpid() << 32) ^ 0x9E3779B97F4A7C15ULL;
-    if (g->seed == 0)
-        g->seed = 1;
     return 0;
 }
 
-static void rg_free_problem(measure_gpu *g)
+static void ms_free_problem(measure_gpu *g)
 {
     /* Errors while freeing are ignored: the buffers are gone either way,
      * and a broken context is reported by the next real call. */
@@ -171,11 +197,8 @@ static void rg_free_problem(measure_gpu *g)
     (void)cudaFree((void *)g->args.v);
     (void)cudaFree(g->args.o);
     (void)cudaFree(g->d_ref);
-    free(g->h_ref);
-    free(g->h_out);
     memset(&g->args, 0, sizeof g->args);
-    g->d_ref = g->h_ref = NULL;
-    g->h_out = NULL;
+    g->d_ref = NULL;
     g->have_problem = 0;
 }
 
@@ -183,11 +206,15 @@ void measure_close(measure_gpu *g)
 {
     if (!g)
         return;
-    rg_free_problem(g);
+    ms_free_problem(g);
     (void)cudaFree(g->d_clock);
     free(g->h_clock);
     free(g->samples);
+    free(g->block_mhz);
     (void)cudaFree(g->flush);
+    (void)cudaFree(g->cmp_scratch);
+    (void)cudaFreeHost(g->probe);
+    (void)cudaFreeHost(g->sums);
     for (int i = 0; i < g->n_ev; i++)
         (void)cudaEventDestroy(g->ev[i]);
     if (g->stream)
@@ -205,7 +232,7 @@ int measure_open(int device, measure_gpu **out, task_device *info, char *err, si
         return -1;
     }
     g->device = device;
-    if (rg_open(g) != 0) {
+    if (ms_open(g) != 0) {
         snprintf(err, errlen, "device %d: %s", device, g->err);
         measure_close(g);
         return -1;
@@ -215,61 +242,74 @@ int measure_open(int device, measure_gpu **out, task_device *info, char *err, si
     return 0;
 }
 
+/* ---- the clock calibration ---------------------------------------------------------------- */
+
+/* The clock the SMs hold under a sustained tensor load of calibrate_ms: the
+ * reference the blocks' clocks are held against (measure.h). Once per
+ * worker; NaN when it cannot be measured (then nothing is discarded). */
+static int ms_calibrate(measure_gpu *g, const space_measure *m)
+{
+    if (g->clock_ref != 0)
+        return 0;
+    g->clock_ref = NAN;
+    if (!(m->calibrate_ms > 0) || m->max_discards == 0)
+        return 0;
+    const int ctas = g->info.sm_count * MEASURE_LOAD_CTAS_PER_SM;
+    fa_clock_probe *p = NULL;
+    if (ms_mapped(g, (void **)&p, (size_t)ctas * sizeof *p, "cudaHostAlloc(calibration probes)"))
+        return -1;
+    int rc = 0;
+    cudaError_t e = (cudaError_t)fa_load_launch(ctas, m->calibrate_ms, p, g->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(g->stream);
+    if (e != cudaSuccess) {
+        rc = ms_fail(g, e, "running the clock calibration load");
+    } else {
+        int n = 0;
+        double *mhz = malloc((size_t)ctas * sizeof *mhz);
+        for (int i = 0; mhz && i < ctas; i++) {
+            const volatile fa_clock_probe *q = &p[i];
+            const double f = stats_probe_mhz(q->c0, q->c1, q->g0, q->g1);
+            if (isfinite(f))
+                mhz[n++] = f;
+        }
+        int lo, med, hi;
+        stats_clock_summary(mhz, n, &lo, &med, &hi);
+        g->clock_ref = med > 0 ? med : NAN;
+        free(mhz);
+    }
+    (void)cudaFreeHost(p);
+    return rc;
+}
+
 /* ---- the problem: random inputs and the reference ------------------------------------------ */
 
-/* xorshift64*: fast, and plenty random for test inputs. */
-static unsigned long long rg_rand(unsigned long long *s)
-{
-    unsigned long long x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 2685821657736338717ULL;
-}
-
-/* Fills dev with n fp16 values uniform in [-1, 1], staged through host. */
-static int rg_fill_random(measure_gpu *g, void *dev, uint16_t *host, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        const double u = (double)(rg_rand(&g->seed) >> 11) * (1.0 / 9007199254740992.0);
-        host[i] = ref_float_to_half((float)(2 * u - 1));
-    }
-    RG_CHECK(g, cudaMemcpy(dev, host, n * sizeof *host, cudaMemcpyHostToDevice),
-             "copying random inputs to the GPU");
-    return 0;
-}
-
-static int rg_alloc_problem(measure_gpu *g)
+static int ms_alloc_problem(measure_gpu *g)
 {
     const size_t half_bytes = g->n * sizeof(uint16_t), ref_bytes = g->n * sizeof(float);
-    g->h_ref = malloc(ref_bytes);
-    g->h_out = malloc(half_bytes);
-    if (!g->h_ref || !g->h_out) {
-        snprintf(g->err, sizeof g->err, "out of host memory for %zu-element output copies", g->n);
-        return -1;
-    }
     void *q = NULL, *k = NULL, *v = NULL;
-    RG_CHECK(g, cudaMalloc(&q, half_bytes), "cudaMalloc(q)");
+    MS_CHECK(g, cudaMalloc(&q, half_bytes), "cudaMalloc(q)");
     g->args.q = q;
-    RG_CHECK(g, cudaMalloc(&k, half_bytes), "cudaMalloc(k)");
+    MS_CHECK(g, cudaMalloc(&k, half_bytes), "cudaMalloc(k)");
     g->args.k = k;
-    RG_CHECK(g, cudaMalloc(&v, half_bytes), "cudaMalloc(v)");
+    MS_CHECK(g, cudaMalloc(&v, half_bytes), "cudaMalloc(v)");
     g->args.v = v;
-    RG_CHECK(g, cudaMalloc(&g->args.o, half_bytes), "cudaMalloc(o)");
-    RG_CHECK(g, cudaMalloc((void **)&g->d_ref, ref_bytes), "cudaMalloc(reference output)");
-    if (rg_fill_random(g, q, g->h_out, g->n) || rg_fill_random(g, k, g->h_out, g->n) ||
-        rg_fill_random(g, v, g->h_out, g->n))
-        return -1;
+    MS_CHECK(g, cudaMalloc(&g->args.o, half_bytes), "cudaMalloc(o)");
+    MS_CHECK(g, cudaMalloc((void **)&g->d_ref, ref_bytes), "cudaMalloc(reference output)");
+    void *const inputs[3] = {q, k, v};
+    for (int i = 0; i < 3; i++)
+        MS_CHECK(
+            g, fa_fill_random_launch(inputs[i], g->n, g->seed++ * 0x2545F4914F6CDD1DULL, g->stream),
+            "filling the inputs with random values");
     return 0;
 }
 
 /* Makes p's buffers and reference current, unless they already are. */
-static int rg_setup_problem(measure_gpu *g, const space_problem *p)
+static int ms_setup_problem(measure_gpu *g, const space_problem *p)
 {
     if (g->have_problem && memcmp(&g->prob, p, sizeof *p) == 0)
         return 0;
-    rg_free_problem(g);
+    ms_free_problem(g);
     g->n = (size_t)p->batch * p->heads * p->seq_len * p->head_dim;
     g->args.batch = p->batch;
     g->args.heads = p->heads;
@@ -277,20 +317,19 @@ static int rg_setup_problem(measure_gpu *g, const space_problem *p)
     g->args.head_dim = p->head_dim;
     g->args.causal = p->causal;
     g->args.softmax_scale = (float)(1.0 / sqrt((double)p->head_dim));
-    if (rg_alloc_problem(g))
+    if (ms_alloc_problem(g))
         return -1;
-    RG_CHECK(g, fa_reference_launch(&g->args, g->d_ref, g->stream), "launching the reference");
-    RG_CHECK(g, cudaStreamSynchronize(g->stream), "running the reference");
-    RG_CHECK(g, cudaMemcpy(g->h_ref, g->d_ref, g->n * sizeof(float), cudaMemcpyDeviceToHost),
-             "copying the reference output back");
-    for (size_t i = 0; i < g->n; i++)
-        if (!isfinite(g->h_ref[i])) {
-            snprintf(g->err, sizeof g->err,
-                     "the fp32 reference output is not finite at element %zu; the reference "
-                     "kernel is broken (check with fa_check)",
-                     i);
-            return -1;
-        }
+    MS_CHECK(g, fa_reference_launch(&g->args, g->d_ref, g->stream), "launching the reference");
+    MS_CHECK(g, fa_compare_launch(NULL, g->d_ref, g->n, g->cmp_scratch, g->sums, g->stream),
+             "checking the reference");
+    MS_CHECK(g, cudaStreamSynchronize(g->stream), "running the reference");
+    if (g->sums->ref_nonfinite) {
+        snprintf(g->err, sizeof g->err,
+                 "the fp32 reference output has %llu non-finite values; the reference kernel is "
+                 "broken (check with fa_check)",
+                 g->sums->ref_nonfinite);
+        return -1;
+    }
     g->prob = *p;
     g->have_problem = 1;
     return 0;
@@ -298,157 +337,210 @@ static int rg_setup_problem(measure_gpu *g, const space_problem *p)
 
 /* ---- the correctness gate ------------------------------------------------------------------- */
 
-static int rg_gate(measure_gpu *g, const fa_instance *in, task_inject inject, stats_errors *e)
+/* One launch into an output poisoned with NaN, compared with the reference
+ * on the GPU (fa_compare_launch): *e gets the errors. */
+static int ms_gate(measure_gpu *g, const fa_instance *in, task_inject inject, stats_errors *e)
 {
     const size_t bytes = g->n * sizeof(uint16_t);
     /* 0xFFFF is a NaN in fp16: an element the kernel does not write fails. */
-    RG_CHECK(g, cudaMemsetAsync(g->args.o, 0xFF, bytes, g->stream), "poisoning the output");
-    RG_CHECK(g, cudaEventRecord(g->ev[0], g->stream), "cudaEventRecord");
+    MS_CHECK(g, cudaMemsetAsync(g->args.o, 0xFF, bytes, g->stream), "poisoning the output");
+    MS_CHECK(g, cudaEventRecord(g->ev[0], g->stream), "cudaEventRecord");
     if (inject == TASK_INJECT_FAULT)
-        RG_CHECK(g, fa_inject_fault_launch(g->stream), "launching the injected fault kernel");
+        MS_CHECK(g, fa_inject_fault_launch(g->stream), "launching the injected fault kernel");
     else if (inject == TASK_INJECT_HANG)
-        RG_CHECK(g, fa_inject_hang_launch(g->stream), "launching the injected hang kernel");
+        MS_CHECK(g, fa_inject_hang_launch(g->stream), "launching the injected hang kernel");
     else
-        RG_CHECK(g, in->launch(&g->args, g->stream), "launching the kernel (correctness gate)");
-    RG_CHECK(g, cudaEventRecord(g->ev[1], g->stream), "cudaEventRecord");
-    RG_CHECK(g, cudaStreamSynchronize(g->stream), "running the kernel (correctness gate)");
+        MS_CHECK(g, in->launch(&g->args, g->stream), "launching the kernel (correctness gate)");
+    MS_CHECK(g, cudaEventRecord(g->ev[1], g->stream), "cudaEventRecord");
+    MS_CHECK(g, cudaStreamSynchronize(g->stream), "running the kernel (correctness gate)");
     float ms = 0;
-    RG_CHECK(g, cudaEventElapsedTime(&ms, g->ev[0], g->ev[1]), "cudaEventElapsedTime");
+    MS_CHECK(g, cudaEventElapsedTime(&ms, g->ev[0], g->ev[1]), "cudaEventElapsedTime");
     g->gate_us = ms * 1e3;
-    RG_CHECK(g, cudaMemcpy(g->h_out, g->args.o, bytes, cudaMemcpyDeviceToHost),
-             "copying the output back");
-    stats_output_errors(g->h_out, g->h_ref, g->n, e);
+    MS_CHECK(g, fa_compare_launch(g->args.o, g->d_ref, g->n, g->cmp_scratch, g->sums, g->stream),
+             "launching the output comparison");
+    MS_CHECK(g, cudaStreamSynchronize(g->stream), "comparing the output with the reference");
+    const volatile fa_compare_sums *s = g->sums;
+    stats_errors_of_sums(s->diff2, s->ref2, s->max_abs, (long)s->nonfinite,
+                         s->nonfinite ? (long)s->first_bad : -1, g->n, e);
     return 0;
 }
 
-/* ---- timed samples -------------------------------------------------------------------------- */
+/* ---- timed blocks --------------------------------------------------------------------------- */
 
 /* Launches before timing; *est_us gets their mean time per launch (host
  * gaps included, so an over-estimate: it only makes blocks smaller). */
-static int rg_warmup(measure_gpu *g, const fa_instance *in, int runs, double *est_us)
+static int ms_warmup(measure_gpu *g, const fa_instance *in, int runs, double *est_us)
 {
     *est_us = g->gate_us;
     if (runs <= 0)
         return 0;
-    RG_CHECK(g, cudaEventRecord(g->ev[0], g->stream), "cudaEventRecord");
+    MS_CHECK(g, cudaEventRecord(g->ev[0], g->stream), "cudaEventRecord");
     for (int i = 0; i < runs; i++)
-        RG_CHECK(g, in->launch(&g->args, g->stream), "launching the kernel (warm-up)");
-    RG_CHECK(g, cudaEventRecord(g->ev[1], g->stream), "cudaEventRecord");
-    RG_CHECK(g, cudaEventSynchronize(g->ev[1]), "running the warm-up launches");
+        MS_CHECK(g, in->launch(&g->args, g->stream), "launching the kernel (warm-up)");
+    MS_CHECK(g, cudaEventRecord(g->ev[1], g->stream), "cudaEventRecord");
+    MS_CHECK(g, cudaEventSynchronize(g->ev[1]), "running the warm-up launches");
     float ms = 0;
-    RG_CHECK(g, cudaEventElapsedTime(&ms, g->ev[0], g->ev[1]), "cudaEventElapsedTime");
+    MS_CHECK(g, cudaEventElapsedTime(&ms, g->ev[0], g->ev[1]), "cudaEventElapsedTime");
     *est_us = ms * 1e3 / runs;
     return 0;
 }
 
-/* One block of nb samples: a spin kernel holds the stream while the host
- * queues (flush,) event, launch, event for each sample, so the GPU runs
- * them back to back and no host time falls between a pair of events.
- * out[i] gets the i-th launch's time in µs. */
-static int rg_block(measure_gpu *g, const fa_instance *in, int cold, int nb, int base, double *out)
+static long long ms_cycles(const measure_gpu *g, double us)
 {
-    const double spin_us = fmax(MEASURE_SPIN_MIN_US, 1.5 * g->enqueue_us * nb);
-    const long long cycles = (long long)(spin_us * g->info.clock_khz / 1000.0);
-    RG_CHECK(g, fa_spin_launch(cycles, g->stream), "launching the spin kernel");
+    return (long long)(us * g->info.clock_khz / 1000.0);
+}
+
+/* One block of nb samples, each of `launches` back-to-back launches between
+ * one pair of events (1 for hot and cold; cold flushes L2 before each
+ * sample, outside its events). A spin kernel ahead holds the stream while
+ * the host queues the block, so the GPU runs it without host gaps; it and
+ * a short probe after the block measure the SM clock (*mhz: the lower).
+ * out[i] gets sample i's time per launch in µs. */
+static int ms_block(measure_gpu *g, const fa_instance *in, ms_mode mode, int nb, int launches,
+                    int base, double *out, double *mhz)
+{
+    const double spin_us = fmax(MEASURE_SPIN_MIN_US, 1.5 * g->enqueue_us * nb * launches);
+    MS_CHECK(g, fa_spin_launch(ms_cycles(g, spin_us), &g->probe[0], g->stream),
+             "launching the spin kernel");
     const double t0 = progress_now();
     for (int i = 0; i < nb; i++) {
-        if (cold) /* a different byte each time, so no write can be elided */
-            RG_CHECK(g, cudaMemsetAsync(g->flush, (base + i) & 0xff, g->flush_bytes, g->stream),
+        if (mode == MS_COLD) /* a different byte each time, so no write can be elided */
+            MS_CHECK(g, cudaMemsetAsync(g->flush, (base + i) & 0xff, g->flush_bytes, g->stream),
                      "flushing L2 (cold mode)");
-        RG_CHECK(g, cudaEventRecord(g->ev[2 * i], g->stream), "cudaEventRecord");
-        RG_CHECK(g, in->launch(&g->args, g->stream), "launching the kernel (timed)");
-        RG_CHECK(g, cudaEventRecord(g->ev[2 * i + 1], g->stream), "cudaEventRecord");
+        MS_CHECK(g, cudaEventRecord(g->ev[2 * i], g->stream), "cudaEventRecord");
+        for (int l = 0; l < launches; l++)
+            MS_CHECK(g, in->launch(&g->args, g->stream), "launching the kernel (timed)");
+        MS_CHECK(g, cudaEventRecord(g->ev[2 * i + 1], g->stream), "cudaEventRecord");
     }
-    g->enqueue_us = (progress_now() - t0) * 1e6 / nb;
-    RG_CHECK(g, cudaEventSynchronize(g->ev[2 * nb - 1]), "running the timed launches");
+    g->enqueue_us = (progress_now() - t0) * 1e6 / ((double)nb * launches);
+    MS_CHECK(g, fa_spin_launch(ms_cycles(g, MEASURE_PROBE_US), &g->probe[1], g->stream),
+             "launching the clock probe");
+    MS_CHECK(g, cudaStreamSynchronize(g->stream), "running the timed launches");
     for (int i = 0; i < nb; i++) {
         float ms = 0;
-        RG_CHECK(g, cudaEventElapsedTime(&ms, g->ev[2 * i], g->ev[2 * i + 1]),
+        MS_CHECK(g, cudaEventElapsedTime(&ms, g->ev[2 * i], g->ev[2 * i + 1]),
                  "cudaEventElapsedTime");
-        out[i] = ms * 1e3;
+        out[i] = ms * 1e3 / launches;
     }
+    const volatile fa_clock_probe *h = &g->probe[0], *t = &g->probe[1];
+    *mhz = stats_block_mhz(stats_probe_mhz(h->c0, h->c1, h->g0, h->g1),
+                           stats_probe_mhz(t->c0, t->c1, t->g0, t->g1));
     return 0;
 }
 
-static int rg_samples_room(measure_gpu *g, int n)
+static int ms_room(measure_gpu *g, double **p, int *cap, int n)
 {
-    if (n <= g->samples_cap)
+    if (n <= *cap)
         return 0;
-    double *p = realloc(g->samples, (size_t)n * sizeof *p);
-    if (!p) {
+    double *q = realloc(*p, (size_t)n * sizeof *q);
+    if (!q) {
         snprintf(g->err, sizeof g->err, "out of host memory for %d timing samples", n);
         return -1;
     }
-    g->samples = p;
-    g->samples_cap = n;
+    *p = q;
+    *cap = n;
     return 0;
 }
 
-/* Samples configs in[0..k) until each one's stop rule (stats.h) says so, in
- * rounds of one block per config still sampling: with k > 1 they are all
- * timed over the same stretch of time. Each config is charged the wall time
- * of its own blocks (flushes, spin and statistics included: what the budget
- * is spent on), as a task of its own would be. n[i] < 0: config i is not
- * timed; others start at n[i] = 0 with est[i] the warm-up's time per launch.
- * Fills recs[i].time, n[i], and *timed_s with the summed sample time.
- * Returns 0, or -1 after a failure (g->err), with *failed the config whose
- * block failed (-1 when none did). */
-static int rg_rounds(measure_gpu *g, const space_measure *m, const fa_instance *const *in, int k,
-                     int cold, double *est, int *n, record *recs, double *timed_s, int *failed)
+static void ms_sleep_ms(double ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)(fmod(ms, 1000.0) * 1e6)};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+/* One config's state while a mode is being sampled. */
+typedef struct ms_cfg {
+    const fa_instance *in;
+    int timed;      /* passed the gate: takes part in the rounds */
+    int n;          /* samples kept */
+    int launches;   /* per sample */
+    double est_us;  /* per launch, for the block size */
+    double spent_s; /* wall time of its blocks (the budget) */
+    stats_stop stop;
+    int blocks, discarded, below;
+    int n_mhz;       /* kept blocks whose clock is known */
+    double *s, *mhz; /* its samples and those clocks */
+} ms_cfg;
+
+/* Samples the configs c[0..k) in one mode until each one's stop rule
+ * (stats.h) says so, in rounds of one block per config still sampling: with
+ * k > 1 they are all timed over the same stretch of time, and each round
+ * starts one config later (round r starts at config r mod k), so each leads
+ * a round equally often and none always follows the host's pause. A block
+ * whose clock is under the calibrated one by more than the tolerance is
+ * discarded and taken again after a pause, at most max_discards times per
+ * config; after that its blocks are kept and the record is marked below.
+ * Each config is charged the wall time of its own blocks. Fills recs[i]
+ * (the records of this mode) and adds the sample time to *timed_s. Returns
+ * 0, or -1 after a failure (g->err) with *failed the config it was on. */
+static int ms_rounds(measure_gpu *g, const space_measure *m, ms_mode mode, ms_cfg *c, int k,
+                     record **recs, double *timed_s, int *failed)
 {
     *failed = -1;
-    if (m->max_samples > INT_MAX / k) {
-        snprintf(g->err, sizeof g->err, "max_samples %d is too large for %d configs",
-                 m->max_samples, k);
+    const int per = m->max_samples;
+    if (per > INT_MAX / k - MEASURE_BLOCK_MAX ||
+        ms_room(g, &g->samples, &g->samples_cap, k * (per + MEASURE_BLOCK_MAX)) ||
+        ms_room(g, &g->block_mhz, &g->block_mhz_cap, k * (per + 1)))
         return -1;
-    }
-    if (rg_samples_room(g, k * m->max_samples))
-        return -1;
-    stats_stop stop[TASK_MAX_CONFIGS];
-    double spent[TASK_MAX_CONFIGS];
     int going = 0;
     for (int i = 0; i < k; i++) {
-        stop[i] = STATS_CONTINUE;
-        spent[i] = 0;
-        going += n[i] >= 0;
+        c[i].s = g->samples + (size_t)i * (size_t)(per + MEASURE_BLOCK_MAX);
+        c[i].mhz = g->block_mhz + (size_t)i * (size_t)(per + 1);
+        c[i].n = c[i].blocks = c[i].discarded = c[i].below = c[i].n_mhz = 0;
+        c[i].spent_s = 0;
+        c[i].stop = STATS_CONTINUE;
+        going += c[i].timed;
     }
-    double sum = 0;
     int flushes = 0; /* a different flush byte for every sample of the task */
-    while (going > 0) {
+    for (int round = 0; going > 0; round++) {
         going = 0;
-        for (int i = 0; i < k; i++) {
-            if (n[i] < 0 || stop[i] != STATS_CONTINUE)
+        for (int j = 0; j < k; j++) {
+            const int i = (j + round) % k;
+            ms_cfg *x = &c[i];
+            if (!x->timed || x->stop != STATS_CONTINUE)
                 continue;
-            double *s = g->samples + (size_t)i * (size_t)m->max_samples;
-            const int nb =
-                stats_block_size(est[i], m->max_seconds, m->max_samples - n[i], MEASURE_BLOCK_MAX);
+            const int nb = stats_block_size(x->est_us * x->launches, m->max_seconds, per - x->n,
+                                            MEASURE_BLOCK_MAX);
             const double tb = progress_now();
-            if (rg_block(g, in[i], cold, nb, flushes, s + n[i])) {
+            double mhz;
+            if (ms_block(g, x->in, mode, nb, x->launches, flushes, x->s + x->n, &mhz)) {
                 *failed = i;
                 return -1;
             }
             flushes += nb;
-            for (int j = 0; j < nb; j++)
-                sum += s[n[i] + j];
-            n[i] += nb;
-            est[i] = (progress_now() - tb) * 1e6 / nb;
-            stats_timing_of(s, n[i], &recs[i].time); /* sorts; sample order does not matter */
-            spent[i] += progress_now() - tb;
-            stop[i] = stats_stop_rule(m, n[i], recs[i].time.noise, spent[i]);
-            going += stop[i] == STATS_CONTINUE;
+            const double took = progress_now() - tb;
+            x->spent_s += took;
+            x->est_us = took * 1e6 / ((double)nb * x->launches);
+            const int ok = stats_clock_ok(mhz, g->clock_ref, m->clock_tolerance);
+            if (!ok && x->discarded < m->max_discards) {
+                x->discarded++; /* not kept: its samples are overwritten */
+                ms_sleep_ms(m->clock_pause_ms);
+                going++;
+                continue;
+            }
+            x->below |= !ok;
+            x->blocks++;
+            if (isfinite(mhz) && x->n_mhz <= per)
+                x->mhz[x->n_mhz++] = mhz;
+            for (int t = 0; t < nb; t++)
+                *timed_s += x->s[x->n + t] * x->launches * 1e-6;
+            x->n += nb;
+            stats_timing_of(x->s, x->n, &recs[i]->time); /* sorts; order does not matter */
+            x->stop = stats_stop_rule(m, x->n, recs[i]->time.noise, x->spent_s);
+            going += x->stop == STATS_CONTINUE;
         }
     }
-    *timed_s = sum * 1e-6;
     return 0;
 }
 
 /* ---- clock64 -------------------------------------------------------------------------------- */
 
-static int rg_clock_room(measure_gpu *g, size_t entries)
+static int ms_clock_room(measure_gpu *g, size_t entries)
 {
     if (entries <= g->clock_cap)
         return 0;
-    (void)cudaFree(g->d_clock); /* being replaced; see rg_free_problem */
+    (void)cudaFree(g->d_clock); /* being replaced; see ms_free_problem */
     g->d_clock = NULL;
     g->clock_cap = 0;
     free(g->h_clock);
@@ -457,14 +549,15 @@ static int rg_clock_room(measure_gpu *g, size_t entries)
         snprintf(g->err, sizeof g->err, "out of host memory for %zu clock64 entries", entries);
         return -1;
     }
-    RG_CHECK(g, cudaMalloc((void **)&g->d_clock, entries * sizeof *g->d_clock),
+    MS_CHECK(g, cudaMalloc((void **)&g->d_clock, entries * sizeof *g->d_clock),
              "cudaMalloc(clock64 buffer)");
     g->clock_cap = entries;
     return 0;
 }
 
 /* One instrumented launch (not timed): cycles per CTA, waves, balance. */
-static int rg_clock(measure_gpu *g, const fa_instance *in, const fa_attrs *at, int cold, record *r)
+static int ms_cta_clock(measure_gpu *g, const fa_instance *in, const fa_attrs *at, ms_mode mode,
+                        record *r)
 {
     const long ctas = fa_grid_ctas(&in->cfg, &g->args);
     const double slots = (double)g->info.sm_count * at->max_blocks_per_sm;
@@ -472,18 +565,18 @@ static int rg_clock(measure_gpu *g, const fa_instance *in, const fa_attrs *at, i
     if (ctas < 1)
         return 0;
     const size_t entries = 3 * (size_t)ctas;
-    if (rg_clock_room(g, entries))
+    if (ms_clock_room(g, entries))
         return -1;
-    RG_CHECK(g, cudaMemsetAsync(g->d_clock, 0, entries * sizeof *g->d_clock, g->stream),
+    MS_CHECK(g, cudaMemsetAsync(g->d_clock, 0, entries * sizeof *g->d_clock, g->stream),
              "clearing the clock64 buffer");
-    if (cold)
-        RG_CHECK(g, cudaMemsetAsync(g->flush, 0x5a, g->flush_bytes, g->stream),
+    if (mode == MS_COLD)
+        MS_CHECK(g, cudaMemsetAsync(g->flush, 0x5a, g->flush_bytes, g->stream),
                  "flushing L2 (cold mode)");
     fa_args a = g->args;
     a.cta_clock = g->d_clock;
-    RG_CHECK(g, in->launch(&a, g->stream), "launching the kernel (clock64)");
-    RG_CHECK(g, cudaStreamSynchronize(g->stream), "running the kernel (clock64)");
-    RG_CHECK(
+    MS_CHECK(g, in->launch(&a, g->stream), "launching the kernel (clock64)");
+    MS_CHECK(g, cudaStreamSynchronize(g->stream), "running the kernel (clock64)");
+    MS_CHECK(
         g, cudaMemcpy(g->h_clock, g->d_clock, entries * sizeof *g->h_clock, cudaMemcpyDeviceToHost),
         "copying the clock64 buffer back");
     stats_clock c;
@@ -497,16 +590,7 @@ static int rg_clock(measure_gpu *g, const fa_instance *in, const fa_attrs *at, i
 
 /* ---- one task ------------------------------------------------------------------------------- */
 
-static void rg_resources(record *r, const fa_attrs *at)
-{
-    r->regs = at->regs;
-    r->smem_static = at->smem_static;
-    r->smem_dynamic = at->smem_dynamic;
-    r->local_bytes = at->local_bytes;
-    r->max_blocks_per_sm = at->max_blocks_per_sm;
-}
-
-static void rg_not_compiled(const measure_gpu *g, record *r)
+static void ms_not_compiled(const measure_gpu *g, record *r)
 {
     snprintf(r->error, sizeof r->error,
              "config %s is not compiled into this binary (build %s); rebuild with a SPACES "
@@ -516,13 +600,13 @@ static void rg_not_compiled(const measure_gpu *g, record *r)
 
 /* The problem's inputs and reference (made once per problem), then the
  * STARTED callback. Returns 0, or -1 after a CUDA failure (g->err). */
-static int rg_setup(measure_gpu *g, const task *t, void (*started)(void *ctx), void *ctx)
+static int ms_setup(measure_gpu *g, const task *t, void (*started)(void *ctx), void *ctx)
 {
-    if (rg_setup_problem(g, &t->problem)) {
+    if (ms_setup_problem(g, &t->problem)) {
         char prob[48], what[96];
         space_problem_format(&t->problem, prob, sizeof prob);
         snprintf(what, sizeof what, "setting up problem %s: ", prob);
-        rg_prefix(g, what);
+        ms_prefix(g, what);
         return -1;
     }
     if (started)
@@ -530,43 +614,63 @@ static int rg_setup(measure_gpu *g, const task *t, void (*started)(void *ctx), v
     return 0;
 }
 
-/* Resources and the correctness gate of `in`. Returns 1 when it is ready
- * to time, 0 when r->status says why not (wrong, or crashed for a reason
- * that is not a CUDA error), -1 after a CUDA failure (g->err). */
-static int rg_ready(measure_gpu *g, const task *t, const fa_instance *in, task_inject inject,
-                    record *r, fa_attrs *at)
+/* Resources and the correctness gate of config i, written into its records
+ * of every mode (rec[0..nm)). Returns 1 when it is ready to time, 0 when the
+ * records' status says why not (wrong, or crashed for a reason that is not
+ * a CUDA error), -1 after a CUDA failure (g->err). */
+static int ms_ready(measure_gpu *g, const task *t, const fa_instance *in, task_inject inject,
+                    record *rec, int nm, fa_attrs *at)
 {
-    RG_CHECK(g, fa_instance_attrs(in, at), "fa_instance_attrs");
-    rg_resources(r, at);
+    MS_CHECK(g, fa_instance_attrs(in, at), "fa_instance_attrs");
+    char why[256] = "";
+    record_status st = RECORD_ST_OK;
+    stats_errors e = {NAN, NAN, 0, -1, 0};
     if (at->max_blocks_per_sm < 1) {
-        snprintf(r->error, sizeof r->error,
+        st = RECORD_ST_CRASHED;
+        snprintf(why, sizeof why,
                  "cannot run on this GPU: no CTA fits on an SM (%ld B dynamic shared memory, %d "
                  "registers x %d threads)",
                  at->smem_dynamic, at->regs, fa_threads(&in->cfg));
-        return 0;
+    } else {
+        if (ms_gate(g, in, inject, &e))
+            return -1;
+        if (stats_gate(&e, &t->tol, why, sizeof why))
+            st = RECORD_ST_WRONG;
     }
-    stats_errors e;
-    if (rg_gate(g, in, inject, &e))
-        return -1;
-    r->rel_l2 = e.rel_l2;
-    r->max_abs = e.max_abs;
-    if (stats_gate(&e, &t->tol, r->error, sizeof r->error)) {
-        r->status = RECORD_ST_WRONG;
-        return 0;
+    for (int m = 0; m < nm; m++) {
+        record *r = &rec[m];
+        r->regs = at->regs;
+        r->smem_static = at->smem_static;
+        r->smem_dynamic = at->smem_dynamic;
+        r->local_bytes = at->local_bytes;
+        r->max_blocks_per_sm = at->max_blocks_per_sm;
+        r->rel_l2 = e.rel_l2;
+        r->max_abs = e.max_abs;
+        if (st != RECORD_ST_OK) {
+            r->status = st;
+            ms_copy(r->error, sizeof r->error, why);
+        }
     }
-    return 1;
+    return st == RECORD_ST_OK;
 }
 
-/* After the samples: the clocks read right after them, one clock64
- * launch, throughput; the record is ok. Returns 0 or -1 (CUDA failure). */
-static int rg_finish(measure_gpu *g, const task *t, const fa_instance *in, const fa_attrs *at,
-                     int cold, const nvml_clocks *ck, record *r)
+/* After a mode's samples: the clocks, one clock64 launch, throughput; the
+ * record is ok. Returns 0 or -1 (CUDA failure). */
+static int ms_finish(measure_gpu *g, const task *t, const ms_cfg *c, const fa_attrs *at,
+                     ms_mode mode, const nvml_clocks *ck, record *r)
 {
     r->sm_clock_mhz = ck->sm_mhz;
     r->mem_clock_mhz = ck->mem_mhz;
     r->throttle_reasons = ck->reasons;
     r->throttled = ck->throttled;
-    if (rg_clock(g, in, at, cold, r))
+    stats_clock_summary(c->mhz, c->n_mhz, &r->clock.min_mhz, &r->clock.median_mhz,
+                        &r->clock.max_mhz);
+    r->clock.ref_mhz = isfinite(g->clock_ref) ? (int)lround(g->clock_ref) : -1;
+    r->clock.blocks = c->blocks;
+    r->clock.discarded = c->discarded;
+    r->clock.below = c->below;
+    r->time.launches = c->launches;
+    if (ms_cta_clock(g, c->in, at, mode, r))
         return -1;
     const double sec = r->time.median_us * 1e-6;
     r->tflops = sec > 0 ? space_problem_flops(&t->problem) / sec * 1e-12 : 0;
@@ -575,69 +679,88 @@ static int rg_finish(measure_gpu *g, const task *t, const fa_instance *in, const
     return 0;
 }
 
-/* In a head-to-head, names the config a CUDA failure happened on (r's) in
- * front of g->err; a task of one config leaves the text as it is. */
-static void rg_blame(measure_gpu *g, const task *t, const record *r)
+/* In a task of several configs, names the config a CUDA failure happened
+ * on (r's) in front of g->err; a task of one config leaves the text. */
+static void ms_blame(measure_gpu *g, const task *t, const record *r)
 {
     if (t->n_configs == 1)
         return;
     char what[96];
     snprintf(what, sizeof what, "head-to-head stopped at %s: ", r->config);
-    rg_prefix(g, what);
+    ms_prefix(g, what);
 }
 
-/* The task proper: each of its configs gated and warmed up, then all that
- * passed timed together (rg_rounds). Returns 0 with each record's status
- * set (ok, wrong, or crashed for reasons that are not CUDA errors), or -1
- * after a CUDA failure (g->err). */
-static int rg_task(measure_gpu *g, const task *t, record *recs, double *timed_s,
-                   void (*started)(void *ctx), void *ctx)
+/* One mode of the task: warm-up, the rounds, then each timed config's
+ * record finished. Returns 0, or -1 after a CUDA failure (g->err). */
+static int ms_mode_run(measure_gpu *g, const task *t, int mi, ms_cfg *c, const fa_attrs *at,
+                       record *recs, double *timed_s)
 {
-    const int k = t->n_configs;
-    const fa_instance *in[TASK_MAX_CONFIGS];
-    fa_attrs at[TASK_MAX_CONFIGS];
-    double est[TASK_MAX_CONFIGS] = {0};
-    int n[TASK_MAX_CONFIGS], compiled = 0, timed = 0;
+    const int k = t->n_configs, nm = t->n_modes;
+    const ms_mode mode = ms_mode_of(t->modes[mi]);
+    record *mrec[TASK_MAX_CONFIGS];
     for (int i = 0; i < k; i++) {
-        in[i] = fa_registry_find(&t->configs[i]);
-        if (!in[i])
-            rg_not_compiled(g, &recs[i]);
-        compiled += in[i] != NULL;
-    }
-    if (compiled == 0) /* nothing to run: no problem set up, no STARTED */
-        return 0;
-    if (rg_setup(g, t, started, ctx))
-        return -1;
-    for (int i = 0; i < k; i++) {
-        n[i] = -1;
-        if (!in[i])
+        mrec[i] = &recs[i * nm + mi];
+        if (!c[i].timed)
             continue;
-        const task_inject inj = t->inject[i];
-        const int ready = rg_ready(g, t, in[i], inj, &recs[i], &at[i]);
-        if (ready < 0 || (ready && rg_warmup(g, in[i], t->measure.warmup_runs, &est[i]))) {
-            rg_blame(g, t, &recs[i]);
+        if (ms_warmup(g, c[i].in, t->measure.warmup_runs, &c[i].est_us)) {
+            ms_blame(g, t, mrec[i]);
             return -1;
         }
-        if (ready)
-            n[i] = 0;
-        timed += ready;
+        c[i].launches =
+            mode == MS_BATCH ? stats_batch_launches(c[i].est_us, t->measure.batch_us) : 1;
     }
-    if (timed == 0)
-        return 0;
-    const int cold = strcmp(t->mode, "cold") == 0;
     int failed;
-    if (rg_rounds(g, &t->measure, in, k, cold, est, n, recs, timed_s, &failed)) {
+    if (ms_rounds(g, &t->measure, mode, c, k, mrec, timed_s, &failed)) {
         if (failed >= 0)
-            rg_blame(g, t, &recs[failed]);
+            ms_blame(g, t, mrec[failed]);
         return -1;
     }
     nvml_clocks ck;
     nvml_read(&g->nvml, &ck);
     for (int i = 0; i < k; i++)
-        if (n[i] >= 0 && rg_finish(g, t, in[i], &at[i], cold, &ck, &recs[i])) {
-            rg_blame(g, t, &recs[i]);
+        if (c[i].timed && ms_finish(g, t, &c[i], &at[i], mode, &ck, mrec[i])) {
+            ms_blame(g, t, mrec[i]);
             return -1;
         }
+    return 0;
+}
+
+/* The task proper: each config gated once (its modes share the gate), then
+ * every mode in turn. Returns 0 with each record's status set (ok, wrong,
+ * or crashed for reasons that are not CUDA errors), or -1 after a CUDA
+ * failure (g->err). */
+static int ms_task(measure_gpu *g, const task *t, record *recs, double *timed_s,
+                   void (*started)(void *ctx), void *ctx)
+{
+    const int k = t->n_configs, nm = t->n_modes;
+    ms_cfg c[TASK_MAX_CONFIGS];
+    fa_attrs at[TASK_MAX_CONFIGS];
+    int compiled = 0, timed = 0;
+    memset(c, 0, sizeof c);
+    for (int i = 0; i < k; i++) {
+        c[i].in = fa_registry_find(&t->configs[i]);
+        for (int m = 0; m < nm && !c[i].in; m++)
+            ms_not_compiled(g, &recs[i * nm + m]);
+        compiled += c[i].in != NULL;
+    }
+    if (compiled == 0) /* nothing to run: no problem set up, no STARTED */
+        return 0;
+    if (ms_setup(g, t, started, ctx) || ms_calibrate(g, &t->measure))
+        return -1;
+    for (int i = 0; i < k; i++) {
+        if (!c[i].in)
+            continue;
+        const int ready = ms_ready(g, t, c[i].in, t->inject[i], &recs[i * nm], nm, &at[i]);
+        if (ready < 0) {
+            ms_blame(g, t, &recs[i * nm]);
+            return -1;
+        }
+        c[i].timed = ready;
+        timed += ready;
+    }
+    for (int m = 0; timed && m < nm; m++)
+        if (ms_mode_run(g, t, m, c, at, recs, timed_s))
+            return -1;
     return 0;
 }
 
@@ -646,17 +769,18 @@ int measure_task(measure_gpu *g, const task *t, record *recs, double *timed_s,
 {
     *timed_s = 0;
     g->err[0] = '\0';
-    const int k = t->n_configs;
-    for (int i = 0; i < k; i++)
-        task_record_init(&recs[i], &g->info, &t->problem, &t->configs[i], t->mode);
-    if (rg_task(g, t, recs, timed_s, started, ctx) == 0)
+    for (int i = 0; i < t->n_configs; i++)
+        for (int m = 0; m < t->n_modes; m++)
+            task_record_init(&recs[i * t->n_modes + m], &g->info, &t->problem, &t->configs[i],
+                             t->modes[m]);
+    if (ms_task(g, t, recs, timed_s, started, ctx) == 0)
         return 0;
-    /* A CUDA failure: every config not finished is crashed with its text. */
-    for (int i = 0; i < k; i++)
+    /* A CUDA failure: every record not finished is crashed with its text. */
+    for (int i = 0; i < t->n_configs * t->n_modes; i++)
         if (recs[i].status == RECORD_ST_CRASHED && !recs[i].error[0])
-            rg_copy(recs[i].error, sizeof recs[i].error, g->err);
+            ms_copy(recs[i].error, sizeof recs[i].error, g->err);
     /* A failed problem setup may have left half its buffers: start over. */
     if (!g->have_problem)
-        rg_free_problem(g);
-    return rg_healthy() ? 0 : -1;
+        ms_free_problem(g);
+    return ms_healthy() ? 0 : -1;
 }

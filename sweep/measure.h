@@ -2,24 +2,31 @@
  * the CUDA worker (sweep/worker.c), the only process that touches CUDA.
  *
  * One task, in order (docs/measurement.md):
- *   1. the problem's inputs: q, k, v filled with fresh random fp16 values
- *      (uniform in [-1, 1], seeded from time and pid), and the fp32 GPU
- *      reference output, made once per problem and kept for its tasks;
- *   2. the instance's resources (fa_instance_attrs);
- *   3. the correctness gate: the output is poisoned with NaN, the kernel
- *      runs once, and the copy is compared with the reference on the host:
- *      any NaN/inf, or rel_l2 or max_abs over the space's tolerance, makes
- *      the task "wrong" and it is not timed;
- *   4. warm-up launches, then timed samples: one CUDA event pair around each
- *      launch, launches queued in blocks behind a spin kernel and
- *      synchronised once per block, until the noise stop rule says so
- *      (sweep/stats.h); cold mode flushes L2 before each sample, outside
- *      its events, by writing a scratch buffer of twice the L2 size;
- *   5. clocks and throttle reasons (NVML), right after the samples;
+ *   1. the problem's inputs: q, k, v filled on the GPU with fresh random
+ *      fp16 values (uniform in [-1, 1], seeded from time and pid), and the
+ *      fp32 GPU reference output, made once per problem and kept;
+ *   2. the clock calibration, once per worker: the SM clock under a
+ *      sustained tensor load of measure.calibrate_ms;
+ *   3. each config's resources (fa_instance_attrs) and correctness gate,
+ *      once for all its modes: the output is poisoned with NaN, the kernel
+ *      runs once, and the GPU compares it with the reference (sums in
+ *      double: rel_l2, max_abs, non-finite count); any NaN/inf, or an error
+ *      over the space's tolerance, makes its records "wrong", not timed;
+ *   4. per mode, warm-up launches, then timed blocks: a spin kernel holds
+ *      the stream while the host queues the block; hot: one CUDA event pair
+ *      around each launch; cold: the same after writing a scratch buffer of
+ *      twice the L2 size, outside the events; batch: one event pair around
+ *      back-to-back launches (time per launch = their time / launches).
+ *      The spin and a probe after the block give the block's SM clock; a
+ *      block under the calibrated clock by more than clock_tolerance is
+ *      discarded and taken again after clock_pause_ms (at most max_discards
+ *      per record, then kept and marked). Sampling stops by the noise rule
+ *      (sweep/stats.h);
+ *   5. clocks and throttle reasons (NVML), right after each mode's samples;
  *   6. one more launch with clock64 instrumentation: cycles per CTA, waves,
  *      SM imbalance.
- * Every CUDA call is checked; a failure makes the task "crashed" with the
- * call and the CUDA error in the record's error text.
+ * Every CUDA call is checked; a failure makes the records "crashed" with
+ * the call and the CUDA error in their error text.
  */
 #ifndef MEASURE_H
 #define MEASURE_H
@@ -35,15 +42,17 @@ int measure_open(int device, measure_gpu **out, task_device *info, char *err, si
 void measure_close(measure_gpu *g);
 
 /* Runs task t: its t->n_configs configs (one, or a head-to-head of up to
- * TASK_MAX_CONFIGS in the refine pass). Each config is gated
- * and warmed up, then all that passed are timed in rounds, one block of
- * samples of each per round, each until its own stop rule (the wall time
- * of its own blocks counts against max_seconds). So they are timed over
- * the same stretch of time, and a drift of the GPU's clocks or temperature
- * falls on all alike: their medians compare better than those of tasks run
- * one after another.
+ * TASK_MAX_CONFIGS) in each of its t->n_modes modes. Each config is gated
+ * once; per mode, all that passed are warmed up and timed in rounds, one
+ * block of samples of each per round, each until its own stop rule (the
+ * wall time of its own blocks counts against max_seconds), each round
+ * starting one config later than the last. So they are timed over the
+ * same stretch of time, none always right after the host's pause, and a
+ * drift of the GPU's clocks or temperature falls on all alike: their
+ * medians compare better than those of tasks run one after another.
  *
- * recs[i] gets config i's record (task_record_init), with every
+ * recs[c * n_modes + m] gets config c's record in mode m (task_record_init),
+ * with every
  * field but the provenance (space, version, timestamp, host), which the
  * engine adds; a config that fails its gate is "wrong" and sits out the
  * timing. *timed_s gets the summed time of all timed samples. started(ctx)

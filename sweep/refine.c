@@ -130,12 +130,10 @@ static int refine_h2h(const refine_env *e, int problem, const char *mode, refine
         t.configs[i] = e->p->points[cand[i].point].cfg;
         t.inject[i] = task_inject_for(e->inject, e->n_inject, &t.configs[i]);
     }
-    snprintf(t.mode, sizeof t.mode, "%s", mode);
+    t.n_modes = 1;
+    snprintf(t.modes[0], sizeof t.modes[0], "%s", mode);
     t.measure = *m;
     t.tol = e->s->tolerance;
-    /* The timeout runs from STARTED to the first result, which comes after
-     * all k configs are timed. */
-    t.measure.timeout_s *= k;
     char prob[48], label[160];
     space_problem_format(&t.problem, prob, sizeof prob);
     snprintf(label, sizeof label, "%s %s %s", prob, cand[0].config, mode);

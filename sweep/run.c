@@ -71,11 +71,16 @@ static int run_mode_index_of(const space *s, const char *mode)
 
 /* ---- the task list -------------------------------------------------------------------------- */
 
+/* One accepted point: the modes of it the store does not hold yet. Its
+ * task measures them all, so they share one correctness gate. */
 typedef struct run_item {
-    int point, mode, skip;
+    int point;
+    int n_need;
+    int need[SPACE_MAX_MODES]; /* indices into the space's modes */
+    int skip;                  /* nothing left to measure, or handed out */
 } run_item;
 
-/* The task for one (point, mode), and its progress label. */
+/* The task for one point's missing modes, and its progress label. */
 static void run_make_task(const run_ctx *c, const run_item *it, task *t, char *label, size_t n)
 {
     const plan_point *pt = &c->p->points[it->point];
@@ -84,25 +89,33 @@ static void run_make_task(const run_ctx *c, const run_item *it, task *t, char *l
     t->n_configs = 1;
     t->configs[0] = pt->cfg;
     t->inject[0] = task_inject_for(c->inject, c->n_inject, &pt->cfg);
-    snprintf(t->mode, sizeof t->mode, "%s", c->s->measure.modes[it->mode]);
+    t->n_modes = it->n_need;
+    char modes[32] = "";
+    for (int m = 0; m < it->n_need; m++) {
+        snprintf(t->modes[m], sizeof t->modes[m], "%s", c->s->measure.modes[it->need[m]]);
+        snprintf(modes + strlen(modes), sizeof modes - strlen(modes), "%s%s", m ? "," : "",
+                 t->modes[m]);
+    }
     t->measure = c->s->measure;
     t->tol = c->s->tolerance;
     char prob[48], cfg[64];
     space_problem_format(&t->problem, prob, sizeof prob);
     fa_config_format(&pt->cfg, cfg, sizeof cfg);
-    snprintf(label, n, "%s %s %s", prob, cfg, t->mode);
+    snprintf(label, n, "%s %s %s", prob, cfg, modes);
 }
 
-/* The task list: accepted points x modes, each marked skip when the store
- * has its key already (resume). Returns the list or NULL (message printed;
- * *rc says -1 store error or 1 out of memory). */
-static run_item *run_items(run_ctx *c, size_t *n_out, int *rc)
+/* The task list: one item per accepted point, with the modes whose key the
+ * store does not hold (resume; all of them with --remeasure). Returns the
+ * list or NULL (message printed; *rc says -1 store error or 1 out of
+ * memory). *stored gets the records the store holds already. */
+static run_item *run_items(run_ctx *c, size_t *n_out, long *stored, int *rc)
 {
-    const size_t nm = (size_t)c->s->measure.n_modes;
-    run_item *items = calloc(c->p->n_accepted * nm + 1, sizeof *items);
+    const int nm = c->s->measure.n_modes;
+    run_item *items = calloc(c->p->n_accepted + 1, sizeof *items);
     *rc = 1;
+    *stored = 0;
     if (!items) {
-        progress_say(&c->prog, "out of memory for %zu tasks", c->p->n_accepted * nm);
+        progress_say(&c->prog, "out of memory for %zu tasks", c->p->n_accepted);
         return NULL;
     }
     size_t n = 0;
@@ -110,21 +123,21 @@ static run_item *run_items(run_ctx *c, size_t *n_out, int *rc)
         const plan_point *pt = &c->p->points[i];
         if (pt->reason != PLAN_OK)
             continue;
-        for (size_t m = 0; m < nm; m++) {
-            run_item *it = &items[n++];
-            it->point = (int)i;
-            it->mode = (int)m;
-            if (c->o->remeasure)
-                continue;
+        run_item *it = &items[n++];
+        it->point = (int)i;
+        for (int m = 0; m < nm; m++) {
             record r;
             char key[RECORD_KEY_LEN];
             task_record_init(&r, &c->dev, &c->s->problems[pt->problem], &pt->cfg,
                              c->s->measure.modes[m]);
-            const int src =
-                record_key(&r, key, sizeof key) == 0 ? store_get(c->st, key, &r) : STORE_EINVAL;
-            if (src == STORE_OK)
-                it->skip = 1;
-            else if (src != STORE_NOTFOUND) {
+            const int src = c->o->remeasure                        ? STORE_NOTFOUND
+                            : record_key(&r, key, sizeof key) == 0 ? store_get(c->st, key, &r)
+                                                                   : STORE_EINVAL;
+            if (src == STORE_OK) {
+                (*stored)++;
+            } else if (src == STORE_NOTFOUND) {
+                it->need[it->n_need++] = m;
+            } else {
                 progress_say(&c->prog, "reading the store failed: %s (%s)", store_strerror(src),
                              store_last_error(c->st));
                 free(items);
@@ -132,6 +145,7 @@ static run_item *run_items(run_ctx *c, size_t *n_out, int *rc)
                 return NULL;
             }
         }
+        it->skip = it->n_need == 0;
     }
     *n_out = n;
     *rc = 0;
@@ -146,6 +160,10 @@ static void run_tally(run_ctx *c, const plan_point *pt, const record *r)
     run_summary *sum = c->sum;
     long *const count[] = {&sum->measured, &sum->wrong, &sum->crashed, &sum->timeout};
     (*count[r->status])++;
+    sum->discarded += r->clock.discarded;
+    sum->below += r->clock.below == 1;
+    if (r->clock.ref_mhz > 0)
+        sum->ref_mhz = r->clock.ref_mhz;
     if (r->status != RECORD_ST_OK) {
         progress_say(&c->prog, "%s %s %s: %s: %s", r->problem, r->config, r->mode,
                      record_status_name(r->status), r->error);
@@ -166,25 +184,28 @@ static void run_tally(run_ctx *c, const plan_point *pt, const record *r)
     }
 }
 
-/* Stores the record of a finished task (provenance added), counts it and
- * moves the progress line on. Returns 0 or -1 (message printed). */
-static int run_finish(run_ctx *c, const run_item *it, record *r, double timed_s)
+/* Stores the records of a finished task (provenance added), counts them
+ * and moves the progress line on. Returns 0 or -1 (message printed). */
+static int run_finish(run_ctx *c, const run_item *it, worker_job *j)
 {
     const plan_point *pt = &c->p->points[it->point];
-    c->sum->timed_s += timed_s;
-    task_provenance(r, c->host, c->s->name, c->s->hash);
-    const int rc = store_put(c->st, r);
-    if (rc != STORE_OK) {
-        progress_say(&c->prog, "writing %s %s %s to the store failed: %s (%s)", r->problem,
-                     r->config, r->mode, store_strerror(rc), store_last_error(c->st));
-        return -1;
+    c->sum->timed_s += j->timed_s;
+    for (int m = 0; m < it->n_need; m++) {
+        record *r = &j->recs[m];
+        task_provenance(r, c->host, c->s->name, c->s->hash);
+        const int rc = store_put(c->st, r);
+        if (rc != STORE_OK) {
+            progress_say(&c->prog, "writing %s %s %s to the store failed: %s (%s)", r->problem,
+                         r->config, r->mode, store_strerror(rc), store_last_error(c->st));
+            return -1;
+        }
+        run_tally(c, pt, r);
+        char best[96] = "";
+        if (c->best_us[pt->problem] > 0)
+            snprintf(best, sizeof best, "%s %.2f us", c->best_cfg[pt->problem],
+                     c->best_us[pt->problem]);
+        progress_end_task(&c->prog, best[0] ? best : NULL);
     }
-    run_tally(c, pt, r);
-    char best[96] = "";
-    if (c->best_us[pt->problem] > 0)
-        snprintf(best, sizeof best, "%s %.2f us", c->best_cfg[pt->problem],
-                 c->best_us[pt->problem]);
-    progress_end_task(&c->prog, best[0] ? best : NULL);
     return 0;
 }
 
@@ -210,7 +231,7 @@ static int run_sweep_one(run_ctx *c, run_item *items, size_t n)
             progress_say(&c->prog, "%s", err);
             return 1;
         }
-        rc = run_finish(c, &items[i], &j.recs[0], j.timed_s) ? -1 : 0;
+        rc = run_finish(c, &items[i], &j) ? -1 : 0;
     }
     return rc ? rc : c->sum->interrupted;
 }
@@ -303,7 +324,7 @@ static int run_slots_wait(run_ctx *c, run_slot *slots, int ns, const run_item *i
         if (!worker_step(&sl->w, &sl->j, readable))
             continue;
         sl->busy = 0;
-        if (run_finish(c, &items[sl->item], &sl->j.recs[0], sl->j.timed_s))
+        if (run_finish(c, &items[sl->item], &sl->j))
             return -1;
     }
     return 0;
@@ -378,15 +399,13 @@ static int run_sweep(run_ctx *c)
     /* The workers' HELLO names the GPU model, which the keys need. */
     int rc = ns > 1 ? run_slots_start(c, slots, ns) : 0;
     size_t n = 0;
-    run_item *items = rc == 0 ? run_items(c, &n, &rc) : NULL;
+    run_item *items = rc == 0 ? run_items(c, &n, &c->sum->skipped, &rc) : NULL;
     if (items) {
-        for (size_t i = 0; i < n; i++)
-            c->sum->skipped += items[i].skip;
         if (c->sum->skipped)
-            progress_say(&c->prog, "%ld of %zu tasks are in the store already and are skipped%s",
-                         c->sum->skipped, n,
-                         ns > 1 || c->sum->skipped == (long)n ? "" : " (resume)");
-        progress_start(&c->prog, c->out, (long)n - c->sum->skipped);
+            progress_say(&c->prog, "%ld of %ld tasks are in the store already and are skipped%s",
+                         c->sum->skipped, c->sum->tasks,
+                         ns > 1 || c->sum->skipped == c->sum->tasks ? "" : " (resume)");
+        progress_start(&c->prog, c->out, c->sum->tasks - c->sum->skipped);
         rc = ns > 1 ? run_sweep_multi(c, slots, ns, items, n) : run_sweep_one(c, items, n);
         progress_finish(&c->prog);
     }
@@ -491,6 +510,11 @@ void run_print_summary(const run_summary *sum, FILE *out)
     if (sum->best_config[0])
         fprintf(out, "best: %s %.3f us (highest TFLOPS measured this run)\n", sum->best_config,
                 sum->best_us);
+    if (sum->ref_mhz > 0)
+        fprintf(out,
+                "clock: %d MHz under the calibration load; %ld timed blocks discarded for a "
+                "lower clock, %ld records measured below it\n",
+                sum->ref_mhz, sum->discarded, sum->below);
     fprintf(out, "time: wall %.2f s, timed %.4f s", sum->wall_s, sum->timed_s);
     if (sum->timed_s > 0)
         fprintf(out, ", overhead %.1fx", sum->wall_s / sum->timed_s);

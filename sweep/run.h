@@ -34,7 +34,7 @@ typedef struct run_options {
 } run_options;
 
 typedef struct run_summary {
-    long tasks;    /* (point, mode) pairs in the plan's accepted points */
+    long tasks;    /* records to make: accepted points x the space's modes */
     long measured; /* stored "ok" this run */
     long skipped;  /* already in the store */
     long rejected; /* points the plan rejected */
@@ -42,6 +42,9 @@ typedef struct run_summary {
     int interrupted;
     double wall_s;  /* whole run */
     double timed_s; /* summed time inside timed launches */
+    int ref_mhz;    /* the calibrated SM clock under load, -1 unknown */
+    long discarded; /* timed blocks discarded for a clock under the threshold */
+    long below;     /* ok records with blocks kept under it */
     char best_config[64];
     double best_us; /* of the best "ok" hot record this run, or 0 */
     char device[64];

@@ -145,11 +145,10 @@ static int sp_str(const sp_ctx *c, const char *path, const cJSON *v, size_t minl
         return sp_expected(c, path, v, what);
     const char *s = v->valuestring;
     const size_t len = strlen(s);
-    if (len < minlen || len > maxlen)
+    /* Names end up in store keys, tables, JSON and file names: valid UTF-8
+     * without control characters (C0, DEL, C1), like every name. */
+    if (len < minlen || len > maxlen || text_bad(s, len))
         return sp_expected(c, path, v, what);
-    for (size_t i = 0; i < len; i++)
-        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-            return sp_expected(c, path, v, what);
     *out = s;
     return 0;
 }
@@ -437,17 +436,20 @@ static int sp_axes(const sp_ctx *c, const cJSON *axes, space *s)
 
 static int sp_modes(const sp_ctx *c, const cJSON *arr, space_measure *m)
 {
-    static const char *what = "a non-empty array of distinct \"hot\" / \"cold\"";
+    static const char *what = "a non-empty array of distinct \"hot\" / \"cold\" / \"batch\"";
+    static const char *const known[] = {"hot", "cold", "batch"};
     if (!cJSON_IsArray(arr) || !arr->child)
         return sp_expected(c, "measure.modes", arr, what);
     int i = 0;
     for (const cJSON *it = arr->child; it; it = it->next, i++) {
         char p[SPACE_PATH_LEN];
         sp_index_path(p, sizeof p, "measure.modes", i);
-        if (!cJSON_IsString(it) ||
-            (strcmp(it->valuestring, "hot") != 0 && strcmp(it->valuestring, "cold") != 0))
-            return sp_expected(c, p, it, "\"hot\" or \"cold\"");
-        /* Only two distinct modes exist: a third entry is always caught
+        int ok = 0;
+        for (int k = 0; cJSON_IsString(it) && k < 3; k++)
+            ok |= strcmp(it->valuestring, known[k]) == 0;
+        if (!ok)
+            return sp_expected(c, p, it, "\"hot\", \"cold\" or \"batch\"");
+        /* Only three distinct modes exist: a fourth entry is always caught
          * here, so modes[] cannot overflow. */
         for (int j = 0; j < i; j++)
             if (strcmp(m->modes[j], it->valuestring) == 0)
@@ -483,7 +485,7 @@ static int sp_opt_num(const sp_ctx *c, const char *path, const cJSON *o, const c
     return v ? sp_num_open(c, p, v, 0.0, hi, what, out) : 0;
 }
 
-static void sp_measure_defaults(space_measure *m)
+void space_measure_defaults(space_measure *m)
 {
     m->warmup_runs = 3;
     m->min_samples = 10;
@@ -493,14 +495,23 @@ static void sp_measure_defaults(space_measure *m)
     m->timeout_s = 10;
     m->n_modes = 1;
     snprintf(m->modes[0], sizeof m->modes[0], "hot");
+    m->batch_us = 500;
+    m->clock_tolerance = 0.03;
+    m->clock_pause_ms = 100;
+    m->max_discards = 10;
+    m->calibrate_ms = 50;
 }
 
 static int sp_measure(const sp_ctx *c, const cJSON *o, space_measure *m)
 {
-    static const char *const names[] = {"warmup_runs", "min_samples", "max_samples", "noise",
-                                        "max_seconds", "timeout_s",   "modes"};
-    static const sp_keys keys = {
-        names, 7, "warmup_runs, min_samples, max_samples, noise, max_seconds, timeout_s, modes"};
+    static const char *const names[] = {"warmup_runs",    "min_samples",  "max_samples",
+                                        "noise",          "max_seconds",  "timeout_s",
+                                        "modes",          "batch_us",     "clock_tolerance",
+                                        "clock_pause_ms", "max_discards", "calibrate_ms"};
+    static const sp_keys keys = {names, 12,
+                                 "warmup_runs, min_samples, max_samples, noise, max_seconds, "
+                                 "timeout_s, modes, batch_us, clock_tolerance, clock_pause_ms, "
+                                 "max_discards, calibrate_ms"};
     if (sp_object(c, "measure", o, &keys))
         return -1;
     const int max_given = cJSON_GetObjectItemCaseSensitive(o, "max_samples") != NULL;
@@ -523,7 +534,16 @@ static int sp_measure(const sp_ctx *c, const cJSON *o, space_measure *m)
         sp_opt_num(c, "measure", o, "max_seconds", INFINITY, "a number of seconds > 0",
                    &m->max_seconds) ||
         sp_opt_num(c, "measure", o, "timeout_s", INFINITY, "a number of seconds > 0",
-                   &m->timeout_s))
+                   &m->timeout_s) ||
+        sp_opt_num(c, "measure", o, "batch_us", 1e6, "a number of microseconds, 0 < x < 1e6",
+                   &m->batch_us) ||
+        sp_opt_num(c, "measure", o, "clock_tolerance", 1.0,
+                   "a fraction between 0 and 1 (exclusive)", &m->clock_tolerance) ||
+        sp_opt_num(c, "measure", o, "clock_pause_ms", 1e4,
+                   "a number of milliseconds, 0 < x < 10000", &m->clock_pause_ms) ||
+        sp_opt_int(c, o, "max_discards", 0, "an integer >= 0", &m->max_discards) ||
+        sp_opt_num(c, "measure", o, "calibrate_ms", 1e4, "a number of milliseconds, 0 < x < 10000",
+                   &m->calibrate_ms))
         return -1;
     const cJSON *modes = cJSON_GetObjectItemCaseSensitive(o, "modes");
     return modes ? sp_modes(c, modes, m) : 0;
@@ -562,7 +582,7 @@ static int sp_root(const sp_ctx *c, const cJSON *root, space *s)
     snprintf(s->name, sizeof s->name, "%s", str);
 
     v = cJSON_GetObjectItemCaseSensitive(root, "description");
-    if (v && !cJSON_IsString(v))
+    if (v && (!cJSON_IsString(v) || text_bad_utf8(v->valuestring, strlen(v->valuestring))))
         return sp_expected(c, "description", v, "a string");
 
     if (!(v = sp_need(c, "", root, "target", "an object with keys gpu, arch, smem_limit")) ||
@@ -575,13 +595,13 @@ static int sp_root(const sp_ctx *c, const cJSON *root, space *s)
         sp_axes(c, v, s))
         return -1;
 
-    sp_measure_defaults(&s->measure);
+    space_measure_defaults(&s->measure);
     v = cJSON_GetObjectItemCaseSensitive(root, "measure");
     if (v && sp_measure(c, v, &s->measure))
         return -1;
 
-    s->tolerance.rel_l2 = 5e-3;
-    s->tolerance.max_abs = 3e-2;
+    s->tolerance.rel_l2 = SPACE_DEFAULT_REL_L2;
+    s->tolerance.max_abs = SPACE_DEFAULT_MAX_ABS;
     v = cJSON_GetObjectItemCaseSensitive(root, "tolerance");
     return v ? sp_tolerance(c, v, &s->tolerance) : 0;
 }
@@ -665,6 +685,13 @@ static cJSON *sp_tree(const sp_ctx *c, const char *text, size_t len)
             sp_fail_at(c, text, i, msg);
             return NULL;
         }
+    }
+    const long nul = text_json_nul_escape(text, len);
+    if (nul >= 0) {
+        sp_fail_at(c, text, (size_t)nul,
+                   "a string holds \\u0000 (a NUL character), which no name or text of a space "
+                   "may hold");
+        return NULL;
     }
     size_t start = 0;
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)

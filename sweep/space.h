@@ -14,7 +14,7 @@
 
 #define SPACE_MAX_PROBLEMS 16
 #define SPACE_MAX_AXIS 16
-#define SPACE_MAX_MODES 2
+#define SPACE_MAX_MODES 3
 #define SPACE_ERR_LEN 512
 
 typedef enum space_axis_id {
@@ -35,14 +35,20 @@ typedef struct space_problem {
 /* Measurement settings; every field has a default (docs/spaces.md). */
 typedef struct space_measure {
     int warmup_runs;                /* launches before timing (default 3) */
-    int min_samples;                /* timed launches at least (default 10) */
-    int max_samples;                /* timed launches at most (default 200) */
+    int min_samples;                /* timed samples at least (default 10) */
+    int max_samples;                /* timed samples at most (default 200) */
     double noise;                   /* stop once stdev/mean of the median's estimate
                                        is under this (default 0.01) */
     double max_seconds;             /* timing budget per config and mode (default 0.5) */
     double timeout_s;               /* a config running longer is a hang (default 10) */
-    int n_modes;                    /* L2 modes to measure, in order */
-    char modes[SPACE_MAX_MODES][8]; /* "hot" and/or "cold" (default hot) */
+    int n_modes;                    /* modes to measure, in order */
+    char modes[SPACE_MAX_MODES][8]; /* "hot", "cold", "batch" (default hot) */
+    double batch_us;        /* batch mode: launches per sample fill this much time (default 500) */
+    double clock_tolerance; /* a block whose SM clock is under the calibrated clock by more
+                               than this fraction is discarded (default 0.03) */
+    double clock_pause_ms;  /* the pause before a discarded block is taken again (default 100) */
+    int max_discards;       /* discarded blocks per record at most; 0: never discard (default 10) */
+    double calibrate_ms;    /* length of the clock calibration load (default 50) */
 } space_measure;
 
 /* Correctness tolerances against the fp32 reference. */
@@ -76,6 +82,12 @@ int space_parse(const char *text, size_t len, const char *name, space *out, char
 /* Reads and parses a space file. Returns 0, or -1 with err as above (a file
  * that cannot be read says so, with strerror). */
 int space_load(const char *path, space *out, char *err, size_t errlen);
+
+/* The measurement settings a space gets when it sets none (docs/spaces.md):
+ * what `fasweep eval` measures with unless told otherwise. */
+void space_measure_defaults(space_measure *m);
+#define SPACE_DEFAULT_REL_L2 5e-3
+#define SPACE_DEFAULT_MAX_ABS 3e-2
 
 /* The axis's name as written in the file ("BLOCK_M" ...). */
 const char *space_axis_name(space_axis_id a);

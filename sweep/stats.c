@@ -108,26 +108,14 @@ double stats_half_to_double(uint16_t h)
     return stats_h2d(h);
 }
 
-void stats_output_errors(const uint16_t *out, const float *ref, size_t n, stats_errors *e)
+void stats_errors_of_sums(double diff2, double ref2, double max_abs, long nonfinite, long first_bad,
+                          size_t n, stats_errors *e)
 {
     memset(e, 0, sizeof *e);
     e->n = n;
-    e->first_bad = -1;
-    double diff2 = 0, ref2 = 0, max_abs = 0;
-    for (size_t i = 0; i < n; i++) {
-        const double o = stats_h2d(out[i]), r = ref[i];
-        if (!isfinite(o)) {
-            if (e->nonfinite++ == 0)
-                e->first_bad = (long)i;
-            continue;
-        }
-        const double d = fabs(o - r);
-        diff2 += d * d;
-        ref2 += r * r;
-        if (d > max_abs || isnan(d)) /* a NaN reference poisons it too */
-            max_abs = d;
-    }
-    if (e->nonfinite) {
+    e->nonfinite = nonfinite;
+    e->first_bad = nonfinite ? first_bad : -1;
+    if (nonfinite) {
         e->rel_l2 = e->max_abs = NAN;
         return;
     }
@@ -136,6 +124,26 @@ void stats_output_errors(const uint16_t *out, const float *ref, size_t n, stats_
         e->rel_l2 = sqrt(diff2) / sqrt(ref2);
     else /* an all-zero reference: exact or infinitely wrong */
         e->rel_l2 = diff2 > 0 ? INFINITY : 0;
+}
+
+void stats_output_errors(const uint16_t *out, const float *ref, size_t n, stats_errors *e)
+{
+    double diff2 = 0, ref2 = 0, max_abs = 0;
+    long nonfinite = 0, first_bad = -1;
+    for (size_t i = 0; i < n; i++) {
+        const double o = stats_h2d(out[i]), r = ref[i];
+        if (!isfinite(o)) {
+            if (nonfinite++ == 0)
+                first_bad = (long)i;
+            continue;
+        }
+        const double d = fabs(o - r);
+        diff2 += d * d;
+        ref2 += r * r;
+        if (d > max_abs || isnan(d)) /* a NaN reference poisons it too */
+            max_abs = d;
+    }
+    stats_errors_of_sums(diff2, ref2, max_abs, nonfinite, first_bad, n, e);
 }
 
 int stats_gate(const stats_errors *e, const space_tolerance *tol, char *why, size_t n)
@@ -161,6 +169,52 @@ int stats_gate(const stats_errors *e, const space_tolerance *tol, char *why, siz
         snprintf(why, n, "max_abs %.3e over the tolerance %.3e (rel_l2 %.3e)", e->max_abs,
                  tol->max_abs, e->rel_l2);
     return bad_l2 || bad_abs;
+}
+
+/* ---- clocks ------------------------------------------------------------------------------- */
+
+double stats_probe_mhz(unsigned long long c0, unsigned long long c1, unsigned long long g0,
+                       unsigned long long g1)
+{
+    if (g1 <= g0 || c1 < c0)
+        return NAN;
+    return (double)(c1 - c0) * 1e3 / (double)(g1 - g0);
+}
+
+double stats_block_mhz(double head_mhz, double tail_mhz)
+{
+    if (isnan(head_mhz))
+        return tail_mhz;
+    if (isnan(tail_mhz))
+        return head_mhz;
+    return fmin(head_mhz, tail_mhz);
+}
+
+int stats_clock_ok(double block_mhz, double ref_mhz, double tolerance)
+{
+    return isnan(block_mhz) || isnan(ref_mhz) || !(ref_mhz > 0) ||
+           block_mhz >= ref_mhz * (1 - tolerance);
+}
+
+void stats_clock_summary(double *x, int n, int *min_mhz, int *median_mhz, int *max_mhz)
+{
+    if (n <= 0) {
+        *min_mhz = *median_mhz = *max_mhz = -1;
+        return;
+    }
+    qsort(x, (size_t)n, sizeof *x, stats_cmp_double);
+    const double med = (n % 2) ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+    *min_mhz = (int)lround(x[0]);
+    *median_mhz = (int)lround(med);
+    *max_mhz = (int)lround(x[n - 1]);
+}
+
+int stats_batch_launches(double est_us, double batch_us)
+{
+    if (!(est_us > 0) || !(batch_us > 0))
+        return 1;
+    const double l = ceil(batch_us / est_us);
+    return l < 1 ? 1 : l > 1000 ? 1000 : (int)l;
 }
 
 static void stats_clock_nan(stats_clock *c)

@@ -70,6 +70,14 @@ typedef struct stats_errors {
 
 void stats_output_errors(const uint16_t *out, const float *ref, size_t n, stats_errors *e);
 
+/* The same errors from the sums the GPU comparison makes (fa_compare_sums:
+ * squared differences and squared reference over the finite outputs, their
+ * largest difference, the non-finite count and first index, first_bad < 0
+ * when none): the one place rel_l2 and max_abs are made of sums, for the
+ * host loop above and the GPU gate alike. */
+void stats_errors_of_sums(double diff2, double ref2, double max_abs, long nonfinite, long first_bad,
+                          size_t n, stats_errors *e);
+
 /* The fp16 (IEEE half bits) to double conversion stats_output_errors uses:
  * exact for every one of the 65536 codes; NaN codes give NaN. */
 double stats_half_to_double(uint16_t h);
@@ -77,6 +85,32 @@ double stats_half_to_double(uint16_t h);
 /* The correctness gate: 0 when e passes tol; 1 otherwise, with the reason in
  * why (e.g. "rel_l2 1.2e-02 over the tolerance 5.0e-03"). */
 int stats_gate(const stats_errors *e, const space_tolerance *tol, char *why, size_t n);
+
+/* ---- clocks ------------------------------------------------------------------------------- */
+
+/* The SM clock in MHz over a probe: cycles c1 - c0 (clock64) in
+ * nanoseconds g1 - g0 (%globaltimer); NaN when the probe cannot be real
+ * (no time passed, or ends before it starts). */
+double stats_probe_mhz(unsigned long long c0, unsigned long long c1, unsigned long long g0,
+                       unsigned long long g1);
+
+/* The clock of a timed block from the probes before and after it: the
+ * lower of the two that are numbers (a block is as slow as its slowest
+ * stretch), NaN when neither is. */
+double stats_block_mhz(double head_mhz, double tail_mhz);
+
+/* Whether a block at block_mhz is kept under a calibration ref_mhz and a
+ * tolerance: it is when block_mhz >= ref_mhz * (1 - tolerance), or when
+ * either clock is unknown (NaN: nothing to judge by). */
+int stats_clock_ok(double block_mhz, double ref_mhz, double tolerance);
+
+/* Min, median and max of n clocks (any order; x is sorted), rounded to
+ * whole MHz; all -1 when n is 0. */
+void stats_clock_summary(double *x, int n, int *min_mhz, int *median_mhz, int *max_mhz);
+
+/* Batch mode: launches per sample so a sample takes about batch_us at
+ * est_us per launch, from 1 to 1000 (1 when there is no estimate). */
+int stats_batch_launches(double est_us, double batch_us);
 
 /* What one instrumented launch says about its CTAs. buf holds, per CTA,
  * {start cycle, end cycle, SM id} (fa_args.cta_clock). */

@@ -39,6 +39,8 @@ void task_record_init(record *r, const task_device *dev, const space_problem *p,
     task_copy(r->runtime, sizeof r->runtime, dev->runtime);
     r->sm_clock_mhz = r->mem_clock_mhz = -1;
     r->throttled = -1;
+    r->clock.min_mhz = r->clock.median_mhz = r->clock.max_mhz = r->clock.ref_mhz = -1;
+    r->clock.below = -1;
 }
 
 void task_provenance(record *r, const char *host, const char *space_name, const char *space_hash)

@@ -18,8 +18,10 @@
 #include "../store/record.h"
 #include "space.h"
 
-/* Configs one task measures at most (a head-to-head of up to 8). */
+/* Configs one task measures at most (a head-to-head of up to 8), and the
+ * records it gives at most: one per config and mode. */
 #define TASK_MAX_CONFIGS 8
+#define TASK_MAX_RECORDS (TASK_MAX_CONFIGS * SPACE_MAX_MODES)
 
 /* What the worker runs instead of a config's kernel at the correctness
  * gate (FASWEEP_INJECT, for the isolation tests; docs/measurement.md). */
@@ -31,8 +33,9 @@ typedef struct task {
     int n_configs; /* 1, or up to TASK_MAX_CONFIGS for a head-to-head */
     fa_config configs[TASK_MAX_CONFIGS];
     task_inject inject[TASK_MAX_CONFIGS];
-    char mode[8];          /* "hot" or "cold" */
-    space_measure measure; /* the space's, or stricter ones when refining */
+    int n_modes;
+    char modes[SPACE_MAX_MODES][8]; /* "hot", "cold", "batch" */
+    space_measure measure;          /* the space's, or stricter ones when refining */
     space_tolerance tol;
 } task;
 

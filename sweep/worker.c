@@ -179,6 +179,7 @@ static pid_t worker_fork_child(void (*fn)(int fd, int in_fd, int arg), int arg, 
         /* Ctrl-C goes to the whole foreground process group; it is the
          * engine's to handle (finish the task, then stop), not the child's. */
         signal(SIGINT, SIG_IGN);
+        signal(SIGBUS, SIG_DFL); /* the store's handler speaks of the store */
         /* Do not outlive the engine (kill -9 of it, a second Ctrl-C): a
          * hanging kernel would otherwise hold the GPU forever. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -270,21 +271,22 @@ static void worker_started(void *ctx)
     (void)worker_write_full(*(const int *)ctx, &m, sizeof m);
 }
 
-/* One task: one RESULT per config, in the task's order; the last carries
+/* One task: one RESULT per record, in the task's order; the last carries
  * the fatal flag when the context is gone (then it exits, and the engine
  * starts a fresh worker). */
 static void worker_serve(measure_gpu *g, const task *t, int msg_fd)
 {
-    static record recs[TASK_MAX_CONFIGS]; /* static: see worker_child */
+    static record recs[TASK_MAX_RECORDS]; /* static: see worker_child */
     static worker_msg m;
     double timed_s = 0;
     const int fatal = measure_task(g, t, recs, &timed_s, worker_started, &msg_fd) != 0;
-    for (int i = 0; i < t->n_configs; i++) {
+    const int n = t->n_configs * t->n_modes;
+    for (int i = 0; i < n; i++) {
         memset(&m, 0, sizeof m);
         m.type = WORKER_MSG_RESULT;
         m.rec = recs[i];
         m.timed_s = i == 0 ? timed_s : 0;
-        m.fatal = fatal && i == t->n_configs - 1;
+        m.fatal = fatal && i == n - 1;
         if (worker_write_full(msg_fd, &m, sizeof m) != 0)
             _exit(1);
     }
@@ -325,7 +327,8 @@ static void worker_child(int msg_fd, int task_fd, int device)
     if (worker_write_full(msg_fd, &m, sizeof m) != 0)
         _exit(1); /* the engine is gone */
     while (worker_read_task(task_fd, &t) == 1 && !t.quit) {
-        if (t.n_configs < 1 || t.n_configs > TASK_MAX_CONFIGS)
+        if (t.n_configs < 1 || t.n_configs > TASK_MAX_CONFIGS || t.n_modes < 1 ||
+            t.n_modes > SPACE_MAX_MODES)
             _exit(3); /* not a task this engine sends: the engine reports the exit */
         worker_serve(g, &t, msg_fd);
     }
@@ -334,6 +337,12 @@ static void worker_child(int msg_fd, int task_fd, int device)
 }
 
 /* ---- the engine's end ----------------------------------------------------------------------- */
+
+/* Records a task gives: one per config and mode. */
+static int worker_records(const task *t)
+{
+    return t->n_configs * t->n_modes;
+}
 
 /* Closes the pipes and waits for the worker (SIGKILL first when kill_now,
  * else after WORKER_REAP_TIMEOUT_S); how gets its exit status. */
@@ -410,8 +419,8 @@ int worker_start(worker *w, worker_job *j, const task *t, char *err, size_t n)
     return -1;
 }
 
-/* The records of the configs the worker gave none for: r is how the read
- * ended, how the worker's exit status (it is reaped already). */
+/* The records the worker gave none for: r is how the read ended, how the
+ * worker's exit status (it is reaped already). */
 static void worker_fail_rest(worker *w, worker_job *j, int r, const char *how)
 {
     const task *t = &j->t;
@@ -419,8 +428,8 @@ static void worker_fail_rest(worker *w, worker_job *j, int r, const char *how)
     record_status st = RECORD_ST_TIMEOUT;
     if (r == WORKER_RD_TIMEOUT && j->started)
         snprintf(why, sizeof why,
-                 "no result within measure.timeout_s = %.1f s of the kernel's first launch: it "
-                 "hangs or is far too slow; the worker was killed",
+                 "no result within measure.timeout_s = %.1f s (per config and mode) of the "
+                 "kernel's first launch: it hangs or is far too slow; the worker was killed",
                  t->measure.timeout_s);
     else if (r == WORKER_RD_TIMEOUT)
         snprintf(why, sizeof why,
@@ -433,9 +442,10 @@ static void worker_fail_rest(worker *w, worker_job *j, int r, const char *how)
                  "the worker process %s during the task without reporting a CUDA error%s", how,
                  r == WORKER_RD_OK ? " (it sent an unexpected message)" : "");
     }
-    for (; j->n_done < t->n_configs; j->n_done++) {
+    for (; j->n_done < worker_records(t); j->n_done++) {
         record *rec = &j->recs[j->n_done];
-        task_record_init(rec, &w->dev, &t->problem, &t->configs[j->n_done], t->mode);
+        task_record_init(rec, &w->dev, &t->problem, &t->configs[j->n_done / t->n_modes],
+                         t->modes[j->n_done % t->n_modes]);
         rec->status = st;
         snprintf(rec->error, sizeof rec->error, "%s", why);
     }
@@ -449,7 +459,7 @@ int worker_step(worker *w, worker_job *j, int readable)
         r = worker_read_timeout(w->msg_fd, &m, sizeof m, WORKER_MSG_TIMEOUT_S);
         if (r == WORKER_RD_OK && m.type == WORKER_MSG_STARTED && !j->started) {
             j->started = 1;
-            j->deadline = worker_now() + j->t.measure.timeout_s;
+            j->deadline = worker_now() + j->t.measure.timeout_s * worker_records(&j->t);
             return 0;
         }
         if (r == WORKER_RD_OK && m.type == WORKER_MSG_RESULT) {
@@ -458,10 +468,10 @@ int worker_step(worker *w, worker_job *j, int readable)
             if (m.fatal) { /* it exits by itself after a sticky CUDA error */
                 char how[96];
                 worker_reap(w, 0, how, sizeof how);
-                if (j->n_done < j->t.n_configs)
+                if (j->n_done < worker_records(&j->t))
                     worker_fail_rest(w, j, WORKER_RD_EOF, how);
             }
-            return j->n_done == j->t.n_configs;
+            return j->n_done == worker_records(&j->t);
         }
     } else if (worker_now() < j->deadline) {
         return 0;

@@ -14,8 +14,8 @@
  *   TASK (problem, configs) ->
  *                          <-      STARTED (inputs and reference ready: the
  *                                  task's timeout_s runs from here)
- *                          <-      RESULT, one per config, in task order
- *                                  (a record without provenance)
+ *                          <-      RESULT, one per config and mode, in task
+ *                                  order (a record without provenance)
  *   ...
  *   QUIT or EOF            ->      exits
  *
@@ -52,8 +52,8 @@ typedef struct worker_job {
     int started; /* STARTED came: the task's own timeout runs */
     int n_done;  /* records in recs[] so far */
     double deadline;
-    double timed_s; /* seconds inside timed launches (the worker's count) */
-    record recs[TASK_MAX_CONFIGS];
+    double timed_s;                /* seconds inside timed launches (the worker's count) */
+    record recs[TASK_MAX_RECORDS]; /* record c * n_modes + m: config c, mode m */
 } worker_job;
 
 /* Starts a worker for GPU w->device and waits for its HELLO. Returns 0 with
@@ -70,8 +70,10 @@ int worker_start(worker *w, worker_job *j, const task *t, char *err, size_t n);
 
 /* Advances job j after poll() said w->msg_fd is readable (readable = 1),
  * or when its deadline may have passed (readable = 0). Returns 1 when the
- * job is over: j->recs holds one record per config (the worker's, or made
- * here for a worker that died or hung); 0 while it goes on. */
+ * job is over: j->recs holds one record per config and mode (the worker's,
+ * or made here for a worker that died or hung); 0 while it goes on. The
+ * task's timeout_s is per record: the deadline after STARTED is timeout_s
+ * times the records it gives. */
 int worker_step(worker *w, worker_job *j, int readable);
 
 /* worker_start, then worker_step until the job is over. Returns 0, or -1

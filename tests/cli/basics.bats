@@ -78,7 +78,7 @@ load helpers
     done
     run --separate-stderr "$FASWEEP" topk --mode warm --store "$STORE"
     expect_status 2
-    expect_in "$stderr" "--mode wants hot or cold"
+    expect_in "$stderr" "--mode wants one of hot, cold, batch"
     run --separate-stderr "$FASWEEP" topk --problem 4,8,512 --store "$STORE"
     expect_status 2
     expect_in "$stderr" "--problem wants"

@@ -67,7 +67,7 @@ static double time_instance(const fa_instance *in, const fa_args *a, int reps, v
             CHECK_CUDA(cudaEventRecord(ev[1], NULL));
             nb = 1;
         } else {
-            CHECK_CUDA((cudaError_t)fa_spin_launch(spin_cycles, NULL));
+            CHECK_CUDA((cudaError_t)fa_spin_launch(spin_cycles, NULL, NULL));
             CHECK_CUDA(cudaEventRecord(ev[0], NULL));
             for (nb = 0; nb < BATCH && r + nb < reps; nb++) {
                 CHECK_CUDA((cudaError_t)in->launch(a, NULL));

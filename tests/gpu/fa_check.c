@@ -8,6 +8,8 @@
  * the tolerances, and no element may stay NaN (every output written).
  *
  * usage: fa_check [--quick] [--filter SUBSTR] [--rel-l2 X] [--max-abs X]
+ * Every output is also compared by the engine's GPU gate (fa_compare_launch),
+ * which must agree with the host comparison.
  * Prints one line per failure, a table of worst errors, and a summary line
  * "N passed, N failed". Exit 0 only when everything passed.
  */
@@ -21,6 +23,7 @@
 
 #include "kernels/fa_launch.h"
 #include "kernels/ref_cpu.h"
+#include "sweep/stats.h"
 
 #define CHECK_CUDA(call)                                                                           \
     do {                                                                                           \
@@ -144,8 +147,40 @@ typedef struct check_state {
     char worst_name[96];
 } check_state;
 
+/* The engine's gate compares on the GPU (fa_compare_launch); it must agree
+ * with the host loop (stats_output_errors) on every output checked here.
+ * Returns 0, or 1 after printing the disagreement. */
+static int check_gpu_gate(const char *what, const void *d_out, const float *d_ref,
+                          const uint16_t *out, const float *ref, size_t n)
+{
+    static void *scratch;
+    static fa_compare_sums *d_sums;
+    if (!scratch) {
+        CHECK_CUDA(cudaMalloc(&scratch, fa_compare_scratch_bytes()));
+        CHECK_CUDA(cudaMalloc((void **)&d_sums, sizeof *d_sums));
+    }
+    fa_compare_sums sums;
+    CHECK_CUDA((cudaError_t)fa_compare_launch(d_out, d_ref, n, scratch, d_sums, NULL));
+    CHECK_CUDA(cudaMemcpy(&sums, d_sums, sizeof sums, cudaMemcpyDeviceToHost));
+    stats_errors gpu, cpu;
+    stats_errors_of_sums(sums.diff2, sums.ref2, sums.max_abs, (long)sums.nonfinite,
+                         sums.nonfinite ? (long)sums.first_bad : -1, n, &gpu);
+    stats_output_errors(out, ref, n, &cpu);
+    const int same = gpu.nonfinite == cpu.nonfinite && gpu.first_bad == cpu.first_bad &&
+                     ((isnan(gpu.rel_l2) && isnan(cpu.rel_l2)) ||
+                      fabs(gpu.rel_l2 - cpu.rel_l2) <= 1e-9 * fabs(cpu.rel_l2)) &&
+                     ((isnan(gpu.max_abs) && isnan(cpu.max_abs)) || gpu.max_abs == cpu.max_abs);
+    if (!same)
+        printf("FAIL GPU gate %s: rel_l2 %.17g vs host %.17g, max_abs %.17g vs %.17g, "
+               "non-finite %ld (first %ld) vs %ld (first %ld)\n",
+               what, gpu.rel_l2, cpu.rel_l2, gpu.max_abs, cpu.max_abs, gpu.nonfinite, gpu.first_bad,
+               cpu.nonfinite, cpu.first_bad);
+    return !same;
+}
+
 static void run_instance(const fa_instance *in, const check_shape *sh, fa_args *a, const float *ref,
-                         uint16_t *out, size_t n, const check_opts *o, check_state *st)
+                         const float *dref, uint16_t *out, size_t n, const check_opts *o,
+                         check_state *st)
 {
     CHECK_CUDA(cudaMemset(a->o, 0xff, n * 2)); /* 0xffff is a NaN in fp16 */
     int rc = in->launch(a, NULL);
@@ -160,6 +195,8 @@ static void run_instance(const fa_instance *in, const check_shape *sh, fa_args *
         return;
     }
     CHECK_CUDA(cudaMemcpy(out, a->o, n * 2, cudaMemcpyDeviceToHost));
+    if (check_gpu_gate(in->name, a->o, dref, out, ref, n))
+        st->failed++;
     const check_err e = compare_half(out, ref, n);
     const int ok = e.n_nan == 0 && e.rel_l2 <= o->rel_l2 && e.max_abs <= o->max_abs;
     if (!ok) {
@@ -218,11 +255,16 @@ static void run_shape(const check_shape *sh, const check_opts *o, uint64_t *seed
         else
             st->passed++;
     }
+    /* The GPU gate on an all-NaN output: every element non-finite. */
+    CHECK_CUDA(cudaMemset(a.o, 0xff, n * 2));
+    CHECK_CUDA(cudaMemcpy(ho, a.o, n * 2, cudaMemcpyDeviceToHost));
+    if (check_gpu_gate("(poisoned output)", a.o, dref, ho, href, n))
+        st->failed++;
     for (int i = 0; i < fa_registry_count(); i++) {
         const fa_instance *in = fa_registry_get(i);
         if (in->cfg.head_dim != sh->d || (o->filter && !strstr(in->name, o->filter)))
             continue;
-        run_instance(in, sh, &a, href, ho, n, o, st);
+        run_instance(in, sh, &a, href, dref, ho, n, o, st);
     }
     cudaFree((void *)a.q);
     cudaFree((void *)a.k);

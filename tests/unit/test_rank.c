@@ -481,7 +481,7 @@ static void test_seeds_write(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *paths = open_memstream(&buf, &len);
-    assert_int_equal(seeds_write(&r, dir, paths, err, sizeof err), 0);
+    assert_int_equal(rank_write_seeds(&r, dir, paths, err, sizeof err), 0);
     fclose(paths);
     assert_int_equal(count_files(dir), 2); /* and no temp file left behind */
 
@@ -527,41 +527,98 @@ static void test_seeds_write(void **state)
     cJSON_Delete(j);
 
     /* Writing again replaces the files in place. */
-    assert_int_equal(seeds_write(&r, dir, NULL, err, sizeof err), 0);
+    assert_int_equal(rank_write_seeds(&r, dir, NULL, err, sizeof err), 0);
     assert_int_equal(count_files(dir), 2);
     rank_free(&r);
 }
 
-/* Device names that slug alike get distinct files; odd bytes never make a
- * path leave the directory. */
+/* The seeds file of group g, as a path under dir: the name must be a
+ * function of the group alone, so it is computed from a ranking of that
+ * group only. */
+static void seed_path_alone(fixture *f, const char *dev, const char *prob, const char *dir,
+                            char *path, size_t n)
+{
+    char sub[560], err[512];
+    snprintf(sub, sizeof sub, "%s/alone", f->dir);
+    tu_rmtree(sub);
+    rank_filter flt = {dev, prob, NULL};
+    rank_result r;
+    assert_int_equal(rank_topk(f->s, &flt, 8, &r), STORE_OK);
+    assert_int_equal(r.n_groups, 1);
+    assert_int_equal(rank_write_seeds(&r, sub, NULL, err, sizeof err), 0);
+    rank_free(&r);
+    DIR *d = opendir(sub);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));)
+        if (e->d_name[0] != '.' && snprintf(path, n, "%s/%s", dir, e->d_name) >= (int)n)
+            fail_msg("path too long");
+    closedir(d);
+}
+
+/* Device names that slug alike get distinct files, each named by its group
+ * alone (whatever else the store or the filter holds); odd bytes never make
+ * a path leave the directory. */
 static void test_seeds_names(void **state)
 {
     fixture *f = *state;
     put_k(f, "GPU x", PROB_1, "d64.m64.n64.w4.s1.z0", 20, 0.01);
     put_k(f, "gpu-X", PROB_1, "d64.m64.n64.w4.s1.z0", 20, 0.01);
+    put_k(f, "GPU X", PROB_1, "d64.m64.n64.w4.s1.z0", 20, 0.01);
     put_k(f, "../../etc", "../x/y", "d64.m64.n64.w4.s1.z0", 20, 0.01);
     rank_result r;
     assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
-    assert_int_equal(r.n_groups, 3);
+    assert_int_equal(r.n_groups, 4);
     char dir[700], err[512];
     snprintf(dir, sizeof dir, "%s/seeds", f->dir);
-    assert_int_equal(seeds_write(&r, dir, NULL, err, sizeof err), 0);
-    assert_int_equal(count_files(dir), 3);
+    assert_int_equal(rank_write_seeds(&r, dir, NULL, err, sizeof err), 0);
+    rank_free(&r);
+    assert_int_equal(count_files(dir), 4);
+    /* A plain name keeps its plain slug; the others carry a hash. */
     char p[800];
-    snprintf(p, sizeof p, "%s/etc_..-x-y_hot.json", dir);
     struct stat st;
-    assert_int_equal(stat(p, &st), 0);
     snprintf(p, sizeof p, "%s/gpu-x_b4.h8.s512.d64.nc_hot.json", dir);
     assert_int_equal(stat(p, &st), 0);
-    snprintf(p, sizeof p, "%s/gpu-x_b4.h8.s512.d64.nc_hot-2.json", dir);
-    assert_int_equal(stat(p, &st), 0);
+    const char *devs[] = {"GPU x", "gpu-X", "GPU X", "../../etc"};
+    const char *probs[] = {PROB_1, PROB_1, PROB_1, "../x/y"};
+    char names[4][1100];
+    for (int i = 0; i < 4; i++) {
+        seed_path_alone(f, devs[i], probs[i], dir, names[i], sizeof names[i]);
+        assert_int_equal(stat(names[i], &st), 0); /* the same name as with every group */
+        cJSON *j = read_json(names[i]);
+        assert_non_null(j);
+        assert_string_equal(get(j, "device")->valuestring, devs[i]);
+        cJSON_Delete(j);
+        for (int k = 0; k < i; k++)
+            assert_string_not_equal(names[i], names[k]);
+    }
+    assert_non_null(strstr(names[3], "/seeds/etc-"));
+    assert_non_null(strstr(names[3], "_..-x-y-"));
     /* The bad problem text gives null numbers, not made-up ones. */
-    cJSON *j = NULL;
-    snprintf(p, sizeof p, "%s/etc_..-x-y_hot.json", dir);
-    j = read_json(p);
+    cJSON *j = read_json(names[3]);
     assert_non_null(j);
     assert_true(cJSON_IsNull(get(get(j, "problem"), "batch")));
     cJSON_Delete(j);
+}
+
+/* A file of another group under a group's name is never overwritten. */
+static void test_seeds_other_group(void **state)
+{
+    fixture *f = *state;
+    put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 20, 0.01);
+    rank_result r;
+    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    char dir[700], path[800], err[512];
+    snprintf(dir, sizeof dir, "%s/seeds", f->dir);
+    assert_int_equal(rank_write_seeds(&r, dir, NULL, err, sizeof err), 0);
+    snprintf(path, sizeof path, "%s/nvidia-h100-80gb-hbm3_b4.h8.s512.d64.nc_hot.json", dir);
+    FILE *o = fopen(path, "w");
+    assert_non_null(o);
+    fputs("{\"device\": \"NVIDIA L4\", \"problem\": {\"text\": \"" PROB_1
+          "\"}, \"mode\": \"hot\"}\n",
+          o);
+    fclose(o);
+    assert_int_equal(rank_write_seeds(&r, dir, NULL, err, sizeof err), -1);
+    assert_non_null(strstr(err, "holds the seeds of NVIDIA L4"));
     rank_free(&r);
 }
 
@@ -576,7 +633,7 @@ static void test_seeds_dir_error(void **state)
     FILE *fp = fopen(file, "w");
     assert_non_null(fp);
     fclose(fp);
-    assert_int_equal(seeds_write(&r, file, NULL, err, sizeof err), -1);
+    assert_int_equal(rank_write_seeds(&r, file, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, file));
     rank_free(&r);
 
@@ -584,7 +641,7 @@ static void test_seeds_dir_error(void **state)
     rank_result empty = {0};
     char dir[700];
     snprintf(dir, sizeof dir, "%s/never", f->dir);
-    assert_int_equal(seeds_write(&empty, dir, NULL, err, sizeof err), 0);
+    assert_int_equal(rank_write_seeds(&empty, dir, NULL, err, sizeof err), 0);
     struct stat st;
     assert_int_equal(stat(dir, &st), -1);
 }
@@ -606,6 +663,7 @@ int main(void)
         RANK_TEST(test_json),
         RANK_TEST(test_seeds_write),
         RANK_TEST(test_seeds_names),
+        RANK_TEST(test_seeds_other_group),
         RANK_TEST(test_seeds_dir_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -438,10 +438,13 @@ static void test_measure_and_tolerance(void **state)
     (void)state;
     static const bad_case cases[] = {
         {WITH_M("[]"), "t.json: measure: expected an object with keys warmup_runs, min_samples, "
-                       "max_samples, noise, max_seconds, timeout_s, modes, got an empty array"},
+                       "max_samples, noise, max_seconds, timeout_s, modes, batch_us, "
+                       "clock_tolerance, clock_pause_ms, max_discards, calibrate_ms, got an "
+                       "empty array"},
         {WITH_M("{'runs': 1}"),
          "t.json: measure.runs: unknown key, expected one of warmup_runs, min_samples, "
-         "max_samples, noise, max_seconds, timeout_s, modes (check the spelling)"},
+         "max_samples, noise, max_seconds, timeout_s, modes, batch_us, clock_tolerance, "
+         "clock_pause_ms, max_discards, calibrate_ms (check the spelling)"},
         {WITH_M("{'noise': 0.1, 'noise': 0.1}"),
          "t.json: measure.noise: duplicate key, each key may appear once"},
         {WITH_M("{'warmup_runs': -1}"),
@@ -473,11 +476,23 @@ static void test_measure_and_tolerance(void **state)
         {WITH_M("{'timeout_s': -2.5}"),
          "t.json: measure.timeout_s: expected a number of seconds > 0, got -2.5"},
         {WITH_M("{'modes': []}"), "t.json: measure.modes: expected a non-empty array of distinct "
-                                  "\"hot\" / \"cold\", got an empty array"},
+                                  "\"hot\" / \"cold\" / \"batch\", got an empty array"},
         {WITH_M("{'modes': 'hot'}"), "t.json: measure.modes: expected a non-empty array of "
-                                     "distinct \"hot\" / \"cold\", got \"hot\""},
+                                     "distinct \"hot\" / \"cold\" / \"batch\", got \"hot\""},
         {WITH_M("{'modes': ['hot', 'warm']}"),
-         "t.json: measure.modes[1]: expected \"hot\" or \"cold\", got \"warm\""},
+         "t.json: measure.modes[1]: expected \"hot\", \"cold\" or \"batch\", got \"warm\""},
+        {WITH_M("{'modes': ['hot', 'cold', 'batch', 'hot']}"),
+         "t.json: measure.modes[3]: expected distinct modes, got \"hot\" again (also at [0])"},
+        {WITH_M("{'clock_tolerance': 1}"),
+         "t.json: measure.clock_tolerance: expected a fraction between 0 and 1 (exclusive), got "
+         "1"},
+        {WITH_M("{'max_discards': -1}"),
+         "t.json: measure.max_discards: expected an integer >= 0, got -1"},
+        {WITH_M("{'batch_us': 0}"),
+         "t.json: measure.batch_us: expected a number of microseconds, 0 < x < 1e6, got 0"},
+        {WITH_M("{'calibrate_ms': 20000}"),
+         "t.json: measure.calibrate_ms: expected a number of milliseconds, 0 < x < 10000, got "
+         "20000"},
         {WITH_M("{'modes': ['cold', 'cold']}"),
          "t.json: measure.modes[1]: expected distinct modes, got \"cold\" again (also at [0])"},
         {WITH_M("{'modes': ['hot', 'cold', 'hot']}"),
