@@ -13,14 +13,17 @@ Same method as the sweep engine (docs/measurement.md):
     events is not counted, until the noise of the median
     (1.2533 * stdev / (sqrt(n) * median)) is under measure.noise after
     min_samples, or max_samples, or max_seconds of sampling;
-  * hot (no flush) and cold (a 2x-L2 buffer written by cudaMemsetAsync
-    before every sample, outside its events: the engine's own call) modes.
+  * hot (no flush), cold (a 2x-L2 buffer written by cudaMemsetAsync
+    before every sample, outside its events: the engine's own call) and
+    batch (one event pair around back-to-back calls, as many as fill
+    measure.batch_us; a sample is their time / calls: throughput, the way
+    users and the PyTorch benchmarks time SDPA) modes.
 The measurement settings and tolerances come from --space FILE when given
 (the space's "measure" and "tolerance"), else the engine's defaults.
 
 usage:
   sdpa_baseline.py --problem 4,8,512,64 [--causal] [--space FILE]
-                   [--modes hot,cold] [--backends flash,efficient,cudnn]
+                   [--modes hot,cold,batch] [--backends flash,efficient,cudnn]
                    [--flush memset|fill] [-o FILE] [--table]
   then: fasweep import FILE
 
@@ -45,6 +48,7 @@ DEFAULT_MEASURE = {
     "max_seconds": 0.5,
     "timeout_s": 10,
     "modes": ["hot"],
+    "batch_us": 500,
 }
 DEFAULT_TOLERANCE = {"rel_l2": 5e-3, "max_abs": 3e-2}
 MEDIAN_SE = 1.2533141373155001  # sqrt(pi/2), as sweep/stats.h
@@ -199,6 +203,13 @@ def should_stop(m, n, noise, elapsed):
     return n >= m["max_samples"] or elapsed >= m["max_seconds"]
 
 
+def batch_launches(est_us, batch_us):
+    """Calls per batch sample: about batch_us of them, 1 to 1000 (sweep/stats.c)."""
+    if not est_us or est_us <= 0 or not batch_us or batch_us <= 0:
+        return 1
+    return max(1, min(1000, int(math.ceil(batch_us / est_us))))
+
+
 def block_size(est_us, m, remaining):
     hi = max(1, min(BLOCK_MAX, remaining))
     if not est_us or est_us <= 0:
@@ -245,20 +256,21 @@ class Timer:
         self.ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
                    for _ in range(BLOCK_MAX)]
 
-    def block(self, fn, nb, cold, base):
+    def block(self, fn, nb, cold, base, launches=1):
         torch = self.torch
-        spin_us = max(20.0, 1.5 * self.enqueue_us * nb)
+        spin_us = max(20.0, 1.5 * self.enqueue_us * nb * launches)
         torch.cuda._sleep(int(spin_us * self.cycles_per_us))
         t0 = time.perf_counter()
         for i in range(nb):
             if cold:
                 self.flush_l2((base + i) & 0xFF)
             self.ev[i][0].record()
-            fn()
+            for _ in range(launches):
+                fn()
             self.ev[i][1].record()
-        self.enqueue_us = (time.perf_counter() - t0) * 1e6 / nb
+        self.enqueue_us = (time.perf_counter() - t0) * 1e6 / (nb * launches)
         self.ev[nb - 1][1].synchronize()
-        return [self.ev[i][0].elapsed_time(self.ev[i][1]) * 1e3 for i in range(nb)]
+        return [self.ev[i][0].elapsed_time(self.ev[i][1]) * 1e3 / launches for i in range(nb)]
 
     def flush_l2(self, byte):
         """Writes the flush buffer with the engine's call, cudaMemsetAsync on
@@ -272,20 +284,27 @@ class Timer:
         if rc != 0:
             die("cudaMemsetAsync of the L2 flush buffer failed (cudaError %d)" % rc)
 
-    def measure(self, fn, m, cold):
+    def measure(self, fn, m, mode):
         torch = self.torch
-        for _ in range(max(0, int(m["warmup_runs"]))):
+        warm = max(1, int(m["warmup_runs"]))
+        e0, e1 = self.ev[0]
+        e0.record()
+        for _ in range(warm):
             fn()
-        torch.cuda.synchronize()
+        e1.record()
+        e1.synchronize()
+        est_call = e0.elapsed_time(e1) * 1e3 / warm
+        launches = batch_launches(est_call, m.get("batch_us", 500)) if mode == "batch" else 1
         samples, est = [], 0.0
         t0 = time.perf_counter()
         while True:
             nb = block_size(est, m, int(m["max_samples"]) - len(samples))
             tb = time.perf_counter()
-            samples += self.block(fn, nb, cold, len(samples))
+            samples += self.block(fn, nb, mode == "cold", len(samples), launches)
             est = (time.perf_counter() - tb) * 1e6 / nb
             t = timing_of(samples)
             if should_stop(m, len(samples), t["noise"], time.perf_counter() - t0):
+                t["launches"] = launches
                 return t
 
 
@@ -390,7 +409,7 @@ def run_backend(torch, name, backend, args, q, k, v, ref, timer, nvml, env0, pro
             return [record(key(mo), "wrong", why, None, (rel, mx), env, prov(), p)
                     for mo in m["modes"]]
         for mode in m["modes"]:
-            t = timer.measure(fn, m, mode == "cold")
+            t = timer.measure(fn, m, mode)
             env = dict(env0, **nvml.read())  # right after the samples, like the engine
             recs.append(record(key(mode), "ok", "", t, (rel, mx), env, prov(), p))
     return recs
@@ -415,7 +434,7 @@ def main():
     ap.add_argument("--problem", required=True, help="B,H,S,D or b4.h8.s512.d64.nc")
     ap.add_argument("--causal", action="store_true")
     ap.add_argument("--space", help="take measure settings and tolerances from this space")
-    ap.add_argument("--modes", help="hot,cold (default: the space's modes, else hot)")
+    ap.add_argument("--modes", help="hot,cold,batch (default: the space's modes, else hot)")
     ap.add_argument("--backends", default="flash,efficient,cudnn")
     ap.add_argument("--device", type=int, default=0, help="CUDA device ordinal")
     ap.add_argument("--flush", choices=("memset", "fill"), default="memset",
@@ -429,8 +448,8 @@ def main():
     if args.modes:
         args.measure["modes"] = args.modes.split(",")
     for mo in args.measure["modes"]:
-        if mo not in ("hot", "cold"):
-            die("modes are hot and cold, got %r" % mo)
+        if mo not in ("hot", "cold", "batch"):
+            die("modes are hot, cold and batch, got %r" % mo)
     names = args.backends.split(",")
     for n in names:
         if n not in BACKENDS:

@@ -31,8 +31,10 @@
  * launch (event, launch, event, and in cold mode a memset). */
 #define MEASURE_ENQUEUE_GUESS_US 10.0
 #define MEASURE_SPIN_MIN_US 20.0
-/* The clock probe right after a block. */
-#define MEASURE_PROBE_US 20.0
+/* The clock probe right after a block: long enough that %globaltimer's
+ * granularity is a small part of it (a 20 us probe read 1.5 % high on the
+ * H100). */
+#define MEASURE_PROBE_US 40.0
 /* CTAs per SM of the calibration load. */
 #define MEASURE_LOAD_CTAS_PER_SM 4
 /* The flush buffer when a GPU reports no L2 size. */
@@ -493,10 +495,14 @@ static int ms_rounds(measure_gpu *g, const space_measure *m, ms_mode mode, ms_cf
         going += c[i].timed;
     }
     int flushes = 0; /* a different flush byte for every sample of the task */
+    /* FASWEEP_H2H_ORDER=fixed: every round in task order (a test hook, to
+     * show what the rotation removes; docs/measurement.md). */
+    const char *order = getenv("FASWEEP_H2H_ORDER");
+    const int rotate = !order || strcmp(order, "fixed") != 0;
     for (int round = 0; going > 0; round++) {
         going = 0;
         for (int j = 0; j < k; j++) {
-            const int i = (j + round) % k;
+            const int i = rotate ? (j + round) % k : j;
             ms_cfg *x = &c[i];
             if (!x->timed || x->stop != STATS_CONTINUE)
                 continue;

@@ -187,7 +187,7 @@ double stats_block_mhz(double head_mhz, double tail_mhz)
         return tail_mhz;
     if (isnan(tail_mhz))
         return head_mhz;
-    return fmin(head_mhz, tail_mhz);
+    return 0.5 * (head_mhz + tail_mhz);
 }
 
 int stats_clock_ok(double block_mhz, double ref_mhz, double tolerance)

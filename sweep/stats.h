@@ -94,9 +94,10 @@ int stats_gate(const stats_errors *e, const space_tolerance *tol, char *why, siz
 double stats_probe_mhz(unsigned long long c0, unsigned long long c1, unsigned long long g0,
                        unsigned long long g1);
 
-/* The clock of a timed block from the probes before and after it: the
- * lower of the two that are numbers (a block is as slow as its slowest
- * stretch), NaN when neither is. */
+/* The clock of a timed block from the probes before and after it: their
+ * mean (each is off by %globaltimer's granularity; under a power cap both
+ * read low), the one that is a number when the other is not, NaN when
+ * neither is. */
 double stats_block_mhz(double head_mhz, double tail_mhz);
 
 /* Whether a block at block_mhz is kept under a calibration ref_mhz and a

@@ -703,8 +703,9 @@ static void test_real_spaces(void **state)
     const int l4_len[SPACE_AXIS_COUNT] = {3, 3, 3, 3, 2};
     assert_memory_equal(s.axis_len, l4_len, sizeof l4_len);
     assert_int_equal(s.axis[SPACE_AXIS_BLOCK_M][2], 128);
-    assert_int_equal(s.measure.n_modes, 2);
+    assert_int_equal(s.measure.n_modes, 3);
     assert_string_equal(s.measure.modes[1], "cold");
+    assert_string_equal(s.measure.modes[2], "batch");
     assert_int_equal(s.measure.min_samples, 20);
     assert_int_equal(s.measure.max_samples, 400);
     assert_float_equal(s.measure.max_seconds, 0.05, 1e-12);
@@ -728,7 +729,8 @@ static void test_real_spaces(void **state)
     assert_int_equal(s.measure.warmup_runs, 3);
     assert_float_equal(s.measure.noise, 0.01, 0);
     assert_float_equal(s.measure.timeout_s, 10, 0);
-    assert_int_equal(s.measure.n_modes, 1);
+    assert_int_equal(s.measure.n_modes, 2);
+    assert_string_equal(s.measure.modes[1], "batch");
 }
 
 /* ---- problem text and cost ----------------------------------------------------------------------
