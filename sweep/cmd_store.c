@@ -96,7 +96,7 @@ static int topk_run(const topk_args *a)
 }
 
 static const char *const usage_topk =
-    "usage: fasweep topk [-k N] [--problem P] [--device NAME] [--mode hot|cold]\n"
+    "usage: fasweep topk [-k N] [--problem P] [--device NAME] [--mode M]\n"
     "                    [--seeds-dir DIR] [--no-seeds] [--json] [--store PATH]\n"
     "\n"
     "Ranks the stored \"ok\" kernel results of each (device, problem, mode) by median time\n"
@@ -107,7 +107,7 @@ static const char *const usage_topk =
     "  -k N             how many per group (default 8)\n"
     "  --problem P      only this problem: B,H,S,D (e.g. 4,8,512,64) or b4.h8.s512.d64.nc\n"
     "  --device NAME    only this GPU model, exactly as stored (e.g. \"NVIDIA L4\")\n"
-    "  --mode M         hot (default) or cold L2\n"
+    "  --mode M         hot (default), cold or batch (docs/measurement.md)\n"
     "  --seeds-dir DIR  where seeds go (default ./" DEFAULT_SEEDS_DIR ")\n"
     "  --no-seeds       print only\n"
     "  --json           print one JSON document instead of the table\n"
@@ -500,7 +500,7 @@ static const char *const usage_show =
     "  --device D    GPU model as stored, e.g. \"NVIDIA L4\"\n"
     "  --problem P   B,H,S,D (e.g. 4,8,512,64) or b4.h8.s512.d64.nc\n"
     "  --config C    config text, e.g. d64.m128.n64.w4.s2.z1, or a baseline's name\n"
-    "  --mode M      hot (default) or cold\n"
+    "  --mode M      hot (default), cold or batch\n"
     "  --build B     build id (\"baseline\" for baselines)\n"
     "  --store PATH  results store (default $FASWEEP_STORE, else ./" CLI_DEFAULT_STORE ")\n"
     "\n"

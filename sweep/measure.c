@@ -396,7 +396,7 @@ static long long ms_cycles(const measure_gpu *g, double us)
  * one pair of events (1 for hot and cold; cold flushes L2 before each
  * sample, outside its events). A spin kernel ahead holds the stream while
  * the host queues the block, so the GPU runs it without host gaps; it and
- * a short probe after the block measure the SM clock (*mhz: the lower).
+ * a short probe after the block measure the SM clock (*mhz: their mean).
  * out[i] gets sample i's time per launch in µs. */
 static int ms_block(measure_gpu *g, const fa_instance *in, ms_mode mode, int nb, int launches,
                     int base, double *out, double *mhz)
