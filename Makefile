@@ -71,13 +71,13 @@ NVFLAGS += $(GENCODE) -I. -Xcompiler -Wall,-Wextra,-Werror,-fPIC --compress-mode
 # ---- host modules (C11, no CUDA) -----------------------------------------
 HOST_SRC := kernels/fa_config.c kernels/ref_cpu.c store/text.c store/record.c store/store.c \
             store/store_io.c sweep/space.c sweep/plan.c sweep/shard.c sweep/stats.c sweep/task.c \
-            seeds/rank.c
+            seeds/rank.c seeds/group.c seeds/tuner.c
 HOST_OBJ := $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
 HOST_LIB := $(BUILD)/libfasweep_host.a
 
 # ---- GPU-side driver (C11 calling the CUDA runtime) ----------------------
 DRIVER_SRC := sweep/run.c sweep/refine.c sweep/worker.c sweep/measure.c sweep/nvml.c \
-              sweep/progress.c sweep/cli.c sweep/cmd_space.c sweep/cmd_store.c sweep/cmd_eval.c
+              sweep/progress.c sweep/cli.c sweep/cmd_space.c sweep/cmd_store.c sweep/cmd_export.c sweep/cmd_eval.c
 DRIVER_OBJ := $(DRIVER_SRC:%.c=$(BUILD)/obj/%.o)
 
 # ---- kernels: instances generated from the spaces -------------------------
@@ -89,7 +89,7 @@ KOBJ      := $(GEN_CU:$(GEN)/%.cu=$(KBUILD)/kobj/%.o) $(KSRC:kernels/%.cu=$(KBUI
 KERNEL_HDR := kernels/flash_fwd.cuh kernels/fa_config.h kernels/fa_launch.h
 
 .PHONY: all sweep test test-gpu check unit cli fuzz format format-check includes dist \
-        clean deps deps-test vendor-deps list-instances test-slurm
+        clean deps deps-test vendor-deps list-instances test-slurm tuners
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/fasweep
@@ -161,7 +161,14 @@ check: format-check includes unit cli
 	$(MAKE) BUILD=$(BUILD) fuzz
 
 test: deps-test
-	$(MAKE) BUILD=build/ci SPACES=spaces/ci.json check test-slurm
+	$(MAKE) BUILD=build/ci SPACES=spaces/ci.json check tuners test-slurm
+
+# The tuner exports read by Kernel Tuner 1.5.0 itself (simulation mode, no
+# GPU) and the T4 export checked against its schema, in a venv of pinned
+# packages from PyPI. Exit 77 (no venv or no PyPI) is a skip, never a pass.
+tuners: $(BUILD)/fasweep
+	@bash tests/tuners/run.sh $(abspath $(BUILD)/fasweep) || { rc=$$?; \
+	  if [ $$rc -eq 77 ]; then echo "tuners: SKIPPED (reason above)"; else exit $$rc; fi; }
 
 # `fasweep plan --shard` as Slurm job arrays and an srun under a real
 # one-node Slurm that tests/slurm/run.sh starts and stops (it installs

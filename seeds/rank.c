@@ -19,6 +19,7 @@
 
 #include "../kernels/fa_config.h"
 #include "../store/text.h"
+#include "group.h"
 #include "../sweep/space.h"
 
 #ifndef FASWEEP_VERSION
@@ -157,19 +158,6 @@ static int rank_group_cmp(const void *pa, const void *pb)
     return c ? c : strcmp(a->problem, b->problem);
 }
 
-/* The narrowest key prefix the filter allows: "DEVICE|" or
- * "DEVICE|PROBLEM|" (keys are DEVICE|PROBLEM|BUILD|CONFIG|MODE). */
-static void rank_prefix(const rank_filter *f, char *buf, size_t n)
-{
-    buf[0] = '\0';
-    if (!f || !f->device)
-        return;
-    if (f->problem)
-        snprintf(buf, n, "%s|%s|", f->device, f->problem);
-    else
-        snprintf(buf, n, "%s|", f->device);
-}
-
 int rank_topk(store *s, const rank_filter *f, int k, rank_result *out)
 {
     if (!s || !out || k <= 0)
@@ -180,8 +168,8 @@ int rank_topk(store *s, const rank_filter *f, int k, rank_result *out)
     if (strlen(mode) >= sizeof out->groups->mode)
         return STORE_EINVAL;
     rank_scan sc = {.f = f, .mode = mode, .k = k, .res = out};
-    char prefix[256];
-    rank_prefix(f, prefix, sizeof prefix);
+    char prefix[RECORD_KEY_LEN];
+    group_key_prefix(f ? f->device : NULL, f ? f->problem : NULL, prefix, sizeof prefix);
     int rc = store_scan(s, prefix, rank_visit, &sc);
     free(sc.cap_top);
     if (rc == STORE_OK)
@@ -267,15 +255,6 @@ void rank_print(const rank_result *r, FILE *out)
 }
 
 /* ---- JSON documents ------------------------------------------------------------------------- */
-
-/* ISO-8601 UTC text of Unix seconds t ("2024-11-22T16:30:05Z"). */
-static void rank_iso8601(double t, char *buf, size_t n)
-{
-    const time_t tt = (time_t)t;
-    struct tm tm;
-    if (t < 0 || !gmtime_r(&tt, &tm) || strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-        snprintf(buf, n, "1970-01-01T00:00:00Z");
-}
 
 /* cJSON helpers that remember the first allocation failure in *ok, so the
  * builders below read as the document they build. */
@@ -429,7 +408,7 @@ static void rank_details_json(cJSON *e, const record *r, int *ok)
 static void rank_provenance_json(cJSON *e, const record *r, int *ok)
 {
     char ts[32];
-    rank_iso8601(r->timestamp, ts, sizeof ts);
+    text_iso8601(r->timestamp, ts, sizeof ts);
     cJSON *p = rank_add_obj(e, "provenance", ok);
     rank_str(p, "build", r->build, ok);
     rank_str(p, "kernel_source", RANK_KERNEL_SOURCE, ok);
@@ -502,7 +481,7 @@ static cJSON *rank_group_json(const rank_group *g, const char *generated_at)
 
 static void rank_now(char *buf, size_t n)
 {
-    rank_iso8601((double)time(NULL), buf, n);
+    text_iso8601((double)time(NULL), buf, n);
 }
 
 /* Prints a JSON document followed by a newline; frees it. */
@@ -540,89 +519,6 @@ int rank_print_json(const rank_result *r, FILE *out)
 }
 
 /* ---- seeds files ---------------------------------------------------------------------------- */
-
-/* Appends s to buf (at *len), lowercased, every run of characters outside
- * [a-z0-9] (and outside `keep`) squeezed into one '-', no '-' at either end. */
-static void rank_slug(const char *s, const char *keep, char *buf, size_t n, size_t *len)
-{
-    const size_t start = *len;
-    int dash = 0;
-    for (; *s && *len + 2 < n; s++) {
-        char c = *s;
-        if (c >= 'A' && c <= 'Z')
-            c = (char)(c - 'A' + 'a');
-        const int good = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                         (keep && c != '\0' && strchr(keep, c));
-        if (!good) {
-            dash = 1;
-            continue;
-        }
-        if (dash && *len > start)
-            buf[(*len)++] = '-';
-        dash = 0;
-        buf[(*len)++] = c;
-    }
-    if (*len == start)
-        for (const char *u = "unknown"; *u && *len + 1 < n; u++)
-            buf[(*len)++] = *u;
-    buf[*len] = '\0';
-}
-
-/* Whether a device name reads back from its slug: words of capitals and
- * digits, single spaces between them ("NVIDIA H100 80GB HBM3"). */
-static int rank_device_plain(const char *s)
-{
-    int prev_space = 1;
-    for (; *s; s++) {
-        if (*s == ' ') {
-            if (prev_space)
-                return 0;
-            prev_space = 1;
-        } else if ((*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')) {
-            prev_space = 0;
-        } else {
-            return 0;
-        }
-    }
-    return !prev_space;
-}
-
-/* Whether a problem text is the canonical one (space_problem_format). */
-static int rank_problem_plain(const char *s)
-{
-    space_problem p;
-    char back[64];
-    return space_problem_parse(s, &p) == 0 && space_problem_format(&p, back, sizeof back) > 0 &&
-           strcmp(back, s) == 0;
-}
-
-/* Appends "-" and 8 hex digits of the FNV-1a hash of s. */
-static void rank_hash_suffix(const char *s, char *buf, size_t n, size_t *len)
-{
-    const unsigned long long h = text_fnv1a(TEXT_FNV_INIT, s, strlen(s));
-    *len += (size_t)snprintf(buf + *len, n - *len, "-%08llx", h & 0xffffffffULL);
-}
-
-/* File name of group g: DEVICE_PROBLEM_MODE.json, a function of the group
- * alone (never of the filter or of the other groups), and one that two
- * groups never share: a device name or problem text that its slug does not
- * give back (lower case, punctuation, odd bytes) gets 8 hex digits of its
- * hash too ("nvidia-l4" is "NVIDIA L4"; "nvidia l4" is "nvidia-l4-1f0c2a9b").
- * Any '/' or other odd byte becomes '-', so the name never leaves dir. */
-static void rank_seed_name(const rank_group *g, char *buf, size_t n)
-{
-    size_t len = 0;
-    rank_slug(g->device, NULL, buf, n, &len);
-    if (!rank_device_plain(g->device))
-        rank_hash_suffix(g->device, buf, n, &len);
-    buf[len++] = '_';
-    rank_slug(g->problem, ".", buf, n, &len);
-    if (!rank_problem_plain(g->problem))
-        rank_hash_suffix(g->problem, buf, n, &len);
-    buf[len++] = '_';
-    rank_slug(g->mode, NULL, buf, n, &len); /* a known mode: a plain word */
-    snprintf(buf + len, n - len, ".json");
-}
 
 /* mkdir -p: creates dir and its missing parents. */
 static int rank_mkdirs(const char *dir, char *err, size_t errlen)
@@ -750,7 +646,8 @@ int rank_write_seeds(const rank_result *r, const char *dir, FILE *paths, char *e
     int rc = 0;
     for (int i = 0; i < r->n_groups && rc == 0; i++) {
         char name[256], path[4096 + 256];
-        rank_seed_name(&r->groups[i], name, sizeof name);
+        const rank_group *g = &r->groups[i];
+        group_file_name(g->device, g->problem, g->mode, ".json", name, sizeof name);
         snprintf(path, sizeof path, "%s/%s", dir, name);
         rc = rank_other_group(path, &r->groups[i], err, errlen)
                  ? -1

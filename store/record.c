@@ -43,7 +43,8 @@ __attribute__((format(printf, 3, 4))) static int rec_err(char *err, size_t errle
 
 /* ---- names --------------------------------------------------------------------------------- */
 
-static const char *const rec_status_names[] = {"ok", "wrong", "crashed", "timeout"};
+static const char *const rec_status_names[] = {"ok", "wrong", "crashed", "timeout",
+                                               "compile_error"};
 static const char *const rec_kind_names[] = {"kernel", "baseline"};
 #define REC_N_STATUS ((int)(sizeof rec_status_names / sizeof *rec_status_names))
 #define REC_N_KIND ((int)(sizeof rec_kind_names / sizeof *rec_kind_names))
@@ -150,13 +151,18 @@ static int rec_key_check(const record *r, char *msg, size_t n)
     return 0;
 }
 
-int record_mode_known(const char *mode)
+int record_mode_index(const char *mode)
 {
     static const char *const modes[] = {RECORD_MODES};
     for (size_t i = 0; i < sizeof modes / sizeof *modes; i++)
         if (strcmp(mode, modes[i]) == 0)
-            return 1;
-    return 0;
+            return (int)i;
+    return -1;
+}
+
+int record_mode_known(const char *mode)
+{
+    return record_mode_index(mode) >= 0;
 }
 
 int record_key(const record *r, char *buf, size_t n)

@@ -23,10 +23,12 @@
 #define RECORD_KEY_LEN 256
 
 typedef enum record_status {
-    RECORD_ST_OK,      /* checked correct and timed */
-    RECORD_ST_WRONG,   /* ran, but failed the correctness gate */
-    RECORD_ST_CRASHED, /* faulted or failed to launch */
-    RECORD_ST_TIMEOUT  /* ran past the space's timeout_s */
+    RECORD_ST_OK,           /* checked correct and timed */
+    RECORD_ST_WRONG,        /* ran, but failed the correctness gate */
+    RECORD_ST_CRASHED,      /* faulted or failed to launch */
+    RECORD_ST_TIMEOUT,      /* ran past the space's timeout_s */
+    RECORD_ST_COMPILE_ERROR /* a kernel variant (eval --kernel) that did not compile; its
+                               error holds the compiler's first lines */
 } record_status;
 
 typedef enum record_kind {
@@ -96,8 +98,10 @@ typedef struct record {
 #define RECORD_MODES "hot", "cold", "batch"
 #define RECORD_MODES_TEXT "hot, cold, batch"
 int record_mode_known(const char *mode);
+/* Its place in RECORD_MODES (0 hot, 1 cold, 2 batch), -1 when unknown. */
+int record_mode_index(const char *mode);
 
-/* Status and kind names: "ok" "wrong" "crashed" "timeout"; "kernel"
+/* Status and kind names: "ok" "wrong" "crashed" "timeout" "compile_error"; "kernel"
  * "baseline". The _parse functions return 0 or -1 for unknown text. */
 const char *record_status_name(record_status st);
 int record_status_parse(const char *s, record_status *out);

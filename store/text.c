@@ -2,7 +2,9 @@
 #include "text.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Length of the UTF-8 sequence at p (at most `left` bytes) and its code
  * point, or 0 when it is not a valid, shortest-form sequence. */
@@ -112,4 +114,27 @@ uint64_t text_fnv1a(uint64_t h, const void *data, size_t n)
         h *= 1099511628211ULL;
     }
     return h;
+}
+
+void text_iso8601(double t, char *buf, size_t n)
+{
+    const time_t tt = (time_t)t;
+    struct tm tm;
+    if (!(t >= 0) || !gmtime_r(&tt, &tm) || strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        snprintf(buf, n, "1970-01-01T00:00:00Z");
+}
+
+int text_float(double x, char *buf, size_t n)
+{
+    int len = 0;
+    for (int digits = 15; digits <= 17; digits++) {
+        len = snprintf(buf, n, "%.*g", digits, x);
+        if (len < 0 || (size_t)len >= n || strtod(buf, NULL) == x)
+            break;
+    }
+    if (len >= 0 && (size_t)len + 2 < n && !strpbrk(buf, ".eEni")) {
+        strcat(buf, ".0");
+        len += 2;
+    }
+    return len;
 }

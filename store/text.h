@@ -42,4 +42,13 @@ void text_clean(const char *s, size_t len, size_t max, int stop_nl, char *buf, s
 #define TEXT_FNV_INIT 14695981039346656037ULL
 uint64_t text_fnv1a(uint64_t h, const void *data, size_t n);
 
+/* ISO-8601 UTC text of Unix seconds t ("2024-11-22T16:30:05Z"); the epoch
+ * for a negative or unrepresentable t. */
+void text_iso8601(double t, char *buf, size_t n);
+
+/* The shortest decimal text of a finite x that reads back as x, always
+ * with a '.' or an exponent so a JSON reader takes it as a float ("1.0",
+ * not "1"). Returns what snprintf returns. */
+int text_float(double x, char *buf, size_t n);
+
 #endif /* TEXT_H */

@@ -12,6 +12,7 @@
 #define CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "../store/store.h"
 #include "plan.h"
@@ -85,6 +86,12 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * /dev/full) makes a successful command fail (1) with a message, so no
  * output is lost silently. */
 int cli_finish(int rc);
+
+/* Writes FILE through write(out, ctx) (which returns an exit status after
+ * its own message) into a temp file beside it, renamed over FILE only when
+ * everything was written: a failed write never leaves half a file. Returns
+ * the exit status. */
+int cli_write_file(const char *file, int (*write)(FILE *out, void *ctx), void *ctx);
 
 /* Prints a cJSON document (and frees it): 0, or 1 after a message. */
 struct cJSON;

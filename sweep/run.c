@@ -158,7 +158,10 @@ static run_item *run_items(run_ctx *c, size_t *n_out, long *stored, int *rc)
 static void run_tally(run_ctx *c, const plan_point *pt, const record *r)
 {
     run_summary *sum = c->sum;
-    long *const count[] = {&sum->measured, &sum->wrong, &sum->crashed, &sum->timeout};
+    /* The sweep runs compiled instances: never compile_error (counted as
+     * crashed all the same should one come). */
+    long *const count[] = {&sum->measured, &sum->wrong, &sum->crashed, &sum->timeout,
+                           &sum->crashed};
     (*count[r->status])++;
     sum->discarded += r->clock.discarded;
     sum->below += r->clock.below == 1;

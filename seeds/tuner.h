@@ -1,0 +1,57 @@
+/* tuner.h - one (device, problem, mode) group written in the formats
+ * external tuners read (docs/tuners.md has the field lists and the
+ * reasoning):
+ *
+ *   kernel-tuner  a Kernel Tuner (>= 1.0) cache file: replayed by
+ *                 tune_kernel(..., simulation_mode=True, cache=FILE) with
+ *                 any strategy and no GPU. tune_params_keys are BLOCK_M,
+ *                 BLOCK_N, NUM_WARPS, STAGES, SWIZZLE over the grid's axes;
+ *                 every grid point has an entry (its key the values joined
+ *                 by "," in that order), `cache` is the last key. Measured
+ *                 points carry `time` (the median, ms, always a float) and
+ *                 the record's other figures; the rest carry `__error__`:
+ *                 InvalidConfig (rejected by the planner's rules),
+ *                 RuntimeFailedConfig (wrong, crashed, timeout: Kernel Tuner
+ *                 has no marker for a failed correctness check and stores
+ *                 this one for a config that compiled but gave no usable
+ *                 result), CompilationFailedConfig (compile_error), and,
+ *                 only when allowed, ErrorConfig (accepted but not measured);
+ *   t4            the T4 results format (Kernel Tuner's
+ *                 schema/T4/1.0.0/results-schema.json): one result per grid
+ *                 point with configuration, times, invalidity (correct,
+ *                 constraints, correctness, runtime, timeout, compile),
+ *                 correctness and measurements (unmeasured points, when
+ *                 allowed, are left out: T4 has no word for them).
+ */
+#ifndef TUNER_H
+#define TUNER_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "group.h"
+
+typedef enum tuner_format { TUNER_KERNEL_TUNER, TUNER_T4 } tuner_format;
+
+/* "kernel-tuner" or "t4". Returns 0, or -1 for another text. */
+int tuner_format_parse(const char *text, tuner_format *out);
+
+/* The kernel name a Kernel Tuner replay passes (tune_kernel's kernel_name). */
+#define TUNER_KERNEL_NAME "flash_fwd"
+
+/* What the file says about where it came from. */
+typedef struct tuner_meta {
+    const char *space_name, *space_hash, *version;
+} tuner_meta;
+
+/* Accepted grid points of g (laid out: group_lay_out) with no record. */
+size_t tuner_missing(const group *g, const group_cell **first);
+
+/* Writes g in format fmt to out. Unmeasured accepted points are written
+ * as ErrorConfig (kernel-tuner) or left out (t4) when allow_missing; the
+ * caller refuses them otherwise (tuner_missing). Returns 0, or -1 when out
+ * of memory (err says so); write errors are the caller's to check. */
+int tuner_write(const group *g, tuner_format fmt, const tuner_meta *meta, int allow_missing,
+                FILE *out, char *err, size_t errlen);
+
+#endif /* TUNER_H */

@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""The tuner exports read by the real tuner: Kernel Tuner 1.5.0 replays
+`fasweep export --format kernel-tuner` in simulation mode (no GPU), and the
+T4 export is checked against the schema Kernel Tuner ships. Run by
+tests/tuners/run.sh with FASWEEP set, from the repository root."""
+import glob
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+import warnings
+
+import jsonschema
+import kernel_tuner
+
+FASWEEP = os.environ["FASWEEP"]
+SPACE = "spaces/l4.json"
+AXES = ["BLOCK_M", "BLOCK_N", "NUM_WARPS", "STAGES", "SWIZZLE"]
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def lines(path):
+    with open(path) as f:
+        return f.readlines()
+
+
+def fasweep(*args, check=True):
+    p = subprocess.run([FASWEEP, *args], capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise AssertionError("fasweep %s: exit %d\n%s" % (" ".join(args), p.returncode, p.stderr))
+    return p
+
+
+def replay(cache, strategy, options=None):
+    """tune_kernel in simulation mode on an exported cache: (results, env)."""
+    doc = load(cache)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return kernel_tuner.tune_kernel(
+            doc["kernel_name"], "", tuple(doc["problem_size"]), [], doc["tune_params"],
+            strategy=strategy, strategy_options=options, cache=cache, simulation_mode=True,
+            verbose=False, quiet=True)
+
+
+def best_of(results):
+    ok = [r for r in results if r and "__error__" not in r]
+    return min(ok, key=lambda r: r["time"])
+
+
+def cfg_of(r):
+    return [r[a] for a in AXES]
+
+
+class TunerExports(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        t = cls.tmp.name
+        cls.store = os.path.join(t, "s.lmdb")
+        fixture = os.path.join(t, "fixture.jsonl")
+        subprocess.run(["python3", "tests/tuners/make_fixture.py", FASWEEP, SPACE, fixture],
+                       check=True)
+        fasweep("import", fixture, "--store", cls.store)
+        cls.seeds = os.path.join(t, "seeds")
+        fasweep("topk", "-k", "8", "--mode", "hot", "--store", cls.store, "--seeds-dir", cls.seeds)
+        top = json.loads(fasweep("topk", "-k", "1", "--json", "--mode", "hot", "--store",
+                                 cls.store).stdout)
+        cls.top1 = top["groups"][0]["seeds"][0]["config"]
+        cls.kt = os.path.join(t, "hot.kt.json")
+        fasweep("export", "--format", "kernel-tuner", "--space", SPACE, "--mode", "hot",
+                "--store", cls.store, "-o", cls.kt)
+        plan = json.loads(fasweep("plan", "--space", SPACE, "--json").stdout)
+        cls.grid = len(plan["points"])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_cache_ends_with_cache(self):
+        text = "".join(lines(self.kt))
+        self.assertEqual(list(json.loads(text))[-1], "cache")
+        self.assertIn(text.strip()[-3:], ("}\n}", "}}}"))  # the ending Kernel Tuner checks
+
+    def test_brute_force_finds_topk_top1(self):
+        results, env = replay(self.kt, "brute_force")
+        self.assertEqual(len(results), self.grid)  # the whole grid, no holes
+        errors = {}
+        for r in results:
+            if "__error__" in r:
+                errors[str(r["__error__"])] = errors.get(str(r["__error__"]), 0) + 1
+        self.assertEqual(errors, {"InvalidConfig": 90, "RuntimeFailedConfig": 3})
+        best = best_of(results)
+        self.assertEqual(cfg_of(best), [self.top1[a] for a in AXES])
+        self.assertIsInstance(best["time"], float)
+
+    def test_genetic_algorithm_from_top1_seed(self):
+        seed_file = glob.glob(os.path.join(self.seeds, "*_hot.json"))[0]
+        x0 = [load(seed_file)["seeds"][0]["config"][a] for a in AXES]
+        results, env = replay(self.kt, "genetic_algorithm", {"x0": x0, "max_fevals": 20})
+        evaluated = [r for r in results if r]
+        self.assertEqual(cfg_of(evaluated[0]), x0)  # the search starts at the seed
+        self.assertEqual(cfg_of(best_of(evaluated)), x0)
+
+    def test_every_point_once_and_float_times(self):
+        doc = load(self.kt)
+        self.assertEqual(doc["tune_params_keys"], AXES)
+        self.assertEqual(len(doc["cache"]), self.grid)
+        for key, e in doc["cache"].items():
+            self.assertEqual(key, ",".join(str(e[a]) for a in AXES))
+            if "__error__" not in e:
+                self.assertIsInstance(e["time"], float)
+                self.assertAlmostEqual(e["time"], e["median_us"] / 1000)
+
+    def test_t4_valid_against_shipped_schema(self):
+        path = os.path.join(self.tmp.name, "hot.t4.json")
+        fasweep("export", "--format", "t4", "--space", SPACE, "--mode", "hot", "--store",
+                self.store, "-o", path)
+        doc = load(path)
+        schema = load(os.path.join(os.path.dirname(kernel_tuner.__file__),
+                                   "schema/T4/1.0.0/results-schema.json"))
+        jsonschema.validate(doc, schema)
+        self.assertEqual(len(doc["results"]), self.grid)
+        inval = {}
+        for r in doc["results"]:
+            inval[r["invalidity"]] = inval.get(r["invalidity"], 0) + 1
+        self.assertEqual(inval, {"correct": 69, "constraints": 90, "correctness": 1,
+                                 "runtime": 1, "timeout": 1})
+        # a document the schema refuses is refused: the check can fail
+        doc["results"][0]["invalidity"] = "fine"
+        with self.assertRaises(jsonschema.ValidationError):
+            jsonschema.validate(doc, schema)
+
+    def test_groups_one_per_file(self):
+        p = fasweep("export", "--format", "kernel-tuner", "--space", SPACE, "--store",
+                    self.store, check=False)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("2 groups match", p.stderr)
+        d = os.path.join(self.tmp.name, "kt")
+        fasweep("export", "--format", "kernel-tuner", "--space", SPACE, "--store", self.store,
+                "--dir", d)
+        names = sorted(os.listdir(d))
+        self.assertEqual(names, ["nvidia-l4_b4.h8.s512.d64.nc_batch.kt.json",
+                                 "nvidia-l4_b4.h8.s512.d64.nc_hot.kt.json"])
+        results, _ = replay(os.path.join(d, names[0]), "brute_force")
+        self.assertEqual(len(results), self.grid)
+
+    def test_missing_points_refused_or_marked(self):
+        t = self.tmp.name
+        part = os.path.join(t, "part.lmdb")
+        hot = [l for l in lines(os.path.join(t, "fixture.jsonl")) if '"mode": "hot"' in l]
+        with open(os.path.join(t, "part.jsonl"), "w") as f:
+            f.writelines(hot[5:])
+        fasweep("import", os.path.join(t, "part.jsonl"), "--store", part)
+        out = os.path.join(t, "part.kt.json")
+        p = fasweep("export", "--format", "kernel-tuner", "--space", SPACE, "--store", part,
+                    "-o", out, check=False)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("5 accepted points", p.stderr)
+        self.assertFalse(os.path.exists(out))  # nothing half-written
+        fasweep("export", "--format", "kernel-tuner", "--space", SPACE, "--store", part,
+                "-o", out, "--allow-missing")
+        results, _ = replay(out, "brute_force")
+        self.assertEqual(sum(str(r.get("__error__")) == "ErrorConfig" for r in results), 5)
+
+    def test_variant_builds_are_not_grid_points(self):
+        t = self.tmp.name
+        store = os.path.join(t, "variant.lmdb")
+        fasweep("import", os.path.join(t, "fixture.jsonl"), "--store", store)
+        line = json.loads(lines(os.path.join(t, "fixture.jsonl"))[0])
+        line["key"]["build"] = "src-0123456789abcdef"
+        line["time"]["median_us"] = line["time"]["min_us"] = line["time"]["mean_us"] = 1.0
+        with open(os.path.join(t, "variant.jsonl"), "w") as f:
+            f.write(json.dumps(line) + "\n")
+        fasweep("import", os.path.join(t, "variant.jsonl"), "--store", store)
+        out = os.path.join(t, "variant.kt.json")
+        fasweep("export", "--format", "kernel-tuner", "--space", SPACE, "--mode", "hot",
+                "--store", store, "-o", out)
+        results, _ = replay(out, "brute_force")
+        self.assertEqual(cfg_of(best_of(results)), [self.top1[a] for a in AXES])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
