@@ -41,7 +41,7 @@ endif
 WARN    := -Wall -Wextra -Werror
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(WARN) -I. -I$(CUDA)/include $(PKG_CFLAGS) \
-           -DFASWEEP_VERSION=\"$(VERSION)\"
+           -DFASWEEP_VERSION=\"$(VERSION)\" -DFASWEEP_CUDA=\"$(CUDA)\"
 ifeq ($(SAN),1)
 CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=address,undefined
@@ -76,7 +76,7 @@ HOST_OBJ := $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
 HOST_LIB := $(BUILD)/libfasweep_host.a
 
 # ---- GPU-side driver (C11 calling the CUDA runtime) ----------------------
-DRIVER_SRC := sweep/run.c sweep/refine.c sweep/worker.c sweep/measure.c sweep/nvml.c \
+DRIVER_SRC := sweep/run.c sweep/refine.c sweep/worker.c sweep/measure.c sweep/variant.c sweep/nvml.c \
               sweep/progress.c sweep/cli.c sweep/cmd_space.c sweep/cmd_store.c sweep/cmd_export.c sweep/cmd_eval.c
 DRIVER_OBJ := $(DRIVER_SRC:%.c=$(BUILD)/obj/%.o)
 
@@ -113,9 +113,15 @@ $(KBUILD)/geninst: $(GENINST_SRC) kernels/fa_config.h sweep/space.h sweep/plan.h
 $(GEN)/.stamp: $(KBUILD)/geninst $(SPACES) $(KERNEL_HDR) kernels/registry.cu Makefile
 	@mkdir -p $(GEN)
 	$(KBUILD)/geninst --out $(GEN) --shards $(SHARDS) --archs "$(ARCHS)" \
-	  --hash-files "$(KERNEL_HDR) kernels/registry.cu" --flags "$(NVFLAGS)" $(SPACES)
+	  --hash-files "$(KERNEL_HDR) kernels/registry.cu" --flags "$(NVFLAGS)" \
+	  --embed "kernels/fa_config.h kernels/fa_launch.h" $(SPACES)
 	@touch $@
-$(GEN_CU) $(GEN)/registry_table.inc $(GEN)/build_id.h: $(GEN)/.stamp ;
+$(GEN_CU) $(GEN)/registry_table.inc $(GEN)/build_id.h $(GEN)/embedded.c: $(GEN)/.stamp ;
+
+# The headers a kernel variant is compiled against (sweep/variant.h).
+$(BUILD)/obj/gen/embedded.o: $(GEN)/embedded.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
 
 $(KBUILD)/kobj/inst_%.o: $(GEN)/inst_%.cu $(KERNEL_HDR)
 	@mkdir -p $(dir $@)
@@ -133,7 +139,7 @@ $(KLIB): $(KOBJ)
 	@mkdir -p $(dir $@)
 	$(NVCC) -shared -cudart shared $(GENCODE) $^ -o $@
 
-$(BUILD)/fasweep: $(BUILD)/obj/sweep/main.o $(DRIVER_OBJ) $(HOST_LIB) $(KLIB)
+$(BUILD)/fasweep: $(BUILD)/obj/sweep/main.o $(DRIVER_OBJ) $(BUILD)/obj/gen/embedded.o $(HOST_LIB) $(KLIB)
 	$(CC) $(LDFLAGS) $(RPATH) $(filter-out $(KLIB),$^) -o $@ $(PKG_LIBS) $(CUDA_LIBS)
 
 list-instances: $(GEN)/.stamp

@@ -411,7 +411,10 @@ static void rank_provenance_json(cJSON *e, const record *r, int *ok)
     text_iso8601(r->timestamp, ts, sizeof ts);
     cJSON *p = rank_add_obj(e, "provenance", ok);
     rank_str(p, "build", r->build, ok);
-    rank_str(p, "kernel_source", RANK_KERNEL_SOURCE, ok);
+    /* A kernel variant (eval --kernel) names its own source and its hash. */
+    rank_str(p, "kernel_source", r->kernel_path[0] ? r->kernel_path : RANK_KERNEL_SOURCE, ok);
+    if (r->kernel_hash[0])
+        rank_str(p, "kernel_hash", r->kernel_hash, ok);
     rank_str(p, "space_name", r->space_name, ok);
     rank_str(p, "space_hash", r->space_hash, ok);
     rank_str(p, "timestamp", ts, ok);

@@ -277,6 +277,8 @@ static const rec_field rec_fields[] = {
     F_STR("provenance", "space_hash", space_hash),
     F_STR("provenance", "version", version),
     F_DBL("provenance", "timestamp", timestamp),
+    F_STR("provenance", "kernel_path", kernel_path),
+    F_STR("provenance", "kernel_hash", kernel_hash),
     {NULL, "schema", RF_SCHEMA, 0, 0, 0, 1, RECORD_SCHEMA_VERSION, RECORD_SCHEMA_VERSION},
 };
 #define REC_NF ((int)(sizeof rec_fields / sizeof *rec_fields))

@@ -89,8 +89,10 @@ typedef struct record {
     /* provenance */
     char space_name[64];
     char space_hash[17];
-    char version[16]; /* fasweep version */
-    double timestamp; /* Unix seconds */
+    char version[16];      /* fasweep version */
+    char kernel_path[256]; /* a kernel variant's source file (eval --kernel); "" otherwise */
+    char kernel_hash[17];  /* FNV-1a 64 of that source, 16 hex digits; "" otherwise */
+    double timestamp;      /* Unix seconds */
 } record;
 
 /* The L2 modes fasweep measures (docs/measurement.md): a record's mode is

@@ -17,10 +17,11 @@
 #include "cli.h"
 #include "plan.h"
 #include "task.h"
+#include "variant.h"
 #include "worker.h"
 
 typedef struct eval_args {
-    const char *configs_text, *mode, *store, *space_path;
+    const char *configs_text, *mode, *store, *space_path, *kernel;
     cli_problem problem;
     int json, device;
 } eval_args;
@@ -30,7 +31,7 @@ typedef struct eval_args {
 /* The configs of a comma-separated list into t (at most TASK_MAX_CONFIGS),
  * each checked against the problem and the planner's static rules and
  * looked up in this build. Returns 0, or a usage error. */
-static int eval_configs(const char *text, const space *s, task *t)
+static int eval_configs(const char *text, const space *s, int variant, task *t)
 {
     char buf[1024];
     if (strlen(text) >= sizeof buf)
@@ -56,7 +57,7 @@ static int eval_configs(const char *text, const space *s, task *t)
             return cli_usage_error("config %s cannot run: %s (%s)", tok, why,
                                    plan_reason_code(pt.reason));
         }
-        if (!fa_registry_find(&c))
+        if (!variant && !fa_registry_find(&c))
             return cli_usage_error("config %s is not compiled into this binary (build %s); add a "
                                    "space that accepts it to SPACES and rebuild (make "
                                    "SPACES=\"...\"), or pass --kernel",
@@ -65,6 +66,8 @@ static int eval_configs(const char *text, const space *s, task *t)
     }
     if (t->n_configs == 0)
         return cli_usage_error("--config names no config");
+    if (variant && t->n_configs > 1)
+        return cli_usage_error("--kernel takes one config (the variant is compiled for it)");
     return 0;
 }
 
@@ -99,9 +102,12 @@ static int eval_task(const eval_args *a, const space *s, task *t)
     if (t->problem.head_dim != 64 && t->problem.head_dim != 128)
         return cli_usage_error("problem %s has head_dim %d: this kernel is built for 64 and 128",
                                a->problem.text, t->problem.head_dim);
-    int rc = eval_configs(a->configs_text, s, t);
+    int rc = eval_configs(a->configs_text, s, a->kernel != NULL, t);
     if (rc)
         return rc;
+    char err[512];
+    if (a->kernel && variant_load(a->kernel, &t->variant, err, sizeof err) != 0)
+        return cli_usage_error("%s", err);
     t->n_modes = 1;
     snprintf(t->modes[0], sizeof t->modes[0], "%s", a->mode);
     t->measure = s->measure;
@@ -208,27 +214,75 @@ static void eval_print_text(const record *r, const eval_ref *ref)
 
 /* ---- the run --------------------------------------------------------------------------------- */
 
-static int eval_run(const eval_args *a, const space *s, const task *t)
+/* The compiler's lines as one line for a record's error field. */
+static void eval_one_line(const char *log, char *out, size_t n)
 {
-    char msg[512] = "";
-    if (worker_gpu_count(msg, sizeof msg) <= 0) {
-        cli_say("no CUDA GPU found: %s -- eval needs a GPU", msg[0] ? msg : "no device");
+    size_t k = 0;
+    for (const char *p = log; *p && k + 4 < n; p++) {
+        if (*p == '\n') {
+            memcpy(out + k, " | ", 3);
+            k += 3;
+        } else if ((unsigned char)*p >= 0x20 && *p != 0x7f) {
+            out[k++] = *p;
+        }
+    }
+    out[k] = '\0';
+}
+
+/* The variant compiled for the worker's GPU (or, without one, for the
+ * first architecture of this build): 0 ready, or the exit status after
+ * printing (and, with a GPU and so a store st, storing) a compile_error
+ * record. */
+static int eval_variant(const eval_args *a, const space *s, task *t, const worker *w, store *st)
+{
+    int cc = w->pid ? w->dev.cc : atoi(fa_build_archs());
+    static char log[8192];
+    const int rc = variant_build(&t->variant, &t->configs[0], cc, log, sizeof log);
+    if (rc < 0) {
+        cli_say("cannot compile the kernel variant %s: %s", a->kernel, log);
         return CLI_FAIL;
     }
-    const char *path = cli_store_path(a->store);
-    store *st = cli_open_store(path, 0);
-    if (!st)
-        return CLI_FAIL;
-    worker w = {.device = a->device};
+    if (rc == 0)
+        return 0;
+    static record r;
+    task_device none = {.cc = cc};
+    snprintf(none.name, sizeof none.name, "%s", "");
+    task_record_init(&r, w->pid ? &w->dev : &none, &t->problem, &t->configs[0], t->modes[0]);
+    task_record_variant(&r, &t->variant);
+    r.status = RECORD_ST_COMPILE_ERROR;
+    eval_one_line(log, r.error, sizeof r.error);
+    fprintf(stderr, "%s\n", log);
+    char host[64] = "unknown";
+    (void)gethostname(host, sizeof host - 1);
+    task_provenance(&r, host, s->name, s->hash);
+    if (st) {
+        const int src = store_put(st, &r);
+        if (src != STORE_OK)
+            return cli_store_fail(st, src, "storing the result");
+    } else {
+        cli_say("no CUDA GPU: the compile_error result (sm_%d) is not stored (a record needs the "
+                "GPU's name)",
+                cc);
+    }
+    const eval_ref ref = {0};
+    if (a->json)
+        eval_print_json(&r, &ref);
+    else
+        eval_print_text(&r, &ref);
+    return CLI_FAIL;
+}
+
+/* Measures t on the running worker and stores and prints its records. */
+static int eval_measure(const eval_args *a, const space *s, const task *t, worker *w, store *st)
+{
     static worker_job j;
     char err[512], host[64];
     int rc = CLI_OK;
     j.n_done = 0;
-    if (worker_run(&w, &j, t, err, sizeof err) != 0) {
+    if (worker_run(w, &j, t, err, sizeof err) != 0) {
         cli_say("%s", err);
         rc = CLI_FAIL;
     }
-    worker_quit(&w);
     const int n = t->n_configs * t->n_modes;
     eval_ref ref = {0};
     if (rc == CLI_OK)
@@ -250,13 +304,39 @@ static int eval_run(const eval_args *a, const space *s, const task *t)
         if (r->status != RECORD_ST_OK)
             rc = CLI_FAIL;
     }
-    store_close(st);
+    return rc;
+}
+
+static int eval_run(const eval_args *a, const space *s, task *t)
+{
+    char err[512];
+    worker w = {.device = a->device};
+    const int gpu = worker_spawn(&w, err, sizeof err) == 0;
+    if (!gpu && !a->kernel) {
+        cli_say("no CUDA GPU found: %s -- eval needs a GPU", err);
+        return CLI_FAIL;
+    }
+    /* Without a GPU nothing is stored: no store is made. */
+    store *st = gpu ? cli_open_store(cli_store_path(a->store), 0) : NULL;
+    int rc = gpu && !st ? CLI_FAIL : CLI_OK;
+    if (rc == CLI_OK && a->kernel)
+        rc = eval_variant(a, s, t, &w, st); /* before any GPU work */
+    if (rc == CLI_OK && !gpu) {
+        cli_say("no CUDA GPU found: %s -- the variant compiled (%s); eval needs a GPU to run it",
+                err, t->variant.so);
+        rc = CLI_FAIL;
+    }
+    if (rc == CLI_OK)
+        rc = eval_measure(a, s, t, &w, st);
+    worker_quit(&w);
+    if (st)
+        store_close(st);
     return rc;
 }
 
 static const char *const usage_eval =
     "usage: fasweep eval --problem P --config C[,C...] [--mode hot|cold|batch] [--json]\n"
-    "                    [--space FILE] [--store PATH] [--device N]\n"
+    "                    [--kernel FILE.cuh] [--space FILE] [--store PATH] [--device N]\n"
     "\n"
     "Checks and times one point exactly as `grid` does (the same worker, gate, timing and\n"
     "record, crash isolation included) and stores it like a grid record: the objective\n"
@@ -269,14 +349,19 @@ static const char *const usage_eval =
     "  --config C    config text, e.g. d64.m64.n128.w4.s3.z1; a comma list for a head-to-head\n"
     "                (at most 8; the same config twice is allowed)\n"
     "  --mode M      hot (default), cold or batch\n"
+    "  --kernel F    an edited copy of kernels/flash_fwd.cuh: compiled for the local GPU at\n"
+    "                the config (one), cached, run in place of the compiled instance; its\n"
+    "                records' build is src-HASH of the source (a source that does not\n"
+    "                compile is status compile_error, found before any GPU work)\n"
     "  --space FILE  take the measurement settings and tolerances from this space (else the\n"
     "                defaults a space gets) and name it in the records' provenance\n"
     "  --json        one JSON line per config\n"
     "  --store PATH  results store (default $FASWEEP_STORE, else ./" CLI_DEFAULT_STORE ")\n"
     "  --device N    CUDA device ordinal (default 0)\n"
     "\n"
-    "exit status: 0 ok, 1 wrong, crashed, timeout or no GPU, 2 bad arguments (an unknown\n"
-    "config text, a config not in this binary, a problem the kernel cannot run).\n";
+    "exit status: 0 ok, 1 wrong, crashed, timeout, compile_error or no GPU, 2 bad arguments\n"
+    "(an unknown config text, a config not in this binary, a problem the kernel cannot run,\n"
+    "a --kernel file that is missing or not a kernel).\n";
 
 static int eval_main(int argc, char **argv)
 {
@@ -286,6 +371,7 @@ static int eval_main(int argc, char **argv)
                             {"config", 0, CLI_STR, &a.configs_text, 0, 0},
                             {"mode", 0, CLI_MODE, &a.mode, 0, 0},
                             {"space", 0, CLI_PATH, &a.space_path, 0, 0},
+                            {"kernel", 0, CLI_PATH, &a.kernel, 0, 0},
                             {"json", 0, CLI_FLAG, &a.json, 0, 0},
                             {"store", 0, CLI_PATH, &a.store, 0, 0},
                             {"device", 0, CLI_INT, &a.device, 0, 1024},

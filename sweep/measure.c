@@ -23,6 +23,7 @@
 #include "nvml.h"
 #include "progress.h"
 #include "stats.h"
+#include "variant.h"
 
 /* Timed samples queued between two synchronisations (events are reused). */
 #define MEASURE_BLOCK_MAX 16
@@ -744,9 +745,15 @@ static int ms_task(measure_gpu *g, const task *t, record *recs, double *timed_s,
     int compiled = 0, timed = 0;
     memset(c, 0, sizeof c);
     for (int i = 0; i < k; i++) {
-        c[i].in = fa_registry_find(&t->configs[i]);
-        for (int m = 0; m < nm && !c[i].in; m++)
-            ms_not_compiled(g, &recs[i * nm + m]);
+        char why[sizeof recs->error] = "";
+        c[i].in = t->variant.build[0] ? variant_open(&t->variant, &t->configs[i], why, sizeof why)
+                                      : fa_registry_find(&t->configs[i]);
+        for (int m = 0; m < nm && !c[i].in; m++) {
+            if (why[0])
+                ms_copy(recs[i * nm + m].error, sizeof recs->error, why);
+            else
+                ms_not_compiled(g, &recs[i * nm + m]);
+        }
         compiled += c[i].in != NULL;
     }
     if (compiled == 0) /* nothing to run: no problem set up, no STARTED */
@@ -776,9 +783,11 @@ int measure_task(measure_gpu *g, const task *t, record *recs, double *timed_s,
     *timed_s = 0;
     g->err[0] = '\0';
     for (int i = 0; i < t->n_configs; i++)
-        for (int m = 0; m < t->n_modes; m++)
-            task_record_init(&recs[i * t->n_modes + m], &g->info, &t->problem, &t->configs[i],
-                             t->modes[m]);
+        for (int m = 0; m < t->n_modes; m++) {
+            record *r = &recs[i * t->n_modes + m];
+            task_record_init(r, &g->info, &t->problem, &t->configs[i], t->modes[m]);
+            task_record_variant(r, &t->variant);
+        }
     if (ms_task(g, t, recs, timed_s, started, ctx) == 0)
         return 0;
     /* A CUDA failure: every record not finished is crashed with its text. */

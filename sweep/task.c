@@ -43,6 +43,15 @@ void task_record_init(record *r, const task_device *dev, const space_problem *p,
     r->clock.below = -1;
 }
 
+void task_record_variant(record *r, const task_variant *v)
+{
+    if (!v->build[0])
+        return;
+    task_copy(r->build, sizeof r->build, v->build);
+    task_copy(r->kernel_path, sizeof r->kernel_path, v->path);
+    task_copy(r->kernel_hash, sizeof r->kernel_hash, v->hash);
+}
+
 void task_provenance(record *r, const char *host, const char *space_name, const char *space_hash)
 {
     task_copy(r->host, sizeof r->host, host);

@@ -27,8 +27,21 @@
  * gate (FASWEEP_INJECT, for the isolation tests; docs/measurement.md). */
 typedef enum task_inject { TASK_INJECT_NONE, TASK_INJECT_FAULT, TASK_INJECT_HANG } task_inject;
 
+/* A kernel variant (`fasweep eval --kernel`, sweep/variant.h): an edited
+ * copy of kernels/flash_fwd.cuh compiled for one config into its own
+ * library, run instead of the compiled instance. build[0] == '\0': none;
+ * so[0] == '\0' until it compiled. */
+#define TASK_VARIANT_PATH 512
+typedef struct task_variant {
+    char so[TASK_VARIANT_PATH]; /* the compiled library the worker loads */
+    char build[40];             /* the records' build id: "src-" + the source's hash */
+    char path[256];             /* the source file, for the provenance */
+    char hash[17];              /* FNV-1a 64 of its text */
+} task_variant;
+
 typedef struct task {
-    int quit; /* 1: the worker exits; nothing else is read */
+    int quit;             /* 1: the worker exits; nothing else is read */
+    task_variant variant; /* the one config's kernel comes from here when so[0] */
     space_problem problem;
     int n_configs; /* 1, or up to TASK_MAX_CONFIGS for a head-to-head */
     fa_config configs[TASK_MAX_CONFIGS];
@@ -58,6 +71,9 @@ typedef struct task_device {
  * unknown (NaN, clocks -1) and the environment of dev. */
 void task_record_init(record *r, const task_device *dev, const space_problem *p, const fa_config *c,
                       const char *mode);
+
+/* The build and provenance of a variant's record (nothing without one). */
+void task_record_variant(record *r, const task_variant *v);
 
 /* The provenance the engine adds before storing: host, space, fasweep
  * version and the time now. */

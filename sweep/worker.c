@@ -446,6 +446,7 @@ static void worker_fail_rest(worker *w, worker_job *j, int r, const char *how)
         record *rec = &j->recs[j->n_done];
         task_record_init(rec, &w->dev, &t->problem, &t->configs[j->n_done / t->n_modes],
                          t->modes[j->n_done % t->n_modes]);
+        task_record_variant(rec, &t->variant);
         rec->status = st;
         snprintf(rec->error, sizeof rec->error, "%s", why);
     }

@@ -21,6 +21,10 @@
 #   8. fasweep eval: one point, one JSON line, stored like a grid record
 #   9. an unbiased head-to-head: the same config twice in one group at
 #      16,16,2048,64 comes out with medians within twice their noise
+#  10. eval --kernel: a copy of the kernel runs ok beside the compiled
+#      instance (its own src- build, within 10 %), a variant that traps is
+#      crashed, one that hangs timeout, one that does not compile
+#      compile_error (stored), and the next eval is ok
 # Prints PASS/FAIL per test and "N passed, N failed"; exits 1 on failure.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -412,6 +416,71 @@ assert r["status"] == "ok" and r["median_us"] > 0 and r["mode"] == "batch", r
 # changing every round neither copy is favoured, so their medians agree
 # within twice their combined noise (issue 15). FASWEEP_H2H_ORDER=fixed
 # keeps one order (a test hook; scripts/bench_fidelity.sh compares both).
+# A copy of the kernel with CODE put first in the kernel's body.
+variant_with() { # out code
+    python3 - "$root/kernels/flash_fwd.cuh" "$1" "$2" <<'PY'
+import sys
+s = open(sys.argv[1]).read()
+i = s.index("{", s.index("__global__"))
+open(sys.argv[2], "w").write(s[:i + 1] + "\n    " + sys.argv[3] + "\n" + s[i + 1:])
+PY
+}
+
+t_variant() {
+    local st=$tmp/variant.lmdb cfg prob
+    read -r prob cfg < <("$FASWEEP" plan --space "$CI_SPACE" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+p = [x for x in d["points"] if x["accepted"]][0]
+b, h, s, dd = (int(x[1:]) for x in p["problem"].split(".")[:4])
+print("%d,%d,%d,%d %s" % (b, h, s, dd, p["config"]))')
+    export FASWEEP_CACHE=$tmp/cache
+    python3 -c 'import json; json.dump({"name": "variant", "target": {"gpu": "any", "arch": "sm_90",
+        "smem_limit": 232448}, "problems": [{"batch": 1, "heads": 1, "seq_len": 128,
+        "head_dim": 64}], "axes": {"BLOCK_M": [64], "BLOCK_N": [64], "NUM_WARPS": [4],
+        "STAGES": [1], "SWIZZLE": [0]}, "measure": {"timeout_s": 2}}, open("'"$tmp"'/v.json", "w"))'
+    ev() { "$FASWEEP" eval --problem "$prob" --config "$cfg" --json --store "$st" "$@" \
+        2>>"$tmp/variant.err"; }
+    cp "$root/kernels/flash_fwd.cuh" "$tmp/same.cuh"
+    variant_with "$tmp/trap.cuh" 'if (blockIdx.x == 0 && threadIdx.x == 0) asm volatile("trap;");'
+    variant_with "$tmp/hang.cuh" 'if (threadIdx.x < 1000000) { volatile int x = 1; while (x) { } }'
+    variant_with "$tmp/bad.cuh" 'int broken = no_such_name;'
+    {
+        ev && ev --kernel "$tmp/same.cuh" && ev --kernel "$tmp/same.cuh"
+        echo "rc same: $?"
+        ev --kernel "$tmp/trap.cuh"; echo "rc trap: $?"
+        ev --kernel "$tmp/hang.cuh" --space "$tmp/v.json"; echo "rc hang: $?"
+        ev --kernel "$tmp/bad.cuh"; echo "rc bad: $?"
+        ev; echo "rc after: $?"
+    } >"$tmp/variant.out"
+    cat "$tmp/variant.out"
+    python3 - "$tmp/variant.out" <<'PY' || { why="variant results"; return 1; }
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+rcs = dict(l.split(": ") for l in open(sys.argv[1]).read().split("\n") if l.startswith("rc "))
+inst, same, same2, trap, hang, bad, after = rows
+assert rcs == {"rc same": "0", "rc trap": "1", "rc hang": "1", "rc bad": "1", "rc after": "0"}, rcs
+assert inst["status"] == "ok" and not inst["build"].startswith("src-"), inst
+assert same["status"] == "ok" and same["build"].startswith("src-"), same
+assert same2["build"] == same["build"], (same, same2)
+# the same source as the compiled instance: the same speed within 10 %
+assert abs(same["median_us"] / inst["median_us"] - 1) < 0.10, (inst, same)
+assert trap["status"] == "crashed" and trap["build"] != same["build"], trap
+assert hang["status"] == "timeout", hang
+assert bad["status"] == "compile_error" and "no_such_name" in bad["error"], bad
+assert after["status"] == "ok", after
+PY
+    # the compiled instance, the same variant (one key, stored twice), trap, hang, bad
+    "$FASWEEP" export --store "$st" | python3 -c '
+import json, sys
+recs = [json.loads(l) for l in sys.stdin]
+builds = {r["key"]["build"] for r in recs}
+assert len(recs) == 5, [(r["key"]["build"], r["status"]) for r in recs]
+v = [r for r in recs if r["key"]["build"].startswith("src-") and r["status"] == "ok"][0]
+assert v["provenance"]["kernel_path"].endswith("same.cuh") and len(v["provenance"]["kernel_hash"]) == 16
+' || { why="stored variant records"; return 1; }
+}
+
 t_h2h_unbiased() {
     local cfg=d64.m128.n64.w4.s2.z1
     if ! "$FASWEEP" list | grep -q "^$cfg "; then
@@ -434,6 +503,7 @@ sys.exit(0 if d <= lim else 1)' "$tmp/h2h.out" || { why="the two copies differ b
 run_test "full sweep of the CI space" t_full_sweep
 run_test "records: batch launches, clocks" t_records
 run_test "fasweep eval of one point" t_eval
+run_test "eval --kernel: variants ok, crashed, timeout, compile_error" t_variant
 run_test "head-to-head without position bias" t_h2h_unbiased
 run_test "fault and hang injection" t_fault_injection
 run_test "refine: head-to-head of the best" t_refine
