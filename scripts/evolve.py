@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""evolve.py SEEDS.json --space SPACE [options] - an elitist evolutionary
+search over the five axes (BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE),
+seeded from a `fasweep topk` seeds file, with `fasweep eval --json` as the
+objective: the worked example of feeding seeds to a search loop.
+
+The population starts as the seeds' configs (optionally skipping the first
+--skip-top of them, to see the loop find the leaders itself). Each
+generation breeds --children new configs from the population (uniform
+crossover of two parents, then a mutation that moves one axis one step),
+drawn only from the points the space's planner accepts and never evaluated
+before, and measures them head to head in one `fasweep eval` call. The
+population keeps the --population fastest configs seen (elitism). It stops
+after --generations, or --budget evaluations, or as soon as a config is
+within the noise of --target (default: the seeds file's rank 1, the sweep's
+top-1), by the refine report's tie rule: slower by at most twice the
+standard error of the difference. It prints one line per generation and a
+JSON summary on the last line. Plain Python, no dependencies.
+"""
+import argparse
+import json
+import math
+import random
+import subprocess
+import sys
+
+AXES = ["BLOCK_M", "BLOCK_N", "NUM_WARPS", "STAGES", "SWIZZLE"]
+
+
+def die(msg):
+    sys.exit("evolve.py: " + msg)
+
+
+def text_of(c, d):
+    return "d%d.m%d.n%d.w%d.s%d.z%d" % (d, *(c[a] for a in AXES))
+
+
+def parse(text):
+    v = [int(p[1:]) for p in text.split(".")]
+    return dict(zip(AXES, v[1:])), v[0]
+
+
+def accepted(fasweep, space, problem):
+    """The configs the space accepts for the problem, and each axis's values."""
+    p = subprocess.run([fasweep, "plan", "--space", space, "--json"], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        die("fasweep plan failed: " + p.stderr.strip())
+    points = [x for x in json.loads(p.stdout)["points"] if x["problem"] == problem]
+    ok = [parse(x["config"])[0] for x in points if x["accepted"]]
+    if not ok:
+        die("space %s accepts no compiled config for %s (fasweep plan --space %s)"
+            % (space, problem, space))
+    axes = {a: sorted({c[a] for c in ok}) for a in AXES}
+    return {tuple(c[a] for a in AXES) for c in ok}, axes, len(points)
+
+
+class Loop:
+    def __init__(self, args, seeds):
+        self.args, self.rng = args, random.Random(args.seed)
+        self.problem, self.mode = seeds["problem"]["text"], seeds["mode"]
+        self.d = seeds["problem"]["head_dim"]
+        self.ok, self.axes, self.grid = accepted(args.fasweep, args.space, self.problem)
+        self.seen = {}  # config tuple -> (median_us, noise); inf when it failed
+        self.evals = 0
+
+    def measure(self, configs):
+        """One head-to-head `fasweep eval` call for up to 8 configs."""
+        texts = [text_of(dict(zip(AXES, c)), self.d) for c in configs]
+        cmd = [self.args.fasweep, "eval", "--problem", self.problem, "--config", ",".join(texts),
+               "--mode", self.mode, "--json", "--space", self.args.space]
+        if self.args.store:
+            cmd += ["--store", self.args.store]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode == 2:
+            die("fasweep eval refused its arguments: " + p.stderr.strip())
+        rows = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
+        if len(rows) != len(configs):
+            die("fasweep eval gave %d results for %d configs: %s"
+                % (len(rows), len(configs), p.stderr.strip()))
+        for c, r in zip(configs, rows):
+            ok = r["status"] == "ok"
+            self.seen[c] = (r["median_us"], r["noise"] or 0.0) if ok else (math.inf, 0.0)
+            self.evals += 1
+
+    def child(self, pop):
+        """Crossover of two parents, then one axis moved one step; None if
+        no new accepted config turns up in a few tries."""
+        for _ in range(50):
+            a, b = self.rng.sample(pop, 2) if len(pop) > 1 else (pop[0], pop[0])
+            c = [self.rng.choice((x, y)) for x, y in zip(a, b)]
+            i = self.rng.randrange(len(AXES))
+            vals = self.axes[AXES[i]]
+            j = vals.index(c[i]) + self.rng.choice((-1, 1))
+            if 0 <= j < len(vals):
+                c[i] = vals[j]
+            c = tuple(c)
+            if c in self.ok and c not in self.seen:
+                return c
+        return None
+
+    def best(self):
+        return min(self.seen, key=lambda c: self.seen[c][0])
+
+    def hit(self, target):
+        us, noise = self.seen[self.best()]
+        t_us, t_noise = target
+        return us <= t_us * (1 + 2 * math.hypot(noise, t_noise))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("seeds", help="a seeds file written by fasweep topk")
+    ap.add_argument("--space", required=True, help="the space whose accepted points are searched")
+    ap.add_argument("--fasweep", default="build/fasweep")
+    ap.add_argument("--store", help="where eval stores its records (fasweep's default otherwise)")
+    ap.add_argument("--population", type=int, default=8)
+    ap.add_argument("--children", type=int, default=8, help="per generation, at most 8")
+    ap.add_argument("--generations", type=int, default=10)
+    ap.add_argument("--budget", type=int, default=0, help="stop after this many evaluations")
+    ap.add_argument("--skip-top", type=int, default=0, help="seed from the seeds after rank N")
+    ap.add_argument("--target", help="MEDIAN_US,NOISE to reach (default: the seeds' rank 1)")
+    ap.add_argument("--seed", type=int, default=1, help="random seed")
+    args = ap.parse_args()
+    if not 1 <= args.children <= 8 or args.population < 1:
+        die("--children wants 1 to 8 and --population at least 1")
+    try:
+        seeds = json.load(open(args.seeds))
+    except (OSError, ValueError) as e:
+        die("cannot read the seeds file %s: %s" % (args.seeds, e))
+    if seeds.get("schema") != "fasweep.seeds/1" or not seeds["seeds"]:
+        die("%s is not a fasweep.seeds/1 file with seeds" % args.seeds)
+    top = seeds["seeds"][0]["metrics"]
+    target = (tuple(float(x) for x in args.target.split(",")) if args.target
+              else (top["median_us"], top["noise"] or 0.0))
+    loop = Loop(args, seeds)
+    start = [tuple(s["config"][a] for a in AXES) for s in seeds["seeds"][args.skip_top:]]
+    start = [c for i, c in enumerate(start) if c in loop.ok and c not in start[:i]][:8]
+    if not start:
+        die("no seed after rank %d is accepted by %s" % (args.skip_top, args.space))
+    loop.measure(start)
+    gen, reached = 0, None
+    while True:
+        best = loop.best()
+        print("gen %d: %d evaluations, best %s %.3f us (target %.3f us)" % (
+            gen, loop.evals, text_of(dict(zip(AXES, best)), loop.d), loop.seen[best][0],
+            target[0]), flush=True)
+        if reached is None and loop.hit(target):
+            reached = loop.evals
+            break
+        gen += 1
+        if gen > args.generations or (args.budget and loop.evals >= args.budget):
+            break
+        pop = sorted(loop.seen, key=lambda c: loop.seen[c][0])[:args.population]
+        kids = []
+        for _ in range(args.children):
+            c = loop.child(pop)
+            if c and c not in kids:
+                kids.append(c)
+        if not kids:
+            print("no new accepted config near the population: stopping")
+            break
+        loop.measure(kids)
+    best = loop.best()
+    print(json.dumps({"best": text_of(dict(zip(AXES, best)), loop.d),
+                      "median_us": loop.seen[best][0], "noise": loop.seen[best][1],
+                      "target_us": target[0], "evaluations": loop.evals,
+                      "reached_at": reached, "grid_points": loop.grid, "accepted": len(loop.ok),
+                      "generations": gen}))
+    return 0 if reached else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
