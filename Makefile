@@ -71,13 +71,14 @@ NVFLAGS += $(GENCODE) -I. -Xcompiler -Wall,-Wextra,-Werror,-fPIC --compress-mode
 # ---- host modules (C11, no CUDA) -----------------------------------------
 HOST_SRC := kernels/fa_config.c kernels/ref_cpu.c store/text.c store/record.c store/store.c \
             store/store_io.c sweep/space.c sweep/plan.c sweep/shard.c sweep/stats.c sweep/task.c \
-            seeds/rank.c seeds/group.c seeds/tuner.c
+            seeds/rank.c seeds/group.c seeds/tuner.c seeds/report.c
 HOST_OBJ := $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
 HOST_LIB := $(BUILD)/libfasweep_host.a
 
 # ---- GPU-side driver (C11 calling the CUDA runtime) ----------------------
 DRIVER_SRC := sweep/run.c sweep/refine.c sweep/worker.c sweep/measure.c sweep/variant.c sweep/nvml.c \
-              sweep/progress.c sweep/cli.c sweep/cmd_space.c sweep/cmd_store.c sweep/cmd_export.c sweep/cmd_eval.c
+              sweep/progress.c sweep/cli.c sweep/cmd_space.c sweep/cmd_store.c sweep/cmd_export.c sweep/cmd_eval.c \
+              sweep/cmd_report.c
 DRIVER_OBJ := $(DRIVER_SRC:%.c=$(BUILD)/obj/%.o)
 
 # ---- kernels: instances generated from the spaces -------------------------

@@ -17,17 +17,8 @@ space=${1:-$here/../spaces/h100.json}
 store=${2:-$(mktemp -d)/bench.lmdb}
 fasweep=${FASWEEP:-$here/../build/fasweep}
 "$fasweep" grid --space "$space" --store "$store" --refine 4
-problems=$(python3 -c 'import json,sys
-for p in json.load(open(sys.argv[1]))["problems"]:
-    print("%d,%d,%d,%d%s" % (p["batch"], p["heads"], p["seq_len"], p["head_dim"], ",causal" if p.get("causal") else ""))' "$space")
+bash "$here/baselines.sh" "$space" "$store" "$fasweep"
 base=$store.baselines.jsonl
-: >"$base"
-for p in $problems; do
-    args=(--problem "${p%,causal}")
-    [[ $p == *,causal ]] && args+=(--causal)
-    python3 "$here/sdpa_baseline.py" "${args[@]}" --space "$space" >>"$base"
-done
-"$fasweep" import "$base" --store "$store"
 echo "SDPA baselines (median us; same method as the sweep):"
 python3 - "$base" <<'PY'
 import json, sys
@@ -37,6 +28,6 @@ for l in open(sys.argv[1]):
     print(f"  {k['problem']:22s} {k['config']:16s} {k['mode']:4s} {r['status']:6s} "
           f"{r['time']['median_us']:10.2f} us {r['tflops']:7.1f} TFLOPS")
 PY
-for mode in hot cold; do
+for mode in hot cold batch; do
     "$fasweep" topk -k 3 --mode "$mode" --store "$store" --no-seeds
 done

@@ -2,8 +2,9 @@
 # deps.sh build|test|slurm - installs what fasweep needs when it is missing.
 #   build: a C compiler, make, pkg-config, LMDB and cJSON headers, and the
 #          CUDA toolkit (nvcc) — Debian's nvidia-cuda-toolkit when none is found
-#   test:  build's, plus cmocka, bats, clang (libFuzzer), clang-format and
-#          python3-venv (the tuner tests' venv) for the tests
+#   test:  build's, plus cmocka, bats, clang (libFuzzer), clang-format,
+#          python3-venv (the tuner tests' venv) and chromium (the report's
+#          browser test) for the tests
 #   slurm: only what tests/slurm/run.sh needs next to a built fasweep:
 #          slurm-wlm's daemons and client, munge, python3
 # Uses apt-get (as root, or through sudo). Prints what it installs.
@@ -26,7 +27,7 @@ else
     want liblmdb-dev libcjson-dev
 fi
 if [ "$what" = test ]; then
-    want libcmocka-dev bats clang clang-format python3-venv
+    want libcmocka-dev bats clang clang-format python3-venv chromium
 fi
 if [ "$what" != slurm ] && [ ! -x "$CUDA/bin/nvcc" ] && ! command -v nvcc >/dev/null; then
     echo "deps: no CUDA toolkit at $CUDA: installing Debian's nvidia-cuda-toolkit" \

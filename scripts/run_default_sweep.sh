@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # run_default_sweep.sh BUILD - the main job: sweep the local GPU's default
-# space into ./results.lmdb and print the Top-K. The space follows the GPU:
-# spaces/h100.json on compute capability 9.x, spaces/l4.json otherwise
-# (SPACE=... overrides).
+# space into ./results.lmdb (STORE=... overrides), refine the top 4, time
+# the PyTorch SDPA baselines when PyTorch can run (else one line says why),
+# print the Top-K and write report.html next to the store. The space follows
+# the GPU: spaces/h100.json on compute capability 9.x, spaces/l4.json
+# otherwise (SPACE=... overrides).
 set -euo pipefail
 build=${1:-build}
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
@@ -16,5 +18,15 @@ if [ -z "${SPACE:-}" ]; then
 fi
 make -j"$(nproc)" BUILD="$build" "$build/fasweep"
 echo "fasweep: sweeping $SPACE" >&2
-"$build/fasweep" grid --space "$SPACE" --refine 4
-"$build/fasweep" topk -k 8
+store=${STORE:-results.lmdb}
+"$build/fasweep" grid --space "$SPACE" --store "$store" --refine 4
+bash scripts/baselines.sh "$SPACE" "$store" "$build/fasweep"
+modes=$(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1])).get("measure", {}).get("modes", ["hot"])))' "$SPACE" 2>/dev/null || echo hot)
+rc=0
+for mode in $modes; do # a group with only failed results is exit 1: the report still follows
+    "$build/fasweep" topk -k 8 --mode "$mode" --store "$store" || rc=1
+done
+report=$(dirname "$store")/report.html
+"$build/fasweep" report --space "$SPACE" --store "$store" -o "$report" >/dev/null
+echo "fasweep: report written to $report" >&2
+exit $rc

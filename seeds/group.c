@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---- loading -------------------------------------------------------------------------------- */
 
@@ -313,12 +314,22 @@ static long group_cell_index(const group *g, const fa_config *c)
     return idx;
 }
 
+/* Whether space s is for GPU `device`: its target.gpu is "any" or empty, or
+ * the device name starts with it, case aside ("NVIDIA H100" covers "NVIDIA
+ * H100 80GB HBM3"). */
+static int group_space_gpu(const space *s, const char *device)
+{
+    return !s->gpu[0] || strcasecmp(s->gpu, "any") == 0 ||
+           strncasecmp(device, s->gpu, strlen(s->gpu)) == 0;
+}
+
 int group_lay_out(group *g, const space *s)
 {
     space_problem p;
     const int parsed = space_problem_parse(g->problem, &p) == 0;
     int from_space = 0;
-    for (int i = 0; s && parsed && i < s->n_problems && !from_space; i++)
+    for (int i = 0;
+         s && parsed && group_space_gpu(s, g->device) && i < s->n_problems && !from_space; i++)
         from_space = memcmp(&s->problems[i], &p, sizeof p) == 0;
     if (from_space) {
         memcpy(g->axis_len, s->axis_len, sizeof g->axis_len);
@@ -329,6 +340,7 @@ int group_lay_out(group *g, const space *s)
             return -1;
         g->smem_limit = 0;
     }
+    g->from_space = from_space;
     size_t n = 1;
     for (int a = 0; a < SPACE_AXIS_COUNT; a++)
         n *= (size_t)g->axis_len[a];

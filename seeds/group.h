@@ -50,6 +50,7 @@ typedef struct group {
     group_cell *cells; /* BLOCK_M outermost ... SWIZZLE innermost, as the planner */
     size_t n_cells;
     long smem_limit; /* the space's; 0 without one */
+    int from_space;  /* 1: laid over a space's grid; 0: over the records' own axes */
 } group;
 
 typedef struct group_set {
@@ -64,8 +65,10 @@ void group_set_free(group_set *set);
 /* Frees one group's arrays (its struct stays). */
 void group_free(group *g);
 
-/* Lays g over the grid of s for g's problem; s NULL, or a space without
- * g's problem, lays it over the axis values its records hold. Returns 1
+/* Lays g over the grid of s for g's problem when s is for g's GPU (its
+ * target.gpu is "any", or g's device name starts with it, case aside:
+ * "NVIDIA H100" covers "NVIDIA H100 80GB HBM3") and holds g's problem;
+ * otherwise (s NULL too) over the axis values its records hold. Returns 1
  * when s held the problem, 0 when the records' axes were used, -1 when out
  * of memory or the records' axes do not fit SPACE_MAX_AXIS. */
 int group_lay_out(group *g, const space *s);

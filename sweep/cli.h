@@ -32,9 +32,9 @@ typedef struct cli_command {
 } cli_command;
 
 /* cmd_space.c: plan, grid, list, version. cmd_eval.c: eval. cmd_store.c:
- * topk, export, import, merge, show. */
+ * topk, import, merge, show. cmd_export.c: export. cmd_report.c: report. */
 extern const cli_command cmd_plan, cmd_grid, cmd_list, cmd_version, cmd_eval;
-extern const cli_command cmd_topk, cmd_export, cmd_import, cmd_merge, cmd_show;
+extern const cli_command cmd_topk, cmd_export, cmd_import, cmd_merge, cmd_show, cmd_report;
 
 /* The command being run (main.c sets it), for its messages. */
 extern const cli_command *cli_current;

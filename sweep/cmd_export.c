@@ -113,9 +113,10 @@ static int export_groups(const export_args *a, store *st, const space *sp, group
     }
     set->n = kept;
     if (kept == 0) {
-        cli_say("no records in %s match the filter for the problems of space %s (device %s, "
-                "problem %s, mode %s); `fasweep topk --no-seeds` lists the groups stored",
-                cli_store_path(a->store), sp->name, a->device ? a->device : "any",
+        cli_say("no records in %s match the filter for the GPU (%s) and problems of space %s "
+                "(device %s, problem %s, mode %s); `fasweep topk --no-seeds` lists the groups "
+                "stored",
+                cli_store_path(a->store), sp->gpu, sp->name, a->device ? a->device : "any",
                 a->problem.set ? a->problem.text : "any", a->mode ? a->mode : "any");
         return CLI_FAIL;
     }

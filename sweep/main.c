@@ -19,7 +19,8 @@ static const char *const usage_main =
     "  eval     check and time one point (or a head-to-head of a few), into the store\n"
     "  list     the kernel instances compiled into this binary\n"
     "  topk     rank stored results per (device, problem, mode); write seed files\n"
-    "  export   write stored records as CSV or JSON lines\n"
+    "  export   write stored records as CSV or JSON lines, or a group for Kernel Tuner / T4\n"
+    "  report   write an HTML page: heatmaps, Top-K, baselines, clocks per group\n"
     "  import   add JSON-lines records to the store (all or nothing)\n"
     "  merge    merge other stores into the store\n"
     "  show     print one stored record as JSON\n"
@@ -34,8 +35,8 @@ static int help_main(int argc, char **argv);
 static const cli_command cmd_help = {"help", help_main, "usage: fasweep help [COMMAND]\n"};
 
 static const cli_command *const commands[] = {
-    &cmd_plan,   &cmd_grid,  &cmd_eval, &cmd_list,    &cmd_topk, &cmd_export,
-    &cmd_import, &cmd_merge, &cmd_show, &cmd_version, &cmd_help,
+    &cmd_plan,   &cmd_grid,   &cmd_eval,  &cmd_list, &cmd_topk,    &cmd_export,
+    &cmd_report, &cmd_import, &cmd_merge, &cmd_show, &cmd_version, &cmd_help,
 };
 
 static const cli_command *find_command(const char *name)

@@ -1,0 +1,47 @@
+/* report.h - `fasweep report`: the store's groups as one self-contained
+ * HTML page (inline SVG and CSS, no script, nothing from the network), to
+ * open offline in any browser or from an e-mail attachment.
+ *
+ * Per (device, problem, mode) group (seeds/group.h, laid over a space's
+ * grid or the records' own axes):
+ *   - a summary line: grid points, accepted, measured ok, failed by status,
+ *     not measured, rejected by reason, when the records were measured,
+ *     builds, space name and hash;
+ *   - a heatmap of the median over BLOCK_M x BLOCK_N, one small panel per
+ *     (NUM_WARPS, STAGES, SWIZZLE) combination, coloured relative to the
+ *     group's best; rejected points by reason, failed ones by status and
+ *     unmeasured ones drawn distinctly, each cell with a hover title
+ *     (config, status, median, noise, registers, shared memory, clock);
+ *   - the Top-K as horizontal bars with +-2 noise whiskers, statistical ties
+ *     with the first marked (record_tie, the refine report's rule), a line
+ *     per baseline (e.g. the SDPA backends);
+ *   - the clock state: the SM clock range of the records, the calibrated
+ *     clock, blocks discarded, records measured under the threshold or with
+ *     NVML throttle reasons, named.
+ * Every text from the store (device names, problems, errors, configs) is
+ * HTML-escaped. Machine-readable hooks for tests: each group is a
+ * <section class="group">, its summary a <p class="summary"> with data-*
+ * counts, each heatmap cell an SVG <rect class="cell KIND"> (KIND: ok,
+ * rej-REASON, st-STATUS, missing) with data-config.
+ */
+#ifndef REPORT_H
+#define REPORT_H
+
+#include <stdio.h>
+
+#include "group.h"
+
+typedef struct report_meta {
+    const char *store_path;
+    const char *space_path; /* the --space given, or NULL */
+    const char *version;    /* fasweep's */
+    const char *build;      /* this binary's kernel build id */
+    int k;                  /* Top-K bars per group */
+} report_meta;
+
+/* Writes the page for set's groups (each laid out: group_lay_out) to out.
+ * Returns 0, or -1 when out of memory (write errors are the caller's to
+ * check on out). */
+int report_write(const group_set *set, const report_meta *m, FILE *out);
+
+#endif /* REPORT_H */
