@@ -13,6 +13,11 @@
 // clock64 over nanoseconds counted by %globaltimer, on one SM. The engine
 // runs one ahead of every block of timed launches and one right after it,
 // and so knows the clock a block ran at (docs/measurement.md).
+// %globaltimer ticks coarsely on some GPUs (about 1 us seen on the H100):
+// read at arbitrary moments, a 20 us spin's clock came out up to 5 % off
+// (2085 MHz at a 1980 MHz clock). So the spin starts and ends on a tick
+// edge (it waits for the timer to change, then reads clock64): the
+// quantisation error is gone, only the edge loop's few cycles remain.
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -25,16 +30,30 @@ __device__ __forceinline__ unsigned long long globaltimer_ns()
     return t;
 }
 
-__global__ void spin_kernel(long long cycles, fa_clock_probe *probe)
+// Waits for the next tick of %globaltimer: *g gets its new value, *c the
+// cycle count right after it changed.
+__device__ __forceinline__ void timer_edge(unsigned long long *g, long long *c)
 {
     const unsigned long long g0 = globaltimer_ns();
-    const long long t0 = clock64();
+    unsigned long long g1;
+    do
+        g1 = globaltimer_ns();
+    while (g1 == g0);
+    *c = clock64();
+    *g = g1;
+}
+
+__global__ void spin_kernel(long long cycles, fa_clock_probe *probe)
+{
+    unsigned long long g0, g1;
+    long long t0, t1;
+    timer_edge(&g0, &t0);
     long long t = t0;
     while (t - t0 < cycles)
         t = clock64();
-    const unsigned long long g1 = globaltimer_ns();
+    timer_edge(&g1, &t1);
     if (probe)
-        *probe = fa_clock_probe{(unsigned long long)t0, (unsigned long long)t, g0, g1};
+        *probe = fa_clock_probe{(unsigned long long)t0, (unsigned long long)t1, g0, g1};
 }
 
 extern "C" int fa_spin_launch(long long cycles, fa_clock_probe *probe, fa_stream stream)

@@ -48,7 +48,7 @@ DEFAULT_MEASURE = {
     "max_seconds": 0.5,
     "timeout_s": 10,
     "modes": ["hot"],
-    "batch_us": 500,
+    "batch_us": 200,
 }
 DEFAULT_TOLERANCE = {"rel_l2": 5e-3, "max_abs": 3e-2}
 MEDIAN_SE = 1.2533141373155001  # sqrt(pi/2), as sweep/stats.h
@@ -294,7 +294,7 @@ class Timer:
         e1.record()
         e1.synchronize()
         est_call = e0.elapsed_time(e1) * 1e3 / warm
-        launches = batch_launches(est_call, m.get("batch_us", 500)) if mode == "batch" else 1
+        launches = batch_launches(est_call, m.get("batch_us", 200)) if mode == "batch" else 1
         samples, est = [], 0.0
         t0 = time.perf_counter()
         while True:

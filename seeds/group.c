@@ -314,13 +314,19 @@ static long group_cell_index(const group *g, const fa_config *c)
     return idx;
 }
 
-/* Whether space s is for GPU `device`: its target.gpu is "any" or empty, or
- * the device name starts with it, case aside ("NVIDIA H100" covers "NVIDIA
- * H100 80GB HBM3"). */
-static int group_space_gpu(const space *s, const char *device)
+/* Whether space s applies to group g: its target.gpu is "any" or empty,
+ * or g's device name starts with it, case aside ("NVIDIA H100" covers
+ * "NVIDIA H100 80GB HBM3"), or g's records were measured under s (their
+ * provenance holds its hash: the L4 space swept on an H100). */
+static int group_space_for(const space *s, const group *g)
 {
-    return !s->gpu[0] || strcasecmp(s->gpu, "any") == 0 ||
-           strncasecmp(device, s->gpu, strlen(s->gpu)) == 0;
+    if (!s->gpu[0] || strcasecmp(s->gpu, "any") == 0 ||
+        strncasecmp(g->device, s->gpu, strlen(s->gpu)) == 0)
+        return 1;
+    for (size_t i = 0; i < g->n_recs; i++)
+        if (g->recs[i].kind == RECORD_KIND_KERNEL && strcmp(g->recs[i].space_hash, s->hash) == 0)
+            return 1;
+    return 0;
 }
 
 int group_lay_out(group *g, const space *s)
@@ -328,8 +334,7 @@ int group_lay_out(group *g, const space *s)
     space_problem p;
     const int parsed = space_problem_parse(g->problem, &p) == 0;
     int from_space = 0;
-    for (int i = 0;
-         s && parsed && group_space_gpu(s, g->device) && i < s->n_problems && !from_space; i++)
+    for (int i = 0; s && parsed && group_space_for(s, g) && i < s->n_problems && !from_space; i++)
         from_space = memcmp(&s->problems[i], &p, sizeof p) == 0;
     if (from_space) {
         memcpy(g->axis_len, s->axis_len, sizeof g->axis_len);

@@ -65,10 +65,12 @@ void group_set_free(group_set *set);
 /* Frees one group's arrays (its struct stays). */
 void group_free(group *g);
 
-/* Lays g over the grid of s for g's problem when s is for g's GPU (its
+/* Lays g over the grid of s for g's problem when s applies to g (its
  * target.gpu is "any", or g's device name starts with it, case aside:
- * "NVIDIA H100" covers "NVIDIA H100 80GB HBM3") and holds g's problem;
- * otherwise (s NULL too) over the axis values its records hold. Returns 1
+ * "NVIDIA H100" covers "NVIDIA H100 80GB HBM3"; or g's records were
+ * measured under s: their provenance holds its hash) and holds g's
+ * problem; otherwise (s NULL too) over the axis values its records hold.
+ * Returns 1
  * when s held the problem, 0 when the records' axes were used, -1 when out
  * of memory or the records' axes do not fit SPACE_MAX_AXIS. */
 int group_lay_out(group *g, const space *s);

@@ -495,7 +495,7 @@ void space_measure_defaults(space_measure *m)
     m->timeout_s = 10;
     m->n_modes = 1;
     snprintf(m->modes[0], sizeof m->modes[0], "hot");
-    m->batch_us = 500;
+    m->batch_us = 200;
     m->clock_tolerance = 0.03;
     m->clock_pause_ms = 100;
     m->max_discards = 10;

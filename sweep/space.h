@@ -43,7 +43,7 @@ typedef struct space_measure {
     double timeout_s;               /* a config running longer is a hang (default 10) */
     int n_modes;                    /* modes to measure, in order */
     char modes[SPACE_MAX_MODES][8]; /* "hot", "cold", "batch" (default hot) */
-    double batch_us;        /* batch mode: launches per sample fill this much time (default 500) */
+    double batch_us;        /* batch mode: launches per sample fill this much time (default 200) */
     double clock_tolerance; /* a block whose SM clock is under the calibrated clock by more
                                than this fraction is discarded (default 0.03) */
     double clock_pause_ms;  /* the pause before a discarded block is taken again (default 100) */
