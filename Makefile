@@ -70,7 +70,7 @@ NVFLAGS += $(GENCODE) -I. -Xcompiler -Wall,-Wextra,-Werror,-fPIC --compress-mode
 
 # ---- host modules (C11, no CUDA) -----------------------------------------
 HOST_SRC := kernels/fa_config.c kernels/ref_cpu.c store/text.c store/record.c store/store.c \
-            store/store_io.c sweep/space.c sweep/plan.c sweep/shard.c sweep/stats.c sweep/task.c \
+            store/store_io.c sweep/space.c sweep/plan.c sweep/shard.c sweep/stats.c sweep/task.c sweep/dispatch.c \
             seeds/rank.c seeds/group.c seeds/tuner.c seeds/report.c
 HOST_OBJ := $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
 HOST_LIB := $(BUILD)/libfasweep_host.a

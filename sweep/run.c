@@ -17,6 +17,7 @@
 
 #include "../kernels/fa_launch.h"
 #include "../store/store.h"
+#include "dispatch.h"
 #include "progress.h"
 #include "refine.h"
 #include "task.h"
@@ -250,29 +251,32 @@ typedef struct run_slot {
     int problem, has_problem; /* the problem its worker set up last */
 } run_slot;
 
-/* The pending task a slot should take next, or n when none is left. A
- * worker computes the inputs and reference of each problem it meets, so a
- * slot stays on its problem, else takes one no other slot is on, else any:
- * with several problems each reference is computed about once. */
+/* The pending task a slot should take next, or n when none is left (the
+ * policy: dispatch.h). */
 static size_t run_slot_pick(const run_slot *slots, int ns, const run_slot *sl, const run_ctx *c,
                             const run_item *items, size_t n)
 {
-    size_t first = n, fresh = n;
-    for (size_t i = 0; i < n; i++) {
-        if (items[i].skip)
-            continue;
-        const int prob = c->p->points[items[i].point].problem;
-        if (sl->has_problem && prob == sl->problem)
-            return i;
-        if (first == n)
-            first = i;
-        int taken = 0;
+    int *problem_of = malloc((n + 1) * sizeof *problem_of);
+    unsigned char *pending = malloc(n + 1);
+    int held[RUN_MAX_DEVICES], n_held = 0;
+    size_t pick = n;
+    if (problem_of && pending) {
+        for (size_t i = 0; i < n; i++) {
+            problem_of[i] = c->p->points[items[i].point].problem;
+            pending[i] = !items[i].skip;
+        }
         for (int k = 0; k < ns; k++)
-            taken |= slots[k].has_problem && slots[k].problem == prob;
-        if (!taken && fresh == n)
-            fresh = i;
+            if (&slots[k] != sl && slots[k].has_problem)
+                held[n_held++] = slots[k].problem;
+        pick =
+            dispatch_pick(problem_of, pending, n, sl->has_problem ? sl->problem : -1, held, n_held);
+    } else {
+        for (pick = 0; pick < n && items[pick].skip; pick++) /* out of memory: plan order */
+            ;
     }
-    return fresh < n ? fresh : first;
+    free(problem_of);
+    free(pending);
+    return pick;
 }
 
 /* Hands the next pending task to an idle slot (starting its worker when
