@@ -501,11 +501,17 @@ static int ms_rounds(measure_gpu *g, const space_measure *m, ms_mode mode, ms_cf
     const char *order = getenv("FASWEEP_H2H_ORDER");
     const int rotate = !order || strcmp(order, "fixed") != 0;
     for (int round = 0; going > 0; round++) {
+        /* In a head-to-head a config whose noise target is met keeps taking
+         * a block each round while another still samples (up to its own
+         * max_samples and time budget): all are then timed over the same
+         * stretch, and a drift of the GPU cannot favour the one that
+         * stopped first. */
+        const int along = k > 1;
         going = 0;
         for (int j = 0; j < k; j++) {
             const int i = rotate ? (j + round) % k : j;
             ms_cfg *x = &c[i];
-            if (!x->timed || x->stop != STATS_CONTINUE)
+            if (!x->timed || !(x->stop == STATS_CONTINUE || (along && x->stop == STATS_CONVERGED)))
                 continue;
             const int nb = stats_block_size(x->est_us * x->launches, m->max_seconds, per - x->n,
                                             MEASURE_BLOCK_MAX);

@@ -44,9 +44,11 @@ void measure_close(measure_gpu *g);
 /* Runs task t: its t->n_configs configs (one, or a head-to-head of up to
  * TASK_MAX_CONFIGS) in each of its t->n_modes modes. Each config is gated
  * once; per mode, all that passed are warmed up and timed in rounds, one
- * block of samples of each per round, each until its own stop rule (the
- * wall time of its own blocks counts against max_seconds), each round
- * starting one config later than the last. So they are timed over the
+ * block of samples of each per round, until every one has met its stop
+ * rule (one that has keeps sampling along while others go on, up to its own
+ * max_samples and time budget: the wall time of its own blocks counts
+ * against max_seconds), each round starting one config later than the
+ * last. So they are timed over the
  * same stretch of time, none always right after the host's pause, and a
  * drift of the GPU's clocks or temperature falls on all alike: their
  * medians compare better than those of tasks run one after another.

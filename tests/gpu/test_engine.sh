@@ -110,57 +110,7 @@ n_records() { # store (0 while it does not exist)
 }
 
 # Waits until the store holds at least n records, up to t seconds.
-wai# The several-GPU dispatcher on ONE GPU: two workers share it
-# (FASWEEP_TEST_SHARE_GPU=1, --devices 0,0). It checks the dispatcher, the
-# single store writer, crash isolation per worker, kill -9 and resume with
-# two workers, and that neither worker outlives the engine; it says nothing
-# about two GPUs (issue 19).
-t_multi_shared() {
-    local space=$tmp/shared.json st=$tmp/shared.lmdb
-    space_with "$space" '{"timeout_s": 3, "modes": ["hot", "batch"]}'
-    # shellcheck disable=SC2046 # split into the two names on purpose
-    set -- $(two_configs "$space")
-    FASWEEP_TEST_SHARE_GPU=1 FASWEEP_INJECT="fault:$1,hang:$2" "$FASWEEP" grid --space "$space" \
-        --store "$st" --devices 0,0 >"$tmp/shared.out" 2>"$tmp/shared.err"
-    local rc=$?
-    cat "$tmp/shared.out"
-    [ $rc -eq 0 ] || { why="exit $rc: $(tail -3 "$tmp/shared.err")"; return 1; }
-    local v
-    v=$(verify "$st" "$space" "$1=crashed~cudaErrorIllegalAddress" "$2=timeout~timeout_s") ||
-        { why="store: $v"; return 1; }
-    echo "$v"
-    # kill -9 of the whole group mid-sweep, then resume with two workers again
-    local slow=$tmp/shared-slow.json st2=$tmp/shared-kill.lmdb n k
-    slow_space "$slow"
-    n=$(n_tasks "$slow")
-    FASWEEP_TEST_SHARE_GPU=1 setsid "$FASWEEP" grid --space "$slow" --store "$st2" \
-        --devices 0,0 >"$tmp/shared-kill1.out" 2>&1 &
-    bg_pid=$!
-    wait_records "$st2" 2 120 || { why="no records appeared"; return 1; }
-    local workers
-    workers=$(ps -o pid= -s "$bg_pid" | wc -l)
-    kill -9 -- "-$bg_pid"
-    wait "$bg_pid" 2>/dev/null
-    local end=$((SECONDS + 10))
-    while [ "$SECONDS" -lt "$end" ] && [ -n "$(ps -o pid= -s "$bg_pid")" ]; do
-        sleep 0.2
-    done
-    [ -z "$(ps -o pid= -s "$bg_pid")" ] || { why="processes left after kill -9"; return 1; }
-    bg_pid=""
-    k=$(n_records "$st2")
-    echo "killed with $k of $n records stored ($workers processes in the group before the kill)"
-    [ "$k" -lt "$n" ] || { why="the sweep ended before the kill; nothing to resume"; return 1; }
-    FASWEEP_TEST_SHARE_GPU=1 "$FASWEEP" grid --space "$slow" --store "$st2" --devices 0,0 \
-        >"$tmp/shared-kill2.out" 2>"$tmp/shared-kill2.err" || { why="resume failed"; return 1; }
-    cat "$tmp/shared-kill2.out"
-    local skipped
-    skipped=$(summary_count "$tmp/shared-kill2.out" skipped)
-    [ "${skipped:-0}" -ge "$k" ] || { why="resume skipped '$skipped', expected >= $k"; return 1; }
-    v=$(verify "$st2" "$slow") || { why="store after resume: $v"; return 1; }
-    echo "$v"
-}
-
-t_records() { # store n t
+wait_records() { # store n t
     local end=$((SECONDS + $3))
     while [ "$SECONDS" -lt "$end" ]; do
         [ "$(n_records "$1")" -ge "$2" ] && return 0

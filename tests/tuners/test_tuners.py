@@ -230,25 +230,27 @@ class EvolveLoop(unittest.TestCase):
             log = os.path.join(t, "eval.log")
             env = dict(os.environ, REAL_FASWEEP=FASWEEP, EVAL_LOG=log)
             top = load(seed_file)["seeds"]
-            target = "%s,%s" % (min(s["metrics"]["median_us"] for s in top
-                                    if s["provenance"]["build"] == "5e1f0c2a9b3d4e67"), 0.0008)
             p = subprocess.run(["python3", "scripts/evolve.py", seed_file, "--space", SPACE,
-                                "--fasweep", fake, "--skip-top", "4", "--target", target],
+                                "--fasweep", fake, "--skip-top", "4"],
                                capture_output=True, text=True, env=env)
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
             summary = json.loads(p.stdout.strip().splitlines()[-1])
             print("\n" + p.stdout.strip(), file=sys.stderr)
-            asked = [c for l in lines(log) for c in l.split()]
+            calls = [l.split() for l in lines(log)]
+            # the target (the seeds' rank 1) is measured beside every call's candidates
+            self.assertTrue(all(c[-1] == top[0]["config_text"] for c in calls))
+            asked = [c for call in calls for c in call[:-1]]
             self.assertEqual(len(asked), len(set(asked)))  # nothing measured twice
             self.assertEqual(summary["evaluations"], len(asked))
+            self.assertEqual(summary["target_remeasured"], len(calls))
             self.assertLess(summary["evaluations"], summary["accepted"])
             self.assertEqual(summary["best"], top[0]["config_text"])
+            self.assertEqual(summary["reached_by"], top[0]["config_text"])
             first = []
             for s in top[4:]:
                 if s["config_text"] not in first:
                     first.append(s["config_text"])
-            first = first[:8]
-            self.assertEqual(lines(log)[0].split(), first)  # generation 0: the seeds
+            self.assertEqual(calls[0][:-1], first[:7])  # generation 0: the seeds
             plan = json.loads(fasweep("plan", "--space", SPACE, "--json").stdout)
             valid = {x["config"] for x in plan["points"] if x["reason"] in ("ok", "not_compiled")}
             self.assertTrue(set(asked) <= valid)  # only points the planner accepts
