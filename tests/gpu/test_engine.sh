@@ -444,15 +444,19 @@ for line in sys.stdin:
             c["discarded_blocks"]))' | head -12
 }
 
-t_eval() {
-    local st=$tmp/eval.lmdb cfg prob
-    # The first problem of the CI space and its first accepted config.
-    read -r prob cfg < <("$FASWEEP" plan --space "$CI_SPACE" --json | python3 -c '
+# The first problem of the CI space (B,H,S,D) and its first accepted config.
+first_point() {
+    "$FASWEEP" plan --space "$CI_SPACE" --json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 p = [x for x in d["points"] if x["accepted"]][0]
 b, h, s, dd = (int(x[1:]) for x in p["problem"].split(".")[:4])
-print("%d,%d,%d,%d %s" % (b, h, s, dd, p["config"]))')
+print("%d,%d,%d,%d %s" % (b, h, s, dd, p["config"]))'
+}
+
+t_eval() {
+    local st=$tmp/eval.lmdb cfg prob
+    read -r prob cfg < <(first_point)
     "$FASWEEP" eval --problem "$prob" --config "$cfg" --mode batch --json --store "$st" \
         >"$tmp/eval.out" 2>"$tmp/eval.err"
     local rc=$?
@@ -484,12 +488,7 @@ PY
 
 t_variant() {
     local st=$tmp/variant.lmdb cfg prob
-    read -r prob cfg < <("$FASWEEP" plan --space "$CI_SPACE" --json | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-p = [x for x in d["points"] if x["accepted"]][0]
-b, h, s, dd = (int(x[1:]) for x in p["problem"].split(".")[:4])
-print("%d,%d,%d,%d %s" % (b, h, s, dd, p["config"]))')
+    read -r prob cfg < <(first_point)
     export FASWEEP_CACHE=$tmp/cache
     python3 -c 'import json; json.dump({"name": "variant", "target": {"gpu": "any", "arch": "sm_90",
         "smem_limit": 232448}, "problems": [{"batch": 1, "heads": 1, "seq_len": 128,
