@@ -143,20 +143,6 @@ int group_is_variant(const char *build)
     return strncmp(build, GROUP_VARIANT_PREFIX, strlen(GROUP_VARIANT_PREFIX)) == 0;
 }
 
-const record *group_best_baseline(const group *g)
-{
-    const record *best = NULL;
-    for (size_t i = 0; i < g->n_recs; i++) {
-        const record *r = &g->recs[i];
-        if (r->kind != RECORD_KIND_BASELINE || r->status != RECORD_ST_OK)
-            continue;
-        if (!best || record_rank_order(r->time.median_us, r->time.noise, r->config,
-                                       best->time.median_us, best->time.noise, best->config) < 0)
-            best = r;
-    }
-    return best;
-}
-
 /* ---- file names ---------------------------------------------------------------------------- */
 
 /* Appends s to buf (at *len), lowercased, every run of characters outside

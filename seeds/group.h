@@ -78,9 +78,6 @@ int group_lay_out(group *g, const space *s);
 /* Whether a build id is a kernel variant's. */
 int group_is_variant(const char *build);
 
-/* The group's fastest "ok" baseline record, or NULL. */
-const record *group_best_baseline(const group *g);
-
 /* The file name of a group's file: DEVICE_PROBLEM_MODE then suffix
  * (".json"), a function of the group alone (never of a filter or of the
  * other groups), and one that two groups never share: a device name or

@@ -423,7 +423,7 @@ static void rp_bar(FILE *o, const record *r, int rank, const record *first, doub
     fprintf(o, "<g class=\"bar%s\"><text x=\"%d\" y=\"%d\" class=\"bl\">%d. ", tie ? " tie" : "",
             RP_BAR_LABEL - 6, y + 15, rank);
     rp_esc(o, r->config);
-    if (strncmp(r->build, GROUP_VARIANT_PREFIX, strlen(GROUP_VARIANT_PREFIX)) == 0) {
+    if (group_is_variant(r->build)) {
         fputs(" (", o);
         rp_esc(o, r->build);
         fputs(")", o);

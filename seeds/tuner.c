@@ -175,7 +175,7 @@ static const char *tuner_kt_marker(tuner_state s)
     }
 }
 
-static cJSON *tuner_kt_entry(tuner_doc *d, const group *g, const group_cell *c)
+static cJSON *tuner_kt_entry(tuner_doc *d, const group_cell *c)
 {
     cJSON *e = td_check(d, cJSON_CreateObject());
     tuner_params(d, e, &c->cfg);
@@ -209,7 +209,6 @@ static cJSON *tuner_kt_entry(tuner_doc *d, const group *g, const group_cell *c)
         td_str(d, e, "reason", plan_reason_code(c->reason));
     else if (r)
         td_str(d, e, "error", r->error);
-    (void)g;
     return e;
 }
 
@@ -279,7 +278,7 @@ static cJSON *tuner_kt_doc(tuner_doc *d, const group *g, const tuner_meta *m)
     for (size_t i = 0; cache && i < g->n_cells; i++) {
         char key[64];
         tuner_kt_key(&g->cells[i].cfg, key, sizeof key);
-        td_add(d, cache, key, tuner_kt_entry(d, g, &g->cells[i]));
+        td_add(d, cache, key, tuner_kt_entry(d, &g->cells[i]));
     }
     td_add(d, doc, "cache", cache);
     return doc;

@@ -288,16 +288,6 @@ static int rec_same_group(const char *a, const char *b)
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-/* Shortest "%.Ng" text of a finite d that reads back as exactly d. */
-static void rec_fmt_double(double d, char *buf, size_t n)
-{
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, n, "%.*g", prec, d);
-        if (strtod(buf, NULL) == d)
-            return;
-    }
-}
-
 /* Adds field f of r to obj; returns 0, or -1 when out of memory. */
 static int rec_add_field(cJSON *obj, const rec_field *f, const record *r)
 {
@@ -325,7 +315,7 @@ static int rec_add_field(cJSON *obj, const rec_field *f, const record *r)
             return cJSON_AddNullToObject(obj, f->name) ? 0 : -1;
         /* A raw item, not a number: cJSON prints numbers with %.15g when
          * that reads back within one ulp, which would change stored data. */
-        rec_fmt_double(d, buf, sizeof buf);
+        text_double(d, buf, sizeof buf);
         return cJSON_AddRawToObject(obj, f->name, buf) ? 0 : -1;
     }
     case RF_HEX64:

@@ -124,7 +124,7 @@ void text_iso8601(double t, char *buf, size_t n)
         snprintf(buf, n, "1970-01-01T00:00:00Z");
 }
 
-int text_float(double x, char *buf, size_t n)
+int text_double(double x, char *buf, size_t n)
 {
     int len = 0;
     for (int digits = 15; digits <= 17; digits++) {
@@ -132,6 +132,12 @@ int text_float(double x, char *buf, size_t n)
         if (len < 0 || (size_t)len >= n || strtod(buf, NULL) == x)
             break;
     }
+    return len;
+}
+
+int text_float(double x, char *buf, size_t n)
+{
+    int len = text_double(x, buf, n);
     if (len >= 0 && (size_t)len + 2 < n && !strpbrk(buf, ".eEni")) {
         strcat(buf, ".0");
         len += 2;

@@ -46,9 +46,12 @@ uint64_t text_fnv1a(uint64_t h, const void *data, size_t n);
  * for a negative or unrepresentable t. */
 void text_iso8601(double t, char *buf, size_t n);
 
-/* The shortest decimal text of a finite x that reads back as x, always
- * with a '.' or an exponent so a JSON reader takes it as a float ("1.0",
- * not "1"). Returns what snprintf returns. */
+/* The shortest "%.Ng" text (N from 15 to 17) of a finite x that reads
+ * back as exactly x. Returns what snprintf returns. */
+int text_double(double x, char *buf, size_t n);
+
+/* text_double, always with a '.' or an exponent so a JSON reader takes it
+ * as a float ("1.0", not "1"). Returns what snprintf returns. */
 int text_float(double x, char *buf, size_t n);
 
 #endif /* TEXT_H */

@@ -1,5 +1,5 @@
-/* cmd_store.c - the commands on stored results: topk, export, import,
- * merge, show (contract: cli.h). */
+/* cmd_store.c - the commands on stored results: topk, import, merge, show
+ * (contract: cli.h; export is cmd_export.c). */
 #include <cJSON.h>
 #include <errno.h>
 #include <limits.h>

@@ -280,19 +280,15 @@ static void variant_log(const char *dir, const char *user_path, char *log, size_
     log[0] = '\0';
     char line[1024];
     while (f && fgets(line, sizeof line, f) && used + 1 < loglen) {
-        const char *s = line;
-        char *k = strstr(line, kpath);
-        if (!k && strncmp(line, "kernel.cuh", 10) == 0) {
-            used += (size_t)snprintf(log + used, loglen - used, "%s%s", user_path, line + 10);
-            continue;
-        }
-        if (k) {
+        /* nvcc names the copy by its full path, or as kernel.cuh at a line's start */
+        const char *name = strstr(line, kpath)                    ? kpath
+                           : strncmp(line, "kernel.cuh", 10) == 0 ? "kernel.cuh"
+                                                                  : NULL;
+        char *k = name ? strstr(line, name) : NULL;
+        if (k)
             *k = '\0';
-            used += (size_t)snprintf(log + used, loglen - used, "%s%s%s", line, user_path,
-                                     k + strlen(kpath));
-            continue;
-        }
-        used += (size_t)snprintf(log + used, loglen - used, "%s", s);
+        used += (size_t)snprintf(log + used, loglen - used, "%s%s%s", line, k ? user_path : "",
+                                 k ? k + strlen(name) : "");
     }
     if (f)
         fclose(f);
@@ -351,6 +347,13 @@ int variant_build(task_variant *v, const fa_config *c, int cc, char *log, size_t
     char *src = variant_read(v->path, &len, log, loglen);
     if (!src)
         return -1;
+    char hash[17];
+    snprintf(hash, sizeof hash, "%016llx", (unsigned long long)text_fnv1a(TEXT_FNV_INIT, src, len));
+    if (strcmp(hash, v->hash) != 0) { /* the records' build id names what was compiled */
+        snprintf(log, loglen, "%s changed while it was being read; run again", v->path);
+        free(src);
+        return -1;
+    }
     const char *nvcc = variant_nvcc(nv, sizeof nv);
     const unsigned long long key = variant_key(src, len, c, cc, nvcc);
     snprintf(dir, sizeof dir, "%s/%016llx", root, key);

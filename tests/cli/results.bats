@@ -367,3 +367,31 @@ assert any("illegal memory access" in r["error"] for r in rows)
     run --separate-stderr "$FASWEEP" show --device "$L4" --problem x --config c --store "$STORE"
     expect_status 2
 }
+
+@test "export --format kernel-tuner|t4: bad option combinations are usage errors, nothing written" {
+    "$FASWEEP" import "$FIX/results.jsonl" --store "$STORE" >/dev/null
+    run --separate-stderr "$FASWEEP" export --format kernel-tuner --store "$STORE" -o kt.json
+    expect_status 2
+    expect_in "$stderr" "--format kernel-tuner needs --space FILE"
+    run --separate-stderr "$FASWEEP" export --format t4 --space "$REPO/spaces/l4.json" \
+        --prefix "NVIDIA L4|" --store "$STORE"
+    expect_status 2
+    expect_in "$stderr" "--prefix goes with --format jsonl or csv"
+    run --separate-stderr "$FASWEEP" export --format t4 --space "$REPO/spaces/l4.json" \
+        -o t4.json --dir d --store "$STORE"
+    expect_status 2
+    expect_in "$stderr" "-o FILE and --dir DIR exclude each other"
+    run --separate-stderr "$FASWEEP" export --format csv --device "NVIDIA L4" --store "$STORE"
+    expect_status 2
+    expect_in "$stderr" "go with --format kernel-tuner or t4; for csv use --prefix"
+    echo '{' >bad.json
+    run --separate-stderr "$FASWEEP" export --format kernel-tuner --space bad.json --store "$STORE"
+    expect_status 2
+    expect_in "$stderr" "bad.json"
+    # the L4's records are not for the H100 space (its GPU, its hash): no group, exit 1
+    run --separate-stderr "$FASWEEP" export --format kernel-tuner --space "$REPO/spaces/h100.json" \
+        --device "NVIDIA L4" --store "$STORE" -o kt.json
+    expect_status 1
+    expect_in "$stderr" "match the filter for the GPU"
+    [ ! -e kt.json ] && [ ! -e t4.json ] && [ ! -e d ] || flunk "a file was written"
+}
