@@ -69,16 +69,15 @@ NVFLAGS += $(GENCODE) -I. -Xcompiler -Wall,-Wextra,-Werror,-fPIC --compress-mode
            --expt-relaxed-constexpr $(NVEXTRA)
 
 # ---- host modules (C11, no CUDA) -----------------------------------------
-HOST_SRC := kernels/fa_config.c kernels/ref_cpu.c store/text.c store/record.c store/store.c \
-            store/store_io.c sweep/space.c sweep/plan.c sweep/shard.c sweep/stats.c sweep/task.c sweep/dispatch.c \
-            seeds/rank.c seeds/group.c seeds/tuner.c seeds/report.c
+# Every .c of a folder is part of its layer (add a file, not a Makefile line).
+# sweep/'s pure modules (no CUDA) go to the host library the unit tests link.
+SWEEP_PURE := sweep/stats.c sweep/task.c sweep/dispatch.c
+HOST_SRC := $(wildcard kernels/*.c store/*.c grid/*.c seeds/*.c) $(SWEEP_PURE)
 HOST_OBJ := $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
 HOST_LIB := $(BUILD)/libfasweep_host.a
 
-# ---- GPU-side driver (C11 calling the CUDA runtime) ----------------------
-DRIVER_SRC := sweep/run.c sweep/refine.c sweep/worker.c sweep/measure.c sweep/variant.c sweep/nvml.c \
-              sweep/progress.c sweep/cli.c sweep/cmd_space.c sweep/cmd_store.c sweep/cmd_export.c sweep/cmd_eval.c \
-              sweep/cmd_report.c
+# ---- GPU-side driver (C11 calling the CUDA runtime) and the command line ----
+DRIVER_SRC := $(filter-out $(SWEEP_PURE),$(wildcard sweep/*.c)) $(filter-out cli/main.c,$(wildcard cli/*.c))
 DRIVER_OBJ := $(DRIVER_SRC:%.c=$(BUILD)/obj/%.o)
 
 # ---- kernels: instances generated from the spaces -------------------------
@@ -104,8 +103,8 @@ $(HOST_LIB): $(HOST_OBJ)
 	ar rcs $@ $^
 
 # The instance generator: the planner, built without CUDA, run over SPACES.
-GENINST_SRC := scripts/geninst.c kernels/fa_config.c sweep/space.c sweep/plan.c store/text.c
-$(KBUILD)/geninst: $(GENINST_SRC) kernels/fa_config.h sweep/space.h sweep/plan.h store/text.h
+GENINST_SRC := scripts/geninst.c kernels/fa_config.c grid/space.c grid/plan.c store/text.c
+$(KBUILD)/geninst: $(GENINST_SRC) kernels/fa_config.h grid/space.h grid/plan.h store/text.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -std=c11 -D_GNU_SOURCE $(WARN) -I. $(PKG_CFLAGS) $(GENINST_SRC) -o $@ $(PKG_LIBS)
 
@@ -140,7 +139,7 @@ $(KLIB): $(KOBJ)
 	@mkdir -p $(dir $@)
 	$(NVCC) -shared -cudart shared $(GENCODE) $^ -o $@
 
-$(BUILD)/fasweep: $(BUILD)/obj/sweep/main.o $(DRIVER_OBJ) $(BUILD)/obj/gen/embedded.o $(HOST_LIB) $(KLIB)
+$(BUILD)/fasweep: $(BUILD)/obj/cli/main.o $(DRIVER_OBJ) $(BUILD)/obj/gen/embedded.o $(HOST_LIB) $(KLIB)
 	$(CC) $(LDFLAGS) $(RPATH) $(filter-out $(KLIB),$^) -o $@ $(PKG_LIBS) $(CUDA_LIBS)
 
 list-instances: $(GEN)/.stamp
@@ -192,9 +191,9 @@ test-slurm: $(BUILD)/fasweep
 FUZZ_TIME ?= 20
 FUZZ_CC := clang -g -O1 -std=c11 -D_GNU_SOURCE -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined
 RECORD_SRC := store/record.c store/store.c store/store_io.c store/text.c
-$(BUILD)/fuzz_space: tests/fuzz/fuzz_space.c sweep/space.c sweep/space.h store/text.c store/text.h
+$(BUILD)/fuzz_space: tests/fuzz/fuzz_space.c grid/space.c grid/space.h store/text.c store/text.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) tests/fuzz/fuzz_space.c sweep/space.c store/text.c -o $@ $(PKG_LIBS)
+	$(FUZZ_CC) tests/fuzz/fuzz_space.c grid/space.c store/text.c -o $@ $(PKG_LIBS)
 $(BUILD)/fuzz_record: tests/fuzz/fuzz_record.c $(RECORD_SRC) $(wildcard store/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) tests/fuzz/fuzz_record.c $(RECORD_SRC) -o $@ $(PKG_LIBS)

@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
 """check_includes.py [ROOT] - no module of the project depends, directly or
 through others, on a module that depends on it back (an include cycle), and
-a module includes only headers of its own or an earlier stage (data flows
-one way: kernels, store, the sweep, the ranking and seeds; the command
-line last).
+a file includes only headers of its own folder or a lower layer (data
+flows one way: cli -> sweep -> grid, seeds -> store, kernels; see LAYER).
 
 A module is a header and its source of the same name (sweep/worker.h and
 sweep/worker.c): module A depends on B when A's header or source includes
@@ -18,6 +17,8 @@ import re
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+# The layers, lowest first (README "How it fits together").
+LAYER = {"kernels": 0, "store": 0, "grid": 1, "seeds": 2, "sweep": 3, "cli": 4}
 SKIP = {".git", "build", "dist", ".deps", ".whl", "node_modules"}
 
 
@@ -67,15 +68,21 @@ def main():
     for h in graph:
         if h not in state:
             visit(h, [h])
-    # Stage order: a header may include its own stage's or an earlier one's.
-    stage = {"kernels": 0, "store": 1, "sweep": 2, "seeds": 3}
-    late = {m: 4 for m in graph if m.startswith("sweep/cmd_") or m in ("sweep/cli", "sweep/main")}
-    for h, incs in graph.items():
-        sh = late.get(h, stage.get(h.split("/")[0], 9))
-        for n in incs:
-            sn = late.get(n, stage.get(n.split("/")[0], 9))
-            if sn > sh:
-                print(f"backwards include: {h} (stage {sh}) includes {n} (stage {sn})")
+    # Folder layers: a file may include headers of its own folder or of a
+    # lower layer, never a higher one (data flows one way: cli -> sweep ->
+    # grid, seeds -> store, kernels). Checked per file, not per module, so
+    # a source file reaching up is caught too. Nothing outside cli/ may
+    # include cli/ (tests and scripts included).
+    for f in sorted(sources(root)):
+        top = f.split(os.sep)[0]
+        for n in edges(root, f):
+            ntop = n.split(os.sep)[0]
+            if ntop == "cli" and top != "cli":
+                print(f"layer violation: {f} includes {n} (only cli/ includes cli/)")
+                bad += 1
+            elif top in LAYER and ntop in LAYER and LAYER[ntop] > LAYER[top]:
+                print(f"layer violation: {f} ({top}/, layer {LAYER[top]}) includes {n} "
+                      f"({ntop}/, layer {LAYER[ntop]})")
                 bad += 1
     n_edges = sum(len(v) for v in graph.values())
     print(f"check_includes: {len(graph)} modules, {n_edges} dependencies, {bad} problems")

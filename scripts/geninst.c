@@ -2,7 +2,7 @@
  *
  * The set of instances in the fat binary is data: the union, over every
  * space given, of the points the planner accepts (deduplicated, sorted).
- * This host-only tool runs the same planner (sweep/plan.c) without a
+ * This host-only tool runs the same planner (grid/plan.c) without a
  * registry and writes, under --out:
  *   instances.txt        one config name per line
  *   inst_K.cu            FA_INSTANCE(...) lines, instances split round-robin
@@ -26,8 +26,8 @@
 
 #include "kernels/fa_config.h"
 #include "store/text.h"
-#include "sweep/plan.h"
-#include "sweep/space.h"
+#include "grid/plan.h"
+#include "grid/space.h"
 
 #define GEN_MAX 4096
 

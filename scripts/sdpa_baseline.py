@@ -39,7 +39,7 @@ import socket
 import sys
 import time
 
-# The engine's defaults (sweep/space.h, docs/spaces.md).
+# The engine's defaults (grid/space.h, docs/spaces.md).
 DEFAULT_MEASURE = {
     "warmup_runs": 3,
     "min_samples": 10,
@@ -100,7 +100,7 @@ def problem_bytes(p):
 
 
 def fnv1a64(data):
-    """The space hash fasweep stores (sweep/space.c)."""
+    """The space hash fasweep stores (grid/space.c)."""
     h = 14695981039346656037
     for byte in data:
         h = ((h ^ byte) * 1099511628211) & 0xFFFFFFFFFFFFFFFF

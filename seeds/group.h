@@ -21,8 +21,8 @@
 
 #include "../kernels/fa_config.h"
 #include "../store/store.h"
-#include "../sweep/plan.h"
-#include "../sweep/space.h"
+#include "../grid/plan.h"
+#include "../grid/space.h"
 
 /* Build ids of kernel variants compiled by `fasweep eval --kernel`. */
 #define GROUP_VARIANT_PREFIX "src-"

@@ -20,7 +20,7 @@
 #include "../kernels/fa_config.h"
 #include "../store/text.h"
 #include "group.h"
-#include "../sweep/space.h"
+#include "../grid/space.h"
 
 #ifndef FASWEEP_VERSION
 #define FASWEEP_VERSION "unknown"

@@ -18,9 +18,9 @@
 #include <stdio.h>
 
 #include "../store/store.h"
-#include "plan.h"
+#include "../grid/plan.h"
 #include "progress.h"
-#include "space.h"
+#include "../grid/space.h"
 #include "task.h"
 #include "worker.h"
 

@@ -14,8 +14,8 @@
 #include <signal.h>
 #include <stdio.h>
 
-#include "plan.h"
-#include "space.h"
+#include "../grid/plan.h"
+#include "../grid/space.h"
 
 #define RUN_MAX_DEVICES 16
 

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "../store/store.h"
-#include "space.h"
+#include "../grid/space.h"
 
 /* sqrt(pi/2): standard error of the median / standard error of the mean. */
 #define STATS_MEDIAN_SE 1.2533141373155001

@@ -16,7 +16,7 @@
 
 #include "../kernels/fa_config.h"
 #include "../store/record.h"
-#include "space.h"
+#include "../grid/space.h"
 
 /* Configs one task measures at most (a head-to-head of up to 8), and the
  * records it gives at most: one per config and mode. */

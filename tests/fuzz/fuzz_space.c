@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sweep/space.h"
+#include "grid/space.h"
 
 static void fz_check(int ok)
 {

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "kernels/ref_cpu.h"
-#include "sweep/space.h"
+#include "grid/space.h"
 #include "sweep/stats.h"
 
 #define EPS 1e-12

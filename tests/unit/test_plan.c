@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "kernels/fa_config.h"
-#include "sweep/plan.h"
-#include "sweep/space.h"
+#include "grid/plan.h"
+#include "grid/space.h"
 
 static fa_config cfg(int d, int m, int n, int w, int s, int z)
 {

@@ -9,9 +9,9 @@
 
 #include <cmocka.h>
 
-#include "sweep/plan.h"
-#include "sweep/shard.h"
-#include "sweep/space.h"
+#include "grid/plan.h"
+#include "grid/shard.h"
+#include "grid/space.h"
 
 /* A space with two problems of very different cost and a 3x3x2x2x2 grid. */
 static void make_space(space *s)

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sweep/space.h"
+#include "grid/space.h"
 #include "tests/unit/testutil.h"
 
 /* ---- helpers --------------------------------------------------------------- */

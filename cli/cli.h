@@ -1,4 +1,4 @@
-/* cli.h - what the command files (sweep/cmd_*.c) share: the commands, the
+/* cli.h - what the command files (cli/cmd_*.c) share: the commands, the
  * option table every command is parsed with, the exit codes, and the
  * helpers for stores, plans and output. The command line only parses and
  * calls the modules; nothing here measures, ranks or stores by itself.
@@ -15,8 +15,8 @@
 #include <stdio.h>
 
 #include "../store/store.h"
-#include "plan.h"
-#include "space.h"
+#include "../grid/plan.h"
+#include "../grid/space.h"
 
 #define CLI_OK 0
 #define CLI_FAIL 1

@@ -15,10 +15,10 @@
 #include "../seeds/rank.h"
 #include "../store/store.h"
 #include "cli.h"
-#include "plan.h"
-#include "task.h"
-#include "variant.h"
-#include "worker.h"
+#include "../grid/plan.h"
+#include "../sweep/task.h"
+#include "../sweep/variant.h"
+#include "../sweep/worker.h"
 
 typedef struct eval_args {
     const char *configs_text, *mode, *store, *space_path, *kernel;

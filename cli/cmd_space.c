@@ -11,11 +11,11 @@
 #include "../kernels/fa_config.h"
 #include "../kernels/fa_launch.h"
 #include "cli.h"
-#include "plan.h"
-#include "run.h"
-#include "shard.h"
-#include "space.h"
-#include "worker.h"
+#include "../grid/plan.h"
+#include "../sweep/run.h"
+#include "../grid/shard.h"
+#include "../grid/space.h"
+#include "../sweep/worker.h"
 
 #ifndef FASWEEP_VERSION
 #define FASWEEP_VERSION "unknown"
