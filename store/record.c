@@ -187,6 +187,7 @@ typedef enum rec_ftype {
     RF_LONG,   /* long in [lo, hi] */
     RF_DBL,    /* double; null <-> non-finite */
     RF_HEX64,  /* unsigned long long as "0x..." */
+    RF_ROUNDS, /* record_rounds as an array of numbers */
     RF_KIND,   /* record_kind by name */
     RF_STATUS, /* record_status by name */
     RF_SCHEMA  /* not stored: the record format version */
@@ -242,6 +243,9 @@ static const rec_field rec_fields[] = {
     F_DBL("time", "noise", time.noise),
     F_INT("time", "samples", time.samples, 0, INT_MAX, 0),
     F_INT("time", "launches", time.launches, 0, INT_MAX, 0),
+    F_DBL("time", "ci_lo_us", time.ci_lo_us),
+    F_DBL("time", "ci_hi_us", time.ci_hi_us),
+    {"time", "round_us", RF_ROUNDS, REC_MEM(time.round), 0, 0, 0, 0},
     F_DBL(NULL, "tflops", tflops),
     F_DBL(NULL, "gbps", gbps),
     F_DBL("errors", "rel_l2", rel_l2),
@@ -288,6 +292,21 @@ static int rec_same_group(const char *a, const char *b)
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
+/* The rounds as an array of shortest round-trip numbers. */
+static int rec_add_rounds(cJSON *obj, const char *name, const record_rounds *rr)
+{
+    cJSON *a = cJSON_AddArrayToObject(obj, name);
+    char buf[64];
+    for (int i = 0; a && i < rr->n && i < RECORD_MAX_ROUNDS; i++) {
+        text_double(rr->us[i], buf, sizeof buf);
+        cJSON *v = cJSON_CreateRaw(buf);
+        if (!v)
+            return -1;
+        cJSON_AddItemToArray(a, v);
+    }
+    return a ? 0 : -1;
+}
+
 /* Adds field f of r to obj; returns 0, or -1 when out of memory. */
 static int rec_add_field(cJSON *obj, const rec_field *f, const record *r)
 {
@@ -321,6 +340,8 @@ static int rec_add_field(cJSON *obj, const rec_field *f, const record *r)
     case RF_HEX64:
         snprintf(buf, sizeof buf, "0x%llx", *(const unsigned long long *)p);
         return cJSON_AddStringToObject(obj, f->name, buf) ? 0 : -1;
+    case RF_ROUNDS:
+        return rec_add_rounds(obj, f->name, (const record_rounds *)p);
     case RF_KIND:
         return cJSON_AddStringToObject(obj, f->name, record_kind_name(*(const record_kind *)p))
                    ? 0
@@ -505,6 +526,8 @@ static int rec_get_field(const rec_jctx *c, const rec_field *f, const cJSON *v, 
         if (!cJSON_IsString(v) || rec_parse_hex64(v->valuestring, (unsigned long long *)p) != 0)
             return rec_expected(c, f, v, "a hex string such as \"0x4\" (at most 16 digits)");
         return 0;
+    case RF_ROUNDS:
+        return rec_get_rounds(c, f, v, (record_rounds *)p);
     case RF_KIND:
         if (!cJSON_IsString(v) || record_kind_parse(v->valuestring, (record_kind *)p) != 0)
             return rec_expected(c, f, v, "\"kernel\" or \"baseline\"");
@@ -523,6 +546,27 @@ static int rec_get_field(const rec_jctx *c, const rec_field *f, const cJSON *v, 
         return rec_integer(c, f, v, &d);
     }
     return -1;
+}
+
+/* An array of at most RECORD_MAX_ROUNDS finite numbers; their values are
+ * checked with the other times (rec_times_bad). */
+static int rec_get_rounds(const rec_jctx *c, const rec_field *f, const cJSON *v, record_rounds *rr)
+{
+    if (!cJSON_IsArray(v))
+        return rec_expected(c, f, v, "an array of numbers");
+    rr->n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, v)
+    {
+        double d;
+        int is_null;
+        if (rr->n >= RECORD_MAX_ROUNDS)
+            return rec_jfail(c, f->group, f->name, "more than %d rounds", RECORD_MAX_ROUNDS);
+        if (rec_number(e, &d, &is_null) != 0 || is_null || !isfinite(d))
+            return rec_expected(c, f, e, "finite numbers");
+        rr->us[rr->n++] = d;
+    }
+    return 0;
 }
 
 static int rec_find_field(const char *group, const char *name)
@@ -593,7 +637,23 @@ static int rec_times_bad(const record *r, const char **field, double *got)
             *got = t[i].v;
             return 1;
         }
+    for (int i = 0; i < r->time.round.n; i++)
+        if (!isfinite(r->time.round.us[i]) || r->time.round.us[i] <= 0) {
+            *field = "time.round_us";
+            *got = r->time.round.us[i];
+            return 1;
+        }
     return 0;
+}
+
+/* An interval is both bounds or neither, and holds the median. */
+static int rec_ci_bad(const record *r)
+{
+    const double lo = r->time.ci_lo_us, hi = r->time.ci_hi_us;
+    if (isnan(lo) && isnan(hi))
+        return 0;
+    return !(isfinite(lo) && isfinite(hi) && lo > 0 && lo <= r->time.median_us &&
+             r->time.median_us <= hi);
 }
 
 /* The one validation of a record, whether it was read from JSON or made
@@ -651,6 +711,18 @@ static int rec_valid(const record *r, char *field, size_t fn, char *why, size_t 
                        "an ok record needs a finite median_us > 0 and finite times >= 0, got %g",
                        got);
     }
+    if (r->time.round.n < 0 || r->time.round.n > RECORD_MAX_ROUNDS) {
+        rec_err(field, fn, "time.round_us");
+        return rec_err(why, wn, "holds %d rounds, not 0 to %d", r->time.round.n,
+                       RECORD_MAX_ROUNDS);
+    }
+    if (rec_ci_bad(r)) {
+        rec_err(field, fn, "time.ci_lo_us");
+        return rec_err(why, wn,
+                       "the interval %g..%g must be two positive numbers around median_us %g "
+                       "(or both null: no interval)",
+                       r->time.ci_lo_us, r->time.ci_hi_us, r->time.median_us);
+    }
     return 0;
 }
 
@@ -661,6 +733,7 @@ static void rec_defaults(record *r)
 {
     memset(r, 0, sizeof *r);
     r->time.noise = NAN;
+    r->time.ci_lo_us = r->time.ci_hi_us = NAN;
     for (int i = 0; i < REC_NF; i++) {
         const rec_field *f = &rec_fields[i];
         if (f->type == RF_INT)
@@ -714,7 +787,17 @@ int record_better(const record *a, const record *b)
     if (a_ok != b_ok)
         return a_ok;
     if (a_ok) {
-        /* NaN noise (no estimate) loses to any number. */
+        /* An interval beats none; then the narrower interval (relative), then
+         * (two records without one) the lower noise, NaN losing to any number. */
+        const int ac = record_has_ci(a), bc = record_has_ci(b);
+        if (ac != bc)
+            return ac;
+        if (ac) {
+            const double wa = (a->time.ci_hi_us - a->time.ci_lo_us) / a->time.median_us;
+            const double wb = (b->time.ci_hi_us - b->time.ci_lo_us) / b->time.median_us;
+            if (wa != wb)
+                return wa < wb;
+        }
         const int an = isnan(a->time.noise), bn = isnan(b->time.noise);
         if (an != bn)
             return bn;
@@ -746,8 +829,24 @@ int record_rank_order(double median_a, double noise_a, const char *config_a, dou
     return c ? c : strcmp(config_a, config_b);
 }
 
-int record_tie(double us, double noise, double first_us, double first_noise)
+int record_has_ci(const record *r)
 {
-    /* NaN noise compares false: never a tie. */
-    return us / first_us - 1 <= 2 * hypot(noise, first_noise);
+    return isfinite(r->time.ci_lo_us) && isfinite(r->time.ci_hi_us);
+}
+
+double record_ci_half(const record *r, double other_us)
+{
+    if (!record_has_ci(r))
+        return NAN;
+    const double m = r->time.median_us;
+    return (other_us >= m ? r->time.ci_hi_us - m : m - r->time.ci_lo_us) / m;
+}
+
+int record_tie(const record *a, const record *b)
+{
+    if (!record_has_ci(a) || !record_has_ci(b))
+        return 1; /* no interval: never certain */
+    const double ma = a->time.median_us, mb = b->time.median_us;
+    const double ha = record_ci_half(a, mb) * ma, hb = record_ci_half(b, ma) * mb;
+    return fabs(ma - mb) <= hypot(ha, hb);
 }

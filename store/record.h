@@ -36,12 +36,25 @@ typedef enum record_kind {
     RECORD_KIND_BASELINE /* another implementation timed the same way */
 } record_kind;
 
+/* Rounds a record is measured in (sweep/rounds.h): the median of each. */
+#define RECORD_MAX_ROUNDS 8
+typedef struct record_rounds {
+    int n;
+    double us[RECORD_MAX_ROUNDS];
+} record_rounds;
+
 typedef struct record_timing {
     double median_us, min_us, mean_us, stdev_us;
     double cv;    /* stdev / mean of the samples */
-    double noise; /* relative standard error of the median estimate */
+    double noise; /* relative standard error of the median within one burst: NOT the
+                     uncertainty of the result (that is ci_lo_us..ci_hi_us) */
     int samples;
     int launches; /* launches per sample: 1 (hot, cold), more in batch mode; 0 unknown */
+    /* The 95 % interval of median_us that an independent run lands in
+     * (docs/measurement.md, "Intervals"); NaN both: no interval (a record
+     * from before intervals, or too few rounds to say). */
+    double ci_lo_us, ci_hi_us;
+    record_rounds round; /* the median of each round, in the order measured */
 } record_timing;
 
 /* The SM clock while the samples were taken, from the clock probes around
@@ -143,8 +156,9 @@ int record_from_json(const struct cJSON *j, record *out, char *err, size_t errle
 
 /* The merge rule: 1 when a should replace b for the same key, else 0.
  * A status "ok" beats any other status; among two "ok" records the one with
- * the lower noise wins (a missing estimate, NaN, loses), then the one with
- * more samples, then the newer. */
+ * an interval beats one without, then the narrower interval (relative to its
+ * median) wins, then the lower noise (a missing estimate, NaN, loses), then
+ * the one with more samples, then the newer. */
 int record_better(const record *a, const record *b);
 
 /* The ranking order, used by `fasweep topk` (seeds/rank.c) and by the
@@ -157,12 +171,20 @@ int record_better(const record *a, const record *b);
 int record_rank_order(double median_a, double noise_a, const char *config_a, double median_b,
                       double noise_b, const char *config_b);
 
-/* The tie rule of a ranking, used by the refine report and `fasweep
- * report`: a median `us` with relative noise `noise` is a statistical tie
- * with the first's (`first_us`, `first_noise`) when it is slower by at most
- * twice the standard error of the difference, 2 * hypot(noise,
- * first_noise), in relative terms. NaN noise (too few samples) is never a
- * tie. */
-int record_tie(double us, double noise, double first_us, double first_noise);
+/* Whether r has an interval (both bounds numbers). */
+int record_has_ci(const record *r);
+
+/* The tie rule, used by everything that compares two timings (the refine
+ * report, topk and the seeds, `fasweep report`, scripts/evolve*.py reads
+ * the same rule from docs/measurement.md): b cannot be told apart from a
+ * when |median_a - median_b| is at most the combined half-width
+ * sqrt(ha^2 + hb^2), each half-width being the side of its interval that
+ * faces the other median. A record without an interval is never ranked as
+ * certain: it is a tie with anything. */
+int record_tie(const record *a, const record *b);
+
+/* The relative half-width of r's interval on the side facing other_us
+ * (NaN without an interval), e.g. 0.008 for +-0.8 %. */
+double record_ci_half(const record *r, double other_us);
 
 #endif /* RECORD_H */
