@@ -19,6 +19,7 @@ import sys
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # The layers, lowest first (README "How it fits together").
 LAYER = {"kernels": 0, "store": 0, "grid": 1, "seeds": 2, "sweep": 3, "cli": 4}
+MAX_SHARE = 0.30
 SKIP = {".git", "build", "dist", ".deps", ".whl", "node_modules"}
 
 
@@ -84,6 +85,20 @@ def main():
                 print(f"layer violation: {f} ({top}/, layer {LAYER[top]}) includes {n} "
                       f"({ntop}/, layer {LAYER[ntop]})")
                 bad += 1
+    # No layer grows into the whole program: the largest folder holds at most
+    # MAX_SHARE of the layers' C/CUDA lines (issue 23: sweep/ had 47 %).
+    lines = {}
+    for f in sources(root):
+        top = f.split(os.sep)[0]
+        if top in LAYER:
+            with open(os.path.join(root, f), encoding="utf-8", errors="replace") as fh:
+                lines[top] = lines.get(top, 0) + sum(1 for _ in fh)
+    total = sum(lines.values())
+    for top, n in sorted(lines.items()):
+        if total and n / total > MAX_SHARE:
+            print(f"layer too large: {top}/ holds {n} of {total} C/CUDA lines "
+                  f"({100 * n / total:.0f} %, at most {100 * MAX_SHARE:.0f} %)")
+            bad += 1
     n_edges = sum(len(v) for v in graph.values())
     print(f"check_includes: {len(graph)} modules, {n_edges} dependencies, {bad} problems")
     return 1 if bad else 0

@@ -1,20 +1,29 @@
 #!/usr/bin/env python3
 """fidelity_report.py A_SWEEP A_REFINED B_SWEEP B_REFINED [-k 4] [--tol 0.02]
-- do two back-to-back sweeps, each refined (`grid --refine K` after `grid`),
-give the same answer? Inputs: `fasweep export --format jsonl` of each run
-right after its sweep and right after its refine pass. Per (device, problem,
-mode) group of ok kernel records (issue 15's criteria):
-  * the top-1 of A and B is the same config, or a statistical tie (the other
-    one's top-1 within twice the standard error of the difference of the two
-    medians: record_tie, store/record.h);
-  * the refined medians of A's top-k differ from B's by at most --tol;
-  * every refined median is within --tol of its own sweep median;
-and, for every record, the SM clock range of its blocks and how many blocks
-were discarded for a clock under the threshold. Exit 0 when every group
-passes, 1 otherwise."""
+       [--share 0.90] [--half 0.015] [--wall-a S --wall-b S] [--json OUT]
+
+Do two independent runs (separate processes, fresh stores) agree, and do the
+intervals they claim hold? Inputs: `fasweep export --format jsonl` of each
+run right after its sweep and right after its refine pass (`grid --refine K`
+on the same store). Per (device, problem, mode) group of ok kernel records
+(issue 24's criteria), it prints:
+  (a) share: of the configs both sweeps measured, the share whose A-B
+      difference lies within the combined half-width sqrt(hA^2 + hB^2), each
+      half-width the side of its interval facing the other median (the tie
+      rule of store/record.h, record_tie); a record without an interval
+      counts as outside (it claims nothing to check);
+  (b) half: the median half-width over configs, as a percent of the median;
+  (c) top-k A vs B: the largest difference between the refined medians of
+      A's top-k in A and in B; refine vs sweep: the largest difference of a
+      refined median from its own run's sweep median;
+  (d) wall: the sweeps' wall times when given.
+A group passes when share >= --share, half <= --half, both (c) <= --tol.
+--json writes the same numbers. Exit 0 when every group passes, 1 otherwise.
+"""
 import argparse
 import json
 import math
+import statistics
 import sys
 
 
@@ -27,85 +36,101 @@ def load(path):
         k = r["key"]
         if r["kind"] != "kernel" or r["status"] != "ok":
             continue
-        noise = r["time"]["noise"]
+        t = r["time"]
+        lo, hi = t.get("ci_lo_us"), t.get("ci_hi_us")
         groups.setdefault((k["device"], k["problem"], k["mode"]), {})[k["config"]] = {
-            "us": r["time"]["median_us"], "noise": noise if noise is not None else math.inf,
-            "clock": r.get("clock", {}), "launches": r["time"].get("launches", 0)}
+            "us": t["median_us"], "lo": lo if lo is not None else math.nan,
+            "hi": hi if hi is not None else math.nan, "clock": r.get("clock", {})}
     return groups
 
 
 def ranked(g):
-    """The ranking order of record_rank_order: median, noise, config."""
-    return sorted(g, key=lambda c: (g[c]["us"], g[c]["noise"], c))
+    """Fastest first (record_rank_order's first key)."""
+    return sorted(g, key=lambda c: (g[c]["us"], c))
 
 
-def tie(a, first):
-    """record_tie: within twice the standard error of the difference."""
-    return a["us"] / first["us"] - 1 <= 2 * math.hypot(a["noise"], first["noise"])
+def half(r, other):
+    """The half-width facing the other median, in us (NaN: no interval)."""
+    return (r["hi"] - r["us"]) if other >= r["us"] else (r["us"] - r["lo"])
+
+
+def within(a, b):
+    d = abs(a["us"] - b["us"])
+    h = math.hypot(half(a, b["us"]), half(b, a["us"]))
+    return not math.isnan(h) and d <= h
+
+
+def group_numbers(g, runs, k):
+    asw, bsw = runs["a_sweep"].get(g, {}), runs["b_sweep"].get(g, {})
+    ar, br = runs["a_refined"].get(g, {}), runs["b_refined"].get(g, {})
+    common = [c for c in asw if c in bsw]
+    share = sum(within(asw[c], bsw[c]) for c in common) / len(common) if common else math.nan
+    halves = [(r["hi"] - r["lo"]) / 2 / r["us"] for run in (asw, bsw) for r in run.values()
+              if not math.isnan(r["hi"])]
+    top = ranked(ar)[:k]
+    ab = [abs(br[c]["us"] - ar[c]["us"]) / ar[c]["us"] for c in top if c in br]
+    rs = [abs(run_r[c]["us"] - run_s[c]["us"]) / run_s[c]["us"]
+          for run_r, run_s in ((ar, asw), (br, bsw)) for c in ranked(run_r)[:k] if c in run_s]
+    return {"device": g[0], "problem": g[1], "mode": g[2], "configs": len(common),
+            "share_within": share,
+            "median_half_pct": 100 * statistics.median(halves) if halves else math.nan,
+            "no_interval": sum(math.isnan(r["hi"]) for run in (asw, bsw) for r in run.values()),
+            "top_ab_max_pct": 100 * max(ab) if ab else math.nan,
+            "refine_vs_sweep_max_pct": 100 * max(rs) if rs else math.nan,
+            "top1_a": ranked(ar)[0] if ar else None, "top1_b": ranked(br)[0] if br else None}
+
+
+def clean(x):
+    """NaN (nothing to say) as JSON null."""
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    if isinstance(x, dict):
+        return {k: clean(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [clean(v) for v in x]
+    return x
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("a_sweep")
-    ap.add_argument("a_refined")
-    ap.add_argument("b_sweep")
-    ap.add_argument("b_refined")
+    for n in ("a_sweep", "a_refined", "b_sweep", "b_refined"):
+        ap.add_argument(n)
     ap.add_argument("-k", type=int, default=4)
     ap.add_argument("--tol", type=float, default=0.02)
+    ap.add_argument("--share", type=float, default=0.90)
+    ap.add_argument("--half", type=float, default=0.015)
+    ap.add_argument("--wall-a", type=float)
+    ap.add_argument("--wall-b", type=float)
+    ap.add_argument("--name", default="")
+    ap.add_argument("--json")
     args = ap.parse_args()
     runs = {n: load(getattr(args, n)) for n in ("a_sweep", "a_refined", "b_sweep", "b_refined")}
-    ok = True
-    print("%-22s %-5s %-26s %-26s %-6s %9s %9s %s" % (
-        "problem", "mode", "top-1 A (refined us)", "top-1 B", "top-1", "A vs B", "ref-swp",
+    rows, ok = [], True
+    print("%-8s %-22s %-5s %7s %8s %9s %11s %8s %s" % (
+        "space", "problem", "mode", "configs", "(a)share", "(b)half%", "(c)topA-B%", "ref-swp%",
         "verdict"))
-    for g in sorted(runs["a_refined"]):
-        ar, br = runs["a_refined"][g], runs["b_refined"].get(g)
-        asw, bsw = runs["a_sweep"].get(g, {}), runs["b_sweep"].get(g, {})
-        if not br:
-            print("%s: missing from B" % (g,))
-            ok = False
-            continue
-        ra, rb = ranked(ar), ranked(br)
-        a1, b1 = ra[0], rb[0]
-        same = a1 == b1
-        tied = same or (b1 in ar and tie(ar[b1], ar[a1])) or (a1 in br and tie(br[a1], br[b1]))
-        top = ra[: args.k]
-        ab = max(abs(br[c]["us"] - ar[c]["us"]) / ar[c]["us"] for c in top if c in br)
-        # Every refined median against its own sweep median, both runs.
-        rs = [abs(run_r[c]["us"] - run_s[c]["us"]) / run_s[c]["us"]
-              for run_r, run_s, order in ((ar, asw, ra), (br, bsw, rb))
-              for c in order[: args.k] if c in run_s]
-        worst_rs = max(rs) if rs else float("nan")
-        passed = tied and ab <= args.tol and worst_rs <= args.tol
+    for g in sorted(set(runs["a_sweep"]) | set(runs["a_refined"])):
+        n = group_numbers(g, runs, args.k)
+        passed = (n["share_within"] >= args.share and n["median_half_pct"] <= 100 * args.half
+                  and n["top_ab_max_pct"] <= 100 * args.tol
+                  and n["refine_vs_sweep_max_pct"] <= 100 * args.tol)
+        n["pass"] = bool(passed)
         ok &= passed
-        print("%-22s %-5s %-26s %-26s %-6s %8.2f%% %8.2f%% %s" % (
-            g[1], g[2], "%s (%.2f)" % (a1, ar[a1]["us"]), "%s (%.2f)" % (b1, br[b1]["us"]),
-            "same" if same else ("tie" if tied else "DIFF"), 100 * ab, 100 * worst_rs,
-            "PASS" if passed else "FAIL"))
-    # Clocks and discards over every record of the refined runs.
-    print("\nclocks (MHz) of the timed blocks and blocks discarded, per run and mode:")
-    for name in ("a_refined", "b_refined"):
-        per_mode = {}
-        for g, recs in runs[name].items():
-            for c, r in recs.items():
-                ck = r["clock"]
-                if ck.get("blocks", 0) <= 0:
-                    continue
-                m = per_mode.setdefault(g[2], {"n": 0, "lo": math.inf, "hi": 0, "disc": 0,
-                                               "below": 0, "ref": set(), "blocks": 0})
-                m["n"] += 1
-                m["lo"] = min(m["lo"], ck["sm_min_mhz"])
-                m["hi"] = max(m["hi"], ck["sm_max_mhz"])
-                m["disc"] += ck["discarded_blocks"]
-                m["blocks"] += ck["blocks"]
-                m["below"] += ck["below_threshold"] == 1
-                m["ref"].add(ck["ref_mhz"])
-        for mode, m in sorted(per_mode.items()):
-            print("  %s %-5s: %d records, block clocks %s..%s MHz (calibrated %s), %d blocks kept, "
-                  "%d discarded, %d records below the threshold" % (
-                      name[0].upper(), mode, m["n"], m["lo"], m["hi"],
-                      ",".join(str(x) for x in sorted(m["ref"])), m["blocks"], m["disc"],
-                      m["below"]))
+        rows.append(n)
+        print("%-8s %-22s %-5s %7d %7.1f%% %9.2f %11.2f %8.2f %s" % (
+            args.name, g[1], g[2], n["configs"], 100 * n["share_within"], n["median_half_pct"],
+            n["top_ab_max_pct"], n["refine_vs_sweep_max_pct"], "PASS" if passed else "FAIL"))
+    if args.wall_a is not None:
+        print("%-8s (d) sweep wall time: A %.2f s, B %.2f s" % (args.name, args.wall_a,
+                                                                  args.wall_b or math.nan))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(clean({"space": args.name, "wall_s": [args.wall_a, args.wall_b],
+                             "criteria": {"share_min": args.share,
+                                          "half_max_pct": 100 * args.half,
+                                          "top_ab_max_pct": 100 * args.tol,
+                                          "refine_vs_sweep_max_pct": 100 * args.tol},
+                             "groups": rows, "pass": bool(ok)}), f, indent=1)
     sys.exit(0 if ok else 1)
 
 
