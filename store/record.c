@@ -486,6 +486,27 @@ static int rec_integer(const rec_jctx *c, const rec_field *f, const cJSON *v, do
     return 0;
 }
 
+/* An array of at most RECORD_MAX_ROUNDS finite numbers; their values are
+ * checked with the other times (rec_times_bad). */
+static int rec_get_rounds(const rec_jctx *c, const rec_field *f, const cJSON *v, record_rounds *rr)
+{
+    if (!cJSON_IsArray(v))
+        return rec_expected(c, f, v, "an array of numbers");
+    rr->n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, v)
+    {
+        double d;
+        int is_null;
+        if (rr->n >= RECORD_MAX_ROUNDS)
+            return rec_jfail(c, f->group, f->name, "more than %d rounds", RECORD_MAX_ROUNDS);
+        if (rec_number(e, &d, &is_null) != 0 || is_null || !isfinite(d))
+            return rec_expected(c, f, e, "finite numbers");
+        rr->us[rr->n++] = d;
+    }
+    return 0;
+}
+
 /* Decodes one member v into field f of r. */
 static int rec_get_field(const rec_jctx *c, const rec_field *f, const cJSON *v, record *r)
 {
@@ -546,27 +567,6 @@ static int rec_get_field(const rec_jctx *c, const rec_field *f, const cJSON *v, 
         return rec_integer(c, f, v, &d);
     }
     return -1;
-}
-
-/* An array of at most RECORD_MAX_ROUNDS finite numbers; their values are
- * checked with the other times (rec_times_bad). */
-static int rec_get_rounds(const rec_jctx *c, const rec_field *f, const cJSON *v, record_rounds *rr)
-{
-    if (!cJSON_IsArray(v))
-        return rec_expected(c, f, v, "an array of numbers");
-    rr->n = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, v)
-    {
-        double d;
-        int is_null;
-        if (rr->n >= RECORD_MAX_ROUNDS)
-            return rec_jfail(c, f->group, f->name, "more than %d rounds", RECORD_MAX_ROUNDS);
-        if (rec_number(e, &d, &is_null) != 0 || is_null || !isfinite(d))
-            return rec_expected(c, f, e, "finite numbers");
-        rr->us[rr->n++] = d;
-    }
-    return 0;
 }
 
 static int rec_find_field(const char *group, const char *name)
@@ -716,7 +716,7 @@ static int rec_valid(const record *r, char *field, size_t fn, char *why, size_t 
         return rec_err(why, wn, "holds %d rounds, not 0 to %d", r->time.round.n,
                        RECORD_MAX_ROUNDS);
     }
-    if (rec_ci_bad(r)) {
+    if (r->status == RECORD_ST_OK && rec_ci_bad(r)) {
         rec_err(field, fn, "time.ci_lo_us");
         return rec_err(why, wn,
                        "the interval %g..%g must be two positive numbers around median_us %g "
@@ -831,7 +831,7 @@ int record_rank_order(double median_a, double noise_a, const char *config_a, dou
 
 int record_has_ci(const record *r)
 {
-    return isfinite(r->time.ci_lo_us) && isfinite(r->time.ci_hi_us);
+    return isfinite(r->time.ci_lo_us) && isfinite(r->time.ci_hi_us) && r->time.ci_lo_us > 0;
 }
 
 double record_ci_half(const record *r, double other_us)

@@ -30,6 +30,7 @@ void task_record_init(record *r, const task_device *dev, const space_problem *p,
     r->kind = RECORD_KIND_KERNEL;
     r->status = RECORD_ST_CRASHED;
     r->time.noise = NAN;
+    r->time.ci_lo_us = r->time.ci_hi_us = NAN;
     r->rel_l2 = r->max_abs = NAN;
     r->cta_cycles_mean = r->cta_cycles_max = r->waves = r->sm_imbalance = NAN;
     task_copy(r->gpu_uuid, sizeof r->gpu_uuid, dev->uuid);

@@ -1,0 +1,131 @@
+/* intervals.c - rounds into records and records' intervals (intervals.h). */
+#include "intervals.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rounds.h"
+
+int intervals_rounds_of(const record *held)
+{
+    return held && held->status == RECORD_ST_OK ? held->time.round.n : 0;
+}
+
+/* The clock fields of two bursts: the range of both, the blocks of both. */
+static void intervals_clock(const record_clock *a, record_clock *out)
+{
+    if (a->min_mhz > 0 && (out->min_mhz <= 0 || a->min_mhz < out->min_mhz))
+        out->min_mhz = a->min_mhz;
+    if (a->max_mhz > out->max_mhz)
+        out->max_mhz = a->max_mhz;
+    out->blocks += a->blocks;
+    out->discarded += a->discarded;
+    if (a->below == 1)
+        out->below = 1;
+}
+
+void intervals_combine(const record *held, const record *fresh, record *out)
+{
+    *out = *fresh;
+    out->time.ci_lo_us = out->time.ci_hi_us = NAN;
+    out->time.round.n = 0;
+    if (fresh->status != RECORD_ST_OK)
+        return;
+    record_rounds rr = {0};
+    if (intervals_rounds_of(held) > 0 && strcmp(held->build, fresh->build) == 0)
+        rr = held->time.round;
+    if (rr.n == RECORD_MAX_ROUNDS) { /* keep the newest */
+        memmove(rr.us, rr.us + 1, sizeof rr.us[0] * (RECORD_MAX_ROUNDS - 1));
+        rr.n--;
+    }
+    rr.us[rr.n++] = fresh->time.median_us;
+    out->time.round = rr;
+    if (rr.n == 1)
+        return;
+    const double est = rounds_estimate(rr.us, rr.n);
+    if (!isfinite(est))
+        return;
+    out->time.median_us = est;
+    out->time.min_us = fmin(held->time.min_us, fresh->time.min_us);
+    out->time.samples = held->time.samples + fresh->time.samples;
+    out->tflops = fresh->tflops * fresh->time.median_us / est;
+    out->gbps = fresh->gbps * fresh->time.median_us / est;
+    intervals_clock(&held->clock, &out->clock);
+}
+
+/* ---- the interval pass ----------------------------------------------------------------------- */
+
+typedef struct intervals_scan {
+    const char *mode;
+    double since, floor;
+    /* pass 1: the pool */
+    double *pool;
+    int npool, cap, groups;
+    /* pass 2 */
+    store *st;
+    long updated;
+    int rc;
+} intervals_scan;
+
+static int intervals_in_group(const record *r, const intervals_scan *x)
+{
+    return r->status == RECORD_ST_OK && r->kind == RECORD_KIND_KERNEL &&
+           strcmp(r->mode, x->mode) == 0;
+}
+
+static int intervals_pool_visit(const record *r, void *ctx)
+{
+    intervals_scan *x = ctx;
+    if (!intervals_in_group(r, x) || r->time.round.n < 2)
+        return 0;
+    if (x->npool + r->time.round.n > x->cap) {
+        const int cap = 2 * x->cap + RECORD_MAX_ROUNDS;
+        double *p = realloc(x->pool, sizeof *p * (size_t)cap);
+        if (!p) {
+            x->rc = STORE_ENOMEM;
+            return 1;
+        }
+        x->pool = p;
+        x->cap = cap;
+    }
+    rounds_pool_add(r->time.round.us, r->time.round.n, x->pool, &x->npool);
+    x->groups++;
+    return 0;
+}
+
+static int intervals_set_visit(const record *r, void *ctx)
+{
+    intervals_scan *x = ctx;
+    if (!intervals_in_group(r, x) || r->timestamp < x->since || r->time.round.n < 1)
+        return 0;
+    double lo, hi;
+    record nr = *r;
+    if (rounds_interval(r->time.round.n, x->pool, x->npool, x->groups, x->floor, &lo, &hi) == 0) {
+        nr.time.ci_lo_us = r->time.median_us * (1 + lo);
+        nr.time.ci_hi_us = r->time.median_us * (1 + hi);
+    } else {
+        nr.time.ci_lo_us = nr.time.ci_hi_us = NAN;
+    }
+    if (memcmp(&nr.time, &r->time, sizeof nr.time) == 0)
+        return 0;
+    x->rc = store_put(x->st, &nr);
+    x->updated += x->rc == STORE_OK;
+    return x->rc != STORE_OK;
+}
+
+int intervals_update(store *st, const char *device, const char *problem, const char *mode,
+                     double since, double floor, long *updated)
+{
+    char prefix[RECORD_KEY_LEN];
+    snprintf(prefix, sizeof prefix, "%s|%s|", device, problem);
+    intervals_scan x = {.mode = mode, .since = since, .floor = floor, .st = st};
+    int rc = store_scan(st, prefix, intervals_pool_visit, &x);
+    if (rc == STORE_OK && x.rc == STORE_OK)
+        rc = store_scan(st, prefix, intervals_set_visit, &x);
+    free(x.pool);
+    if (updated)
+        *updated = x.updated;
+    return rc != STORE_OK ? rc : x.rc;
+}
