@@ -480,7 +480,8 @@ int run_grid(const space *s, const plan *p, const char *store_path, const run_op
     c.o = opts;
     c.sum = sum;
     c.out = opts->progress;
-    c.mode_best = run_mode_index_of(s, "hot") >= 0 ? "hot" : s->measure.modes[0];
+    const char *hot = mode_at(MODE_HOT)->name;
+    c.mode_best = run_mode_index_of(s, hot) >= 0 ? hot : s->measure.modes[0];
     progress_start(&c.prog, c.out, 0);
     if (gethostname(c.host, sizeof c.host - 1) != 0)
         snprintf(c.host, sizeof c.host, "unknown");

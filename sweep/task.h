@@ -47,8 +47,8 @@ typedef struct task {
     fa_config configs[TASK_MAX_CONFIGS];
     task_inject inject[TASK_MAX_CONFIGS];
     int n_modes;
-    char modes[SPACE_MAX_MODES][8]; /* "hot", "cold", "batch" */
-    space_measure measure;          /* the space's, or stricter ones when refining */
+    char modes[SPACE_MAX_MODES][MODE_NAME_MAX]; /* names of store/mode.h's table */
+    space_measure measure;                      /* the space's, or stricter ones when refining */
     space_tolerance tol;
 } task;
 
