@@ -20,13 +20,11 @@ static const mode_desc mode_table[MODE_COUNT] = {
      MODE_L2_WARM, MODE_LAUNCH_SINGLE, "stdrel", MODE_UNC_MEDIAN_SE, MODE_UNC_MEDIAN_SE_TEXT,
      MODE_FILLS_COMMON "; time.launches = 1"},
     {MODE_COLD, "cold",
-     "L2 flushed (twice its size written, outside the events) before each sample; one launch "
-     "per event pair",
+     "L2 flushed before each sample (outside the events); one launch per event pair",
      MODE_L2_FLUSHED, MODE_LAUNCH_SINGLE, "stdrel", MODE_UNC_MEDIAN_SE, MODE_UNC_MEDIAN_SE_TEXT,
      MODE_FILLS_COMMON "; time.launches = 1"},
     {MODE_BATCH, "batch",
-     "L2 warm; back-to-back launches (about measure.batch_us of work) per event pair, time per "
-     "launch",
+     "L2 warm; back-to-back launches (measure.batch_us) per event pair, time per launch",
      MODE_L2_WARM, MODE_LAUNCH_BATCH, "stdrel", MODE_UNC_MEDIAN_SE, MODE_UNC_MEDIAN_SE_TEXT,
      MODE_FILLS_COMMON "; time.launches = launches per sample (1 to 1000)"},
 };
@@ -52,6 +50,15 @@ const mode_desc *mode_find(const char *name)
 const mode_desc *mode_default(void)
 {
     return &mode_table[0];
+}
+
+const char *mode_uncertainty_name(mode_uncertainty u)
+{
+    switch (u) {
+    case MODE_UNC_MEDIAN_SE:
+        return "median_se";
+    }
+    return "unknown";
 }
 
 /* Joins the names as `quote NAME quote`, with sep between and last before
@@ -90,10 +97,11 @@ const char *mode_help_text(void)
     size_t len = 0;
     for (int i = 0; i < MODE_COUNT && len < sizeof buf; i++) {
         const mode_desc *d = &mode_table[i];
-        len += (size_t)snprintf(buf + len, sizeof buf - len,
-                                "  %-6s %s\n"
-                                "         stops by: %s (sweep/stats.h); noise: %s\n",
-                                d->name, d->measures, d->stop, d->uncertainty_text);
+        len +=
+            (size_t)snprintf(buf + len, sizeof buf - len,
+                             "  %-6s %s\n"
+                             "         stops by %s, noise by %s (docs/measurement.md)\n",
+                             d->name, d->measures, d->stop, mode_uncertainty_name(d->uncertainty));
     }
     return buf;
 }

@@ -73,6 +73,9 @@ int mode_index(const char *name);
 /* The default mode (the table's first: hot). */
 const mode_desc *mode_default(void);
 
+/* The method's short name: "median_se"; "unknown" outside the enum. */
+const char *mode_uncertainty_name(mode_uncertainty u);
+
 /* "hot, cold, batch": the names, for messages. */
 const char *mode_names_text(void);
 /* "\"hot\", \"cold\" or \"batch\"": the names quoted, for the space
@@ -80,9 +83,9 @@ const char *mode_names_text(void);
 const char *mode_names_quoted(void);
 
 /* The help text of the modes, one block per mode (name, what it
- * measures, stop rule, uncertainty), each line indented by two spaces and
- * ending in a newline: for `--help` texts and docs. Built from the table
- * once; the pointer stays valid. */
+ * measures, the names of its stop rule and uncertainty method), each line
+ * indented and ending in a newline: for `--help` texts. Built from the
+ * table once; the pointer stays valid. */
 const char *mode_help_text(void);
 
 #endif /* MODE_H */

@@ -181,7 +181,6 @@ static int engine_run_one(engine *e, store *st, engine_job *jobs, size_t n, engi
         char label[160], err[512];
         engine_label(&jobs[i].t, label, sizeof label);
         progress_begin_task(e->o.prog, label);
-        j.n_done = 0;
         if (worker_run(&e->w, &j, &jobs[i].t, err, sizeof err) != 0) {
             engine_fail(e, "%s", err);
             return 1;

@@ -112,6 +112,9 @@ static void test_help_names_every_mode(void **state)
         assert_non_null(strstr(h, line));
     }
     assert_non_null(strstr(h, "stdrel"));
+    assert_non_null(strstr(h, "stops by stdrel, noise by median_se"));
+    assert_string_equal(mode_uncertainty_name(MODE_UNC_MEDIAN_SE), "median_se");
+    assert_string_equal(mode_uncertainty_name((mode_uncertainty)99), "unknown");
     assert_true(h[strlen(h) - 1] == '\n');
 }
 
