@@ -1,8 +1,8 @@
 /* task.h - what the engine asks a CUDA worker to do, and what the worker
  * says about its GPU: the types both ends of the worker pipe share (the
- * engine: sweep/run.c, sweep/refine.c, the eval command; the worker:
- * sweep/worker.c, sweep/measure.c), and the one function that starts a
- * record.
+ * engine: sweep/engine.c, whose tasks sweep/run.c, sweep/refine.c and the
+ * eval command make; the worker: sweep/worker.c, sweep/measure.c), and
+ * the one function that starts a record.
  *
  * A task is one problem, one or more configs and the measurement settings.
  * With one config it is a plain sweep task; with several it is a
