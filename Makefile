@@ -103,8 +103,8 @@ $(HOST_LIB): $(HOST_OBJ)
 	ar rcs $@ $^
 
 # The instance generator: the planner, built without CUDA, run over SPACES.
-GENINST_SRC := scripts/geninst.c kernels/fa_config.c grid/space.c grid/plan.c store/text.c
-$(KBUILD)/geninst: $(GENINST_SRC) kernels/fa_config.h grid/space.h grid/plan.h store/text.h
+GENINST_SRC := scripts/geninst.c kernels/fa_config.c grid/space.c grid/plan.c store/text.c store/mode.c
+$(KBUILD)/geninst: $(GENINST_SRC) kernels/fa_config.h grid/space.h grid/plan.h store/text.h store/mode.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -std=c11 -D_GNU_SOURCE $(WARN) -I. $(PKG_CFLAGS) $(GENINST_SRC) -o $@ $(PKG_LIBS)
 
@@ -190,10 +190,10 @@ test-slurm: $(BUILD)/fasweep
 # `make fuzz FUZZ_TIME=600` for a longer run.
 FUZZ_TIME ?= 20
 FUZZ_CC := clang -g -O1 -std=c11 -D_GNU_SOURCE -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined
-RECORD_SRC := store/record.c store/store.c store/store_io.c store/text.c
-$(BUILD)/fuzz_space: tests/fuzz/fuzz_space.c grid/space.c grid/space.h store/text.c store/text.h
+RECORD_SRC := store/record.c store/store.c store/store_io.c store/text.c store/mode.c
+$(BUILD)/fuzz_space: tests/fuzz/fuzz_space.c grid/space.c grid/space.h store/text.c store/text.h store/mode.c store/mode.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) tests/fuzz/fuzz_space.c grid/space.c store/text.c -o $@ $(PKG_LIBS)
+	$(FUZZ_CC) tests/fuzz/fuzz_space.c grid/space.c store/text.c store/mode.c -o $@ $(PKG_LIBS)
 $(BUILD)/fuzz_record: tests/fuzz/fuzz_record.c $(RECORD_SRC) $(wildcard store/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) tests/fuzz/fuzz_record.c $(RECORD_SRC) -o $@ $(PKG_LIBS)

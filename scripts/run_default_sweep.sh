@@ -21,6 +21,7 @@ echo "fasweep: sweeping $SPACE" >&2
 store=${STORE:-results.lmdb}
 "$build/fasweep" grid --space "$SPACE" --store "$store" --refine 4
 bash scripts/baselines.sh "$SPACE" "$store" "$build/fasweep"
+# the space's modes; without any, the default mode of the table in store/mode.h (hot)
 modes=$(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1])).get("measure", {}).get("modes", ["hot"])))' "$SPACE" 2>/dev/null || echo hot)
 rc=0
 for mode in $modes; do # a group with only failed results is exit 1: the report still follows
