@@ -13,6 +13,10 @@
 load helpers
 
 MAKE_BIN=$(command -v make) # the real make, before any stub goes on PATH
+# Under `make cli` (inside make test) the caller's make variables are in the
+# environment (MAKEFLAGS, and command-line ones like BUILD=build/ci or SAN=1):
+# the makes run here must see the Makefile's defaults.
+unset MAKEFLAGS MFLAGS MAKELEVEL BUILD KBUILD SPACES SAN DEPS CUDA ARCHS SHARDS SPACE STORE NVEXTRA
 
 # Stubs in $WORK/stub, first on PATH. apt-get and sudo record and fail;
 # dpkg-query says nothing is installed (a GPU node without the -dev packages,
@@ -256,4 +260,25 @@ sys.exit(1 if bad else 0)
 PY
     expect_status 0
     expect_in "$output" "emitted: sdpa-cudnn sdpa-efficient sdpa-flash"
+}
+
+@test "vendor_deps.sh: its bundle passes deps.sh's check and links a program against LMDB and cJSON" {
+    [ -r /usr/include/lmdb.h ] && [ -r /usr/include/cjson/cJSON.h ] ||
+        skip "no LMDB or cJSON headers on this machine to vendor"
+    stub_machine
+    bundle "$WORK/unused" # only for its stub nvcc at $WORK/cuda
+    run --separate-stderr bash "$REPO/scripts/vendor_deps.sh" "$WORK/v"
+    expect_status 0
+    expect_in "$output" "vendored into $WORK/v:"
+    run --separate-stderr env DEPS="$WORK/v" CUDA="$WORK/cuda" bash "$REPO/scripts/deps.sh" build
+    expect_status 0
+    expect_in "$stderr" "deps: all present (DEPS=$WORK/v; nothing installed)"
+    expect_no_install
+    printf '#include <lmdb.h>\n#include <cJSON.h>\nint main(void) { MDB_env *e; cJSON *j = cJSON_CreateObject(); cJSON_Delete(j); return mdb_env_create(&e); }\n' >t.c
+    cc -I"$WORK/v/include" -I"$WORK/v/include/cjson" t.c -o t -L"$WORK/v/lib" \
+        -Wl,-rpath,"$WORK/v/lib" -llmdb -lcjson || flunk "the bundle does not link"
+    ./t || flunk "the program linked against the bundle does not run"
+    if command -v bats >/dev/null; then
+        "$WORK/v/bats/bin/bats" --version || flunk "the vendored bats does not run"
+    fi
 }
