@@ -29,7 +29,7 @@ CHECK="$REPO/tests/cli/report_check.py"
     expect_not_in "$(cat r.html)" "http://"
     expect_not_in "$(cat r.html)" "https://"
     # the baselines and a hover title
-    expect_in "$(cat r.html)" "torch_sdpa_flash 181.20 us"
+    expect_in "$(cat r.html)" "sdpa-flash 181.20 us"
     expect_in "$(cat r.html)" "needs 65536 B of shared memory"
 }
 
@@ -73,7 +73,7 @@ PY
     expect_in "$(cat one.html)" "; 1 group (device"
     expect_in "$(cat fail.html)" "No ok kernel record in this group."
     expect_in "$(cat base.html)" "No kernel records in this group: no heatmap."
-    expect_in "$(cat base.html)" "torch_sdpa_flash"
+    expect_in "$(cat base.html)" "sdpa-flash"
     # several devices, filtered to one
     "$FASWEEP" import "$FIX/results.jsonl" --store "$STORE" >/dev/null
     run --separate-stderr "$FASWEEP" report --store "$STORE" --device "NVIDIA L4" --mode hot -o l4.html
