@@ -1,8 +1,9 @@
 # fasweep - build, test and run.
 #
 #   make              build build/fasweep with every instance the spaces need
-#   make sweep        install what is missing, build, sweep the local GPU, print Top-K
-#   make test         install what is missing, run every CPU test (CI space build)
+#   make sweep        check for a GPU, install what is missing, build, sweep it, print Top-K
+#   make test         install what is missing, run every CPU test (CI space build,
+#                     binary in build/ci/fasweep)
 #   make test-gpu     GPU tests (needs a GPU)
 #   make dist         relocatable bundle in dist/fasweep (binaries + the .so they need)
 #
@@ -10,7 +11,8 @@
 # targets; PTX of the last one is embedded too), SHARDS (translation units
 # the instances are split over, for make -j), BUILD (output folder),
 # DEPS (a prefix holding include/ and lib/ for lmdb, cjson, cmocka when the
-# system has none, e.g. on a GPU node without a package registry), NVEXTRA
+# system has none, e.g. on a GPU node without a package registry; with it
+# set nothing is installed, scripts/deps.sh only checks), NVEXTRA
 # (extra nvcc flags, e.g. a kernel variant for scripts/bench_kernel_ab.sh).
 
 CUDA    ?= /usr/local/cuda
@@ -36,6 +38,8 @@ else
 PKG_CFLAGS := -I$(DEPS)/include -I$(DEPS)/include/cjson
 PKG_LIBS   := -L$(DEPS)/lib -Wl,-rpath,$(abspath $(DEPS))/lib -llmdb -lcjson
 CMOCKA_LIBS := -L$(DEPS)/lib -lcmocka
+# The bundle's bats (scripts/vendor_deps.sh copies it) for `make cli`.
+export PATH := $(PATH):$(abspath $(DEPS))/bats/bin
 endif
 
 WARN    := -Wall -Wextra -Werror
@@ -103,8 +107,8 @@ $(HOST_LIB): $(HOST_OBJ)
 	ar rcs $@ $^
 
 # The instance generator: the planner, built without CUDA, run over SPACES.
-GENINST_SRC := scripts/geninst.c kernels/fa_config.c grid/space.c grid/plan.c store/text.c
-$(KBUILD)/geninst: $(GENINST_SRC) kernels/fa_config.h grid/space.h grid/plan.h store/text.h
+GENINST_SRC := scripts/geninst.c kernels/fa_config.c grid/space.c grid/plan.c store/text.c store/mode.c
+$(KBUILD)/geninst: $(GENINST_SRC) kernels/fa_config.h grid/space.h grid/plan.h store/text.h store/mode.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -std=c11 -D_GNU_SOURCE $(WARN) -I. $(PKG_CFLAGS) $(GENINST_SRC) -o $@ $(PKG_LIBS)
 
@@ -168,6 +172,7 @@ check: format-check includes unit cli
 
 test: deps-test
 	$(MAKE) BUILD=build/ci SPACES=spaces/ci.json check tuners test-slurm
+	@echo "test: done; the binary tested is build/ci/fasweep (the CI space's instances only; make builds build/fasweep)"
 
 # The tuner exports read by Kernel Tuner 1.5.0 itself (simulation mode, no
 # GPU) and the T4 export checked against its schema, in a venv of pinned
@@ -190,10 +195,10 @@ test-slurm: $(BUILD)/fasweep
 # `make fuzz FUZZ_TIME=600` for a longer run.
 FUZZ_TIME ?= 20
 FUZZ_CC := clang -g -O1 -std=c11 -D_GNU_SOURCE -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined
-RECORD_SRC := store/record.c store/store.c store/store_io.c store/text.c
-$(BUILD)/fuzz_space: tests/fuzz/fuzz_space.c grid/space.c grid/space.h store/text.c store/text.h
+RECORD_SRC := store/record.c store/store.c store/store_io.c store/text.c store/mode.c
+$(BUILD)/fuzz_space: tests/fuzz/fuzz_space.c grid/space.c grid/space.h store/text.c store/text.h store/mode.c store/mode.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) tests/fuzz/fuzz_space.c grid/space.c store/text.c -o $@ $(PKG_LIBS)
+	$(FUZZ_CC) tests/fuzz/fuzz_space.c grid/space.c store/text.c store/mode.c -o $@ $(PKG_LIBS)
 $(BUILD)/fuzz_record: tests/fuzz/fuzz_record.c $(RECORD_SRC) $(wildcard store/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) tests/fuzz/fuzz_record.c $(RECORD_SRC) -o $@ $(PKG_LIBS)
@@ -213,13 +218,17 @@ $(BUILD)/fa_check $(BUILD)/fa_bench: $(BUILD)/%: tests/gpu/%.c $(HOST_LIB) $(KLI
 	$(CC) $(CFLAGS) $(LDFLAGS) $(RPATH) $(filter-out $(KLIB),$^) -o $@ $(PKG_LIBS) $(CUDA_LIBS)
 
 # ---- running -------------------------------------------------------------------
-sweep: deps
-	@bash scripts/run_default_sweep.sh "$(BUILD)"
+# The script looks for the GPU first (none: it says so and exits 1, which
+# make reports as `Error 1` and exits 2), then runs deps.sh, then builds, so
+# a machine without a GPU installs nothing.
+sweep:
+	@DEPS="$(DEPS)" CUDA="$(CUDA)" bash scripts/run_default_sweep.sh "$(BUILD)"
 
+# With DEPS set these only check the bundle and the tools (never apt-get).
 deps:
-	@bash scripts/deps.sh build
+	@DEPS="$(DEPS)" CUDA="$(CUDA)" bash scripts/deps.sh build
 deps-test:
-	@bash scripts/deps.sh test
+	@DEPS="$(DEPS)" CUDA="$(CUDA)" bash scripts/deps.sh test
 
 # Headers and libraries of lmdb, cjson and cmocka in one folder, to carry to
 # a GPU node that has no package registry: make DEPS=.deps there.
@@ -233,18 +242,33 @@ dist: $(BUILD)/fasweep $(BUILD)/fa_check $(BUILD)/fa_bench
 includes:
 	python3 scripts/check_includes.py .
 
+# The sources: git's tracked files in a git checkout of this folder, else
+# (a tarball, a copy without .git) every *.c *.h *.cu *.cuh outside the
+# build, dist and hidden folders.
+FORMAT_FILES = $$(if [ "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$$(pwd -P)" ]; then \
+  git ls-files '*.c' '*.h' '*.cu' '*.cuh'; else \
+  find . \( -path ./build -o -path ./dist -o -name '.?*' \) -prune -o -type f \
+  \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' \) -print | sort; fi)
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu' '*.cuh')
+	@files="$(FORMAT_FILES)"; \
+	[ -n "$$files" ] || { echo "format: no *.c *.h *.cu *.cuh files found under $$(pwd)" >&2; exit 1; }; \
+	clang-format -i $$files
 # The tree is formatted with clang-format $(FORMAT_MAJOR) (Debian bookworm). Other
-# majors differ in small details, so there the check only reports.
+# majors differ in small details, so there the check only reports. It fails
+# when there is no clang-format or no file to check: "clean" means checked.
 FORMAT_MAJOR = 14
 format-check:
-	@v=$$(clang-format --version | sed -n 's/.*version \([0-9]*\).*/\1/p'); \
+	@command -v clang-format >/dev/null || \
+	  { echo "format-check: no clang-format on PATH; install clang-format $(FORMAT_MAJOR) (make deps-test does)" >&2; exit 1; }; \
+	files="$(FORMAT_FILES)"; \
+	[ -n "$$files" ] || { echo "format-check: no *.c *.h *.cu *.cuh files found under $$(pwd): nothing checked" >&2; exit 1; }; \
+	n=$$(echo $$files | wc -w); \
+	v=$$(clang-format --version | sed -n 's/.*version \([0-9]*\).*/\1/p'); \
 	if [ "$$v" = "$(FORMAT_MAJOR)" ]; then \
-	  clang-format --dry-run --Werror $$(git ls-files '*.c' '*.h' '*.cu' '*.cuh') && echo "format-check: clean"; \
+	  clang-format --dry-run --Werror $$files && echo "format-check: clean ($$n files)"; \
 	else \
-	  echo "format-check: clang-format $$v, tree uses $(FORMAT_MAJOR): reporting only" >&2; \
-	  clang-format --dry-run $$(git ls-files '*.c' '*.h' '*.cu' '*.cuh') 2>&1 | head -20; \
+	  echo "format-check: clang-format $$v, tree uses $(FORMAT_MAJOR): reporting only ($$n files)" >&2; \
+	  clang-format --dry-run $$files 2>&1 | head -20; \
 	fi
 
 clean:

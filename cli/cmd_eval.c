@@ -4,21 +4,19 @@
  * (contract: cli.h).
  */
 #include <cJSON.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../kernels/fa_launch.h"
 #include "../seeds/rank.h"
 #include "../store/store.h"
 #include "cli.h"
 #include "../grid/plan.h"
+#include "../sweep/engine.h"
 #include "../sweep/task.h"
 #include "../sweep/variant.h"
-#include "../sweep/worker.h"
 
 typedef struct eval_args {
     const char *configs_text, *mode, *store, *space_path, *kernel;
@@ -214,121 +212,104 @@ static void eval_print_text(const record *r, const eval_ref *ref)
 
 /* ---- the run --------------------------------------------------------------------------------- */
 
-/* The compiler's lines as one line for a record's error field. */
-static void eval_one_line(const char *log, char *out, size_t n)
+/* The engine's hooks: the stored best is read before the new records go
+ * in, each stored record is printed, and any that is not ok fails. */
+typedef struct eval_out {
+    const eval_args *a;
+    store *st;
+    eval_ref ref;
+    int rc;
+} eval_out;
+
+static void eval_measured(void *ctx, const engine_job *job, const record *recs, int n)
 {
-    size_t k = 0;
-    for (const char *p = log; *p && k + 4 < n; p++) {
-        if (*p == '\n') {
-            memcpy(out + k, " | ", 3);
-            k += 3;
-        } else if ((unsigned char)*p >= 0x20 && *p != 0x7f) {
-            out[k++] = *p;
-        }
-    }
-    out[k] = '\0';
+    (void)job;
+    eval_out *o = ctx;
+    eval_reference(o->st, recs, n, &o->ref);
 }
 
-/* The variant compiled for the worker's GPU (or, without one, for the
- * first architecture of this build): 0 ready, or the exit status after
- * printing (and, with a GPU and so a store st, storing) a compile_error
- * record. */
-static int eval_variant(const eval_args *a, const space *s, task *t, const worker *w, store *st)
+static void eval_stored(void *ctx, const engine_job *job, int idx, const record *r)
 {
-    int cc = w->pid ? w->dev.cc : atoi(fa_build_archs());
-    static char log[8192];
-    const int rc = variant_build(&t->variant, &t->configs[0], cc, log, sizeof log);
-    if (rc < 0) {
-        cli_say("cannot compile the kernel variant %s: %s", a->kernel, log);
-        return CLI_FAIL;
-    }
-    if (rc == 0)
-        return 0;
-    static record r;
-    task_device none = {.cc = cc};
-    snprintf(none.name, sizeof none.name, "%s", "");
-    task_record_init(&r, w->pid ? &w->dev : &none, &t->problem, &t->configs[0], t->modes[0]);
-    task_record_variant(&r, &t->variant);
-    r.status = RECORD_ST_COMPILE_ERROR;
-    eval_one_line(log, r.error, sizeof r.error);
+    (void)job;
+    (void)idx;
+    eval_out *o = ctx;
+    if (o->a->json)
+        eval_print_json(r, &o->ref);
+    else
+        eval_print_text(r, &o->ref);
+    if (r->status != RECORD_ST_OK)
+        o->rc = CLI_FAIL;
+}
+
+/* A variant that does not compile: its compile_error record stored (with
+ * a GPU and so a store st) and printed. Returns the exit status. */
+static int eval_compile_error(const eval_args *a, engine *e, store *st, record *r, const char *log)
+{
     fprintf(stderr, "%s\n", log);
-    char host[64] = "unknown";
-    (void)gethostname(host, sizeof host - 1);
-    task_provenance(&r, host, s->name, s->hash);
     if (st) {
-        const int src = store_put(st, &r);
-        if (src != STORE_OK)
-            return cli_store_fail(st, src, "storing the result");
+        if (engine_put(e, st, r, ENGINE_PUT) != 0) {
+            cli_say("%s", e->err);
+            return CLI_FAIL;
+        }
     } else {
         cli_say("no CUDA GPU: the compile_error result (sm_%d) is not stored (a record needs the "
                 "GPU's name)",
-                cc);
+                r->cc);
     }
     const eval_ref ref = {0};
     if (a->json)
-        eval_print_json(&r, &ref);
+        eval_print_json(r, &ref);
     else
-        eval_print_text(&r, &ref);
+        eval_print_text(r, &ref);
     return CLI_FAIL;
-}
-
-/* Measures t on the running worker and stores and prints its records. */
-static int eval_measure(const eval_args *a, const space *s, const task *t, worker *w, store *st)
-{
-    static worker_job j;
-    char err[512], host[64];
-    int rc = CLI_OK;
-    j.n_done = 0;
-    if (worker_run(w, &j, t, err, sizeof err) != 0) {
-        cli_say("%s", err);
-        rc = CLI_FAIL;
-    }
-    const int n = t->n_configs * t->n_modes;
-    eval_ref ref = {0};
-    if (rc == CLI_OK)
-        eval_reference(st, j.recs, n, &ref);
-    if (gethostname(host, sizeof host - 1) != 0)
-        snprintf(host, sizeof host, "unknown");
-    for (int i = 0; j.n_done == n && i < n; i++) {
-        record *r = &j.recs[i];
-        task_provenance(r, host, s->name, s->hash);
-        const int src = store_put(st, r);
-        if (src != STORE_OK) {
-            rc = cli_store_fail(st, src, "storing the result");
-            break;
-        }
-        if (a->json)
-            eval_print_json(r, &ref);
-        else
-            eval_print_text(r, &ref);
-        if (r->status != RECORD_ST_OK)
-            rc = CLI_FAIL;
-    }
-    return rc;
 }
 
 static int eval_run(const eval_args *a, const space *s, task *t)
 {
-    char err[512];
-    worker w = {.device = a->device};
-    const int gpu = worker_spawn(&w, err, sizeof err) == 0;
+    static engine e;
+    const engine_options eo = {.device = a->device, .space_name = s->name, .space_hash = s->hash};
+    const int gpu = engine_open(&e, &eo) == 0;
     if (!gpu && !a->kernel) {
-        cli_say("no CUDA GPU found: %s -- eval needs a GPU", err);
+        cli_say("no CUDA GPU found: %s -- eval needs a GPU", e.err);
         return CLI_FAIL;
     }
+    char no_gpu[sizeof e.err];
+    snprintf(no_gpu, sizeof no_gpu, "%s", e.err);
     /* Without a GPU nothing is stored: no store is made. */
     store *st = gpu ? cli_open_store(cli_store_path(a->store), 0) : NULL;
     int rc = gpu && !st ? CLI_FAIL : CLI_OK;
-    if (rc == CLI_OK && a->kernel)
-        rc = eval_variant(a, s, t, &w, st); /* before any GPU work */
+    if (rc == CLI_OK && a->kernel) { /* before any GPU work */
+        static char log[8192];
+        static record r;
+        const int vr = engine_variant(&e, t, &r, log, sizeof log);
+        if (vr < 0) {
+            cli_say("cannot compile the kernel variant %s: %s", a->kernel, log);
+            rc = CLI_FAIL;
+        } else if (vr > 0) {
+            rc = eval_compile_error(a, &e, st, &r, log);
+        }
+    }
     if (rc == CLI_OK && !gpu) {
         cli_say("no CUDA GPU found: %s -- the variant compiled (%s); eval needs a GPU to run it",
-                err, t->variant.so);
+                no_gpu, t->variant.so);
         rc = CLI_FAIL;
     }
-    if (rc == CLI_OK)
-        rc = eval_measure(a, s, t, &w, st);
-    worker_quit(&w);
+    if (rc == CLI_OK) {
+        static engine_job job;
+        job.t = *t;
+        eval_out o;
+        memset(&o, 0, sizeof o);
+        o.a = a;
+        o.st = st;
+        o.rc = CLI_OK;
+        const engine_sink sink = {&o, eval_measured, eval_stored, NULL};
+        if (engine_measure(&e, st, &job, 1, ENGINE_PUT, &sink) != 0) {
+            cli_say("%s", e.err);
+            rc = CLI_FAIL;
+        } else
+            rc = o.rc;
+    }
+    engine_close(&e);
     if (st)
         store_close(st);
     return rc;

@@ -180,20 +180,32 @@ static const char *const usage_plan =
     "\n"
     "exit status: 0 ok, 2 bad space file or option.\n";
 
+/* The parse plan and grid share: their options, no stray arguments, and
+ * --space given (*path set by the table). Returns -1 to go on, else the
+ * exit status (help printed, or a usage error). */
+static int space_cmd_parse(int argc, char **argv, const cli_opt *opts, const char *const *path)
+{
+    int first;
+    int rc = cli_parse(argc, argv, opts, &first);
+    if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
+        return rc;
+    if (!*path)
+        return cli_usage_error("--space FILE is required");
+    return -1;
+}
+
 static int plan_main(int argc, char **argv)
 {
     const char *path = NULL, *shard_opt = NULL;
-    int json = 0, all = 0, first;
+    int json = 0, all = 0;
     const cli_opt opts[] = {{"space", 0, CLI_PATH, &path, 0, 0},
                             {"json", 0, CLI_FLAG, &json, 0, 0},
                             {"all", 0, CLI_FLAG, &all, 0, 0},
                             {"shard", 0, CLI_STR, &shard_opt, 0, 0},
                             {NULL, 0, 0, NULL, 0, 0}};
-    int rc = cli_parse(argc, argv, opts, &first);
-    if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
+    int rc = space_cmd_parse(argc, argv, opts, &path);
+    if (rc >= 0)
         return rc;
-    if (!path)
-        return cli_usage_error("--space FILE is required");
     space s;
     plan p;
     if ((rc = load_sharded_plan(path, shard_opt, &s, &p)))
@@ -335,7 +347,7 @@ static const char *const usage_grid =
 static int grid_main(int argc, char **argv)
 {
     const char *path = NULL, *store_opt = NULL, *shard_opt = NULL, *devices_opt = NULL;
-    int dry = 0, first;
+    int dry = 0;
     run_options o;
     memset(&o, 0, sizeof o);
     const cli_opt opts[] = {{"space", 0, CLI_PATH, &path, 0, 0},
@@ -347,11 +359,9 @@ static int grid_main(int argc, char **argv)
                             {"shard", 0, CLI_STR, &shard_opt, 0, 0},
                             {"devices", 0, CLI_STR, &devices_opt, 0, 0},
                             {NULL, 0, 0, NULL, 0, 0}};
-    int rc = cli_parse(argc, argv, opts, &first);
-    if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
+    int rc = space_cmd_parse(argc, argv, opts, &path);
+    if (rc >= 0)
         return rc;
-    if (!path)
-        return cli_usage_error("--space FILE is required");
     if (devices_opt && parse_devices(devices_opt, !dry, &o))
         return CLI_USAGE;
     space s;

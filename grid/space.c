@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../store/mode.h"
 #include "../store/text.h"
 
 /* A space is a few KB; anything near this is a mistake (wrong file). */
@@ -434,23 +435,30 @@ static int sp_axes(const sp_ctx *c, const cJSON *axes, space *s)
 
 /* ---- measure, tolerance ------------------------------------------------------------ */
 
+/* The table's names as "\"hot\" / \"cold\" / \"batch\"" into buf. */
+static const char *sp_mode_list(char *buf, size_t n)
+{
+    size_t len = 0;
+    for (int k = 0; k < MODE_COUNT && len < n; k++)
+        len += (size_t)snprintf(buf + len, n - len, "%s\"%s\"", k ? " / " : "", mode_at(k)->name);
+    return buf;
+}
+
 static int sp_modes(const sp_ctx *c, const cJSON *arr, space_measure *m)
 {
-    static const char *what = "a non-empty array of distinct \"hot\" / \"cold\" / \"batch\"";
-    static const char *const known[] = {"hot", "cold", "batch"};
+    char list[MODE_COUNT * (MODE_NAME_MAX + 5) + 1], what[sizeof list + 48];
+    snprintf(what, sizeof what, "a non-empty array of distinct %s",
+             sp_mode_list(list, sizeof list));
     if (!cJSON_IsArray(arr) || !arr->child)
         return sp_expected(c, "measure.modes", arr, what);
     int i = 0;
     for (const cJSON *it = arr->child; it; it = it->next, i++) {
         char p[SPACE_PATH_LEN];
         sp_index_path(p, sizeof p, "measure.modes", i);
-        int ok = 0;
-        for (int k = 0; cJSON_IsString(it) && k < 3; k++)
-            ok |= strcmp(it->valuestring, known[k]) == 0;
-        if (!ok)
-            return sp_expected(c, p, it, "\"hot\", \"cold\" or \"batch\"");
-        /* Only three distinct modes exist: a fourth entry is always caught
-         * here, so modes[] cannot overflow. */
+        if (!cJSON_IsString(it) || !mode_find(it->valuestring))
+            return sp_expected(c, p, it, mode_names_quoted());
+        /* Each of the table's modes at most once: an entry past MODE_COUNT
+         * is always caught here, so modes[] cannot overflow. */
         for (int j = 0; j < i; j++)
             if (strcmp(m->modes[j], it->valuestring) == 0)
                 return sp_fail(c, p, "expected distinct modes, got \"%s\" again (also at [%d])",
@@ -494,7 +502,7 @@ void space_measure_defaults(space_measure *m)
     m->max_seconds = 0.5;
     m->timeout_s = 10;
     m->n_modes = 1;
-    snprintf(m->modes[0], sizeof m->modes[0], "hot");
+    snprintf(m->modes[0], sizeof m->modes[0], "%s", mode_default()->name);
     m->batch_us = 200;
     m->clock_tolerance = 0.03;
     m->clock_pause_ms = 100;

@@ -12,9 +12,11 @@
 
 #include <stddef.h>
 
+#include "../store/mode.h"
+
 #define SPACE_MAX_PROBLEMS 16
 #define SPACE_MAX_AXIS 16
-#define SPACE_MAX_MODES 3
+#define SPACE_MAX_MODES MODE_COUNT /* the table's modes, each at most once */
 #define SPACE_ERR_LEN 512
 
 typedef enum space_axis_id {
@@ -34,15 +36,16 @@ typedef struct space_problem {
 
 /* Measurement settings; every field has a default (docs/spaces.md). */
 typedef struct space_measure {
-    int warmup_runs;                /* launches before timing (default 3) */
-    int min_samples;                /* timed samples at least (default 10) */
-    int max_samples;                /* timed samples at most (default 200) */
-    double noise;                   /* stop once stdev/mean of the median's estimate
-                                       is under this (default 0.01) */
-    double max_seconds;             /* timing budget per config and mode (default 0.5) */
-    double timeout_s;               /* a config running longer is a hang (default 10) */
-    int n_modes;                    /* modes to measure, in order */
-    char modes[SPACE_MAX_MODES][8]; /* "hot", "cold", "batch" (default hot) */
+    int warmup_runs;    /* launches before timing (default 3) */
+    int min_samples;    /* timed samples at least (default 10) */
+    int max_samples;    /* timed samples at most (default 200) */
+    double noise;       /* stop once stdev/mean of the median's estimate
+                           is under this (default 0.01) */
+    double max_seconds; /* timing budget per config and mode (default 0.5) */
+    double timeout_s;   /* a config running longer is a hang (default 10) */
+    int n_modes;        /* modes to measure, in order */
+    char modes[SPACE_MAX_MODES][MODE_NAME_MAX]; /* names of store/mode.h's table (default: its
+                                                   first, hot) */
     double batch_us;        /* batch mode: launches per sample fill this much time (default 200) */
     double clock_tolerance; /* a block whose SM clock is under the calibrated clock by more
                                than this fraction is discarded (default 0.03) */

@@ -5,22 +5,29 @@
 # print the Top-K and write report.html next to the store. The space follows
 # the GPU: spaces/h100.json on compute capability 9.x, spaces/l4.json
 # otherwise (SPACE=... overrides).
+# Order: the GPU check first, so a machine without one installs nothing; then
+# scripts/deps.sh build (with DEPS=DIR it only checks the bundle); then the
+# build. Exit status: 0 done; 1 no GPU, missing dependencies, or a failed
+# step (`make sweep` itself then exits 2, make's status for a failed recipe).
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-build}
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
-    echo "fasweep: no NVIDIA GPU found on this machine (nvidia-smi is missing or sees no GPU)." >&2
-    echo "fasweep: the sweep needs a CUDA GPU; 'make test' runs every CPU test without one." >&2
+    echo "fasweep: no NVIDIA GPU found on this machine (nvidia-smi is missing or sees none): the sweep needs one; 'make test' runs every CPU test without." >&2
     exit 1
 fi
+bash "$here/deps.sh" build || exit 1
 if [ -z "${SPACE:-}" ]; then
     cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1)
     case "$cc" in 9.*) SPACE=spaces/h100.json ;; *) SPACE=spaces/l4.json ;; esac
 fi
-make -j"$(nproc)" BUILD="$build" "$build/fasweep"
+# make's own status for a failed build is 2, which here would read as a usage error
+make -j"$(nproc)" BUILD="$build" "$build/fasweep" || exit 1
 echo "fasweep: sweeping $SPACE" >&2
 store=${STORE:-results.lmdb}
 "$build/fasweep" grid --space "$SPACE" --store "$store" --refine 4
 bash scripts/baselines.sh "$SPACE" "$store" "$build/fasweep"
+# the space's modes; without any, the default mode of the table in store/mode.h (hot)
 modes=$(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1])).get("measure", {}).get("modes", ["hot"])))' "$SPACE" 2>/dev/null || echo hot)
 rc=0
 for mode in $modes; do # a group with only failed results is exit 1: the report still follows

@@ -60,6 +60,11 @@ BACKENDS = {"flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION",
 THROTTLE_MASK = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
 
 
+# The timing modes: a copy of the table in store/mode.h (the one definition;
+# what each times: docs/measurement.md). Add a mode there first, then here,
+# with its case in Bench.measure (cold = L2 flushed, batch = back to back).
+MODES = ("hot", "cold", "batch")
+
 def die(msg, code=2):
     print("sdpa_baseline: " + msg, file=sys.stderr)
     sys.exit(code)
@@ -448,8 +453,8 @@ def main():
     if args.modes:
         args.measure["modes"] = args.modes.split(",")
     for mo in args.measure["modes"]:
-        if mo not in ("hot", "cold", "batch"):
-            die("modes are hot, cold and batch, got %r" % mo)
+        if mo not in MODES:
+            die("modes are %s, got %r" % (", ".join(MODES), mo))
     names = args.backends.split(",")
     for n in names:
         if n not in BACKENDS:

@@ -30,7 +30,7 @@
 typedef struct group_filter {
     const char *device;  /* exact GPU name, or NULL for any */
     const char *problem; /* space_problem_format text, or NULL for any */
-    const char *mode;    /* one of RECORD_MODES, or NULL for any */
+    const char *mode;    /* a mode of store/mode.h's table, or NULL for any */
 } group_filter;
 
 typedef struct group_cell {
@@ -54,7 +54,7 @@ typedef struct group {
 } group;
 
 typedef struct group_set {
-    group *groups; /* by device, problem, then mode in RECORD_MODES order */
+    group *groups; /* by device, problem, then mode in the table's order (mode.h) */
     int n;
 } group_set;
 

@@ -164,7 +164,7 @@ int rank_topk(store *s, const rank_filter *f, int k, rank_result *out)
         return STORE_EINVAL;
     out->groups = NULL;
     out->n_groups = 0;
-    const char *mode = (f && f->mode) ? f->mode : "hot";
+    const char *mode = (f && f->mode) ? f->mode : mode_default()->name;
     if (strlen(mode) >= sizeof out->groups->mode)
         return STORE_EINVAL;
     rank_scan sc = {.f = f, .mode = mode, .k = k, .res = out};

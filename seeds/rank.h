@@ -17,7 +17,7 @@
 typedef struct rank_filter {
     const char *device;  /* exact GPU name, or NULL for all */
     const char *problem; /* space_problem_format text, or NULL */
-    const char *mode;    /* "hot" (default when NULL) or "cold" */
+    const char *mode;    /* a mode of store/mode.h; NULL: mode_default() (hot) */
 } rank_filter;
 
 typedef struct rank_group {

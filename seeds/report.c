@@ -563,6 +563,17 @@ static const char rp_css[] =
     "font-size:11px}.warn{color:#c62828;fill:#c62828;font-weight:600}.none{color:#757575}"
     "ul.clock{font-size:12px;margin:0}";
 
+/* What the group's numbers are (the mode's descriptor, store/mode.h): a
+ * reader compares hot and batch numbers only knowing what each times. */
+static void rp_mode(FILE *o, const char *mode)
+{
+    const mode_desc *d = mode_find(mode);
+    if (!d) /* records are checked on the way in: every stored mode is known */
+        return;
+    fprintf(o, "<p class=\"mode\"><b>%s</b>: %s; noise: %s; stops by %s</p>\n", d->name,
+            d->measures, d->uncertainty_text, d->stop);
+}
+
 static void rp_group(FILE *o, const group *g, int from_space, int k)
 {
     rp_counts c;
@@ -576,6 +587,7 @@ static void rp_group(FILE *o, const group *g, int from_space, int k)
     fputs(" &#183; ", o);
     rp_esc(o, g->problem);
     fprintf(o, " &#183; %s</h2>\n", g->mode);
+    rp_mode(o, g->mode);
     rp_summary(o, g, &c, from_space);
     rp_heatmap(o, g, &c);
     rp_topk(o, g, k);

@@ -153,11 +153,7 @@ static int rec_key_check(const record *r, char *msg, size_t n)
 
 int record_mode_index(const char *mode)
 {
-    static const char *const modes[] = {RECORD_MODES};
-    for (size_t i = 0; i < sizeof modes / sizeof *modes; i++)
-        if (strcmp(mode, modes[i]) == 0)
-            return (int)i;
-    return -1;
+    return mode_index(mode);
 }
 
 int record_mode_known(const char *mode)

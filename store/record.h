@@ -16,6 +16,8 @@
 
 #include <stddef.h>
 
+#include "mode.h"
+
 /* The format version every record carries ("schema"). */
 #define RECORD_SCHEMA_VERSION 1
 
@@ -70,11 +72,11 @@ typedef struct record_clock {
 
 typedef struct record {
     /* ---- key ---- */
-    char device[64];  /* GPU model name, as the driver reports it */
-    char problem[48]; /* space_problem_format text */
-    char build[40];   /* fa_build_id() of the binary, or "baseline" */
-    char config[64];  /* fa_config_format text, or a baseline's name */
-    char mode[8];     /* one of RECORD_MODES: hot, cold or batch L2 and launch pattern */
+    char device[64];          /* GPU model name, as the driver reports it */
+    char problem[48];         /* space_problem_format text */
+    char build[40];           /* fa_build_id() of the binary, or "baseline" */
+    char config[64];          /* fa_config_format text, or a baseline's name */
+    char mode[MODE_NAME_MAX]; /* a timing mode of the table in mode.h (hot, cold, batch) */
     /* ---- result ---- */
     record_kind kind;
     record_status status;
@@ -108,12 +110,13 @@ typedef struct record {
     double timestamp;      /* Unix seconds */
 } record;
 
-/* The L2 modes fasweep measures (docs/measurement.md): a record's mode is
- * one of them. */
-#define RECORD_MODES "hot", "cold", "batch"
-#define RECORD_MODES_TEXT "hot, cold, batch"
+/* The timing modes fasweep measures are the table of mode.h: a record's
+ * mode is one of them. These are that table's lookups under the record's
+ * prefix (kept for their callers): known = in the table; index = its
+ * place in the table (mode_id), -1 when unknown. RECORD_MODES_TEXT is
+ * mode_names_text() ("hot, cold, batch"). */
+#define RECORD_MODES_TEXT (mode_names_text())
 int record_mode_known(const char *mode);
-/* Its place in RECORD_MODES (0 hot, 1 cold, 2 batch), -1 when unknown. */
 int record_mode_index(const char *mode);
 
 /* Status and kind names: "ok" "wrong" "crashed" "timeout" "compile_error"; "kernel"

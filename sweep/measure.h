@@ -13,15 +13,17 @@
  *      double: rel_l2, max_abs, non-finite count); any NaN/inf, or an error
  *      over the space's tolerance, makes its records "wrong", not timed;
  *   4. per mode, warm-up launches, then timed blocks: a spin kernel holds
- *      the stream while the host queues the block; hot: one CUDA event pair
- *      around each launch; cold: the same after writing a scratch buffer of
- *      twice the L2 size, outside the events; batch: one event pair around
- *      back-to-back launches (time per launch = their time / launches).
+ *      the stream while the host queues the block; how a sample is taken
+ *      is the mode's descriptor (store/mode.h): L2 warm or flushed (a
+ *      scratch buffer of twice the L2 size written before each sample,
+ *      outside the events: cold), one launch per event pair (hot, cold) or
+ *      back-to-back launches (batch: time per launch = their time /
+ *      launches).
  *      The spin and a probe after the block give the block's SM clock; a
  *      block under the calibrated clock by more than clock_tolerance is
  *      discarded and taken again after clock_pause_ms (at most max_discards
- *      per record, then kept and marked). Sampling stops by the noise rule
- *      (sweep/stats.h);
+ *      per record, then kept and marked). Sampling stops by the stopping
+ *      criterion the descriptor names (sweep/stats.h, "stdrel");
  *   5. clocks and throttle reasons (NVML), right after each mode's samples;
  *   6. one more launch with clock64 instrumentation: cycles per CTA, waves,
  *      SM imbalance.

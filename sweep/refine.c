@@ -43,7 +43,7 @@ static int refine_candidates(const refine_env *e, int problem, const char *mode,
             continue;
         record r;
         char key[RECORD_KEY_LEN];
-        task_record_init(&r, &e->w->dev, &e->s->problems[problem], &pt->cfg, mode);
+        task_record_init(&r, &e->eng->dev, &e->s->problems[problem], &pt->cfg, mode);
         int rc = record_key(&r, key, sizeof key) == 0 ? store_get(e->st, key, &r) : STORE_EINVAL;
         if (rc == STORE_NOTFOUND)
             continue;
@@ -114,57 +114,81 @@ static void refine_report(const refine_env *e, const char *prob, const char *mod
     fflush(out);
 }
 
-/* One head-to-head of cand[0..k) (k <= TASK_MAX_CONFIGS): one task, k
- * records, each stored at once (an ok one always: its median is the one
- * that compares; a failed one only over a failed record). new_us gets each
- * config's new median (inf when it failed). Returns 0, 1 when no worker can
- * run it, -1 on a store error. */
+/* The engine's hooks for one problem and mode's head-to-heads: each job's
+ * tag is the index of its first candidate. */
+typedef struct refine_sink {
+    const refine_env *e;
+    refine_cand *cand;
+} refine_sink;
+
+/* A stored record: an ok one's median is the one that compares; a failed
+ * one is said (the store kept a better earlier record). */
+static void refine_stored(void *ctx, const engine_job *job, int idx, const record *r)
+{
+    const refine_sink *rs = ctx;
+    refine_cand *c = &rs->cand[job->tag + (size_t)idx];
+    if (r->status == RECORD_ST_OK) {
+        c->new_us = r->time.median_us;
+        c->new_noise = r->time.noise;
+    } else
+        progress_say(rs->e->prog,
+                     "refine: re-measuring %s %s %s failed (%s: %s); the store keeps its "
+                     "earlier record unless that one had failed too",
+                     r->problem, r->config, r->mode, record_status_name(r->status), r->error);
+}
+
+static void refine_done(void *ctx, const engine_job *job, double timed_s)
+{
+    (void)job;
+    (void)timed_s;
+    const refine_sink *rs = ctx;
+    progress_end_task(rs->e->prog, NULL);
+}
+
+/* The head-to-head of cand[0..k) (k <= TASK_MAX_CONFIGS) in one mode. */
+static void refine_job(const refine_env *e, int problem, const char *mode, const refine_cand *cand,
+                       int k, const space_measure *m, engine_job *job)
+{
+    task *t = &job->t;
+    memset(job, 0, sizeof *job);
+    t->problem = e->s->problems[problem];
+    t->n_configs = k;
+    for (int i = 0; i < k; i++) {
+        t->configs[i] = e->p->points[cand[i].point].cfg;
+        t->inject[i] = task_inject_for(e->inject, e->n_inject, &t->configs[i]);
+    }
+    t->n_modes = 1;
+    snprintf(t->modes[0], sizeof t->modes[0], "%s", mode);
+    t->measure = *m;
+    t->tol = e->s->tolerance;
+    job->group = problem;
+}
+
+/* The head-to-heads of cand[0..k), TASK_MAX_CONFIGS at a time, through
+ * the engine: k records, each stored at once (an ok one always, a failed
+ * one only over a failed record); new_us gets each config's new median
+ * (inf when it failed). Returns 0, 1 when interrupted or no worker can run
+ * it, -1 on a store error. */
 static int refine_h2h(const refine_env *e, int problem, const char *mode, refine_cand *cand, int k,
                       const space_measure *m)
 {
-    task t;
-    memset(&t, 0, sizeof t);
-    t.problem = e->s->problems[problem];
-    t.n_configs = k;
-    for (int i = 0; i < k; i++) {
-        t.configs[i] = e->p->points[cand[i].point].cfg;
-        t.inject[i] = task_inject_for(e->inject, e->n_inject, &t.configs[i]);
-    }
-    t.n_modes = 1;
-    snprintf(t.modes[0], sizeof t.modes[0], "%s", mode);
-    t.measure = *m;
-    t.tol = e->s->tolerance;
-    char prob[48], label[160];
-    space_problem_format(&t.problem, prob, sizeof prob);
-    snprintf(label, sizeof label, "%s %s %s", prob, cand[0].config, mode);
-    progress_begin_task(e->prog, label);
-    static worker_job j;
-    char err[512];
-    if (worker_run(e->w, &j, &t, err, sizeof err) != 0) {
-        progress_say(e->prog, "%s", err);
+    const int nj = (k + TASK_MAX_CONFIGS - 1) / TASK_MAX_CONFIGS;
+    engine_job *jobs = calloc((size_t)nj + 1, sizeof *jobs);
+    if (!jobs) {
+        progress_say(e->prog, "out of memory for the refine pass");
         return 1;
     }
-    for (int i = 0; i < k; i++) {
-        record *r = &j.recs[i];
-        task_provenance(r, e->host, e->s->name, e->s->hash);
-        const int rc =
-            r->status == RECORD_ST_OK ? store_put(e->st, r) : store_put_if_better(e->st, r, NULL);
-        if (rc != STORE_OK) {
-            progress_say(e->prog, "writing %s %s %s to the store failed: %s (%s)", r->problem,
-                         r->config, r->mode, store_strerror(rc), store_last_error(e->st));
-            return -1;
-        }
-        if (r->status == RECORD_ST_OK) {
-            cand[i].new_us = r->time.median_us;
-            cand[i].new_noise = r->time.noise;
-        } else
-            progress_say(e->prog,
-                         "refine: re-measuring %s %s %s failed (%s: %s); the store keeps its "
-                         "earlier record unless that one had failed too",
-                         r->problem, r->config, r->mode, record_status_name(r->status), r->error);
+    for (int q = 0; q < nj; q++) {
+        const int i = q * TASK_MAX_CONFIGS;
+        const int g = k - i < TASK_MAX_CONFIGS ? k - i : TASK_MAX_CONFIGS;
+        refine_job(e, problem, mode, cand + i, g, m, &jobs[q]);
+        jobs[q].tag = (size_t)i;
     }
-    progress_end_task(e->prog, NULL);
-    return 0;
+    refine_sink rs = {e, cand};
+    const engine_sink sink = {&rs, NULL, refine_stored, refine_done};
+    const int rc = engine_measure(e->eng, e->st, jobs, (size_t)nj, ENGINE_FAILED_IF_BETTER, &sink);
+    free(jobs);
+    return rc;
 }
 
 int refine_run(const refine_env *e, int *interrupted)
@@ -192,13 +216,9 @@ int refine_run(const refine_env *e, int *interrupted)
         }
         const int k = n < e->k ? n : e->k;
         progress_start(e->prog, e->out, (k + TASK_MAX_CONFIGS - 1) / TASK_MAX_CONFIGS);
-        for (int i = 0; i < k && rc == 0; i += TASK_MAX_CONFIGS) {
-            if (e->stop && *e->stop) {
-                *interrupted = rc = 1;
-                break;
-            }
-            const int g = k - i < TASK_MAX_CONFIGS ? k - i : TASK_MAX_CONFIGS;
-            rc = refine_h2h(e, pi, mode, cand + i, g, &m);
+        if (k > 0) {
+            rc = refine_h2h(e, pi, mode, cand, k, &m);
+            *interrupted = e->eng->interrupted;
         }
         progress_finish(e->prog);
         if (rc == 0 && k > 0) {

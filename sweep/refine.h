@@ -2,7 +2,7 @@
  * records of this build per problem and mode re-measured more strictly,
  * head to head.
  *
- * One worker task gates and warms up up to TASK_MAX_CONFIGS of them (larger
+ * One engine task (engine.h) gates and warms up up to TASK_MAX_CONFIGS of them (larger
  * K: groups in rank order), then times them in rounds, one block of
  * samples of each per round (measure.h), with half the space's noise
  * target and four times its max_samples and max_seconds: a drift of the
@@ -17,22 +17,21 @@
 #include <signal.h>
 #include <stdio.h>
 
-#include "../store/store.h"
 #include "../grid/plan.h"
-#include "progress.h"
 #include "../grid/space.h"
+#include "../store/store.h"
+#include "engine.h"
+#include "progress.h"
 #include "task.h"
-#include "worker.h"
 
-/* What the pass works with: the sweep's space, plan, store and worker. */
+/* What the pass works with: the sweep's space, plan, store and engine. */
 typedef struct refine_env {
     const space *s;
     const plan *p;
     store *st;
-    worker *w; /* started; its dev names the GPU */
+    engine *eng; /* open, with one worker; its dev names the GPU */
     progress *prog;
     FILE *out; /* the report and messages, NULL = quiet */
-    const char *host;
     const task_inject_rule *inject;
     int n_inject;
     int k;                       /* how many per problem and mode */

@@ -4,9 +4,9 @@
  * The scheduler turns the plan into tasks (one per point and mode), skips
  * those whose key (device, problem, build, config, mode) the store holds
  * already (resume; opts.remeasure measures them again), and hands each to
- * a CUDA worker (worker.h): one worker, or one per GPU with --devices, the
+ * the engine (engine.h): one worker, or one per GPU with --devices, the
  * next task going to whichever is free. Then, with opts.refine_k, the
- * refine pass (refine.h).
+ * refine pass (refine.h), through the engine as well.
  */
 #ifndef RUN_H
 #define RUN_H
@@ -16,8 +16,9 @@
 
 #include "../grid/plan.h"
 #include "../grid/space.h"
+#include "engine.h"
 
-#define RUN_MAX_DEVICES 16
+#define RUN_MAX_DEVICES ENGINE_MAX_DEVICES
 
 typedef struct run_options {
     int device; /* CUDA device ordinal (default 0) */

@@ -57,6 +57,32 @@ stats_stop stats_stop_rule(const space_measure *m, int n, double noise, double e
     return STATS_CONTINUE;
 }
 
+static const stats_criterion stats_criteria[] = {
+    {"stdrel",
+     "relative standard error of the median <= measure.noise (after min_samples), or "
+     "max_samples, or max_seconds of the config's own blocks",
+     stats_stop_rule},
+};
+
+const stats_criterion *stats_criterion_find(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof stats_criteria / sizeof *stats_criteria; i++)
+        if (strcmp(name, stats_criteria[i].name) == 0)
+            return &stats_criteria[i];
+    return NULL;
+}
+
+void stats_timing_for(mode_uncertainty u, double *x, int n, record_timing *t)
+{
+    /* No default: a new method is a compile error (-Wswitch) until it has its case. */
+    switch (u) {
+    case MODE_UNC_MEDIAN_SE:
+        stats_timing_of(x, n, t);
+        return;
+    }
+    stats_timing_of(x, n, t); /* a value outside the enum: the median's standard error */
+}
+
 const char *stats_stop_name(stats_stop s)
 {
     switch (s) {

@@ -52,6 +52,32 @@ stats_stop stats_stop_rule(const space_measure *m, int n, double noise, double e
 /* "continue", "converged", "max_samples", "budget". */
 const char *stats_stop_name(stats_stop s);
 
+/* ---- stopping criteria and uncertainty, by a mode's descriptor ------------------------- */
+
+/* A named stopping criterion (nvbench style): what a timing mode's
+ * descriptor (store/mode.h, its `stop` field) refers to by name. One so
+ * far:
+ *   "stdrel": stop once the relative standard error of the median (the
+ *             noise above) is at most measure.noise after min_samples, or
+ *             at max_samples, or when max_seconds of the config's own
+ *             blocks are spent (stats_stop_rule).
+ * stop() says, after n samples with the given noise and elapsed_s seconds
+ * of sampling, whether to go on and why not. */
+typedef struct stats_criterion {
+    const char *name; /* "stdrel" */
+    const char *text; /* one line: when it stops */
+    stats_stop (*stop)(const space_measure *m, int n, double noise, double elapsed_s);
+} stats_criterion;
+
+/* The criterion of that name, NULL when there is none. */
+const stats_criterion *stats_criterion_find(const char *name);
+
+/* The timing summary of n samples (x is sorted in place) with the
+ * uncertainty (t->noise) estimated by method u: the one place a mode's
+ * uncertainty method (store/mode.h) becomes a number. MODE_UNC_MEDIAN_SE
+ * is stats_timing_of. */
+void stats_timing_for(mode_uncertainty u, double *x, int n, record_timing *t);
+
 /* How many launches to queue between two synchronisations: as many as fit
  * in a quarter of the time budget at est_us per launch, clamped to
  * [1, min(block_max, remaining)]. A budget check happens only between

@@ -1,8 +1,8 @@
 /* task.h - what the engine asks a CUDA worker to do, and what the worker
  * says about its GPU: the types both ends of the worker pipe share (the
- * engine: sweep/run.c, sweep/refine.c, the eval command; the worker:
- * sweep/worker.c, sweep/measure.c), and the one function that starts a
- * record.
+ * engine: sweep/engine.c, whose tasks sweep/run.c, sweep/refine.c and the
+ * eval command make; the worker: sweep/worker.c, sweep/measure.c), and
+ * the one function that starts a record.
  *
  * A task is one problem, one or more configs and the measurement settings.
  * With one config it is a plain sweep task; with several it is a
@@ -47,8 +47,8 @@ typedef struct task {
     fa_config configs[TASK_MAX_CONFIGS];
     task_inject inject[TASK_MAX_CONFIGS];
     int n_modes;
-    char modes[SPACE_MAX_MODES][8]; /* "hot", "cold", "batch" */
-    space_measure measure;          /* the space's, or stricter ones when refining */
+    char modes[SPACE_MAX_MODES][MODE_NAME_MAX]; /* names of store/mode.h's table */
+    space_measure measure;                      /* the space's, or stricter ones when refining */
     space_tolerance tol;
 } task;
 

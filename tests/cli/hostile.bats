@@ -182,7 +182,7 @@ json.dump(d, open("c1.json", "w"))
 @test "output to a full disk: exit 1 with a message (was: exit 0, output lost)" {
     [ -w /dev/full ] || skip "no /dev/full here"
     import_fixture
-    local key="NVIDIA L4|b4.h8.s512.d64.nc|baseline|torch_sdpa_flash|hot"
+    local key="NVIDIA L4|b4.h8.s512.d64.nc|baseline|sdpa-flash|hot"
     for args in "topk --no-seeds --store $STORE" "plan --space $REPO/spaces/ci.json" \
         "plan --json --space $REPO/spaces/ci.json" "list" "list --json" "version" "--help" \
         "import $FIX/merge_a.jsonl --store other.lmdb"; do

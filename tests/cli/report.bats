@@ -29,7 +29,7 @@ CHECK="$REPO/tests/cli/report_check.py"
     expect_not_in "$(cat r.html)" "http://"
     expect_not_in "$(cat r.html)" "https://"
     # the baselines and a hover title
-    expect_in "$(cat r.html)" "torch_sdpa_flash 181.20 us"
+    expect_in "$(cat r.html)" "sdpa-flash 181.20 us"
     expect_in "$(cat r.html)" "needs 65536 B of shared memory"
 }
 
@@ -73,12 +73,14 @@ PY
     expect_in "$(cat one.html)" "; 1 group (device"
     expect_in "$(cat fail.html)" "No ok kernel record in this group."
     expect_in "$(cat base.html)" "No kernel records in this group: no heatmap."
-    expect_in "$(cat base.html)" "torch_sdpa_flash"
+    expect_in "$(cat base.html)" "sdpa-flash"
     # several devices, filtered to one
     "$FASWEEP" import "$FIX/results.jsonl" --store "$STORE" >/dev/null
     run --separate-stderr "$FASWEEP" report --store "$STORE" --device "NVIDIA L4" --mode hot -o l4.html
     expect_status 0
     expect_in "$output" "(2 groups)"
+    # each group says what its mode times, from the mode table (store/mode.h)
+    expect_in "$(cat l4.html)" '<p class="mode"><b>hot</b>: L2 warm (inputs reused launch after launch); one launch per event pair; noise: relative standard error of the median'
 }
 
 @test "report: bad input: no match, missing store, bad space, unwritable -o; nothing half-written" {

@@ -58,7 +58,7 @@ snap topk-none topk --device "NVIDIA A100" --store s.lmdb
 snap export export --store s.lmdb
 snap export-csv export --format csv --store s.lmdb
 snap export-prefix export --prefix "NVIDIA L4|" --store s.lmdb
-snap show show "NVIDIA L4|b4.h8.s512.d64.nc|baseline|torch_sdpa_flash|hot" --store s.lmdb
+snap show show "NVIDIA L4|b4.h8.s512.d64.nc|baseline|sdpa-flash|hot" --store s.lmdb
 snap show-fields show --device "NVIDIA L4" --problem 4,8,512,64 --config d64.m64.n64.w4.s2.z1 \
     --mode cold --store s.lmdb
 snap show-none show "x|y|z|w|hot" --store s.lmdb

@@ -287,10 +287,9 @@ static void test_failed_and_baselines(void **state)
     put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s2.z1", 20, 0.01);
     put(f, rec(DEV_A, PROB_1, "d64.m64.n64.w4.s3.z1", "hot", RECORD_KIND_KERNEL, RECORD_ST_WRONG, 5,
                0.01));
-    put(f, rec(DEV_A, PROB_1, "torch_sdpa_flash", "hot", RECORD_KIND_BASELINE, RECORD_ST_OK, 30,
-               0.01));
+    put(f, rec(DEV_A, PROB_1, "sdpa-flash", "hot", RECORD_KIND_BASELINE, RECORD_ST_OK, 30, 0.01));
     put(f,
-        rec(DEV_A, PROB_1, "torch_sdpa_math", "hot", RECORD_KIND_BASELINE, RECORD_ST_OK, 80, 0.01));
+        rec(DEV_A, PROB_1, "sdpa-efficient", "hot", RECORD_KIND_BASELINE, RECORD_ST_OK, 80, 0.01));
     put(f, rec(DEV_A, PROB_1, "broken_baseline", "hot", RECORD_KIND_BASELINE, RECORD_ST_CRASHED, 1,
                0.01));
 
@@ -309,7 +308,7 @@ static void test_failed_and_baselines(void **state)
     assert_int_equal(g2->n_failed, 1);
     assert_string_equal(g2->top[0].config, "d64.m64.n64.w4.s2.z1");
     assert_int_equal(g2->has_baseline, 1);
-    assert_string_equal(g2->best_baseline.config, "torch_sdpa_flash");
+    assert_string_equal(g2->best_baseline.config, "sdpa-flash");
 
     /* The table: header, both rows, speedups 30/20 and 30/40. */
     char *buf = NULL;
@@ -319,7 +318,7 @@ static void test_failed_and_baselines(void **state)
     rank_print(&r, out);
     fclose(out);
     assert_non_null(strstr(buf, "no ok kernel results (3 failed)"));
-    assert_non_null(strstr(buf, "2 ok, 1 failed | best baseline: torch_sdpa_flash 30.00 us"));
+    assert_non_null(strstr(buf, "2 ok, 1 failed | best baseline: sdpa-flash 30.00 us"));
     assert_non_null(strstr(buf, "1.50x"));
     assert_non_null(strstr(buf, "0.75x"));
     assert_null(strstr(buf, "d64.m64.n64.w4.s3.z1"));
@@ -372,8 +371,7 @@ static void test_json(void **state)
     fixture *f = *state;
     put_k(f, DEV_A, PROB_1, "d64.m128.n64.w4.s2.z1", 20, 0.01);
     put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 40, 0.01);
-    put(f, rec(DEV_A, PROB_1, "torch_sdpa_flash", "hot", RECORD_KIND_BASELINE, RECORD_ST_OK, 30,
-               0.01));
+    put(f, rec(DEV_A, PROB_1, "sdpa-flash", "hot", RECORD_KIND_BASELINE, RECORD_ST_OK, 30, 0.01));
     put(f, rec(DEV_B, PROB_2, "d64.m64.n64.w4.s1.z0", "hot", RECORD_KIND_KERNEL, RECORD_ST_CRASHED,
                0, 0));
     rank_result r;
@@ -392,7 +390,7 @@ static void test_json(void **state)
     const cJSON *m = cJSON_GetObjectItem(s0, "metrics");
     assert_true(cJSON_GetObjectItem(m, "speedup_vs_baseline")->valuedouble == 1.5);
     const cJSON *b = cJSON_GetObjectItem(g, "baseline");
-    assert_string_equal(cJSON_GetObjectItem(b, "name")->valuestring, "torch_sdpa_flash");
+    assert_string_equal(cJSON_GetObjectItem(b, "name")->valuestring, "sdpa-flash");
 
     const cJSON *g2 = cJSON_GetArrayItem(groups, 1);
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(g2, "baseline")));
@@ -470,8 +468,7 @@ static void test_seeds_write(void **state)
     fixture *f = *state;
     put_k(f, DEV_A, PROB_1, "d64.m128.n64.w4.s2.z1", 20, 0.01);
     put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 40, 0.01);
-    put(f, rec(DEV_A, PROB_1, "torch_sdpa_flash", "hot", RECORD_KIND_BASELINE, RECORD_ST_OK, 30,
-               0.01));
+    put(f, rec(DEV_A, PROB_1, "sdpa-flash", "hot", RECORD_KIND_BASELINE, RECORD_ST_OK, 30, 0.01));
     put_k(f, DEV_B, "b1.h2.s200.d128.c", "d128.m64.n64.w4.s1.z1", 70, 0.01);
     rank_result r;
     assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);

@@ -1,0 +1,350 @@
+/* engine.c - tasks through the workers into the store (contract: engine.h).
+ *
+ * This process never calls CUDA: the workers do (worker.h). With one
+ * worker the tasks run one after another (worker_run); with several, one
+ * poll() loop hands a task to each free worker and takes the records of
+ * whichever finishes (worker_start, worker_step).
+ */
+#include "engine.h"
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../kernels/fa_launch.h"
+#include "dispatch.h"
+#include "variant.h"
+
+/* One worker of a several-GPU engine and the task it runs. */
+struct engine_slot {
+    worker w;
+    worker_job j;
+    int busy, dead;
+    size_t job;           /* index of the task in flight */
+    int group, has_group; /* the group its worker set up last */
+};
+
+/* The failure into e->err, and said on the progress line. */
+static void engine_fail(engine *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void engine_fail(engine *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->err, sizeof e->err, fmt, ap);
+    va_end(ap);
+    progress_say(e->o.prog, "%s", e->err);
+}
+
+/* ---- workers -------------------------------------------------------------------------------- */
+
+/* One worker per listed GPU; all must be the same model. 0, or 1. */
+static int engine_open_slots(engine *e)
+{
+    const int ns = e->o.n_devices;
+    e->slots = calloc((size_t)ns, sizeof *e->slots);
+    if (!e->slots) {
+        engine_fail(e, "out of memory for %d workers", ns);
+        return 1;
+    }
+    e->n_slots = ns;
+    for (int k = 0; k < ns; k++) {
+        worker *w = &e->slots[k].w;
+        char err[512];
+        w->device = e->o.devices[k];
+        w->prog = e->o.prog;
+        if (worker_spawn(w, err, sizeof err)) {
+            engine_fail(e, "GPU %d: %s", w->device, err);
+            return 1;
+        }
+        const worker *w0 = &e->slots[0].w;
+        if (strcmp(w->dev.name, w0->dev.name) != 0) {
+            engine_fail(e,
+                        "GPU %d is a %s but GPU %d a %s: results are keyed by GPU model, so "
+                        "sweep each model in its own run (--devices with GPUs of one model)",
+                        w0->device, w0->dev.name, w->device, w->dev.name);
+            return 1;
+        }
+    }
+    e->dev = e->slots[0].w.dev;
+    return 0;
+}
+
+int engine_open(engine *e, const engine_options *o)
+{
+    memset(e, 0, sizeof *e);
+    e->o = *o;
+    if (gethostname(e->host, sizeof e->host - 1) != 0)
+        snprintf(e->host, sizeof e->host, "unknown");
+    if (o->n_devices > 1) {
+        if (engine_open_slots(e))
+            return 1;
+    } else {
+        char err[512];
+        e->w.device = o->device;
+        e->w.prog = o->prog;
+        if (worker_spawn(&e->w, err, sizeof err) != 0) {
+            engine_fail(e, "%s", err);
+            return 1;
+        }
+        e->dev = e->w.dev;
+    }
+    e->gpu = 1;
+    return 0;
+}
+
+void engine_close(engine *e)
+{
+    for (int k = 0; k < e->n_slots; k++)
+        worker_quit(&e->slots[k].w);
+    free(e->slots);
+    e->slots = NULL;
+    e->n_slots = 0;
+    worker_quit(&e->w);
+    e->gpu = 0;
+}
+
+/* ---- records -------------------------------------------------------------------------------- */
+
+void engine_provenance(const engine *e, record *r)
+{
+    task_provenance(r, e->host, e->o.space_name ? e->o.space_name : "",
+                    e->o.space_hash ? e->o.space_hash : "");
+}
+
+int engine_put(engine *e, store *st, record *r, engine_keep keep)
+{
+    engine_provenance(e, r);
+    const int rc = keep == ENGINE_PUT || r->status == RECORD_ST_OK
+                       ? store_put(st, r)
+                       : store_put_if_better(st, r, NULL);
+    if (rc != STORE_OK) {
+        engine_fail(e, "writing %s %s %s to the store failed: %s (%s)", r->problem, r->config,
+                    r->mode, store_strerror(rc), store_last_error(st));
+        return -1;
+    }
+    return 0;
+}
+
+/* A finished task: its records stored one by one, the hooks told. 0 or -1. */
+static int engine_finish(engine *e, store *st, const engine_job *job, worker_job *j,
+                         engine_keep keep, const engine_sink *sink)
+{
+    const int n = j->t.n_configs * j->t.n_modes;
+    if (sink->measured)
+        sink->measured(sink->ctx, job, j->recs, n);
+    for (int i = 0; i < n; i++) {
+        if (engine_put(e, st, &j->recs[i], keep))
+            return -1;
+        if (sink->stored)
+            sink->stored(sink->ctx, job, i, &j->recs[i]);
+    }
+    if (sink->done)
+        sink->done(sink->ctx, job, j->timed_s);
+    return 0;
+}
+
+/* "PROBLEM CONFIG MODES": what the progress line says runs now. */
+static void engine_label(const task *t, char *label, size_t n)
+{
+    char prob[48], cfg[64], modes[SPACE_MAX_MODES * MODE_NAME_MAX + 8] = "";
+    space_problem_format(&t->problem, prob, sizeof prob);
+    fa_config_format(&t->configs[0], cfg, sizeof cfg);
+    for (int m = 0; m < t->n_modes; m++)
+        snprintf(modes + strlen(modes), sizeof modes - strlen(modes), "%s%s", m ? "," : "",
+                 t->modes[m]);
+    snprintf(label, n, "%s %s %s", prob, cfg, modes);
+}
+
+static int engine_stopping(const engine *e)
+{
+    return e->o.stop && *e->o.stop;
+}
+
+/* ---- one worker ----------------------------------------------------------------------------- */
+
+/* Returns 0, 1 (interrupted, or no worker), -1. */
+static int engine_run_one(engine *e, store *st, engine_job *jobs, size_t n, engine_keep keep,
+                          const engine_sink *sink)
+{
+    static worker_job j; /* large (the records); one engine call at a time */
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (engine_stopping(e)) {
+            e->interrupted = 1;
+            break;
+        }
+        char label[160], err[512];
+        engine_label(&jobs[i].t, label, sizeof label);
+        progress_begin_task(e->o.prog, label);
+        if (worker_run(&e->w, &j, &jobs[i].t, err, sizeof err) != 0) {
+            engine_fail(e, "%s", err);
+            return 1;
+        }
+        jobs[i].pending = 0;
+        rc = engine_finish(e, st, &jobs[i], &j, keep, sink) ? -1 : 0;
+    }
+    return rc ? rc : e->interrupted;
+}
+
+/* ---- several workers: tasks to whichever is free -------------------------------------------- */
+
+/* The pending job a slot should take next, or n when none is left. */
+static size_t engine_pick(const engine *e, const engine_slot *sl, const engine_job *jobs, size_t n)
+{
+    int *group_of = malloc((n + 1) * sizeof *group_of);
+    unsigned char *pending = malloc(n + 1);
+    int held[ENGINE_MAX_DEVICES], n_held = 0;
+    size_t pick = n;
+    if (group_of && pending) {
+        for (size_t i = 0; i < n; i++) {
+            group_of[i] = jobs[i].group;
+            pending[i] = (unsigned char)jobs[i].pending;
+        }
+        for (int k = 0; k < e->n_slots; k++)
+            if (&e->slots[k] != sl && e->slots[k].has_group)
+                held[n_held++] = e->slots[k].group;
+        pick = dispatch_pick(group_of, pending, n, sl->has_group ? sl->group : -1, held, n_held);
+    } else {
+        for (pick = 0; pick < n && !jobs[pick].pending; pick++) /* out of memory: list order */
+            ;
+    }
+    free(group_of);
+    free(pending);
+    return pick;
+}
+
+/* Hands the next pending job to an idle slot (starting its worker when
+ * needed); a job handed out is no longer pending. */
+static void engine_assign(engine *e, engine_slot *sl, engine_job *jobs, size_t n)
+{
+    const size_t i = engine_pick(e, sl, jobs, n);
+    if (i >= n || engine_stopping(e))
+        return;
+    char label[160], err[512];
+    engine_label(&jobs[i].t, label, sizeof label);
+    if (worker_start(&sl->w, &sl->j, &jobs[i].t, err, sizeof err) != 0) {
+        engine_fail(e, "GPU %d: %s; it takes no more tasks", sl->w.device, err);
+        sl->dead = 1;
+        return;
+    }
+    progress_begin_task(e->o.prog, label);
+    jobs[i].pending = 0;
+    sl->job = i;
+    sl->group = jobs[i].group;
+    sl->has_group = 1;
+    sl->busy = 1;
+}
+
+/* Waits until a busy slot has something to say or reaches its deadline;
+ * then lets each such slot handle it. Returns 0 or -1 (store error). */
+static int engine_wait(engine *e, store *st, engine_job *jobs, engine_keep keep,
+                       const engine_sink *sink)
+{
+    struct pollfd fds[ENGINE_MAX_DEVICES];
+    int idx[ENGINE_MAX_DEVICES], nf = 0;
+    double wait_s = 3600;
+    const double now = progress_now();
+    for (int k = 0; k < e->n_slots; k++) {
+        if (!e->slots[k].busy)
+            continue;
+        fds[nf].fd = e->slots[k].w.msg_fd;
+        fds[nf].events = POLLIN;
+        fds[nf].revents = 0;
+        idx[nf++] = k;
+        wait_s = fmin(wait_s, e->slots[k].j.deadline - now);
+    }
+    const int ms = wait_s <= 0 ? 0 : (int)(wait_s * 1000) + 1;
+    if (poll(fds, (nfds_t)nf, ms) < 0 && errno != EINTR) {
+        engine_fail(e, "poll on the CUDA workers failed: %s", strerror(errno));
+        return -1;
+    }
+    for (int i = 0; i < nf; i++) {
+        engine_slot *sl = &e->slots[idx[i]];
+        const int readable = (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
+        if (!worker_step(&sl->w, &sl->j, readable))
+            continue;
+        sl->busy = 0;
+        if (engine_finish(e, st, &jobs[sl->job], &sl->j, keep, sink))
+            return -1;
+    }
+    return 0;
+}
+
+/* Returns 0, 1 (interrupted, or every GPU gave up), -1. */
+static int engine_run_multi(engine *e, store *st, engine_job *jobs, size_t n, engine_keep keep,
+                            const engine_sink *sink)
+{
+    int rc = 0;
+    while (rc == 0) {
+        int busy = 0;
+        for (int k = 0; k < e->n_slots; k++) {
+            if (!e->slots[k].busy && !e->slots[k].dead)
+                engine_assign(e, &e->slots[k], jobs, n);
+            busy += e->slots[k].busy;
+        }
+        if (!busy)
+            break;
+        rc = engine_wait(e, st, jobs, keep, sink);
+    }
+    size_t left = 0; /* jobs never handed out */
+    for (size_t i = 0; i < n; i++)
+        left += jobs[i].pending != 0;
+    if (rc == 0 && left > 0) {
+        if (engine_stopping(e))
+            e->interrupted = 1;
+        else
+            rc = 1; /* every GPU gave up */
+    }
+    return rc ? rc : e->interrupted;
+}
+
+int engine_measure(engine *e, store *st, engine_job *jobs, size_t n, engine_keep keep,
+                   const engine_sink *sink)
+{
+    static const engine_sink none = {0};
+    e->interrupted = 0;
+    e->err[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        jobs[i].pending = 1;
+    if (!sink)
+        sink = &none;
+    return e->n_slots > 0 ? engine_run_multi(e, st, jobs, n, keep, sink)
+                          : engine_run_one(e, st, jobs, n, keep, sink);
+}
+
+/* ---- kernel variants ------------------------------------------------------------------------ */
+
+/* The compiler's lines as one line for a record's error field. */
+static void engine_one_line(const char *log, char *out, size_t n)
+{
+    size_t k = 0;
+    for (const char *p = log; *p && k + 4 < n; p++) {
+        if (*p == '\n') {
+            memcpy(out + k, " | ", 3);
+            k += 3;
+        } else if ((unsigned char)*p >= 0x20 && *p != 0x7f) {
+            out[k++] = *p;
+        }
+    }
+    out[k] = '\0';
+}
+
+int engine_variant(engine *e, task *t, record *r, char *log, size_t loglen)
+{
+    const int cc = e->gpu ? e->dev.cc : atoi(fa_build_archs());
+    const int rc = variant_build(&t->variant, &t->configs[0], cc, log, loglen);
+    if (rc <= 0)
+        return rc;
+    task_device none = {.cc = cc};
+    task_record_init(r, e->gpu ? &e->dev : &none, &t->problem, &t->configs[0], t->modes[0]);
+    task_record_variant(r, &t->variant);
+    r->status = RECORD_ST_COMPILE_ERROR;
+    engine_one_line(log, r->error, sizeof r->error);
+    engine_provenance(e, r);
+    return 1;
+}
