@@ -247,7 +247,7 @@ static int eval_compile_error(const eval_args *a, engine *e, store *st, record *
 {
     fprintf(stderr, "%s\n", log);
     if (st) {
-        if (engine_put(e, st, r, ENGINE_PUT) != 0) {
+        if (engine_put(e, st, r, ENGINE_PUT, 0) != 0) {
             cli_say("%s", e->err);
             return CLI_FAIL;
         }
@@ -267,7 +267,11 @@ static int eval_compile_error(const eval_args *a, engine *e, store *st, record *
 static int eval_run(const eval_args *a, const space *s, task *t)
 {
     static engine e;
-    const engine_options eo = {.device = a->device, .space_name = s->name, .space_hash = s->hash};
+    const engine_options eo = {.device = a->device,
+                               .space_name = s->name,
+                               .space_hash = s->hash,
+                               .rounds = s->measure.rounds,
+                               .ci_floor = s->measure.ci_floor};
     const int gpu = engine_open(&e, &eo) == 0;
     if (!gpu && !a->kernel) {
         cli_say("no CUDA GPU found: %s -- eval needs a GPU", e.err);

@@ -19,7 +19,11 @@
 #include <sys/stat.h>
 
 #include "../store/mode.h"
+#include "../store/record.h"
 #include "../store/text.h"
+
+/* measure.rounds's message names the limit as text. */
+_Static_assert(RECORD_MAX_ROUNDS == 8, "measure.rounds: update the limit in its message");
 
 /* A space is a few KB; anything near this is a mistake (wrong file). */
 #define SPACE_FILE_MAX (1L << 20)
@@ -508,18 +512,20 @@ void space_measure_defaults(space_measure *m)
     m->clock_pause_ms = 100;
     m->max_discards = 10;
     m->calibrate_ms = 50;
+    m->rounds = 3;
+    m->ci_floor = 0.003;
 }
 
 static int sp_measure(const sp_ctx *c, const cJSON *o, space_measure *m)
 {
-    static const char *const names[] = {"warmup_runs",    "min_samples",  "max_samples",
-                                        "noise",          "max_seconds",  "timeout_s",
-                                        "modes",          "batch_us",     "clock_tolerance",
-                                        "clock_pause_ms", "max_discards", "calibrate_ms"};
-    static const sp_keys keys = {names, 12,
+    static const char *const names[] = {
+        "warmup_runs",  "min_samples",  "max_samples", "noise",           "max_seconds",
+        "timeout_s",    "modes",        "batch_us",    "clock_tolerance", "clock_pause_ms",
+        "max_discards", "calibrate_ms", "rounds",      "ci_floor"};
+    static const sp_keys keys = {names, 14,
                                  "warmup_runs, min_samples, max_samples, noise, max_seconds, "
                                  "timeout_s, modes, batch_us, clock_tolerance, clock_pause_ms, "
-                                 "max_discards, calibrate_ms"};
+                                 "max_discards, calibrate_ms, rounds, ci_floor"};
     if (sp_object(c, "measure", o, &keys))
         return -1;
     const int max_given = cJSON_GetObjectItemCaseSensitive(o, "max_samples") != NULL;
@@ -551,8 +557,13 @@ static int sp_measure(const sp_ctx *c, const cJSON *o, space_measure *m)
                    "a number of milliseconds, 0 < x < 10000", &m->clock_pause_ms) ||
         sp_opt_int(c, o, "max_discards", 0, "an integer >= 0", &m->max_discards) ||
         sp_opt_num(c, "measure", o, "calibrate_ms", 1e4, "a number of milliseconds, 0 < x < 10000",
-                   &m->calibrate_ms))
+                   &m->calibrate_ms) ||
+        sp_opt_int(c, o, "rounds", 1, "an integer from 1 to 8", &m->rounds) ||
+        sp_opt_num(c, "measure", o, "ci_floor", 0.5, "a fraction, 0 < x < 0.5", &m->ci_floor))
         return -1;
+    if (m->rounds > RECORD_MAX_ROUNDS)
+        return sp_fail(c, "measure.rounds", "expected an integer from 1 to %d, got %d",
+                       RECORD_MAX_ROUNDS, m->rounds);
     const cJSON *modes = cJSON_GetObjectItemCaseSensitive(o, "modes");
     return modes ? sp_modes(c, modes, m) : 0;
 }

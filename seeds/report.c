@@ -417,9 +417,8 @@ static void rp_bar(FILE *o, const record *r, int rank, const record *first, doub
                    const record *base, int y)
 {
     const double sx = RP_BAR_W / xmax, us = r->time.median_us;
-    const double err = isfinite(r->time.noise) ? 2 * r->time.noise * us : 0;
-    const int tie =
-        rank > 1 && record_tie(us, r->time.noise, first->time.median_us, first->time.noise);
+    const int ci = record_has_ci(r);
+    const int tie = rank > 1 && record_tie(r, first);
     fprintf(o, "<g class=\"bar%s\"><text x=\"%d\" y=\"%d\" class=\"bl\">%d. ", tie ? " tie" : "",
             RP_BAR_LABEL - 6, y + 15, rank);
     rp_esc(o, r->config);
@@ -430,10 +429,18 @@ static void rp_bar(FILE *o, const record *r, int rank, const record *first, doub
     }
     fprintf(o, "</text><rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\">",
             RP_BAR_LABEL, y + 3, us * sx, RP_BAR_H - 6, tie ? "#90caf9" : "#1e88e5");
-    fprintf(o, "<title>%.3f us, noise %.2f %% (whiskers: +-2 noise)%s</title></rect>", us,
-            100 * r->time.noise, tie ? "; a statistical tie with the first" : "");
-    if (err > 0) {
-        const double a = RP_BAR_LABEL + (us - err) * sx, b = RP_BAR_LABEL + (us + err) * sx;
+    if (ci)
+        fprintf(o, "<title>%.3f us, 95 %% interval %.3f..%.3f us (whiskers)%s</title></rect>", us,
+                r->time.ci_lo_us, r->time.ci_hi_us,
+                tie ? "; a statistical tie with the first" : "");
+    else
+        fprintf(o,
+                "<title>%.3f us, no interval (measured before intervals, or too few rounds): "
+                "never ranked as certain</title></rect>",
+                us);
+    if (ci) {
+        const double a = RP_BAR_LABEL + r->time.ci_lo_us * sx;
+        const double b = RP_BAR_LABEL + r->time.ci_hi_us * sx;
         const int m = y + RP_BAR_H / 2;
         fprintf(o, "<path d=\"M%.1f %d H%.1f M%.1f %d V%d M%.1f %d V%d\" class=\"wh\"/>", a, m, b,
                 a, m - 5, m + 5, b, m - 5, m + 5);
@@ -461,8 +468,7 @@ static void rp_topk(FILE *o, const group *g, int k)
         nk = k;
     double xmax = 0;
     for (int i = 0; i < nk; i++)
-        xmax = fmax(xmax, ks[i]->time.median_us *
-                              (1 + 2 * (isfinite(ks[i]->time.noise) ? ks[i]->time.noise : 0)));
+        xmax = fmax(xmax, record_has_ci(ks[i]) ? ks[i]->time.ci_hi_us : ks[i]->time.median_us);
     for (int i = 0; i < nb; i++)
         xmax = fmax(xmax, bs[i]->time.median_us);
     xmax *= 1.08;

@@ -642,11 +642,12 @@ static int rec_times_bad(const record *r, const char **field, double *got)
     return 0;
 }
 
-/* An interval is both bounds or neither, and holds the median. */
+/* An interval is both bounds or neither (null, or both 0 as a zeroed
+ * record has them), and holds the median. */
 static int rec_ci_bad(const record *r)
 {
     const double lo = r->time.ci_lo_us, hi = r->time.ci_hi_us;
-    if (isnan(lo) && isnan(hi))
+    if ((isnan(lo) && isnan(hi)) || (lo == 0 && hi == 0))
         return 0;
     return !(isfinite(lo) && isfinite(hi) && lo > 0 && lo <= r->time.median_us &&
              r->time.median_us <= hi);
@@ -709,8 +710,7 @@ static int rec_valid(const record *r, char *field, size_t fn, char *why, size_t 
     }
     if (r->time.round.n < 0 || r->time.round.n > RECORD_MAX_ROUNDS) {
         rec_err(field, fn, "time.round_us");
-        return rec_err(why, wn, "holds %d rounds, not 0 to %d", r->time.round.n,
-                       RECORD_MAX_ROUNDS);
+        return rec_err(why, wn, "holds %d rounds, not 0 to %d", r->time.round.n, RECORD_MAX_ROUNDS);
     }
     if (r->status == RECORD_ST_OK && rec_ci_bad(r)) {
         rec_err(field, fn, "time.ci_lo_us");

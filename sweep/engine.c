@@ -7,6 +7,8 @@
  */
 #include "engine.h"
 
+#include "intervals.h"
+
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../kernels/fa_launch.h"
@@ -116,12 +119,28 @@ void engine_provenance(const engine *e, record *r)
                     e->o.space_hash ? e->o.space_hash : "");
 }
 
-int engine_put(engine *e, store *st, record *r, engine_keep keep)
+/* The record st holds for r's key, folded with r (fold), or r as one round. */
+static int engine_fold(store *st, record *r, int fold)
+{
+    record held, out;
+    char key[RECORD_KEY_LEN];
+    int rc = STORE_NOTFOUND;
+    if (fold && record_key(r, key, sizeof key) == 0)
+        rc = store_get(st, key, &held);
+    if (rc != STORE_OK && rc != STORE_NOTFOUND)
+        return rc;
+    intervals_combine(rc == STORE_OK ? &held : NULL, r, &out);
+    *r = out;
+    return STORE_OK;
+}
+
+int engine_put(engine *e, store *st, record *r, engine_keep keep, int fold)
 {
     engine_provenance(e, r);
-    const int rc = keep == ENGINE_PUT || r->status == RECORD_ST_OK
-                       ? store_put(st, r)
-                       : store_put_if_better(st, r, NULL);
+    int rc = engine_fold(st, r, fold);
+    if (rc == STORE_OK)
+        rc = keep == ENGINE_PUT || r->status == RECORD_ST_OK ? store_put(st, r)
+                                                             : store_put_if_better(st, r, NULL);
     if (rc != STORE_OK) {
         engine_fail(e, "writing %s %s %s to the store failed: %s (%s)", r->problem, r->config,
                     r->mode, store_strerror(rc), store_last_error(st));
@@ -138,8 +157,10 @@ static int engine_finish(engine *e, store *st, const engine_job *job, worker_job
     if (sink->measured)
         sink->measured(sink->ctx, job, j->recs, n);
     for (int i = 0; i < n; i++) {
-        if (engine_put(e, st, &j->recs[i], keep))
+        if (engine_put(e, st, &j->recs[i], keep, job->round > 0))
             return -1;
+        if (j->recs[i].status != RECORD_ST_OK)
+            ((engine_job *)job)->failed = 1;
         if (sink->stored)
             sink->stored(sink->ctx, job, i, &j->recs[i]);
     }
@@ -303,18 +324,127 @@ static int engine_run_multi(engine *e, store *st, engine_job *jobs, size_t n, en
     return rc ? rc : e->interrupted;
 }
 
+/* ---- rounds --------------------------------------------------------------------------------- */
+
+/* Fresh workers for the next round: a new process, CUDA context and
+ * buffers each. 0, or 1 (e->err said). */
+static int engine_fresh_workers(engine *e)
+{
+    const engine_options o = e->o;
+    engine_close(e);
+    char host[64];
+    memcpy(host, e->host, sizeof host);
+    const int rc = engine_open(e, &o);
+    memcpy(e->host, host, sizeof host);
+    return rc;
+}
+
+/* Round r's jobs into out (copies, in run order): each group's jobs that
+ * run in round r, in list order rotated by r/rounds of their count. */
+static size_t engine_round_jobs(const engine_job *jobs, size_t n, int r, int rounds,
+                                engine_job *out, size_t *src)
+{
+    size_t k = 0;
+    for (size_t g0 = 0; g0 < n;) {
+        size_t g1 = g0;
+        while (g1 < n && jobs[g1].group == jobs[g0].group)
+            g1++;
+        size_t cnt = 0;
+        for (size_t i = g0; i < g1; i++)
+            cnt += jobs[i].first_round <= r && !jobs[i].failed;
+        const size_t shift = cnt * (size_t)r / (size_t)rounds;
+        /* two passes over the group: from the shift to the end, then the rest */
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t i = g0, idx = 0; i < g1; i++) {
+                if (jobs[i].first_round > r || jobs[i].failed)
+                    continue;
+                const int late = idx++ >= shift;
+                if (late != (pass == 0))
+                    continue;
+                out[k] = jobs[i];
+                out[k].round = r;
+                src[k++] = i;
+            }
+        g0 = g1;
+    }
+    return k;
+}
+
+/* The intervals of every (problem, mode) the round's jobs touched. */
+static int engine_round_intervals(engine *e, store *st, const engine_job *rj, size_t k,
+                                  double since)
+{
+    for (size_t i = 0; i < k; i++) {
+        char prob[48], other[48];
+        space_problem_format(&rj[i].t.problem, prob, sizeof prob);
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++) {
+            space_problem_format(&rj[j].t.problem, other, sizeof other);
+            seen = strcmp(prob, other) == 0;
+        }
+        if (seen)
+            continue;
+        for (int m = 0; m < rj[i].t.n_modes; m++) {
+            const int rc = intervals_update(st, e->dev.name, prob, rj[i].t.modes[m], since,
+                                            e->o.ci_floor, NULL);
+            if (rc != STORE_OK) {
+                engine_fail(e, "updating the intervals of %s %s failed: %s (%s)", prob,
+                            rj[i].t.modes[m], store_strerror(rc), store_last_error(st));
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* One round's jobs, run. */
+static int engine_run_round(engine *e, store *st, engine_job *rj, size_t k, engine_keep keep,
+                            const engine_sink *sink)
+{
+    for (size_t i = 0; i < k; i++)
+        rj[i].pending = 1;
+    return e->n_slots > 0 ? engine_run_multi(e, st, rj, k, keep, sink)
+                          : engine_run_one(e, st, rj, k, keep, sink);
+}
+
 int engine_measure(engine *e, store *st, engine_job *jobs, size_t n, engine_keep keep,
                    const engine_sink *sink)
 {
     static const engine_sink none = {0};
     e->interrupted = 0;
     e->err[0] = '\0';
-    for (size_t i = 0; i < n; i++)
-        jobs[i].pending = 1;
     if (!sink)
         sink = &none;
-    return e->n_slots > 0 ? engine_run_multi(e, st, jobs, n, keep, sink)
-                          : engine_run_one(e, st, jobs, n, keep, sink);
+    const int rounds = e->o.rounds > 0 ? e->o.rounds : 1;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    const double since = (double)ts.tv_sec - 1; /* records this call writes are newer */
+    engine_job *rj = malloc((n + 1) * sizeof *rj);
+    size_t *src = malloc((n + 1) * sizeof *src);
+    int rc = rj && src ? 0 : 1;
+    if (rc)
+        engine_fail(e, "out of memory for %zu tasks", n);
+    for (size_t i = 0; i < n; i++)
+        jobs[i].pending = 1, jobs[i].failed = 0;
+    for (int r = 0; r < rounds && rc == 0; r++) {
+        const size_t k = engine_round_jobs(jobs, n, r, rounds, rj, src);
+        if (k == 0)
+            continue;
+        if (r > 0 && e->gpu && engine_fresh_workers(e) != 0) {
+            rc = 1;
+            break;
+        }
+        rc = engine_run_round(e, st, rj, k, keep, sink);
+        for (size_t i = 0; i < k; i++) {
+            jobs[src[i]].failed |= rj[i].failed;
+            jobs[src[i]].pending = rj[i].pending;
+        }
+        if (rc >= 0 && engine_round_intervals(e, st, rj, k, since) != 0)
+            rc = -1;
+    }
+    free(rj);
+    free(src);
+    return rc;
 }
 
 /* ---- kernel variants ------------------------------------------------------------------------ */

@@ -45,6 +45,8 @@ typedef struct engine_options {
     const char *space_name, *space_hash; /* the records' provenance */
     progress *prog;                      /* progress line and notes; NULL: quiet */
     volatile sig_atomic_t *stop;         /* set (a SIGINT handler): no new task is handed out */
+    int rounds;      /* rounds every job is measured in (the space's measure.rounds; 0 is 1) */
+    double ci_floor; /* the intervals' floor (measure.ci_floor) */
 } engine_options;
 
 typedef struct engine_slot engine_slot; /* one worker of a several-GPU engine (engine.c) */
@@ -77,7 +79,10 @@ typedef struct engine_job {
     task t;
     int group;
     size_t tag;
-    int pending; /* set by engine_measure: 1 until handed out */
+    int first_round; /* rounds its records hold already (resume): it runs the rest */
+    int pending;     /* set by engine_measure: 1 until handed out */
+    int failed;      /* set by engine_measure: a record of it failed; no more rounds */
+    int round;       /* set by engine_measure: the round it runs in (0-based) */
 } engine_job;
 
 /* How a record goes into the store. */
@@ -100,10 +105,20 @@ typedef struct engine_sink {
     void (*done)(void *ctx, const engine_job *job, double timed_s);
 } engine_sink;
 
-/* Runs jobs[0..n) and stores their records by `keep`. One worker: in list
+/* Runs jobs[0..n) in o.rounds rounds and stores their records by `keep`.
+ * Rounds (issue 24, docs/measurement.md "Intervals"): round r runs every
+ * job with first_round <= r that has not failed, each group's jobs in its
+ * list order rotated by r/rounds of its length (so no config is always
+ * early or late in a round), every round after the first on fresh workers
+ * (a new CUDA context and new buffers: what an independent run changes).
+ * A job's round 0 of this call replaces what its keys held (as before
+ * rounds); a later round is folded into the stored record
+ * (intervals_combine). After each round, every (problem, mode) it touched
+ * gets its intervals (intervals_update). Within a round: one worker in
  * order; several: whichever is free takes the next by dispatch.h's policy,
  * a GPU whose worker cannot start takes no more. Each task is labelled on
- * o.prog ("PROBLEM CONFIG MODES"). Returns 0 when every job ran; 1 when
+ * o.prog ("PROBLEM CONFIG MODES"). The sink's stored hook sees the record
+ * as stored (all its rounds so far). Returns 0 when every job ran; 1 when
  * o.stop stopped it (e->interrupted) or no worker could run a job (e->err
  * said); -1 on a store error (e->err, said). */
 int engine_measure(engine *e, store *st, engine_job *jobs, size_t n, engine_keep keep,
@@ -112,9 +127,11 @@ int engine_measure(engine *e, store *st, engine_job *jobs, size_t n, engine_keep
 /* The provenance of e on r: host, space name and hash, version, now. */
 void engine_provenance(const engine *e, record *r);
 
-/* r with its provenance into st by `keep`. Returns 0, or -1 with the
- * reason in e->err (said to o.prog). */
-int engine_put(engine *e, store *st, record *r, engine_keep keep);
+/* r with its provenance into st by `keep`; with fold, r is one more round
+ * of the record st holds for its key (intervals_combine), and r becomes
+ * the record stored. Returns 0, or -1 with the reason in e->err (said to
+ * o.prog). */
+int engine_put(engine *e, store *st, record *r, engine_keep keep, int fold);
 
 /* The kernel variant of t (t->variant loaded, one config) compiled for
  * the workers' GPU, or without one for this build's first architecture.

@@ -14,6 +14,7 @@ typedef struct refine_cand {
     double old_noise, new_noise; /* relative noise of old_us, new_us */
     int old_rank, new_rank;
     char config[64]; /* as fa_config_format writes it */
+    record rec;      /* the re-measured record as stored, its interval included */
 } refine_cand;
 
 /* The ranking order (record_rank_order); a failed re-measurement (inf)
@@ -53,8 +54,13 @@ static int refine_candidates(const refine_env *e, int problem, const char *mode,
             return -1;
         }
         if (r.status == RECORD_ST_OK && r.time.median_us > 0) {
-            cand[n] =
-                (refine_cand){(int)i, r.time.median_us, INFINITY, r.time.noise, NAN, 0, 0, ""};
+            memset(&cand[n], 0, sizeof cand[n]);
+            cand[n].point = (int)i;
+            cand[n].old_us = r.time.median_us;
+            cand[n].new_us = INFINITY;
+            cand[n].old_noise = r.time.noise;
+            cand[n].new_noise = NAN;
+            cand[n].rec = r;
             fa_config_format(&pt->cfg, cand[n].config, sizeof cand[n].config);
             n++;
         }
@@ -97,17 +103,15 @@ static void refine_report(const refine_env *e, const char *prob, const char *mod
             continue;
         }
         const double d = top[i].new_us / top[0].new_us - 1;
-        const int tie =
-            i > 0 && tied == i &&
-            record_tie(top[i].new_us, top[i].new_noise, top[0].new_us, top[0].new_noise);
+        const int tie = i > 0 && tied == i && record_tie(&top[i].rec, &top[0].rec);
         tied += tie;
         fprintf(out, "  %-8d %-8d %-24s %10.3f %10.3f %+8.2f%%%s\n", top[i].old_rank,
                 top[i].new_rank, cfg, top[i].old_us, top[i].new_us, 100 * d, tie ? " tie" : "");
     }
     if (tied > 1)
         fprintf(out,
-                "  the first %d differ by less than twice their noise: a statistical tie, the "
-                "order among them may differ from run to run\n",
+                "  the first %d differ by less than their combined 95 %% intervals: a statistical "
+                "tie, the order among them may differ from run to run\n",
                 tied);
     if (failed)
         fprintf(out, "  %d could not be re-measured (see the messages above)\n", failed);
@@ -164,29 +168,67 @@ static void refine_job(const refine_env *e, int problem, const char *mode, const
     job->group = problem;
 }
 
-/* The head-to-heads of cand[0..k), TASK_MAX_CONFIGS at a time, through
- * the engine: k records, each stored at once (an ok one always, a failed
- * one only over a failed record); new_us gets each config's new median
+/* The refine's (problem, mode) groups: where each one's candidates are in
+ * the one candidate array, and how many of them are re-measured. */
+typedef struct refine_group {
+    int problem;
+    const char *mode;
+    size_t first; /* index of its first candidate */
+    int k;        /* the best k of them are re-measured */
+} refine_group;
+
+/* The stored records of the re-measured candidates (their intervals are
+ * set once every round is over), and their medians as new_us. */
+static int refine_reread(const refine_env *e, refine_cand *cand, int k)
+{
+    for (int i = 0; i < k; i++) {
+        if (!isfinite(cand[i].new_us))
+            continue;
+        char key[RECORD_KEY_LEN];
+        record r = cand[i].rec;
+        const int rc =
+            record_key(&r, key, sizeof key) == 0 ? store_get(e->st, key, &r) : STORE_EINVAL;
+        if (rc != STORE_OK) {
+            progress_say(e->prog, "reading the store failed: %s (%s)", store_strerror(rc),
+                         store_last_error(e->st));
+            return -1;
+        }
+        cand[i].rec = r;
+        cand[i].new_us = r.time.median_us;
+        cand[i].new_noise = r.time.noise;
+    }
+    return 0;
+}
+
+/* Every group's head-to-heads, TASK_MAX_CONFIGS at a time, in one engine
+ * call (so its rounds span them all): an ok record always stored, a
+ * failed one only over a failed one; new_us gets each config's new median
  * (inf when it failed). Returns 0, 1 when interrupted or no worker can run
  * it, -1 on a store error. */
-static int refine_h2h(const refine_env *e, int problem, const char *mode, refine_cand *cand, int k,
+static int refine_h2h(const refine_env *e, const refine_group *g, int ng, refine_cand *cand,
                       const space_measure *m)
 {
-    const int nj = (k + TASK_MAX_CONFIGS - 1) / TASK_MAX_CONFIGS;
-    engine_job *jobs = calloc((size_t)nj + 1, sizeof *jobs);
+    size_t nj = 0;
+    for (int q = 0; q < ng; q++)
+        nj += (size_t)(g[q].k + TASK_MAX_CONFIGS - 1) / TASK_MAX_CONFIGS;
+    engine_job *jobs = calloc(nj + 1, sizeof *jobs);
     if (!jobs) {
         progress_say(e->prog, "out of memory for the refine pass");
         return 1;
     }
-    for (int q = 0; q < nj; q++) {
-        const int i = q * TASK_MAX_CONFIGS;
-        const int g = k - i < TASK_MAX_CONFIGS ? k - i : TASK_MAX_CONFIGS;
-        refine_job(e, problem, mode, cand + i, g, m, &jobs[q]);
-        jobs[q].tag = (size_t)i;
-    }
+    size_t j = 0;
+    for (int q = 0; q < ng; q++)
+        for (int i = 0; i < g[q].k; i += TASK_MAX_CONFIGS) {
+            const int n = g[q].k - i < TASK_MAX_CONFIGS ? g[q].k - i : TASK_MAX_CONFIGS;
+            refine_job(e, g[q].problem, g[q].mode, cand + g[q].first + i, n, m, &jobs[j]);
+            jobs[j++].tag = g[q].first + (size_t)i;
+        }
     refine_sink rs = {e, cand};
     const engine_sink sink = {&rs, NULL, refine_stored, refine_done};
-    const int rc = engine_measure(e->eng, e->st, jobs, (size_t)nj, ENGINE_FAILED_IF_BETTER, &sink);
+    const int rounds = e->s->measure.rounds > 0 ? e->s->measure.rounds : 1;
+    progress_start(e->prog, e->out, (long)(nj * (size_t)rounds));
+    const int rc = engine_measure(e->eng, e->st, jobs, nj, ENGINE_FAILED_IF_BETTER, &sink);
+    progress_finish(e->prog);
     free(jobs);
     return rc;
 }
@@ -194,39 +236,51 @@ static int refine_h2h(const refine_env *e, int problem, const char *mode, refine
 int refine_run(const refine_env *e, int *interrupted)
 {
     *interrupted = 0;
+    /* Per round (the rounds add up): a tighter noise target and twice the
+     * sweep's samples and time, so the best few get more than one burst's
+     * worth in every round. */
     space_measure m = e->s->measure;
     m.noise /= 2;
-    m.max_samples = m.max_samples > INT_MAX / 4 ? INT_MAX : m.max_samples * 4;
-    m.timeout_s += 3 * m.max_seconds; /* the budget grows by that much */
-    m.max_seconds *= 4;
-    refine_cand *cand = calloc(e->p->n + 1, sizeof *cand);
-    if (!cand) {
+    m.max_samples = m.max_samples > INT_MAX / 2 ? INT_MAX : m.max_samples * 2;
+    m.timeout_s += m.max_seconds; /* the budget grows by that much */
+    m.max_seconds *= 2;
+    const int nm = e->s->measure.n_modes, ng = e->s->n_problems * nm;
+    refine_cand *cand = calloc(e->p->n * (size_t)nm + 1, sizeof *cand);
+    refine_group *g = calloc((size_t)ng + 1, sizeof *g);
+    if (!cand || !g) {
+        free(cand);
+        free(g);
         progress_say(e->prog, "out of memory for the refine pass");
         return 1;
     }
     int rc = 0;
-    const int nm = e->s->measure.n_modes;
-    for (int q = 0; q < e->s->n_problems * nm && rc == 0; q++) {
-        const int pi = q / nm;
-        const char *mode = e->s->measure.modes[q % nm];
+    size_t used = 0;
+    for (int q = 0; q < ng && rc == 0; q++) {
         int n = 0;
-        if (refine_candidates(e, pi, mode, cand, &n)) {
+        g[q] = (refine_group){q / nm, e->s->measure.modes[q % nm], used, 0};
+        if (refine_candidates(e, g[q].problem, g[q].mode, cand + used, &n)) {
             rc = -1;
             break;
         }
-        const int k = n < e->k ? n : e->k;
-        progress_start(e->prog, e->out, (k + TASK_MAX_CONFIGS - 1) / TASK_MAX_CONFIGS);
-        if (k > 0) {
-            rc = refine_h2h(e, pi, mode, cand, k, &m);
-            *interrupted = e->eng->interrupted;
+        g[q].k = n < e->k ? n : e->k;
+        used += (size_t)n;
+    }
+    if (rc == 0) {
+        rc = refine_h2h(e, g, ng, cand, &m);
+        *interrupted = e->eng->interrupted;
+    }
+    for (int q = 0; q < ng && rc == 0; q++) {
+        if (g[q].k == 0)
+            continue;
+        if (refine_reread(e, cand + g[q].first, g[q].k)) {
+            rc = -1;
+            break;
         }
-        progress_finish(e->prog);
-        if (rc == 0 && k > 0) {
-            char prob[48];
-            space_problem_format(&e->s->problems[pi], prob, sizeof prob);
-            refine_report(e, prob, mode, cand, k);
-        }
+        char prob[48];
+        space_problem_format(&e->s->problems[g[q].problem], prob, sizeof prob);
+        refine_report(e, prob, g[q].mode, cand + g[q].first, g[q].k);
     }
     free(cand);
+    free(g);
     return rc;
 }

@@ -8,12 +8,14 @@
  */
 #include "run.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../kernels/fa_launch.h"
 #include "../store/store.h"
 #include "engine.h"
+#include "intervals.h"
 #include "progress.h"
 #include "refine.h"
 #include "task.h"
@@ -24,7 +26,8 @@ typedef struct run_ctx {
     const run_options *o;
     run_summary *sum;
     store *st;
-    engine eng; /* its dev: the GPU model the keys name */
+    engine eng;          /* its dev: the GPU model the keys name */
+    long progress_total; /* records to store, one per mode and round */
     progress prog;
     FILE *out;             /* opts->progress, may be NULL */
     const char *mode_best; /* the mode "best" results are taken from */
@@ -71,6 +74,7 @@ typedef struct run_item {
     int point;
     int n_need;
     int need[SPACE_MAX_MODES]; /* indices into the space's modes */
+    int first_round;           /* rounds the needed modes hold already (resume) */
     int skip;                  /* nothing left to measure */
 } run_item;
 
@@ -90,8 +94,19 @@ static void run_make_task(const run_ctx *c, const run_item *it, task *t)
     t->tol = c->s->tolerance;
 }
 
+/* Whether a stored record is done: a failed one (not retried on resume),
+ * one with all the space's rounds, or one from before rounds (no round
+ * medians: it reads as it is, with no interval). Else *have gets its
+ * rounds. */
+static int run_done_record(const run_ctx *c, const record *r, int *have)
+{
+    *have = intervals_rounds_of(r);
+    return r->status != RECORD_ST_OK || *have == 0 || *have >= c->s->measure.rounds;
+}
+
 /* The task list: one item per accepted point, with the modes whose key the
- * store does not hold (resume; all of them with --remeasure). Returns the
+ * store does not hold, or holds with rounds missing (resume; all of them
+ * from round 0 with --remeasure). Returns the
  * list or NULL (message printed; *rc says -1 store error or 1 out of
  * memory). *stored gets the records the store holds already. */
 static run_item *run_items(run_ctx *c, size_t *n_out, long *stored, int *rc)
@@ -111,6 +126,7 @@ static run_item *run_items(run_ctx *c, size_t *n_out, long *stored, int *rc)
             continue;
         run_item *it = &items[n++];
         it->point = (int)i;
+        it->first_round = RECORD_MAX_ROUNDS;
         for (int m = 0; m < nm; m++) {
             record r;
             char key[RECORD_KEY_LEN];
@@ -119,10 +135,13 @@ static run_item *run_items(run_ctx *c, size_t *n_out, long *stored, int *rc)
             const int src = c->o->remeasure                        ? STORE_NOTFOUND
                             : record_key(&r, key, sizeof key) == 0 ? store_get(c->st, key, &r)
                                                                    : STORE_EINVAL;
-            if (src == STORE_OK) {
+            int have = 0;
+            if (src == STORE_OK && run_done_record(c, &r, &have)) {
                 (*stored)++;
-            } else if (src == STORE_NOTFOUND) {
+            } else if (src == STORE_OK || src == STORE_NOTFOUND) {
                 it->need[it->n_need++] = m;
+                if (have < it->first_round)
+                    it->first_round = have;
             } else {
                 progress_say(&c->prog, "reading the store failed: %s (%s)", store_strerror(src),
                              store_last_error(c->st));
@@ -132,6 +151,8 @@ static run_item *run_items(run_ctx *c, size_t *n_out, long *stored, int *rc)
             }
         }
         it->skip = it->n_need == 0;
+        if (it->skip)
+            it->first_round = 0;
     }
     *n_out = n;
     *rc = 0;
@@ -180,7 +201,9 @@ static void run_stored(void *ctx, const engine_job *job, int idx, const record *
     (void)idx;
     run_ctx *c = ctx;
     const plan_point *pt = &c->p->points[job->tag];
-    run_tally(c, pt, r);
+    /* A record is counted once: after its last round, or when it failed. */
+    if (r->status != RECORD_ST_OK || job->round + 1 >= c->s->measure.rounds)
+        run_tally(c, pt, r);
     char best[96] = "";
     if (c->best_us[pt->problem] > 0)
         snprintf(best, sizeof best, "%s %.2f us", c->best_cfg[pt->problem],
@@ -209,6 +232,8 @@ static engine_job *run_jobs(run_ctx *c, const run_item *items, size_t n, size_t 
         if (items[i].skip)
             continue;
         run_make_task(c, &items[i], &jobs[k].t);
+        jobs[k].first_round = items[i].first_round;
+        c->progress_total += (long)items[i].n_need * (c->s->measure.rounds - items[i].first_round);
         jobs[k].group = c->p->points[items[i].point].problem;
         jobs[k++].tag = (size_t)items[i].point;
     }
@@ -217,6 +242,40 @@ static engine_job *run_jobs(run_ctx *c, const run_item *items, size_t n, size_t 
 }
 
 /* ---- run_grid ------------------------------------------------------------------------------- */
+
+static int run_cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median relative half-width of the intervals of the plan's records
+ * (NaN when none has one): what the summary says of them. */
+static double run_ci_half_median(run_ctx *c)
+{
+    const int nm = c->s->measure.n_modes;
+    double *h = malloc((c->p->n * (size_t)nm + 1) * sizeof *h);
+    size_t k = 0;
+    for (size_t i = 0; h && i < c->p->n; i++) {
+        const plan_point *pt = &c->p->points[i];
+        for (int m = 0; m < nm && pt->reason == PLAN_OK; m++) {
+            record r;
+            char key[RECORD_KEY_LEN];
+            task_record_init(&r, &c->eng.dev, &c->s->problems[pt->problem], &pt->cfg,
+                             c->s->measure.modes[m]);
+            if (record_key(&r, key, sizeof key) == 0 && store_get(c->st, key, &r) == STORE_OK &&
+                record_has_ci(&r))
+                h[k++] = (r.time.ci_hi_us - r.time.ci_lo_us) / 2 / r.time.median_us;
+        }
+    }
+    double med = NAN;
+    if (k > 0) {
+        qsort(h, k, sizeof *h, run_cmp_double);
+        med = k % 2 ? h[k / 2] : (h[k / 2 - 1] + h[k / 2]) / 2;
+    }
+    free(h);
+    return med;
+}
 
 /* The sweep proper: the task list, then the engine (one GPU or several).
  * Returns 0, 1 (interrupted or GPU unusable), -1 (store error). */
@@ -234,7 +293,7 @@ static int run_sweep(run_ctx *c)
                          c->sum->skipped, c->sum->tasks,
                          c->o->n_devices > 1 || c->sum->skipped == c->sum->tasks ? ""
                                                                                  : " (resume)");
-        progress_start(&c->prog, c->out, c->sum->tasks - c->sum->skipped);
+        progress_start(&c->prog, c->out, c->progress_total);
         const engine_sink sink = {c, NULL, run_stored, run_done};
         rc = engine_measure(&c->eng, c->st, jobs, nj, ENGINE_PUT, &sink);
         c->sum->interrupted |= c->eng.interrupted;
@@ -259,6 +318,8 @@ static engine_options run_engine_options(run_ctx *c)
     eo.space_hash = c->s->hash;
     eo.prog = &c->prog;
     eo.stop = c->o->stop;
+    eo.rounds = c->s->measure.rounds;
+    eo.ci_floor = c->s->measure.ci_floor;
     return eo;
 }
 
@@ -332,6 +393,8 @@ int run_grid(const space *s, const plan *p, const char *store_path, const run_op
     }
     if (rc == 0 && opts->refine_k > 0)
         rc = run_refine(&c);
+    sum->rounds = s->measure.rounds;
+    sum->ci_half_med = c.st ? run_ci_half_median(&c) : NAN;
     engine_close(&c.eng);
     store_close(c.st);
     sigaction(SIGPIPE, &old_pipe, NULL);
@@ -354,6 +417,11 @@ void run_print_summary(const run_summary *sum, FILE *out)
                 "clock: %d MHz under the calibration load; %ld timed blocks discarded for a "
                 "lower clock, %ld records measured below it\n",
                 sum->ref_mhz, sum->discarded, sum->below);
+    if (sum->rounds > 0)
+        fprintf(out,
+                "rounds: %d per config, each round on a fresh worker; median 95 %% interval "
+                "+-%.2f %% (docs/measurement.md, \"Intervals\")\n",
+                sum->rounds, 100 * sum->ci_half_med);
     fprintf(out, "time: wall %.2f s, timed %.4f s", sum->wall_s, sum->timed_s);
     if (sum->timed_s > 0)
         fprintf(out, ", overhead %.1fx", sum->wall_s / sum->timed_s);

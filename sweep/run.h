@@ -49,6 +49,8 @@ typedef struct run_summary {
     char best_config[64];
     double best_us; /* of the best "ok" hot record this run, or 0 */
     char device[64];
+    int rounds;         /* rounds per config (measure.rounds) */
+    double ci_half_med; /* median relative half-width of the intervals this run set; NaN none */
 } run_summary;
 
 /* Measures every accepted point of p (built from s) for each of the

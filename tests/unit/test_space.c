@@ -439,12 +439,12 @@ static void test_measure_and_tolerance(void **state)
     static const bad_case cases[] = {
         {WITH_M("[]"), "t.json: measure: expected an object with keys warmup_runs, min_samples, "
                        "max_samples, noise, max_seconds, timeout_s, modes, batch_us, "
-                       "clock_tolerance, clock_pause_ms, max_discards, calibrate_ms, got an "
-                       "empty array"},
+                       "clock_tolerance, clock_pause_ms, max_discards, calibrate_ms, rounds, "
+                       "ci_floor, got an empty array"},
         {WITH_M("{'runs': 1}"),
          "t.json: measure.runs: unknown key, expected one of warmup_runs, min_samples, "
          "max_samples, noise, max_seconds, timeout_s, modes, batch_us, clock_tolerance, "
-         "clock_pause_ms, max_discards, calibrate_ms (check the spelling)"},
+         "clock_pause_ms, max_discards, calibrate_ms, rounds, ci_floor (check the spelling)"},
         {WITH_M("{'noise': 0.1, 'noise': 0.1}"),
          "t.json: measure.noise: duplicate key, each key may appear once"},
         {WITH_M("{'warmup_runs': -1}"),
@@ -493,6 +493,10 @@ static void test_measure_and_tolerance(void **state)
         {WITH_M("{'calibrate_ms': 20000}"),
          "t.json: measure.calibrate_ms: expected a number of milliseconds, 0 < x < 10000, got "
          "20000"},
+        {WITH_M("{'rounds': 0}"), "t.json: measure.rounds: expected an integer from 1 to 8, got 0"},
+        {WITH_M("{'rounds': 9}"), "t.json: measure.rounds: expected an integer from 1 to 8, got 9"},
+        {WITH_M("{'ci_floor': 0.5}"),
+         "t.json: measure.ci_floor: expected a fraction, 0 < x < 0.5, got 0.5"},
         {WITH_M("{'modes': ['cold', 'cold']}"),
          "t.json: measure.modes[1]: expected distinct modes, got \"cold\" again (also at [0])"},
         {WITH_M("{'modes': ['hot', 'cold', 'hot']}"),

@@ -33,6 +33,11 @@ static inline void fill_full(record *r)
     r->time.noise = -0.0078125;
     r->time.samples = 397;
     r->time.launches = 50;
+    r->time.ci_lo_us = 0.25;
+    r->time.ci_hi_us = 0.375 + 1e-17;
+    r->time.round.n = 2;
+    r->time.round.us[0] = 0.1 + 0.2;
+    r->time.round.us[1] = 1e-300;
     r->clock.min_mhz = 1845;
     r->clock.median_mhz = 1860;
     r->clock.max_mhz = 1980;
@@ -121,6 +126,11 @@ static inline void assert_record_equal(const record *a, const record *b)
     EQ_DBL(time.noise);
     EQ_INT(time.samples);
     EQ_INT(time.launches);
+    EQ_DBL(time.ci_lo_us);
+    EQ_DBL(time.ci_hi_us);
+    EQ_INT(time.round.n);
+    for (int i = 0; i < a->time.round.n; i++)
+        EQ_DBL(time.round.us[i]);
     EQ_INT(clock.min_mhz);
     EQ_INT(clock.median_mhz);
     EQ_INT(clock.max_mhz);

@@ -1,0 +1,245 @@
+/* test_intervals.c - intervals on records (store/record.h, sweep/intervals.h):
+ * the JSON fields and their validation, a record from before intervals, the
+ * tie rule and the merge rule with intervals, rounds folded into a stored
+ * record, and the interval pass over a store (fixed bootstrap seed, so the
+ * numbers are exact from run to run).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "store/record.h"
+#include "store/store.h"
+#include "sweep/intervals.h"
+#include "tests/unit/teststore.h"
+
+static record ok_rec(const char *config, double us)
+{
+    record r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.device, sizeof r.device, "NVIDIA H100");
+    snprintf(r.problem, sizeof r.problem, "b4.h8.s512.d64.nc");
+    snprintf(r.build, sizeof r.build, "0123456789abcdef");
+    snprintf(r.config, sizeof r.config, "%s", config);
+    snprintf(r.mode, sizeof r.mode, "hot");
+    r.status = RECORD_ST_OK;
+    r.time.median_us = r.time.min_us = r.time.mean_us = us;
+    r.time.noise = 0.001;
+    r.time.samples = 20;
+    r.time.ci_lo_us = r.time.ci_hi_us = NAN;
+    r.clock.min_mhz = r.clock.median_mhz = r.clock.max_mhz = r.clock.ref_mhz = -1;
+    r.clock.below = -1;
+    r.sm_clock_mhz = r.mem_clock_mhz = r.throttled = -1;
+    r.timestamp = 1e9;
+    return r;
+}
+
+static record with_ci(record r, double lo, double hi)
+{
+    r.time.ci_lo_us = lo;
+    r.time.ci_hi_us = hi;
+    return r;
+}
+
+static void test_json_round_trip(void **st)
+{
+    (void)st;
+    record r = with_ci(ok_rec("d64.m64.n64.w4.s2.z1", 10), 9.9, 10.2);
+    r.time.round.n = 3;
+    r.time.round.us[0] = 9.95, r.time.round.us[1] = 10.0, r.time.round.us[2] = 10.05;
+    cJSON *j = record_to_json(&r);
+    char *text = cJSON_PrintUnformatted(j);
+    assert_non_null(strstr(text, "\"ci_lo_us\":9.9"));
+    assert_non_null(strstr(text, "\"round_us\":[9.95,10,10.05]"));
+    record back;
+    char err[256];
+    cJSON *p = cJSON_Parse(text);
+    assert_int_equal(record_from_json(p, &back, err, sizeof err), 0);
+    assert_true(back.time.ci_lo_us == 9.9 && back.time.ci_hi_us == 10.2);
+    assert_int_equal(back.time.round.n, 3);
+    assert_true(back.time.round.us[2] == 10.05);
+    cJSON_Delete(p);
+    cJSON_free(text);
+    cJSON_Delete(j);
+}
+
+static int decode(const char *text, record *out, char *err, size_t n)
+{
+    cJSON *j = cJSON_Parse(text);
+    const int rc = record_from_json(j, out, err, n);
+    cJSON_Delete(j);
+    return rc;
+}
+
+#define OLD                                                                                        \
+    "{\"key\":{\"device\":\"G\",\"problem\":\"b1.h1.s64.d64.nc\",\"build\":\"b\",\"config\":"      \
+    "\"d64.m64.n64.w4.s2.z1\",\"mode\":\"hot\"},\"kind\":\"kernel\",\"status\":\"ok\","
+
+static void test_old_record_reads_without_interval(void **st)
+{
+    (void)st;
+    record r;
+    char err[256];
+    assert_int_equal(
+        decode(OLD "\"time\":{\"median_us\":10,\"noise\":0.001}}", &r, err, sizeof err), 0);
+    assert_false(record_has_ci(&r));
+    assert_int_equal(r.time.round.n, 0);
+    /* never ranked as certain: a tie with anything */
+    record far = with_ci(ok_rec("x", 100), 99, 101);
+    assert_true(record_tie(&r, &far));
+}
+
+static void test_validation(void **st)
+{
+    (void)st;
+    record r;
+    char err[256];
+    /* an interval must hold the median */
+    assert_int_equal(decode(OLD "\"time\":{\"median_us\":10,\"ci_lo_us\":10.5,\"ci_hi_us\":11}}",
+                            &r, err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "time.ci_lo_us"));
+    /* both or neither */
+    assert_int_equal(decode(OLD "\"time\":{\"median_us\":10,\"ci_lo_us\":9}}", &r, err, sizeof err),
+                     -1);
+    /* negative and non-finite rounds */
+    assert_int_equal(
+        decode(OLD "\"time\":{\"median_us\":10,\"round_us\":[10,-1]}}", &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "round_us"));
+    assert_int_equal(decode(OLD "\"time\":{\"median_us\":10,\"round_us\":[1,2,3,4,5,6,7,8,9]}}", &r,
+                            err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "more than 8 rounds"));
+}
+
+static void test_tie_rule(void **st)
+{
+    (void)st;
+    const record a = with_ci(ok_rec("a", 10.0), 9.9, 10.1);
+    /* 10.2 +- 0.1: |d| 0.2 > hypot(0.1, 0.1) = 0.141 -> different */
+    const record b = with_ci(ok_rec("b", 10.2), 10.1, 10.3);
+    assert_false(record_tie(&a, &b));
+    /* 10.12 +- 0.1: |d| 0.12 <= 0.141 -> a tie, both ways */
+    const record c = with_ci(ok_rec("c", 10.12), 10.02, 10.22);
+    assert_true(record_tie(&a, &c));
+    assert_true(record_tie(&c, &a));
+    /* asymmetric intervals: the side facing the other counts */
+    const record d = with_ci(ok_rec("d", 10.3), 9.95, 10.31); /* wide below */
+    assert_true(record_tie(&a, &d));
+    assert_true(fabs(record_ci_half(&d, 10.0) - 0.35 / 10.3) < 1e-12);
+}
+
+static void test_merge_rule(void **st)
+{
+    (void)st;
+    const record none = ok_rec("a", 10);
+    const record wide = with_ci(ok_rec("a", 10), 9.5, 10.5);
+    const record narrow = with_ci(ok_rec("a", 10), 9.9, 10.1);
+    assert_int_equal(record_better(&wide, &none), 1);
+    assert_int_equal(record_better(&none, &wide), 0);
+    assert_int_equal(record_better(&narrow, &wide), 1);
+    assert_int_equal(record_better(&wide, &narrow), 0);
+}
+
+static void test_combine(void **st)
+{
+    (void)st;
+    record a = ok_rec("a", 10.0), b = ok_rec("a", 11.0), out, out2;
+    a.clock.blocks = 2;
+    b.clock.blocks = 3;
+    intervals_combine(NULL, &a, &out);
+    assert_int_equal(out.time.round.n, 1);
+    assert_true(out.time.median_us == 10.0);
+    intervals_combine(&out, &b, &out2);
+    assert_int_equal(out2.time.round.n, 2);
+    assert_true(out2.time.median_us == 10.5); /* the mean of the rounds */
+    assert_int_equal(out2.time.samples, 40);
+    assert_int_equal(out2.clock.blocks, 5);
+    assert_false(record_has_ci(&out2)); /* the interval pass sets it */
+    /* a failure in a later round fails the config */
+    record bad = b;
+    bad.status = RECORD_ST_WRONG;
+    intervals_combine(&out2, &bad, &out);
+    assert_int_equal(out.status, RECORD_ST_WRONG);
+    assert_int_equal(out.time.round.n, 0);
+    /* another build starts over */
+    record other = b;
+    snprintf(other.build, sizeof other.build, "fedcba9876543210");
+    intervals_combine(&out2, &other, &out);
+    assert_int_equal(out.time.round.n, 1);
+    /* more than RECORD_MAX_ROUNDS: the oldest goes */
+    record acc = out2;
+    for (int i = 0; i < RECORD_MAX_ROUNDS; i++) {
+        record r = ok_rec("a", 20.0 + i);
+        intervals_combine(&acc, &r, &out);
+        acc = out;
+    }
+    assert_int_equal(acc.time.round.n, RECORD_MAX_ROUNDS);
+    assert_true(acc.time.round.us[0] == 20.0);
+}
+
+static void test_update_pass(void **state)
+{
+    const char *dir = *state;
+    store *s;
+    char err[512];
+    assert_int_equal(store_open(dir, 0, &s, err, sizeof err), STORE_OK);
+    /* 20 configs, 3 rounds each, +-1 % around their truth */
+    for (int c = 0; c < 20; c++) {
+        char cfg[32];
+        snprintf(cfg, sizeof cfg, "c%02d", c);
+        record acc, r = ok_rec(cfg, 100 + c);
+        intervals_combine(NULL, &r, &acc);
+        for (int k = 1; k < 3; k++) {
+            record nr = ok_rec(cfg, (100 + c) * (k == 1 ? 1.01 : 0.99)), out;
+            intervals_combine(&acc, &nr, &out);
+            acc = out;
+        }
+        assert_int_equal(store_put(s, &acc), STORE_OK);
+    }
+    /* an old record of the group (no rounds) is left alone */
+    record old = ok_rec("old", 50);
+    old.timestamp = 1;
+    assert_int_equal(store_put(s, &old), STORE_OK);
+    long n = 0;
+    assert_int_equal(intervals_update(s, "NVIDIA H100", "b4.h8.s512.d64.nc", "hot", 1e8, 0.003, &n),
+                     STORE_OK);
+    assert_int_equal(n, 20);
+    record r;
+    assert_int_equal(store_get(s, "NVIDIA H100|b4.h8.s512.d64.nc|0123456789abcdef|c05|hot", &r),
+                     STORE_OK);
+    assert_true(record_has_ci(&r));
+    const double half = (r.time.ci_hi_us - r.time.ci_lo_us) / 2 / r.time.median_us;
+    /* rounds spread 1 %: the mean of 3 about 0.6 % (sd), so +-0.8..1.6 % */
+    assert_true(half > 0.005 && half < 0.02);
+    assert_int_equal(store_get(s, "NVIDIA H100|b4.h8.s512.d64.nc|0123456789abcdef|old|hot", &r),
+                     STORE_OK);
+    assert_false(record_has_ci(&r));
+    /* the same data: the same interval (fixed seed), nothing rewritten */
+    assert_int_equal(intervals_update(s, "NVIDIA H100", "b4.h8.s512.d64.nc", "hot", 1e8, 0.003, &n),
+                     STORE_OK);
+    assert_int_equal(n, 0);
+    store_close(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_json_round_trip),
+        cmocka_unit_test(test_old_record_reads_without_interval),
+        cmocka_unit_test(test_validation),
+        cmocka_unit_test(test_tie_rule),
+        cmocka_unit_test(test_merge_rule),
+        cmocka_unit_test(test_combine),
+        cmocka_unit_test_setup_teardown(test_update_pass, setup_dir, teardown_dir),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
