@@ -513,7 +513,7 @@ void space_measure_defaults(space_measure *m)
     m->max_discards = 10;
     m->calibrate_ms = 50;
     m->rounds = 3;
-    m->ci_floor = 0.003;
+    m->ci_floor = 0.007;
 }
 
 static int sp_measure(const sp_ctx *c, const cJSON *o, space_measure *m)

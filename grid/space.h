@@ -56,7 +56,7 @@ typedef struct space_measure {
                                fresh worker; the interval comes from them (sweep/rounds.h;
                                default 3, 1 to RECORD_MAX_ROUNDS) */
     double ci_floor;        /* relative half-width added in quadrature to every interval: what
-                               two processes differ by with no drift (default 0.003) */
+                               two processes differ by with no drift (default 0.007) */
 } space_measure;
 
 /* Correctness tolerances against the fp32 reference. */

@@ -326,6 +326,30 @@ static int engine_run_multi(engine *e, store *st, engine_job *jobs, size_t n, en
 
 /* ---- rounds --------------------------------------------------------------------------------- */
 
+/* FASWEEP_ROUND_WORKER=fresh starts every round on fresh workers (a new
+ * process, CUDA context and buffers); by default one worker serves every
+ * round: measured on the H100, fresh workers cost about 0.5 s a round and
+ * did not make the intervals hold better (docs/measurement.md,
+ * "Intervals"). A measurement hook. */
+static int engine_round_fresh(void)
+{
+    const char *v = getenv("FASWEEP_ROUND_WORKER");
+    return v && strcmp(v, "fresh") == 0;
+}
+
+/* A later round on the worker that gated the job: only the timing is new
+ * (the gate and the clock64 view are the first round's, kept when the
+ * round is folded in), and one warm-up launch is enough for a kernel that
+ * has run here before. A job that moved to a fresh worker (several GPUs:
+ * any may take it) is gated again there: only a one-worker engine goes
+ * light. */
+static void engine_light(engine_job *j)
+{
+    j->t.light = 1;
+    if (j->t.measure.warmup_runs > 1)
+        j->t.measure.warmup_runs = 1;
+}
+
 /* Fresh workers for the next round: a new process, CUDA context and
  * buffers each. 0, or 1 (e->err said). */
 static int engine_fresh_workers(engine *e)
@@ -370,21 +394,29 @@ static size_t engine_round_jobs(const engine_job *jobs, size_t n, int r, int rou
     return k;
 }
 
+/* Whether (group, mode) comes before job i, mode m, in the round's jobs
+ * (a group is one problem: engine_job). */
+static int engine_seen(const engine_job *rj, size_t i, int m)
+{
+    for (size_t j = 0; j <= i; j++) {
+        const int upto = j < i ? rj[j].t.n_modes : m;
+        for (int q = 0; q < upto && rj[j].group == rj[i].group; q++)
+            if (strcmp(rj[j].t.modes[q], rj[i].t.modes[m]) == 0)
+                return 1;
+    }
+    return 0;
+}
+
 /* The intervals of every (problem, mode) the round's jobs touched. */
 static int engine_round_intervals(engine *e, store *st, const engine_job *rj, size_t k,
                                   double since)
 {
     for (size_t i = 0; i < k; i++) {
-        char prob[48], other[48];
+        char prob[48];
         space_problem_format(&rj[i].t.problem, prob, sizeof prob);
-        int seen = 0;
-        for (size_t j = 0; j < i && !seen; j++) {
-            space_problem_format(&rj[j].t.problem, other, sizeof other);
-            seen = strcmp(prob, other) == 0;
-        }
-        if (seen)
-            continue;
         for (int m = 0; m < rj[i].t.n_modes; m++) {
+            if (engine_seen(rj, i, m))
+                continue;
             const int rc = intervals_update(st, e->dev.name, prob, rj[i].t.modes[m], since,
                                             e->o.ci_floor, NULL);
             if (rc != STORE_OK) {
@@ -430,10 +462,13 @@ int engine_measure(engine *e, store *st, engine_job *jobs, size_t n, engine_keep
         const size_t k = engine_round_jobs(jobs, n, r, rounds, rj, src);
         if (k == 0)
             continue;
-        if (r > 0 && e->gpu && engine_fresh_workers(e) != 0) {
+        const int fresh = engine_round_fresh();
+        if (r > 0 && e->gpu && fresh && engine_fresh_workers(e) != 0) {
             rc = 1;
             break;
         }
+        for (size_t i = 0; r > 0 && !fresh && e->n_slots == 0 && i < k; i++)
+            engine_light(&rj[i]);
         rc = engine_run_round(e, st, rj, k, keep, sink);
         for (size_t i = 0; i < k; i++) {
             jobs[src[i]].failed |= rj[i].failed;

@@ -53,6 +53,18 @@ void intervals_combine(const record *held, const record *fresh, record *out)
     out->tflops = fresh->tflops * fresh->time.median_us / est;
     out->gbps = fresh->gbps * fresh->time.median_us / est;
     intervals_clock(&held->clock, &out->clock);
+    /* A light round (task.h) neither gates nor instruments: the first
+     * round's gate errors and clock64 view stand. */
+    if (isnan(fresh->rel_l2)) {
+        out->rel_l2 = held->rel_l2;
+        out->max_abs = held->max_abs;
+    }
+    if (!(fresh->cta_cycles_mean > 0)) {
+        out->cta_cycles_mean = held->cta_cycles_mean;
+        out->cta_cycles_max = held->cta_cycles_max;
+        out->waves = held->waves;
+        out->sm_imbalance = held->sm_imbalance;
+    }
 }
 
 /* ---- the interval pass ----------------------------------------------------------------------- */

@@ -28,8 +28,9 @@
  *    estimate of rounds.h); min_us the lower; samples and clock blocks
  *    added; tflops and gbps scaled to the new median; noise, cv, stdev,
  *    mean and the rest of fresh's fields (its burst, its clocks, its
- *    environment, its timestamp). The interval is left for
- *    intervals_update (NaN).
+ *    environment, its timestamp), except the gate's errors and the clock64
+ *    view when fresh has none (a light round: task.h), which stay held's.
+ *    The interval is left for intervals_update (NaN).
  */
 void intervals_combine(const record *held, const record *fresh, record *out);
 

@@ -50,6 +50,8 @@ typedef struct task {
     char modes[SPACE_MAX_MODES][MODE_NAME_MAX]; /* names of store/mode.h's table */
     space_measure measure;                      /* the space's, or stricter ones when refining */
     space_tolerance tol;
+    int light; /* a later round on the worker that gated it: time only (no gate, no clock64
+                  launch; sweep/engine.h, rounds); the engine folds it into the stored record */
 } task;
 
 /* Facts about the worker's GPU, sent once when it starts. */
