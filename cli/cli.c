@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../kernels/fa_launch.h"
+#include "../store/file.h"
 
 #define CLI_MAX_OPTS 24
 
@@ -54,39 +55,13 @@ int cli_finish(int rc)
 
 int cli_write_file(const char *file, int (*write)(FILE *out, void *ctx), void *ctx)
 {
-    char tmp[PATH_MAX + 32];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", file) >= (int)sizeof tmp)
-        return cli_usage_error("-o path too long: %s", file);
-    const int fd = mkstemp(tmp);
-    FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!out) {
-        cli_say("cannot create %s: %s; check the directory of %s exists and is writable", tmp,
-                strerror(errno), file);
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
+    char err[PATH_MAX + 256];
+    const int rc = file_write(file, write, ctx, err, sizeof err);
+    if (rc < 0) {
+        cli_say("%s", err);
         return CLI_FAIL;
     }
-    const int rc = write(out, ctx);
-    const int werr = fflush(out) != 0 || ferror(out);
-    const int saved = errno;
-    const int cerr = fclose(out) != 0;
-    if (rc != CLI_OK || werr || cerr) {
-        unlink(tmp);
-        if (rc != CLI_OK)
-            return rc;
-        cli_say("cannot write %s: %s", file, strerror(werr ? saved : errno));
-        return CLI_FAIL;
-    }
-    const mode_t um = umask(0);
-    umask(um);
-    if (chmod(tmp, 0666 & ~um) != 0 || rename(tmp, file) != 0) {
-        cli_say("cannot put %s in place of %s: %s", tmp, file, strerror(errno));
-        unlink(tmp);
-        return CLI_FAIL;
-    }
-    return CLI_OK;
+    return rc;
 }
 
 int cli_emit_json(cJSON *doc)

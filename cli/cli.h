@@ -88,9 +88,10 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_finish(int rc);
 
 /* Writes FILE through write(out, ctx) (which returns an exit status after
- * its own message) into a temp file beside it, renamed over FILE only when
- * everything was written: a failed write never leaves half a file. Returns
- * the exit status. */
+ * its own message) with file_write (store/file.h: atomic for a regular or
+ * new file or a link's target, straight through for a device or FIFO, no
+ * temp file left behind on failure or a signal). Returns the exit status:
+ * write's, or 1 after a message when writing failed. */
 int cli_write_file(const char *file, int (*write)(FILE *out, void *ctx), void *ctx);
 
 /* Prints a cJSON document (and frees it): 0, or 1 after a message. */

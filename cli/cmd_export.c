@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "../seeds/group.h"
+#include "../store/file.h"
 #include "../seeds/tuner.h"
 #include "../store/store.h"
 #include "../store/store_io.h"
@@ -150,8 +151,10 @@ static int export_tuner_groups(const export_args *a, const group_set *set, tuner
     }
     if (!a->dir)
         return export_group_file(a, &set->groups[0], fmt, m, a->file);
-    if (mkdir(a->dir, 0777) != 0 && errno != EEXIST) {
-        cli_say("cannot create %s: %s", a->dir, strerror(errno));
+    char failed[PATH_MAX];
+    const int e = file_mkdirs(a->dir, 0777, failed, sizeof failed);
+    if (e) {
+        cli_say("cannot create %s: %s; pass a writable --dir DIR", failed, strerror(e));
         return CLI_FAIL;
     }
     for (int i = 0; i < set->n; i++) {
