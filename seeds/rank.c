@@ -21,6 +21,7 @@
 #include "../store/file.h"
 #include "../store/text.h"
 #include "group.h"
+#include "../grid/plan.h"
 #include "../grid/space.h"
 
 #ifndef FASWEEP_VERSION
@@ -336,10 +337,11 @@ static void rank_config_json(cJSON *e, const record *r, int *ok)
     rank_num(o, "SWIZZLE", c.swizzle, ok);
     rank_num(o, "HEAD_DIM", c.head_dim, ok);
     /* The code paths the axes switch on (kernels/fa_config.h). */
-    cJSON *p = rank_add_obj(e, "paths", ok);
-    if (!p || !cJSON_AddBoolToObject(p, "q_in_regs", fa_config_q_in_regs(&c)) ||
-        !cJSON_AddBoolToObject(p, "lookahead", fa_config_lookahead(&c)))
+    cJSON *p = *ok ? plan_paths_json(&c) : NULL;
+    if (!p || !cJSON_AddItemToObject(e, "paths", p)) {
+        cJSON_Delete(p);
         *ok = 0;
+    }
 }
 
 static void rank_metrics_json(cJSON *e, const rank_group *g, const record *r, int *ok)
@@ -500,7 +502,7 @@ static int rank_emit(cJSON *doc, FILE *out)
     return rc;
 }
 
-int rank_print_json(const rank_result *r, FILE *out)
+cJSON *rank_json(const rank_result *r)
 {
     char now[32];
     rank_now(now, sizeof now);
@@ -517,9 +519,14 @@ int rank_print_json(const rank_result *r, FILE *out)
     }
     if (!ok) {
         cJSON_Delete(doc);
-        return -1;
+        return NULL;
     }
-    return rank_emit(doc, out);
+    return doc;
+}
+
+int rank_print_json(const rank_result *r, FILE *out)
+{
+    return rank_emit(rank_json(r), out);
 }
 
 /* ---- seeds files ---------------------------------------------------------------------------- */
