@@ -169,9 +169,41 @@ static int file_fill(FILE *out, file_writer fn, void *ctx)
     return 0;
 }
 
+/* The descriptor a path names when it is one of this process's own
+ * (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N), else -1. Writing
+ * through a copy of it keeps what the shell set up (`>>` appends, `>`
+ * already truncated) where opening the path anew would truncate. */
+static int file_own_fd(const char *path)
+{
+    if (strcmp(path, "/dev/stdout") == 0)
+        return STDOUT_FILENO;
+    if (strcmp(path, "/dev/stderr") == 0)
+        return STDERR_FILENO;
+    const char *n = strncmp(path, "/dev/fd/", 8) == 0          ? path + 8
+                    : strncmp(path, "/proc/self/fd/", 14) == 0 ? path + 14
+                                                               : NULL;
+    char *end;
+    const long fd = n && *n ? strtol(n, &end, 10) : -1;
+    return fd >= 0 && fd < INT_MAX && *end == '\0' ? (int)fd : -1;
+}
+
+static FILE *file_open_straight(const char *path)
+{
+    const int own = file_own_fd(path);
+    if (own < 0)
+        return fopen(path, "w");
+    if (own == STDOUT_FILENO)
+        fflush(stdout); /* what the command printed before comes first */
+    const int fd = dup(own);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f && fd >= 0)
+        close(fd);
+    return f;
+}
+
 static int file_straight(const char *path, file_writer fn, void *ctx, char *err, size_t errlen)
 {
-    FILE *out = fopen(path, "w");
+    FILE *out = file_open_straight(path);
     if (!out) {
         file_say(err, errlen, "cannot open %s for writing: %s", path, strerror(errno));
         return -1;

@@ -17,6 +17,10 @@
  *                               "No space left on device";
  *   a directory                 an error.
  *
+ * One of this process's own descriptors by name (/dev/stdout, /dev/stderr,
+ * /dev/fd/N, /proc/self/fd/N) is written through a copy of it, not opened
+ * anew: `-o /dev/stdout >> log` appends as the shell set it up.
+ *
  * No temp file outlives the call: on any failure it is removed, and while
  * one exists SIGINT, SIGTERM, SIGHUP and SIGQUIT remove it before the
  * process dies of the signal (the earlier handlers are back when the call

@@ -119,3 +119,43 @@ expect_no_tmp() {
     [ ! -e no ] || flunk "a directory was made"
     expect_no_tmp
 }
+
+@test "output: Ctrl-C (SIGINT) during export -o leaves no temp file (was: out.jsonl.tmp.XXXXXX)" {
+    import_fixture
+    echo old > out.jsonl
+    # A background job of a script ignores SIGINT; python restores the
+    # default in the child so the signal acts as a Ctrl-C would.
+    run python3 - "$FASWEEP" "$STORE" <<'PY'
+import glob, os, signal, subprocess, sys, time
+env = dict(os.environ, FASWEEP_TEST_WRITE_SLEEP="30")
+p = subprocess.Popen([sys.argv[1], "export", "--store", sys.argv[2], "-o", "out.jsonl"], env=env,
+                     preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+for _ in range(100):
+    if glob.glob("out.jsonl.tmp.*"):
+        break
+    time.sleep(0.1)
+else:
+    p.kill()
+    sys.exit("no temp file appeared")
+p.send_signal(signal.SIGINT)
+rc = p.wait(timeout=10)
+print("rc", rc)
+sys.exit(0 if rc == -signal.SIGINT else 1)
+PY
+    expect_status 0
+    expect_no_tmp
+    [ "$(cat out.jsonl)" = old ] || flunk "out.jsonl changed"
+}
+
+@test "output: -o /dev/stdout writes to stdout, a pipe or a redirected file, never replacing it" {
+    import_fixture
+    [ "$("$FASWEEP" export --store "$STORE" -o /dev/stdout | wc -l)" -eq 22 ] ||
+        flunk "-o /dev/stdout into a pipe lost lines"
+    echo keep > redirected.jsonl
+    local before
+    before=$(stat -c %i redirected.jsonl)
+    "$FASWEEP" export --store "$STORE" -o /dev/stdout >> redirected.jsonl
+    [ "$(stat -c %i redirected.jsonl)" = "$before" ] || flunk "the redirected file was replaced"
+    [ "$(wc -l < redirected.jsonl)" -eq 23 ] || flunk "expected the old line and 22 records"
+    expect_no_tmp
+}
