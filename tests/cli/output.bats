@@ -159,3 +159,23 @@ PY
     [ "$(wc -l < redirected.jsonl)" -eq 23 ] || flunk "expected the old line and 22 records"
     expect_no_tmp
 }
+
+@test "output: export --dir and topk --seeds-dir make missing parents (one mkdir -p), a file in the way is exit 1" {
+    import_fixture
+    run --separate-stderr "$FASWEEP" export --format kernel-tuner --space "$REPO/spaces/l4.json" \
+        --gpu "NVIDIA L4" --allow-missing --dir a/b/c --store "$STORE"
+    expect_status 0
+    [ "$(ls a/b/c | wc -l)" -eq 2 ] || flunk "expected two files in a/b/c: $(ls -R a)"
+    run --separate-stderr "$FASWEEP" topk --store "$STORE" --seeds-dir s/t/u
+    expect_status 0
+    [ "$(ls s/t/u | wc -l)" -ge 1 ] || flunk "no seeds in s/t/u"
+    touch plain
+    run --separate-stderr "$FASWEEP" export --format kernel-tuner --space "$REPO/spaces/l4.json" \
+        --gpu "NVIDIA L4" --allow-missing --dir plain/d --store "$STORE"
+    expect_status 1
+    expect_in "$stderr" "cannot create plain/d"
+    run --separate-stderr "$FASWEEP" topk --store "$STORE" --seeds-dir plain
+    expect_status 1
+    expect_in "$stderr" "exists but is not a directory"
+    expect_no_tmp
+}
