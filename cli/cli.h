@@ -1,6 +1,7 @@
 /* cli.h - what the command files (cli/cmd_*.c) share: the commands, the
- * option table every command is parsed with, the exit codes, and the
- * helpers for stores, plans and output. The command line only parses and
+ * option table every command is parsed with and every help text is made
+ * from, the exit codes, and the helpers for stores, plans and output files
+ * (printing to stdout: emit.h). The command line only parses and
  * calls the modules; nothing here measures, ranks or stores by itself.
  *
  * Conventions: data on stdout, diagnostics on stderr with a "fasweep: "
