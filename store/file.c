@@ -128,12 +128,12 @@ static int file_resolve(const char *path, char *out, size_t n, char *err, size_t
 static int file_plan(const char *path, file_how *how, char *target, size_t n, char *err,
                      size_t errlen)
 {
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    struct stat st; /* of what path names, through any links */
+    const int exists = stat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) {
         file_say(err, errlen, "%s is a directory; pass a file path", path);
         return -1;
     }
-    const int exists = stat(path, &st) == 0;
     if (file_magic(path) || (exists && !S_ISREG(st.st_mode))) {
         *how = FILE_STRAIGHT;
         snprintf(target, n, "%s", path);

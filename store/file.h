@@ -27,6 +27,9 @@
  * returns). A replaced file keeps its permission bits; a new one gets
  * 0666 less the umask.
  *
+ * One write at a time: file_write is not reentrant (the handler knows one
+ * temp file), so a writer must not call it.
+ *
  * Test hook: FASWEEP_TEST_WRITE_SLEEP=SECONDS sleeps after fn has written
  * (the temp file exists, nothing is renamed yet), so a test can signal the
  * process mid-write.
