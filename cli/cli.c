@@ -129,8 +129,9 @@ static int cli_value(const cli_opt *o, const char *v, void *args)
             return cli_usage_error("%s wants one of %s, got '%s'", label, RECORD_MODES_TEXT, v);
         *(const char **)out = v;
         return 0;
-    case CLI_REFUSED:
-        return cli_usage_error("%s", o->help);
+    case CLI_REFUSED: /* one line: the message already says what to do instead */
+        fprintf(stderr, "fasweep %s: %s\n", cli_current->name, o->help);
+        return CLI_USAGE;
     }
     return cli_usage_error("internal error: option %s of unknown kind", label);
 }

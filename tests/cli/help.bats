@@ -67,7 +67,8 @@ load helpers
     for c in topk show export report; do
         run --separate-stderr "$FASWEEP" "$c" --device "NVIDIA L4" --store "$STORE"
         expect_status 2
-        expect_in "$stderr" "fasweep $c: --device is a CUDA ordinal; to filter by GPU model use --gpu NAME"
+        [ "$stderr" = "fasweep $c: --device is a CUDA ordinal; to filter by GPU model use --gpu NAME" ] ||
+            { show_run; flunk "expected that one line"; }
         run --separate-stderr "$FASWEEP" "$c" --store "$STORE" --device
         expect_status 2
         expect_in "$stderr" "use --gpu NAME"
