@@ -287,7 +287,7 @@ void cli_help(const cli_command *c, FILE *out)
             fprintf(out, "  %s\n%*s", label, width + 4, "");
         else
             fprintf(out, "  %-*s  ", width, label);
-        cli_help_indented(o->help, width + 4, out);
+        cli_help_indented(o->help ? o->help : "", width + 4, out);
     }
     fprintf(out, "  %-*s  this help\n", width, "-h, --help");
     if (c->exit) {
@@ -340,7 +340,7 @@ static void cli_help_md_options(const cli_command *c, FILE *out)
         fputs("| `", out);
         cli_help_cell(label, out);
         fputs("` | ", out);
-        cli_help_cell(o->help, out);
+        cli_help_cell(o->help ? o->help : "", out);
         fputs(" |\n", out);
     }
     fputs("| `-h, --help` | this help |\n", out);

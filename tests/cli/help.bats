@@ -48,6 +48,10 @@ load helpers
         '`--gpu NAME`' '`--device N`'; do
         grep -qF -- "| $label |" "$doc" || flunk "docs/cli.md lacks $label"
     done
+    # no option without a description
+    if "$FASWEEP" help --markdown | grep -E '^\| `[^`]*` \| *\|$'; then
+        flunk "an option row has no help text"
+    fi
     # eval's own --store and --device rows
     "$FASWEEP" help --markdown | awk '/^### `fasweep eval`/ { on = 1; next } /^### / { on = 0 } on' > eval.md
     grep -qF -- '| `--store PATH` |' eval.md || flunk "eval --store undocumented"
