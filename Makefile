@@ -195,7 +195,7 @@ test-slurm: $(BUILD)/fasweep
 # `make fuzz FUZZ_TIME=600` for a longer run.
 FUZZ_TIME ?= 20
 FUZZ_CC := clang -g -O1 -std=c11 -D_GNU_SOURCE -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined
-RECORD_SRC := store/record.c store/store.c store/store_io.c store/text.c store/mode.c
+RECORD_SRC := store/record.c store/store.c store/store_io.c store/text.c store/mode.c store/file.c
 $(BUILD)/fuzz_space: tests/fuzz/fuzz_space.c grid/space.c grid/space.h store/text.c store/text.h store/mode.c store/mode.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) tests/fuzz/fuzz_space.c grid/space.c store/text.c store/mode.c -o $@ $(PKG_LIBS)

@@ -2,7 +2,7 @@
  * (contract: cli.h). */
 #include "cli.h"
 
-#include <cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../kernels/fa_launch.h"
+#include "../store/file.h"
 
 #define CLI_MAX_OPTS 24
 
@@ -54,52 +55,13 @@ int cli_finish(int rc)
 
 int cli_write_file(const char *file, int (*write)(FILE *out, void *ctx), void *ctx)
 {
-    char tmp[PATH_MAX + 32];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", file) >= (int)sizeof tmp)
-        return cli_usage_error("-o path too long: %s", file);
-    const int fd = mkstemp(tmp);
-    FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!out) {
-        cli_say("cannot create %s: %s; check the directory of %s exists and is writable", tmp,
-                strerror(errno), file);
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
+    char err[PATH_MAX + 256];
+    const int rc = file_write(file, write, ctx, err, sizeof err);
+    if (rc < 0) {
+        cli_say("%s", err);
         return CLI_FAIL;
     }
-    const int rc = write(out, ctx);
-    const int werr = fflush(out) != 0 || ferror(out);
-    const int saved = errno;
-    const int cerr = fclose(out) != 0;
-    if (rc != CLI_OK || werr || cerr) {
-        unlink(tmp);
-        if (rc != CLI_OK)
-            return rc;
-        cli_say("cannot write %s: %s", file, strerror(werr ? saved : errno));
-        return CLI_FAIL;
-    }
-    const mode_t um = umask(0);
-    umask(um);
-    if (chmod(tmp, 0666 & ~um) != 0 || rename(tmp, file) != 0) {
-        cli_say("cannot put %s in place of %s: %s", tmp, file, strerror(errno));
-        unlink(tmp);
-        return CLI_FAIL;
-    }
-    return CLI_OK;
-}
-
-int cli_emit_json(cJSON *doc)
-{
-    char *text = doc ? cJSON_Print(doc) : NULL;
-    cJSON_Delete(doc);
-    if (!text) {
-        cli_say("out of memory printing JSON");
-        return CLI_FAIL;
-    }
-    puts(text);
-    cJSON_free(text);
-    return CLI_OK;
+    return rc;
 }
 
 /* ---- the option table ---------------------------------------------------------------------- */
@@ -125,27 +87,34 @@ static int cli_int(const char *label, const char *s, long lo, long hi, int *out)
     return 0;
 }
 
-/* Stores value v of option o. Returns 0, or a usage error. */
-static int cli_value(const cli_opt *o, const char *v)
+/* Where option o's value goes in args. */
+static void *cli_field(const cli_opt *o, void *args)
+{
+    return (char *)args + o->at;
+}
+
+/* Stores value v of option o into args. Returns 0, or a usage error. */
+static int cli_value(const cli_opt *o, const char *v, void *args)
 {
     char label[40];
     cli_label(o, label, sizeof label);
+    void *out = cli_field(o, args);
     switch (o->kind) {
     case CLI_FLAG:
-        *(int *)o->out = 1;
+        *(int *)out = 1;
         return 0;
     case CLI_STR:
-        *(const char **)o->out = v;
+        *(const char **)out = v;
         return 0;
     case CLI_PATH:
         if (!*v)
             return cli_usage_error("%s wants a path, got an empty string", label);
-        *(const char **)o->out = v;
+        *(const char **)out = v;
         return 0;
     case CLI_INT:
-        return cli_int(label, v, o->lo, o->hi, (int *)o->out);
+        return cli_int(label, v, o->lo, o->hi, (int *)out);
     case CLI_PROBLEM: {
-        cli_problem *p = o->out;
+        cli_problem *p = out;
         space_problem sp;
         if (space_problem_parse(v, &sp) != 0)
             return cli_usage_error("%s wants B,H,S,D (e.g. 4,8,512,64) or the canonical text "
@@ -158,8 +127,11 @@ static int cli_value(const cli_opt *o, const char *v)
     case CLI_MODE:
         if (!record_mode_known(v))
             return cli_usage_error("%s wants one of %s, got '%s'", label, RECORD_MODES_TEXT, v);
-        *(const char **)o->out = v;
+        *(const char **)out = v;
         return 0;
+    case CLI_REFUSED: /* one line: the message already says what to do instead */
+        fprintf(stderr, "fasweep %s: %s\n", cli_current->name, o->help);
+        return CLI_USAGE;
     }
     return cli_usage_error("internal error: option %s of unknown kind", label);
 }
@@ -176,23 +148,33 @@ static int cli_option_error(int c, char **argv)
     return cli_usage_error("unknown option %s", arg);
 }
 
-int cli_parse(int argc, char **argv, const cli_opt *opts, int *first)
+/* getopt_long's argument rule for o: a refused spelling takes an optional
+ * value so that it is refused with its own message, value or not. */
+static int cli_has_arg(const cli_opt *o)
 {
+    if (o->kind == CLI_FLAG)
+        return no_argument;
+    return o->kind == CLI_REFUSED ? optional_argument : required_argument;
+}
+
+int cli_parse(int argc, char **argv, void *args, int *first)
+{
+    const cli_opt *opts = cli_current->opts;
     struct option lo[CLI_MAX_OPTS + 2];
-    char shorts[2 * CLI_MAX_OPTS + 4] = ":h";
+    char shorts[3 * CLI_MAX_OPTS + 4] = ":h";
     size_t ns = 2;
     int n = 0, nl = 0;
-    for (; opts[n].name || opts[n].letter; n++) {
+    for (; opts && (opts[n].name || opts[n].letter); n++) {
         if (n == CLI_MAX_OPTS)
             return cli_usage_error("internal error: more than %d options", CLI_MAX_OPTS);
-        const int has_arg = opts[n].kind == CLI_FLAG ? no_argument : required_argument;
+        const int has_arg = cli_has_arg(&opts[n]);
         /* getopt_long returns the letter, or 256 + the table index. */
         if (opts[n].name)
             lo[nl++] = (struct option){opts[n].name, has_arg, NULL,
                                        opts[n].letter ? opts[n].letter : 256 + n};
         if (opts[n].letter) {
             shorts[ns++] = opts[n].letter;
-            if (has_arg == required_argument)
+            for (int c = 0; c < has_arg; c++) /* "x:" required, "x::" optional */
                 shorts[ns++] = ':';
         }
     }
@@ -204,7 +186,7 @@ int cli_parse(int argc, char **argv, const cli_opt *opts, int *first)
     int c;
     while ((c = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
         if (c == 'h') {
-            fputs(cli_current->usage, stdout);
+            cli_help(cli_current, stdout);
             return CLI_OK;
         }
         int k = -1;
@@ -213,7 +195,7 @@ int cli_parse(int argc, char **argv, const cli_opt *opts, int *first)
                 k = i;
         if (k < 0)
             return cli_option_error(c, argv);
-        if (cli_value(&opts[k], optarg))
+        if (cli_value(&opts[k], optarg, args))
             return CLI_USAGE;
     }
     *first = optind;
@@ -225,6 +207,174 @@ int cli_no_args(int argc, char **argv, int first)
     if (first < argc)
         return cli_usage_error("unexpected argument '%s'", argv[first]);
     return 0;
+}
+
+/* ---- help texts from the tables ----------------------------------------------------------- */
+
+#define CLI_HELP_LABEL_MAX 20 /* wider option labels get their help on the next line */
+
+static int cli_help_listed(const cli_opt *o)
+{
+    return o->kind != CLI_REFUSED;
+}
+
+static int cli_help_end(const cli_opt *o)
+{
+    return !o->name && !o->letter;
+}
+
+/* "-o, --output FILE", "-k N", "--space FILE", "--json". */
+static void cli_help_label(const cli_opt *o, char *buf, size_t n)
+{
+    const char *v = o->value ? o->value : "";
+    const char *sep = o->value ? " " : "";
+    if (o->letter && o->name)
+        snprintf(buf, n, "-%c, --%s%s%s", o->letter, o->name, sep, v);
+    else if (o->letter)
+        snprintf(buf, n, "-%c%s%s", o->letter, sep, v);
+    else
+        snprintf(buf, n, "--%s%s%s", o->name, sep, v);
+}
+
+/* Writes text, every line after the first indented by indent columns. */
+static void cli_help_indented(const char *text, int indent, FILE *out)
+{
+    for (const char *p = text; *p; p++) {
+        fputc(*p, out);
+        if (*p == '\n' && p[1])
+            fprintf(out, "%*s", indent, "");
+    }
+    fputc('\n', out);
+}
+
+/* The usage lines: "fasweep NAME FORM" per form of c->usage. */
+static void cli_help_usage_lines(const cli_command *c, const char *first, const char *next,
+                                 FILE *out)
+{
+    const char *u = c->usage ? c->usage : "";
+    const char *lead = first;
+    for (;;) {
+        const char *nl = strchr(u, '\n');
+        const int len = nl ? (int)(nl - u) : (int)strlen(u);
+        fprintf(out, "%sfasweep %s%s%.*s\n", lead, c->name, len ? " " : "", len, u);
+        if (!nl)
+            break;
+        u = nl + 1;
+        lead = next;
+    }
+}
+
+void cli_help(const cli_command *c, FILE *out)
+{
+    cli_help_usage_lines(c, "usage: ", "       ", out);
+    if (c->about)
+        fprintf(out, "\n%s", c->about);
+    int width = 10; /* "-h, --help" */
+    for (const cli_opt *o = c->opts; o && !cli_help_end(o); o++) {
+        char label[64];
+        cli_help_label(o, label, sizeof label);
+        const int len = (int)strlen(label);
+        if (cli_help_listed(o) && len > width && len <= CLI_HELP_LABEL_MAX)
+            width = len;
+    }
+    fputs("\noptions:\n", out);
+    for (const cli_opt *o = c->opts; o && !cli_help_end(o); o++) {
+        if (!cli_help_listed(o))
+            continue;
+        char label[64];
+        cli_help_label(o, label, sizeof label);
+        if ((int)strlen(label) > width)
+            fprintf(out, "  %s\n%*s", label, width + 4, "");
+        else
+            fprintf(out, "  %-*s  ", width, label);
+        cli_help_indented(o->help ? o->help : "", width + 4, out);
+    }
+    fprintf(out, "  %-*s  this help\n", width, "-h, --help");
+    if (c->exit) {
+        fputs("\nexit status: ", out);
+        cli_help_indented(c->exit, 0, out);
+    }
+}
+
+void cli_help_overview(const cli_command *const *cmds, size_t n, FILE *out)
+{
+    fputs("usage: fasweep COMMAND [OPTIONS]\n"
+          "\n"
+          "Sweeps one templated FlashAttention-forward CUDA kernel over a space of configs,\n"
+          "stores every result in an LMDB store, ranks them and writes Top-K seed files.\n"
+          "\n"
+          "commands:\n",
+          out);
+    for (size_t i = 0; i < n; i++)
+        if (cmds[i]->summary)
+            fprintf(out, "  %-8s %s\n", cmds[i]->name, cmds[i]->summary);
+    fputs("\n"
+          "`fasweep COMMAND --help` describes a command. The store is --store PATH, else\n"
+          "$FASWEEP_STORE, else ./" CLI_DEFAULT_STORE ".\n"
+          "exit status: 0 success, 1 failure, 2 usage or input error.\n",
+          out);
+}
+
+/* ---- Markdown ---------------------------------------------------------------------------------
+ */
+
+/* Text in a table cell: '|' escaped, line breaks as spaces. */
+static void cli_help_cell(const char *text, FILE *out)
+{
+    for (const char *p = text; *p; p++) {
+        if (*p == '|')
+            fputs("\\|", out);
+        else
+            fputc(*p == '\n' ? ' ' : *p, out);
+    }
+}
+
+static void cli_help_md_options(const cli_command *c, FILE *out)
+{
+    fputs("| option | what it does |\n|---|---|\n", out);
+    for (const cli_opt *o = c->opts; o && !cli_help_end(o); o++) {
+        if (!cli_help_listed(o))
+            continue;
+        char label[64];
+        cli_help_label(o, label, sizeof label);
+        fputs("| `", out);
+        cli_help_cell(label, out);
+        fputs("` | ", out);
+        cli_help_cell(o->help ? o->help : "", out);
+        fputs(" |\n", out);
+    }
+    fputs("| `-h, --help` | this help |\n", out);
+}
+
+static void cli_help_md_command(const cli_command *c, FILE *out)
+{
+    /* the summary as a sentence */
+    fprintf(out, "\n### `fasweep %s`\n\n%c%s.\n\n```\n", c->name,
+            toupper((unsigned char)c->summary[0]), c->summary + 1);
+    cli_help_usage_lines(c, "", "", out);
+    fputs("```\n", out);
+    if (c->about)
+        fprintf(out, "\n%s", c->about);
+    fputc('\n', out);
+    cli_help_md_options(c, out);
+    if (c->exit) {
+        fputs("\nExit status: ", out);
+        cli_help_indented(c->exit, 0, out);
+    }
+}
+
+void cli_help_markdown(const cli_command *const *cmds, size_t n, FILE *out)
+{
+    fputs("| command | what it does |\n|---|---|\n", out);
+    for (size_t i = 0; i < n; i++)
+        if (cmds[i]->summary) {
+            fprintf(out, "| `%s` | ", cmds[i]->name);
+            cli_help_cell(cmds[i]->summary, out);
+            fputs(" |\n", out);
+        }
+    for (size_t i = 0; i < n; i++)
+        if (cmds[i]->summary)
+            cli_help_md_command(cmds[i], out);
 }
 
 /* ---- stores and plans ---------------------------------------------------------------------- */

@@ -1,6 +1,7 @@
 /* cli.h - what the command files (cli/cmd_*.c) share: the commands, the
- * option table every command is parsed with, the exit codes, and the
- * helpers for stores, plans and output. The command line only parses and
+ * option table every command is parsed with and every help text is made
+ * from, the exit codes, and the helpers for stores, plans and output files
+ * (printing to stdout: emit.h). The command line only parses and
  * calls the modules; nothing here measures, ranks or stores by itself.
  *
  * Conventions: data on stdout, diagnostics on stderr with a "fasweep: "
@@ -24,30 +25,16 @@
 
 #define CLI_DEFAULT_STORE "results.lmdb"
 
-/* One command: `fasweep NAME ...` runs fn(argc, argv) with argv[0] = NAME. */
-typedef struct cli_command {
-    const char *name;
-    int (*fn)(int argc, char **argv);
-    const char *usage; /* `fasweep NAME --help` */
-} cli_command;
-
-/* cmd_space.c: plan, grid, list, version. cmd_eval.c: eval. cmd_store.c:
- * topk, import, merge, show. cmd_export.c: export. cmd_report.c: report. */
-extern const cli_command cmd_plan, cmd_grid, cmd_list, cmd_version, cmd_eval;
-extern const cli_command cmd_topk, cmd_export, cmd_import, cmd_merge, cmd_show, cmd_report;
-
-/* The command being run (main.c sets it), for its messages. */
-extern const cli_command *cli_current;
-
 /* ---- the option table ---------------------------------------------------------------------- */
 
 typedef enum cli_kind {
-    CLI_FLAG,    /* no value; *(int *)out = 1 */
-    CLI_STR,     /* any text; *(const char **)out */
-    CLI_PATH,    /* non-empty text; *(const char **)out */
-    CLI_INT,     /* a whole decimal number in [lo, hi]; *(int *)out */
-    CLI_PROBLEM, /* "4,8,512,64" or "b4.h8.s512.d64.nc"; (cli_problem *)out, canonical text */
-    CLI_MODE     /* a mode fasweep measures (record_mode_known); *(const char **)out */
+    CLI_FLAG,    /* no value; int field = 1 */
+    CLI_STR,     /* any text; const char * field */
+    CLI_PATH,    /* non-empty text; const char * field */
+    CLI_INT,     /* a whole decimal number in [lo, hi]; int field */
+    CLI_PROBLEM, /* "4,8,512,64" or "b4.h8.s512.d64.nc"; cli_problem field, canonical text */
+    CLI_MODE,    /* a mode fasweep measures (record_mode_known); const char * field */
+    CLI_REFUSED  /* an old spelling: refused (exit 2) with help as the message; not listed */
 } cli_kind;
 
 typedef struct cli_problem {
@@ -55,24 +42,94 @@ typedef struct cli_problem {
     int set;
 } cli_problem;
 
+/* One option of a command: how it is spelt and parsed, where its value
+ * goes (a field of the command's argument struct, CLI_AT), and how --help
+ * and docs/cli.md describe it. The table is the only description of an
+ * option: `fasweep CMD --help`, `fasweep help --markdown` and the parser
+ * all read it. */
 typedef struct cli_opt {
     const char *name; /* long name without "--", or NULL for a short-only option */
     char letter;      /* short name ('k' for -k), or 0 */
     cli_kind kind;
-    void *out;
-    long lo, hi; /* CLI_INT range */
+    size_t at;         /* CLI_AT(args type, field) */
+    long lo, hi;       /* CLI_INT range */
+    const char *value; /* the value's name in help ("FILE", "N"); NULL for a flag */
+    const char *help;  /* what it does and its default; may hold '\n' (a new help line) */
 } cli_opt;
 
-/* Parses argv[1..] against opts (a table ended by {NULL, 0}; --help and -h
- * are always known). Values are checked as their kind says; the first bad
- * one is a usage error naming the option ("-k wants an integer from 1 to
- * ..., got 'abc'"). Returns -1 to go on, with *first the index of the first
- * positional argument, else the exit status to return now (usage printed:
- * 0; usage error: 2). */
-int cli_parse(int argc, char **argv, const cli_opt *opts, int *first);
+#define CLI_AT(type, field) offsetof(type, field)
+
+/* One command: `fasweep NAME ...` runs fn(argc, argv) with argv[0] = NAME.
+ * Everything `fasweep NAME --help`, `fasweep --help` and docs/cli.md say
+ * about it is here. */
+typedef struct cli_command {
+    const char *name;
+    const char *summary; /* one line for `fasweep --help`; NULL for a hidden command */
+    const char *usage;   /* what follows "fasweep NAME": its positional arguments and
+                            required options, one form per line ('\n' between) */
+    const char *about;   /* what it does, lines of at most 88 columns, paragraphs
+                            separated by an empty line */
+    const cli_opt *opts; /* ended by an entry with neither name nor letter */
+    const char *exit;    /* "0 ok, 1 ..., 2 ...": what each exit status means */
+    int (*fn)(int argc, char **argv);
+} cli_command;
+
+/* cmd_space.c: plan, grid, list, version. cmd_eval.c: eval. cmd_store.c:
+ * topk, import, merge, show. cmd_export.c: export. cmd_report.c: report.
+ * main.c: help. */
+extern const cli_command cmd_plan, cmd_grid, cmd_list, cmd_version, cmd_eval;
+extern const cli_command cmd_topk, cmd_export, cmd_import, cmd_merge, cmd_show, cmd_report;
+
+/* The command being run (main.c sets it), for its messages. */
+extern const cli_command *cli_current;
+
+/* The store option every store command has (field `store` of its args). */
+#define CLI_OPT_STORE(type)                                                                        \
+    {                                                                                              \
+        .name = "store", .kind = CLI_PATH, .at = CLI_AT(type, store), .value = "PATH",             \
+        .help = "the results store (default $FASWEEP_STORE, else ./" CLI_DEFAULT_STORE ")"         \
+    }
+
+/* --device in the commands that filter a store by GPU model (topk, show,
+ * export, report): --device is a CUDA ordinal everywhere (grid, eval), so
+ * the old spelling of --gpu NAME is refused (exit 2), saying so. */
+#define CLI_OPT_DEVICE_REFUSED                                                                     \
+    {                                                                                              \
+        .name = "device", .kind = CLI_REFUSED,                                                     \
+        .help = "--device is a CUDA ordinal; to filter by GPU model use --gpu NAME"                \
+    }
+
+/* Parses argv[1..] against cli_current's table into the struct args (-h
+ * and --help are always known: they print the command's help). Values are
+ * checked as their kind says; the first bad one is a usage error naming the
+ * option ("-k wants an integer from 1 to ..., got 'abc'"). Returns -1 to go
+ * on, with *first the index of the first positional argument, else the
+ * exit status to return now (help printed: 0; usage error: 2). */
+int cli_parse(int argc, char **argv, void *args, int *first);
 
 /* Positional arguments: exactly none. Returns 0, or a usage error. */
 int cli_no_args(int argc, char **argv, int first);
+
+/* ---- help texts ---------------------------------------------------------------------------- */
+
+/* Every help text comes from the tables above: `fasweep --help`, `fasweep
+ * COMMAND --help`, and `fasweep help --markdown`, the reference part of
+ * docs/cli.md (between its "BEGIN generated" and "END generated" markers;
+ * tests/cli/help.bats fails when the two disagree). Nothing about an
+ * option is written anywhere else, so every option is documented by
+ * construction. */
+
+/* `fasweep COMMAND --help`: the usage line(s), what it does, one line per
+ * option (value name and help), the exit statuses. */
+void cli_help(const cli_command *c, FILE *out);
+
+/* `fasweep --help`: the usage, one line per listed command (hidden ones,
+ * summary NULL, left out), the store and exit status conventions. */
+void cli_help_overview(const cli_command *const *cmds, size_t n, FILE *out);
+
+/* `fasweep help --markdown`: the same as Markdown, a table of the commands
+ * then one section per command with its options as a table. */
+void cli_help_markdown(const cli_command *const *cmds, size_t n, FILE *out);
 
 /* ---- messages -------------------------------------------------------------------------------- */
 
@@ -88,14 +145,11 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cli_finish(int rc);
 
 /* Writes FILE through write(out, ctx) (which returns an exit status after
- * its own message) into a temp file beside it, renamed over FILE only when
- * everything was written: a failed write never leaves half a file. Returns
- * the exit status. */
+ * its own message) with file_write (store/file.h: atomic for a regular or
+ * new file or a link's target, straight through for a device or FIFO, no
+ * temp file left behind on failure or a signal). Returns the exit status:
+ * write's, or 1 after a message when writing failed. */
 int cli_write_file(const char *file, int (*write)(FILE *out, void *ctx), void *ctx);
-
-/* Prints a cJSON document (and frees it): 0, or 1 after a message. */
-struct cJSON;
-int cli_emit_json(struct cJSON *doc);
 
 /* ---- stores and plans ---------------------------------------------------------------------- */
 

@@ -319,49 +319,56 @@ static int eval_run(const eval_args *a, const space *s, task *t)
     return rc;
 }
 
-static const char *const usage_eval =
-    "usage: fasweep eval --problem P --config C[,C...] [--mode hot|cold|batch] [--json]\n"
-    "                    [--kernel FILE.cuh] [--space FILE] [--store PATH] [--device N]\n"
-    "\n"
-    "Checks and times one point exactly as `grid` does (the same worker, gate, timing and\n"
-    "record, crash isolation included) and stores it like a grid record: the objective\n"
-    "function for an external tuner or evolution loop. Several configs are measured head to\n"
-    "head (interleaved rounds, as the refine pass does). Prints per config its status,\n"
-    "median, noise, and its speedup over the stored best of its group (other configs or\n"
-    "builds) and over the fastest stored baseline; --json: one line of JSON per config.\n"
-    "\n"
-    "  --problem P   B,H,S,D (e.g. 4,8,512,64) or b4.h8.s512.d64.nc\n"
-    "  --config C    config text, e.g. d64.m64.n128.w4.s3.z1; a comma list for a head-to-head\n"
-    "                (at most 8; the same config twice is allowed)\n"
-    "  --mode M      hot (default), cold or batch\n"
-    "  --kernel F    an edited copy of kernels/flash_fwd.cuh: compiled for the local GPU at\n"
-    "                the config (one), cached, run in place of the compiled instance; its\n"
-    "                records' build is src-HASH of the source (a source that does not\n"
-    "                compile is status compile_error, found before any GPU work)\n"
-    "  --space FILE  take the measurement settings and tolerances from this space (else the\n"
-    "                defaults a space gets) and name it in the records' provenance\n"
-    "  --json        one JSON line per config\n"
-    "  --store PATH  results store (default $FASWEEP_STORE, else ./" CLI_DEFAULT_STORE ")\n"
-    "  --device N    CUDA device ordinal (default 0)\n"
-    "\n"
-    "exit status: 0 ok, 1 wrong, crashed, timeout, compile_error or no GPU, 2 bad arguments\n"
-    "(an unknown config text, a config not in this binary, a problem the kernel cannot run,\n"
-    "a --kernel file that is missing or not a kernel).\n";
+static const cli_opt eval_opts[] = {
+    {.name = "problem",
+     .kind = CLI_PROBLEM,
+     .at = CLI_AT(eval_args, problem),
+     .value = "P",
+     .help = "B,H,S,D (e.g. 4,8,512,64) or b4.h8.s512.d64.nc"},
+    {.name = "config",
+     .kind = CLI_STR,
+     .at = CLI_AT(eval_args, configs_text),
+     .value = "C",
+     .help = "config text, e.g. d64.m64.n128.w4.s3.z1; a comma list for a head-to-head\n"
+             "(at most 8; the same config twice is allowed)"},
+    {.name = "mode",
+     .kind = CLI_MODE,
+     .at = CLI_AT(eval_args, mode),
+     .value = "M",
+     .help = "hot (default), cold or batch"},
+    {.name = "kernel",
+     .kind = CLI_PATH,
+     .at = CLI_AT(eval_args, kernel),
+     .value = "FILE.cuh",
+     .help = "an edited copy of kernels/flash_fwd.cuh: compiled for the local GPU at\n"
+             "the config (one), cached, run in place of the compiled instance; its\n"
+             "records' build is src-HASH of the source (a source that does not\n"
+             "compile is status compile_error, found before any GPU work)"},
+    {.name = "space",
+     .kind = CLI_PATH,
+     .at = CLI_AT(eval_args, space_path),
+     .value = "FILE",
+     .help = "take the measurement settings and tolerances from this space (else the\n"
+             "defaults a space gets) and name it in the records' provenance"},
+    {.name = "json",
+     .kind = CLI_FLAG,
+     .at = CLI_AT(eval_args, json),
+     .help = "one JSON line per config"},
+    CLI_OPT_STORE(eval_args),
+    {.name = "device",
+     .kind = CLI_INT,
+     .at = CLI_AT(eval_args, device),
+     .lo = 0,
+     .hi = 1024,
+     .value = "N",
+     .help = "the CUDA device ordinal (default 0)"},
+    {0}};
 
 static int eval_main(int argc, char **argv)
 {
     eval_args a = {.mode = "hot"};
     int first;
-    const cli_opt opts[] = {{"problem", 0, CLI_PROBLEM, &a.problem, 0, 0},
-                            {"config", 0, CLI_STR, &a.configs_text, 0, 0},
-                            {"mode", 0, CLI_MODE, &a.mode, 0, 0},
-                            {"space", 0, CLI_PATH, &a.space_path, 0, 0},
-                            {"kernel", 0, CLI_PATH, &a.kernel, 0, 0},
-                            {"json", 0, CLI_FLAG, &a.json, 0, 0},
-                            {"store", 0, CLI_PATH, &a.store, 0, 0},
-                            {"device", 0, CLI_INT, &a.device, 0, 1024},
-                            {NULL, 0, 0, NULL, 0, 0}};
-    int rc = cli_parse(argc, argv, opts, &first);
+    int rc = cli_parse(argc, argv, &a, &first);
     if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
         return rc;
     if (!a.problem.set)
@@ -375,4 +382,20 @@ static int eval_main(int argc, char **argv)
     return eval_run(&a, &s, &t);
 }
 
-const cli_command cmd_eval = {"eval", eval_main, usage_eval};
+const cli_command cmd_eval = {
+    .name = "eval",
+    .summary = "check and time one point (or a head-to-head of a few), into the store",
+    .usage = "--problem P --config C[,C...] [OPTIONS]",
+    .about =
+        "Checks and times one point exactly as `grid` does (the same worker, gate, timing and\n"
+        "record, crash isolation included) and stores it like a grid record: the objective\n"
+        "function for an external tuner or evolution loop. Several configs are measured head\n"
+        "to head (interleaved rounds, as the refine pass does). Prints per config its status,\n"
+        "median, noise, and its speedup over the stored best of its group (other configs or\n"
+        "builds) and over the fastest stored baseline; --json: one line of JSON per config.\n",
+    .opts = eval_opts,
+    .exit = "0 ok, 1 wrong, crashed, timeout, compile_error or no GPU, 2 bad arguments\n"
+            "(an unknown config text, a config not in this binary, a problem the kernel cannot\n"
+            "run, a --kernel file that is missing or not a kernel).",
+    .fn = eval_main,
+};

@@ -10,13 +10,14 @@
 #include <sys/stat.h>
 
 #include "../seeds/group.h"
+#include "../store/file.h"
 #include "../seeds/tuner.h"
 #include "../store/store.h"
 #include "../store/store_io.h"
 #include "cli.h"
 
 typedef struct export_args {
-    const char *store, *prefix, *file, *dir, *format, *space_path, *device, *mode;
+    const char *store, *prefix, *file, *dir, *format, *space_path, *gpu, *mode;
     cli_problem problem;
     int allow_missing;
 } export_args;
@@ -38,8 +39,8 @@ static int export_records_to(FILE *out, void *ctx)
 
 static int export_records_run(const export_args *a, store_io_format fmt)
 {
-    if (a->dir || a->space_path || a->device || a->mode || a->problem.set || a->allow_missing)
-        return cli_usage_error("--dir, --space, --device, --problem, --mode and --allow-missing "
+    if (a->dir || a->space_path || a->gpu || a->mode || a->problem.set || a->allow_missing)
+        return cli_usage_error("--dir, --space, --gpu, --problem, --mode and --allow-missing "
                                "go with --format kernel-tuner or t4; for %s use --prefix",
                                a->format);
     store *s = cli_open_store(cli_store_path(a->store), 1);
@@ -94,7 +95,7 @@ static int export_complete(const export_args *a, const group *g)
  * its grid (the others are dropped). Returns 0, or the exit status. */
 static int export_groups(const export_args *a, store *st, const space *sp, group_set *set)
 {
-    const group_filter f = {a->device, a->problem.set ? a->problem.text : NULL, a->mode};
+    const group_filter f = {a->gpu, a->problem.set ? a->problem.text : NULL, a->mode};
     const int rc = group_load(st, &f, set);
     if (rc != STORE_OK)
         return cli_store_fail(st, rc, "reading the store");
@@ -114,9 +115,9 @@ static int export_groups(const export_args *a, store *st, const space *sp, group
     set->n = kept;
     if (kept == 0) {
         cli_say("no records in %s match the filter for the GPU (%s) and problems of space %s "
-                "(device %s, problem %s, mode %s); `fasweep topk --no-seeds` lists the groups "
+                "(GPU %s, problem %s, mode %s); `fasweep topk --no-seeds` lists the groups "
                 "stored",
-                cli_store_path(a->store), sp->gpu, sp->name, a->device ? a->device : "any",
+                cli_store_path(a->store), sp->gpu, sp->name, a->gpu ? a->gpu : "any",
                 a->problem.set ? a->problem.text : "any", a->mode ? a->mode : "any");
         return CLI_FAIL;
     }
@@ -142,7 +143,7 @@ static int export_tuner_groups(const export_args *a, const group_set *set, tuner
 {
     if (!a->dir && set->n > 1) {
         cli_say("%d groups match (e.g. %s | %s | %s and %s | %s | %s); a %s file holds one: "
-                "narrow with --device, --problem and --mode, or write one file per group with "
+                "narrow with --gpu, --problem and --mode, or write one file per group with "
                 "--dir DIR",
                 set->n, set->groups[0].device, set->groups[0].problem, set->groups[0].mode,
                 set->groups[1].device, set->groups[1].problem, set->groups[1].mode, a->format);
@@ -150,8 +151,10 @@ static int export_tuner_groups(const export_args *a, const group_set *set, tuner
     }
     if (!a->dir)
         return export_group_file(a, &set->groups[0], fmt, m, a->file);
-    if (mkdir(a->dir, 0777) != 0 && errno != EEXIST) {
-        cli_say("cannot create %s: %s", a->dir, strerror(errno));
+    char failed[PATH_MAX];
+    const int e = file_mkdirs(a->dir, 0777, failed, sizeof failed);
+    if (e) {
+        cli_say("cannot create %s: %s; pass a writable --dir DIR", failed, strerror(e));
         return CLI_FAIL;
     }
     for (int i = 0; i < set->n; i++) {
@@ -176,7 +179,7 @@ static int export_tuner_run(const export_args *a, tuner_format fmt)
                                a->format);
     if (a->prefix)
         return cli_usage_error("--prefix goes with --format jsonl or csv; filter a tuner export "
-                               "with --device, --problem and --mode");
+                               "with --gpu, --problem and --mode");
     if (a->file && a->dir)
         return cli_usage_error("-o FILE and --dir DIR exclude each other");
     static space sp;
@@ -201,53 +204,63 @@ static int export_tuner_run(const export_args *a, tuner_format fmt)
 
 /* ---- the command ---------------------------------------------------------------------------- */
 
-static const char *const usage_export =
-    "usage: fasweep export [--format jsonl|csv] [--prefix P] [-o FILE] [--store PATH]\n"
-    "       fasweep export --format kernel-tuner|t4 --space FILE [--device D] [--problem P]\n"
-    "                      [--mode M] [--allow-missing] [-o FILE | --dir DIR] [--store PATH]\n"
-    "\n"
-    "jsonl, csv: every stored record (or those whose key starts with P) in key order,\n"
-    "as JSON lines (the format `fasweep import` reads) or CSV with a header row.\n"
-    "\n"
-    "kernel-tuner, t4: one (device, problem, mode) group laid over the grid of the space\n"
-    "FILE, every grid point present: a Kernel Tuner cache file (replay it with\n"
-    "tune_kernel(..., simulation_mode=True, cache=FILE)) or a T4 results file. Measured\n"
-    "points carry the median in ms as `time`; rejected ones InvalidConfig; wrong, crashed\n"
-    "and timeout RuntimeFailedConfig (docs/tuners.md). One group per file: narrow the\n"
-    "filter to one, or write one file per group into --dir DIR\n"
-    "(DEVICE_PROBLEM_MODE.kt.json / .t4.json, paths on stderr).\n"
-    "\n"
-    "  --format F       jsonl (default), csv, kernel-tuner or t4\n"
-    "  --prefix P       jsonl, csv: only keys starting with P (DEVICE|PROBLEM|BUILD|CONFIG|MODE)\n"
-    "  --space FILE     kernel-tuner, t4: the space whose grid is written\n"
-    "  --device D       only this GPU model, exactly as stored\n"
-    "  --problem P      only this problem: B,H,S,D (e.g. 4,8,512,64) or b4.h8.s512.d64.nc\n"
-    "  --mode M         only this mode: hot, cold or batch\n"
-    "  --allow-missing  write accepted points without a record as ErrorConfig (t4: leave\n"
-    "                   them out) instead of refusing the export\n"
-    "  -o FILE          write FILE (replaced only when the export succeeds); default stdout\n"
-    "  --dir DIR        kernel-tuner, t4: one file per matching group in DIR\n"
-    "  --store PATH     results store (default $FASWEEP_STORE, else ./" CLI_DEFAULT_STORE ")\n"
-    "\n"
-    "exit status: 0 ok, 1 missing store, no matching group, unmeasured points or write\n"
-    "error, 2 bad option or space file, or several groups for one file.\n";
+static const cli_opt export_opts[] = {
+    {.name = "format",
+     .kind = CLI_STR,
+     .at = CLI_AT(export_args, format),
+     .value = "F",
+     .help = "jsonl (default), csv, kernel-tuner or t4"},
+    {.name = "prefix",
+     .kind = CLI_STR,
+     .at = CLI_AT(export_args, prefix),
+     .value = "P",
+     .help = "jsonl, csv: only keys starting with P (DEVICE|PROBLEM|BUILD|CONFIG|MODE)"},
+    {.name = "space",
+     .kind = CLI_PATH,
+     .at = CLI_AT(export_args, space_path),
+     .value = "FILE",
+     .help = "kernel-tuner, t4: the space whose grid is written"},
+    {.name = "gpu",
+     .kind = CLI_STR,
+     .at = CLI_AT(export_args, gpu),
+     .value = "NAME",
+     .help = "kernel-tuner, t4: only this GPU model, exactly as stored"},
+    {.name = "problem",
+     .kind = CLI_PROBLEM,
+     .at = CLI_AT(export_args, problem),
+     .value = "P",
+     .help = "kernel-tuner, t4: only this problem: B,H,S,D or b4.h8.s512.d64.nc"},
+    {.name = "mode",
+     .kind = CLI_MODE,
+     .at = CLI_AT(export_args, mode),
+     .value = "M",
+     .help = "kernel-tuner, t4: only this mode: hot, cold or batch"},
+    {.name = "allow-missing",
+     .kind = CLI_FLAG,
+     .at = CLI_AT(export_args, allow_missing),
+     .help = "kernel-tuner, t4: write accepted points without a record as ErrorConfig\n"
+             "(t4: leave them out) instead of refusing the export"},
+    {.name = "output",
+     .letter = 'o',
+     .kind = CLI_PATH,
+     .at = CLI_AT(export_args, file),
+     .value = "FILE",
+     .help = "write FILE (default stdout): a regular file is replaced only when the\n"
+             "export succeeded, a link's target likewise; a device or FIFO is written to"},
+    {.name = "dir",
+     .kind = CLI_PATH,
+     .at = CLI_AT(export_args, dir),
+     .value = "DIR",
+     .help = "kernel-tuner, t4: one file per matching group in DIR (made if missing)"},
+    CLI_OPT_STORE(export_args),
+    CLI_OPT_DEVICE_REFUSED,
+    {0}};
 
 static int export_main(int argc, char **argv)
 {
     export_args a = {.format = "jsonl"};
     int first;
-    const cli_opt opts[] = {{"format", 0, CLI_STR, &a.format, 0, 0},
-                            {"prefix", 0, CLI_STR, &a.prefix, 0, 0},
-                            {"space", 0, CLI_PATH, &a.space_path, 0, 0},
-                            {"device", 0, CLI_STR, &a.device, 0, 0},
-                            {"problem", 0, CLI_PROBLEM, &a.problem, 0, 0},
-                            {"mode", 0, CLI_MODE, &a.mode, 0, 0},
-                            {"allow-missing", 0, CLI_FLAG, &a.allow_missing, 0, 0},
-                            {"output", 'o', CLI_PATH, &a.file, 0, 0},
-                            {"dir", 0, CLI_PATH, &a.dir, 0, 0},
-                            {"store", 0, CLI_PATH, &a.store, 0, 0},
-                            {NULL, 0, 0, NULL, 0, 0}};
-    int rc = cli_parse(argc, argv, opts, &first);
+    int rc = cli_parse(argc, argv, &a, &first);
     if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
         return rc;
     tuner_format tf;
@@ -260,4 +273,23 @@ static int export_main(int argc, char **argv)
     return cli_usage_error("--format wants jsonl, csv, kernel-tuner or t4, got '%s'", a.format);
 }
 
-const cli_command cmd_export = {"export", export_main, usage_export};
+const cli_command cmd_export = {
+    .name = "export",
+    .summary = "write stored records as CSV or JSON lines, or a group for Kernel Tuner / T4",
+    .usage = "[--format jsonl|csv] [OPTIONS]\n--format kernel-tuner|t4 --space FILE [OPTIONS]",
+    .about =
+        "jsonl, csv: every stored record (or those whose key starts with P) in key order,\n"
+        "as JSON lines (the format `fasweep import` reads) or CSV with a header row.\n"
+        "\n"
+        "kernel-tuner, t4: one (GPU, problem, mode) group laid over the grid of the space\n"
+        "FILE, every grid point present: a Kernel Tuner cache file (replay it with\n"
+        "tune_kernel(..., simulation_mode=True, cache=FILE)) or a T4 results file. Measured\n"
+        "points carry the median in ms as `time`; rejected ones InvalidConfig; wrong, crashed\n"
+        "and timeout RuntimeFailedConfig (docs/tuners.md). One group per file: narrow the\n"
+        "filter to one, or write one file per group into --dir DIR\n"
+        "(DEVICE_PROBLEM_MODE.kt.json / .t4.json, paths on stderr).\n",
+    .opts = export_opts,
+    .exit = "0 ok, 1 missing store, no matching group, unmeasured points or write\n"
+            "error, 2 bad option or space file, or several groups for one file.",
+    .fn = export_main,
+};

@@ -15,7 +15,7 @@
 #endif
 
 typedef struct report_args {
-    const char *store, *space_path, *device, *mode, *file;
+    const char *store, *space_path, *gpu, *mode, *file;
     cli_problem problem;
     int k;
 } report_args;
@@ -47,7 +47,7 @@ static int report_run(const report_args *a)
     store *st = cli_open_store(path, 1);
     if (!st)
         return CLI_FAIL;
-    const group_filter f = {a->device, a->problem.set ? a->problem.text : NULL, a->mode};
+    const group_filter f = {a->gpu, a->problem.set ? a->problem.text : NULL, a->mode};
     group_set set;
     int rc = group_load(st, &f, &set);
     if (rc != STORE_OK) {
@@ -65,8 +65,8 @@ static int report_run(const report_args *a)
         }
     if (rc == CLI_OK && set.n == 0) {
         if (store_count(st) > 0)
-            cli_say("no records in %s match the filter (device %s, problem %s, mode %s)", path,
-                    a->device ? a->device : "any", a->problem.set ? a->problem.text : "any",
+            cli_say("no records in %s match the filter (GPU %s, problem %s, mode %s)", path,
+                    a->gpu ? a->gpu : "any", a->problem.set ? a->problem.text : "any",
                     a->mode ? a->mode : "any");
         else
             cli_say("no results in %s; run fasweep grid first", path);
@@ -84,41 +84,68 @@ static int report_run(const report_args *a)
     return rc;
 }
 
-static const char *const usage_report =
-    "usage: fasweep report [-o FILE] [--space FILE] [--device D] [--problem P] [--mode M]\n"
-    "                      [-k N] [--store PATH]\n"
-    "\n"
-    "Writes one self-contained HTML page (inline SVG and CSS, no script, nothing from the\n"
-    "network) with, per (device, problem, mode) group: a summary line, a heatmap of the\n"
-    "median over BLOCK_M x BLOCK_N per (NUM_WARPS, STAGES, SWIZZLE) panel coloured against\n"
-    "the group's best (rejected points by reason, failed ones by status, a hover title per\n"
-    "cell), the Top-K as bars with noise whiskers, ties and baselines, and the clock state.\n"
-    "\n"
-    "  -o FILE        the page (default report.html; replaced only when complete)\n"
-    "  --space FILE   lay groups of its problems over its grid, rejected points included\n"
-    "                 (without it: the axis values the records hold)\n"
-    "  --device D     only this GPU model, exactly as stored\n"
-    "  --problem P    only this problem: B,H,S,D (e.g. 4,8,512,64) or b4.h8.s512.d64.nc\n"
-    "  --mode M       only this mode: hot, cold or batch\n"
-    "  -k N           Top-K bars per group (default 8)\n"
-    "  --store PATH   results store (default $FASWEEP_STORE, else ./" CLI_DEFAULT_STORE ")\n"
-    "\n"
-    "exit status: 0 written, 1 missing or empty store, no match or write error, 2 bad\n"
-    "option or space file.\n";
+static const cli_opt report_opts[] = {
+    {.name = "output",
+     .letter = 'o',
+     .kind = CLI_PATH,
+     .at = CLI_AT(report_args, file),
+     .value = "FILE",
+     .help = "the page (default report.html; a regular file is replaced only when\n"
+             "complete, a link's target likewise; a device or FIFO is written to)"},
+    {.name = "space",
+     .kind = CLI_PATH,
+     .at = CLI_AT(report_args, space_path),
+     .value = "FILE",
+     .help = "lay groups of its problems over its grid, rejected points included\n"
+             "(without it: the axis values the records hold)"},
+    {.name = "gpu",
+     .kind = CLI_STR,
+     .at = CLI_AT(report_args, gpu),
+     .value = "NAME",
+     .help = "only this GPU model, exactly as stored"},
+    {.name = "problem",
+     .kind = CLI_PROBLEM,
+     .at = CLI_AT(report_args, problem),
+     .value = "P",
+     .help = "only this problem: B,H,S,D (e.g. 4,8,512,64) or b4.h8.s512.d64.nc"},
+    {.name = "mode",
+     .kind = CLI_MODE,
+     .at = CLI_AT(report_args, mode),
+     .value = "M",
+     .help = "only this mode: hot, cold or batch"},
+    {.letter = 'k',
+     .kind = CLI_INT,
+     .at = CLI_AT(report_args, k),
+     .lo = 1,
+     .hi = 1000,
+     .value = "N",
+     .help = "Top-K bars per group (default 8)"},
+    CLI_OPT_STORE(report_args),
+    CLI_OPT_DEVICE_REFUSED,
+    {0}};
 
 static int report_main(int argc, char **argv)
 {
     report_args a = {.file = "report.html", .k = 8};
     int first;
-    const cli_opt opts[] = {
-        {"output", 'o', CLI_PATH, &a.file, 0, 0}, {"space", 0, CLI_PATH, &a.space_path, 0, 0},
-        {"device", 0, CLI_STR, &a.device, 0, 0},  {"problem", 0, CLI_PROBLEM, &a.problem, 0, 0},
-        {"mode", 0, CLI_MODE, &a.mode, 0, 0},     {NULL, 'k', CLI_INT, &a.k, 1, 1000},
-        {"store", 0, CLI_PATH, &a.store, 0, 0},   {NULL, 0, 0, NULL, 0, 0}};
-    int rc = cli_parse(argc, argv, opts, &first);
+    int rc = cli_parse(argc, argv, &a, &first);
     if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
         return rc;
     return report_run(&a);
 }
 
-const cli_command cmd_report = {"report", report_main, usage_report};
+const cli_command cmd_report = {
+    .name = "report",
+    .summary = "write an HTML page: heatmaps, Top-K, baselines, clocks per group",
+    .usage = "[OPTIONS]",
+    .about =
+        "Writes one self-contained HTML page (inline SVG and CSS, no script, nothing from the\n"
+        "network) with, per (GPU, problem, mode) group: a summary line, a heatmap of the\n"
+        "median over BLOCK_M x BLOCK_N per (NUM_WARPS, STAGES, SWIZZLE) panel coloured against\n"
+        "the group's best (rejected points by reason, failed ones by status, a hover title per\n"
+        "cell), the Top-K as bars with noise whiskers, ties and baselines, and the clock state.\n",
+    .opts = report_opts,
+    .exit = "0 written, 1 missing or empty store, no match or write error, 2 bad\n"
+            "option or space file.",
+    .fn = report_main,
+};

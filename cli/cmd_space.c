@@ -11,6 +11,7 @@
 #include "../kernels/fa_config.h"
 #include "../kernels/fa_launch.h"
 #include "cli.h"
+#include "emit.h"
 #include "../grid/plan.h"
 #include "../sweep/run.h"
 #include "../grid/shard.h"
@@ -58,25 +59,29 @@ static int load_sharded_plan(const char *path, const char *shard_opt, space *s, 
     return rc ? rc : apply_shard(s, p, shard_opt);
 }
 
+static const emit_col plan_cols[] = {{"problem", 22, 1, 0},
+                                     {"config", 24, 1, 1},
+                                     {"smem_B", 8, 0, 1},
+                                     {"reason", 12, 1, 2},
+                                     {"detail", 0, 1, 1}};
+#define PLAN_NCOLS ((int)(sizeof plan_cols / sizeof *plan_cols))
+
 static void plan_print_point(const space *s, const plan_point *pt, FILE *out)
 {
-    char prob[64], cfg[64], why[256];
+    char prob[64], cfg[64], smem[24], why[256];
     space_problem_format(&s->problems[pt->problem], prob, sizeof prob);
     fa_config_format(&pt->cfg, cfg, sizeof cfg);
+    snprintf(smem, sizeof smem, "%ld", pt->smem_bytes);
     plan_reject_reason(pt, s->smem_limit, why, sizeof why);
-    if (why[0])
-        fprintf(out, "%-22s %-24s %8ld  %-12s %s\n", prob, cfg, pt->smem_bytes,
-                plan_reason_code(pt->reason), why);
-    else /* no trailing blanks on accepted rows */
-        fprintf(out, "%-22s %-24s %8ld  %s\n", prob, cfg, pt->smem_bytes,
-                plan_reason_code(pt->reason));
+    const char *const cells[] = {prob, cfg, smem, plan_reason_code(pt->reason), why};
+    emit_row(out, plan_cols, PLAN_NCOLS, cells);
 }
 
 /* The table: every accepted point and every point a static rule rejects;
  * points only missing from this binary are counted unless `all`. */
 static void plan_print(const space *s, const plan *p, int all, FILE *out)
 {
-    fprintf(out, "%-22s %-24s %8s  %-12s %s\n", "problem", "config", "smem_B", "reason", "detail");
+    emit_row(out, plan_cols, PLAN_NCOLS, NULL);
     for (size_t i = 0; i < p->n; i++)
         if (all || p->points[i].reason != PLAN_REJ_NOT_COMPILED)
             plan_print_point(s, &p->points[i], out);
@@ -151,7 +156,7 @@ static int plan_print_json(const space *s, const plan *p)
         cJSON_Delete(doc);
         doc = NULL;
     }
-    return cli_emit_json(doc);
+    return emit_json(doc);
 }
 
 static int show_plan(const space *s, const plan *p, int json, int all)
@@ -162,31 +167,46 @@ static int show_plan(const space *s, const plan *p, int json, int all)
     return CLI_OK;
 }
 
-static const char *const usage_plan =
-    "usage: fasweep plan --space FILE [--json] [--all] [--shard I/N]\n"
-    "\n"
-    "Enumerates the grid of a space file and checks each point against the static rules\n"
-    "(head_dim, warp_rows, chunks, smem) and this binary's compiled instances\n"
-    "(not_compiled). Needs no GPU.\n"
-    "\n"
-    "  --space FILE  the space (JSON) to plan\n"
-    "  --all         also list points that are valid but not compiled into this binary\n"
-    "                (by default they are only counted)\n"
-    "  --json        one JSON document: every point, and the counts\n"
-    "  --shard I/N   only part I (0-based) of N of the grid: a deterministic split,\n"
-    "                balanced by expected cost; without it a Slurm job array\n"
-    "                (SLURM_ARRAY_TASK_ID/_MIN/_MAX or _COUNT) or srun tasks\n"
-    "                (SLURM_PROCID/SLURM_NTASKS) choose the part\n"
-    "\n"
-    "exit status: 0 ok, 2 bad space file or option.\n";
+typedef struct plan_args {
+    const char *path, *shard;
+    int json, all;
+} plan_args;
+
+#define SHARD_HELP                                                                                 \
+    "only part I (0-based) of N of the grid: a deterministic split,\n"                             \
+    "balanced by expected cost; without it a Slurm job array\n"                                    \
+    "(SLURM_ARRAY_TASK_ID/_MIN/_MAX or _COUNT) or srun tasks\n"                                    \
+    "(SLURM_PROCID/SLURM_NTASKS) choose the part"
+
+static const cli_opt plan_opts[] = {
+    {.name = "space",
+     .kind = CLI_PATH,
+     .at = CLI_AT(plan_args, path),
+     .value = "FILE",
+     .help = "the space (JSON) to plan"},
+    {.name = "all",
+     .kind = CLI_FLAG,
+     .at = CLI_AT(plan_args, all),
+     .help = "also list points that are valid but not compiled into this binary\n"
+             "(by default they are only counted)"},
+    {.name = "json",
+     .kind = CLI_FLAG,
+     .at = CLI_AT(plan_args, json),
+     .help = "one JSON document: every point, and the counts"},
+    {.name = "shard",
+     .kind = CLI_STR,
+     .at = CLI_AT(plan_args, shard),
+     .value = "I/N",
+     .help = SHARD_HELP},
+    {0}};
 
 /* The parse plan and grid share: their options, no stray arguments, and
  * --space given (*path set by the table). Returns -1 to go on, else the
  * exit status (help printed, or a usage error). */
-static int space_cmd_parse(int argc, char **argv, const cli_opt *opts, const char *const *path)
+static int space_cmd_parse(int argc, char **argv, void *args, const char *const *path)
 {
     int first;
-    int rc = cli_parse(argc, argv, opts, &first);
+    int rc = cli_parse(argc, argv, args, &first);
     if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
         return rc;
     if (!*path)
@@ -196,26 +216,30 @@ static int space_cmd_parse(int argc, char **argv, const cli_opt *opts, const cha
 
 static int plan_main(int argc, char **argv)
 {
-    const char *path = NULL, *shard_opt = NULL;
-    int json = 0, all = 0;
-    const cli_opt opts[] = {{"space", 0, CLI_PATH, &path, 0, 0},
-                            {"json", 0, CLI_FLAG, &json, 0, 0},
-                            {"all", 0, CLI_FLAG, &all, 0, 0},
-                            {"shard", 0, CLI_STR, &shard_opt, 0, 0},
-                            {NULL, 0, 0, NULL, 0, 0}};
-    int rc = space_cmd_parse(argc, argv, opts, &path);
+    plan_args a = {0};
+    int rc = space_cmd_parse(argc, argv, &a, &a.path);
     if (rc >= 0)
         return rc;
     space s;
     plan p;
-    if ((rc = load_sharded_plan(path, shard_opt, &s, &p)))
+    if ((rc = load_sharded_plan(a.path, a.shard, &s, &p)))
         return rc;
-    rc = show_plan(&s, &p, json, all);
+    rc = show_plan(&s, &p, a.json, a.all);
     plan_free(&p);
     return rc;
 }
 
-const cli_command cmd_plan = {"plan", plan_main, usage_plan};
+const cli_command cmd_plan = {
+    .name = "plan",
+    .summary = "show the grid of a space: accepted points, rejected ones with reasons",
+    .usage = "--space FILE [OPTIONS]",
+    .about = "Enumerates the grid of a space file and checks each point against the static rules\n"
+             "(head_dim, warp_rows, chunks, smem) and this binary's compiled instances\n"
+             "(not_compiled). Needs no GPU.\n",
+    .opts = plan_opts,
+    .exit = "0 ok, 2 bad space file or option.",
+    .fn = plan_main,
+};
 
 /* ---- grid ----------------------------------------------------------------------------------- */
 
@@ -320,60 +344,87 @@ static int grid_run(const space *s, const plan *p, const char *path, run_options
     return (rc != 0 || sum.interrupted) ? CLI_FAIL : CLI_OK;
 }
 
-static const char *const usage_grid =
-    "usage: fasweep grid --space FILE [--store PATH] [--dry-run] [--remeasure]\n"
-    "                    [--refine K] [--device N | --devices all|N,N...] [--shard I/N]\n"
-    "\n"
-    "Checks every accepted point of the space against the reference and times it on the\n"
-    "GPU, for each measurement mode of the space; every result is committed to the store\n"
-    "as soon as it exists. Points already in the store are skipped (resume).\n"
-    "\n"
-    "  --space FILE   the space (JSON) to sweep\n"
-    "  --store PATH   results store (default $FASWEEP_STORE, else ./" CLI_DEFAULT_STORE ")\n"
-    "  --dry-run      print the plan (as `fasweep plan`) and stop; needs no GPU\n"
-    "  --remeasure    measure points the store already has again\n"
-    "  --refine K     afterwards re-measure the K best per problem and mode, head to head\n"
-    "  --device N     CUDA device ordinal (default 0)\n"
-    "  --devices L    several GPUs of this host: all, or ordinals like 0,2; one worker\n"
-    "                 process per GPU, tasks go to whichever is free, one store writer;\n"
-    "                 the GPUs must be one model (results are keyed by it)\n"
-    "  --shard I/N    measure only part I of N of the grid (see fasweep plan --help);\n"
-    "                 under a Slurm job array or srun the part comes from Slurm\n"
-    "\n"
-    "Ctrl-C stops after the current config; a second Ctrl-C aborts at once.\n"
-    "exit status: 0 swept to the end (even if some configs failed), 1 no GPU, interrupted\n"
-    "or store failure, 2 bad space file or option.\n";
+typedef struct grid_args {
+    const char *path, *store, *shard, *devices;
+    int dry;
+    run_options o;
+} grid_args;
+
+static const cli_opt grid_opts[] = {
+    {.name = "space",
+     .kind = CLI_PATH,
+     .at = CLI_AT(grid_args, path),
+     .value = "FILE",
+     .help = "the space (JSON) to sweep"},
+    CLI_OPT_STORE(grid_args),
+    {.name = "dry-run",
+     .kind = CLI_FLAG,
+     .at = CLI_AT(grid_args, dry),
+     .help = "print the plan (as `fasweep plan`) and stop; needs no GPU"},
+    {.name = "remeasure",
+     .kind = CLI_FLAG,
+     .at = CLI_AT(grid_args, o.remeasure),
+     .help = "measure points the store already has again"},
+    {.name = "refine",
+     .kind = CLI_INT,
+     .at = CLI_AT(grid_args, o.refine_k),
+     .lo = 0,
+     .hi = 1000000,
+     .value = "K",
+     .help = "afterwards re-measure the K best per problem and mode, head to head"},
+    {.name = "device",
+     .kind = CLI_INT,
+     .at = CLI_AT(grid_args, o.device),
+     .lo = 0,
+     .hi = 1024,
+     .value = "N",
+     .help = "the CUDA device ordinal (default 0)"},
+    {.name = "devices",
+     .kind = CLI_STR,
+     .at = CLI_AT(grid_args, devices),
+     .value = "L",
+     .help = "several GPUs of this host: all, or ordinals like 0,2; one worker\n"
+             "process per GPU, tasks go to whichever is free, one store writer;\n"
+             "the GPUs must be one model (results are keyed by it)"},
+    {.name = "shard",
+     .kind = CLI_STR,
+     .at = CLI_AT(grid_args, shard),
+     .value = "I/N",
+     .help = "measure only part I of N of the grid (as plan --shard);\n"
+             "under a Slurm job array or srun the part comes from Slurm"},
+    {0}};
 
 static int grid_main(int argc, char **argv)
 {
-    const char *path = NULL, *store_opt = NULL, *shard_opt = NULL, *devices_opt = NULL;
-    int dry = 0;
-    run_options o;
-    memset(&o, 0, sizeof o);
-    const cli_opt opts[] = {{"space", 0, CLI_PATH, &path, 0, 0},
-                            {"store", 0, CLI_PATH, &store_opt, 0, 0},
-                            {"dry-run", 0, CLI_FLAG, &dry, 0, 0},
-                            {"remeasure", 0, CLI_FLAG, &o.remeasure, 0, 0},
-                            {"refine", 0, CLI_INT, &o.refine_k, 0, 1000000},
-                            {"device", 0, CLI_INT, &o.device, 0, 1024},
-                            {"shard", 0, CLI_STR, &shard_opt, 0, 0},
-                            {"devices", 0, CLI_STR, &devices_opt, 0, 0},
-                            {NULL, 0, 0, NULL, 0, 0}};
-    int rc = space_cmd_parse(argc, argv, opts, &path);
+    grid_args a;
+    memset(&a, 0, sizeof a);
+    int rc = space_cmd_parse(argc, argv, &a, &a.path);
     if (rc >= 0)
         return rc;
-    if (devices_opt && parse_devices(devices_opt, !dry, &o))
+    if (a.devices && parse_devices(a.devices, !a.dry, &a.o))
         return CLI_USAGE;
     space s;
     plan p;
-    if ((rc = load_sharded_plan(path, shard_opt, &s, &p)))
+    if ((rc = load_sharded_plan(a.path, a.shard, &s, &p)))
         return rc;
-    rc = dry ? show_plan(&s, &p, 0, 0) : grid_run(&s, &p, cli_store_path(store_opt), &o);
+    rc = a.dry ? show_plan(&s, &p, 0, 0) : grid_run(&s, &p, cli_store_path(a.store), &a.o);
     plan_free(&p);
     return rc;
 }
 
-const cli_command cmd_grid = {"grid", grid_main, usage_grid};
+const cli_command cmd_grid = {
+    .name = "grid",
+    .summary = "check and time every accepted point on the GPU, into the store",
+    .usage = "--space FILE [OPTIONS]",
+    .about = "Checks every accepted point of the space against the reference and times it on the\n"
+             "GPU, for each measurement mode of the space; every result is committed to the store\n"
+             "as soon as it exists. Points already in the store are skipped (resume).\n"
+             "Ctrl-C stops after the current config; a second Ctrl-C aborts at once.\n",
+    .opts = grid_opts,
+    .exit = "0 swept to the end (even if some configs failed), 1 no GPU, interrupted\n"
+            "or store failure, 2 bad space file or option.",
+    .fn = grid_main,
+};
 
 /* ---- list ----------------------------------------------------------------------------------- */
 
@@ -388,9 +439,9 @@ static cJSON *list_instance_json(const fa_instance *in)
                    cJSON_AddNumberToObject(o, "STAGES", in->cfg.stages) &&
                    cJSON_AddNumberToObject(o, "SWIZZLE", in->cfg.swizzle) &&
                    cJSON_AddNumberToObject(o, "smem_bytes", (double)fa_smem_bytes(&in->cfg));
-    cJSON *paths = ok ? cJSON_AddObjectToObject(o, "paths") : NULL;
-    if (!paths || !cJSON_AddBoolToObject(paths, "q_in_regs", fa_config_q_in_regs(&in->cfg)) ||
-        !cJSON_AddBoolToObject(paths, "lookahead", fa_config_lookahead(&in->cfg))) {
+    cJSON *paths = ok ? plan_paths_json(&in->cfg) : NULL;
+    if (!paths || !cJSON_AddItemToObject(o, "paths", paths)) {
+        cJSON_Delete(paths);
         cJSON_Delete(o);
         return NULL;
     }
@@ -414,66 +465,90 @@ static int list_json(void)
         cJSON_Delete(doc);
         doc = NULL;
     }
-    return cli_emit_json(doc);
+    return emit_json(doc);
 }
 
 static void list_table(void)
 {
     printf("build %s  archs %s  instances %d\n", fa_build_id(), fa_build_archs(),
            fa_registry_count());
-    printf("%-24s %8s %7s %7s %9s %6s %7s %8s  %s\n", "name", "HEAD_DIM", "BLOCK_M", "BLOCK_N",
-           "NUM_WARPS", "STAGES", "SWIZZLE", "smem_B", "paths");
+    static const emit_col cols[] = {
+        {"name", 24, 1, 0},   {"HEAD_DIM", 8, 0, 1},  {"BLOCK_M", 7, 0, 1},
+        {"BLOCK_N", 7, 0, 1}, {"NUM_WARPS", 9, 0, 1}, {"STAGES", 6, 0, 1},
+        {"SWIZZLE", 7, 0, 1}, {"smem_B", 8, 0, 1},    {"paths", 0, 1, 2}};
+    emit_row(stdout, cols, 9, NULL);
     for (int i = 0; i < fa_registry_count(); i++) {
         const fa_instance *in = fa_registry_get(i);
         const fa_config *c = &in->cfg;
         const int q = fa_config_q_in_regs(c), la = fa_config_lookahead(c);
-        printf("%-24s %8d %7d %7d %9d %6d %7d %8ld  %s%s%s\n", in->name, c->head_dim, c->block_m,
-               c->block_n, c->num_warps, c->stages, c->swizzle, fa_smem_bytes(c),
-               q ? "q_in_regs" : "", q && la ? "," : "", la ? "lookahead" : (q ? "" : "-"));
+        char v[8][24], paths[32];
+        const long nums[] = {c->head_dim, c->block_m, c->block_n,      c->num_warps,
+                             c->stages,   c->swizzle, fa_smem_bytes(c)};
+        for (int k = 0; k < 7; k++)
+            snprintf(v[k], sizeof v[k], "%ld", nums[k]);
+        snprintf(paths, sizeof paths, "%s%s%s", q ? "q_in_regs" : "", q && la ? "," : "",
+                 la ? "lookahead" : (q ? "" : "-"));
+        const char *const cells[] = {in->name, v[0], v[1], v[2], v[3], v[4], v[5], v[6], paths};
+        emit_row(stdout, cols, 9, cells);
     }
 }
 
-static const char *const usage_list =
-    "usage: fasweep list [--json]\n"
-    "\n"
-    "The kernel instances compiled into this binary (config, shared memory per block),\n"
-    "its build id and the GPU architectures it holds code for. Needs no GPU.\n"
-    "\n"
-    "  --json   one JSON document\n";
+typedef struct list_args {
+    int json;
+} list_args;
+
+static const cli_opt list_opts[] = {
+    {.name = "json", .kind = CLI_FLAG, .at = CLI_AT(list_args, json), .help = "one JSON document"},
+    {0}};
 
 static int list_main(int argc, char **argv)
 {
-    int json = 0, first;
-    const cli_opt opts[] = {{"json", 0, CLI_FLAG, &json, 0, 0}, {NULL, 0, 0, NULL, 0, 0}};
-    int rc = cli_parse(argc, argv, opts, &first);
+    list_args a = {0};
+    int first;
+    int rc = cli_parse(argc, argv, &a, &first);
     if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
         return rc;
-    if (json)
+    if (a.json)
         return list_json();
     list_table();
     return CLI_OK;
 }
 
-const cli_command cmd_list = {"list", list_main, usage_list};
+const cli_command cmd_list = {
+    .name = "list",
+    .summary = "the kernel instances compiled into this binary",
+    .usage = "[OPTIONS]",
+    .about = "The kernel instances compiled into this binary (config, shared memory per block),\n"
+             "its build id and the GPU architectures it holds code for. Needs no GPU.\n",
+    .opts = list_opts,
+    .exit = "0 ok, 2 bad option.",
+    .fn = list_main,
+};
 
 /* ---- version and help ----------------------------------------------------------------------- */
 
-static const char *const usage_version = "usage: fasweep version (or fasweep --version)\n"
-                                         "\n"
-                                         "Prints the fasweep version, the build id of the "
-                                         "compiled kernels and their architectures.\n";
+static const cli_opt version_opts[] = {{0}};
 
 static int version_main(int argc, char **argv)
 {
-    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        fputs(usage_version, stdout);
-        return CLI_OK;
-    }
-    if (argc > 1)
-        return cli_usage_error("takes no arguments, got '%s'", argv[1]);
+    int first;
+    const int rc = cli_parse(argc, argv, NULL, &first);
+    if (rc >= 0)
+        return rc;
+    if (first < argc)
+        return cli_usage_error("takes no arguments, got '%s'", argv[first]);
     printf("fasweep %s (build %s, archs %s, %d instances)\n", FASWEEP_VERSION, fa_build_id(),
            fa_build_archs(), fa_registry_count());
     return CLI_OK;
 }
 
-const cli_command cmd_version = {"version", version_main, usage_version};
+const cli_command cmd_version = {
+    .name = "version",
+    .summary = "print the version and build id",
+    .usage = "(or fasweep --version)",
+    .about = "Prints the fasweep version, the build id of the compiled kernels and their\n"
+             "architectures.\n",
+    .opts = version_opts,
+    .exit = "0 ok, 2 an argument was given.",
+    .fn = version_main,
+};

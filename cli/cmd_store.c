@@ -14,6 +14,7 @@
 #include "../store/store.h"
 #include "../store/store_io.h"
 #include "cli.h"
+#include "emit.h"
 
 #define DEFAULT_SEEDS_DIR "seeds"
 #define DEFAULT_K 8
@@ -22,9 +23,8 @@
 
 typedef struct topk_args {
     int k, json, no_seeds;
-    const char *device, *mode, *seeds_dir, *store;
-    char problem[64];
-    int has_problem;
+    const char *gpu, *mode, *seeds_dir, *store;
+    cli_problem problem;
 } topk_args;
 
 static long topk_ok_count(const rank_result *r)
@@ -48,15 +48,14 @@ static int topk_report(const topk_args *a, const char *path, long stored, const 
 {
     if (r->n_groups == 0) {
         if (stored > 0)
-            cli_say("no results in %s match the filter (device %s, problem %s, mode %s)", path,
-                    a->device ? a->device : "any", a->has_problem ? a->problem : "any",
+            cli_say("no results in %s match the filter (GPU %s, problem %s, mode %s)", path,
+                    a->gpu ? a->gpu : "any", a->problem.set ? a->problem.text : "any",
                     a->mode ? a->mode : "hot");
         else
             cli_say("no results in %s; run fasweep grid first", path);
         return CLI_FAIL;
     }
-    const int rc = a->json ? (rank_print_json(r, stdout) ? CLI_FAIL : CLI_OK)
-                           : (rank_print(r, stdout), CLI_OK);
+    const int rc = a->json ? emit_json(rank_json(r)) : (rank_print(r, stdout), CLI_OK);
     if (rc)
         return rc;
     if (topk_ok_count(r) == 0) {
@@ -82,7 +81,7 @@ static int topk_run(const topk_args *a)
     if (!s)
         return CLI_FAIL;
     rank_filter f = {
-        .device = a->device, .problem = a->has_problem ? a->problem : NULL, .mode = a->mode};
+        .device = a->gpu, .problem = a->problem.set ? a->problem.text : NULL, .mode = a->mode};
     rank_result r;
     const int src = rank_topk(s, &f, a->k, &r);
     int rc;
@@ -95,50 +94,66 @@ static int topk_run(const topk_args *a)
     return rc;
 }
 
-static const char *const usage_topk =
-    "usage: fasweep topk [-k N] [--problem P] [--device NAME] [--mode M]\n"
-    "                    [--seeds-dir DIR] [--no-seeds] [--json] [--store PATH]\n"
-    "\n"
-    "Ranks the stored \"ok\" kernel results of each (device, problem, mode) by median time\n"
-    "(ties: lower noise, then config text), prints the K best of each with their speedup\n"
-    "over the fastest stored baseline, and writes one seeds file per group\n"
-    "(DIR/DEVICE_PROBLEM_MODE.json, format in seeds/README.md; paths on stderr).\n"
-    "\n"
-    "  -k N             how many per group (default 8)\n"
-    "  --problem P      only this problem: B,H,S,D (e.g. 4,8,512,64) or b4.h8.s512.d64.nc\n"
-    "  --device NAME    only this GPU model, exactly as stored (e.g. \"NVIDIA L4\")\n"
-    "  --mode M         hot (default), cold or batch (docs/measurement.md)\n"
-    "  --seeds-dir DIR  where seeds go (default ./" DEFAULT_SEEDS_DIR ")\n"
-    "  --no-seeds       print only\n"
-    "  --json           print one JSON document instead of the table\n"
-    "  --store PATH     results store (default $FASWEEP_STORE, else ./" CLI_DEFAULT_STORE ")\n"
-    "\n"
-    "exit status: 0 ok, 1 missing or empty store, no match, only failed results or a seeds\n"
-    "write error, 2 bad option.\n";
+static const cli_opt topk_opts[] = {
+    {.letter = 'k',
+     .kind = CLI_INT,
+     .at = CLI_AT(topk_args, k),
+     .lo = 1,
+     .hi = INT_MAX,
+     .value = "N",
+     .help = "how many per group (default 8)"},
+    {.name = "problem",
+     .kind = CLI_PROBLEM,
+     .at = CLI_AT(topk_args, problem),
+     .value = "P",
+     .help = "only this problem: B,H,S,D (e.g. 4,8,512,64) or b4.h8.s512.d64.nc"},
+    {.name = "gpu",
+     .kind = CLI_STR,
+     .at = CLI_AT(topk_args, gpu),
+     .value = "NAME",
+     .help = "only this GPU model, exactly as stored (e.g. \"NVIDIA L4\")"},
+    {.name = "mode",
+     .kind = CLI_MODE,
+     .at = CLI_AT(topk_args, mode),
+     .value = "M",
+     .help = "hot (default), cold or batch (docs/measurement.md)"},
+    {.name = "seeds-dir",
+     .kind = CLI_PATH,
+     .at = CLI_AT(topk_args, seeds_dir),
+     .value = "DIR",
+     .help = "where seeds go (default ./" DEFAULT_SEEDS_DIR ")"},
+    {.name = "no-seeds", .kind = CLI_FLAG, .at = CLI_AT(topk_args, no_seeds), .help = "print only"},
+    {.name = "json",
+     .kind = CLI_FLAG,
+     .at = CLI_AT(topk_args, json),
+     .help = "print one JSON document instead of the table"},
+    CLI_OPT_STORE(topk_args),
+    CLI_OPT_DEVICE_REFUSED,
+    {0}};
 
 static int topk_main(int argc, char **argv)
 {
     topk_args a = {.k = DEFAULT_K, .seeds_dir = DEFAULT_SEEDS_DIR};
-    cli_problem prob = {"", 0};
     int first;
-    const cli_opt opts[] = {{NULL, 'k', CLI_INT, &a.k, 1, INT_MAX},
-                            {"problem", 0, CLI_PROBLEM, &prob, 0, 0},
-                            {"device", 0, CLI_STR, &a.device, 0, 0},
-                            {"mode", 0, CLI_MODE, &a.mode, 0, 0},
-                            {"seeds-dir", 0, CLI_PATH, &a.seeds_dir, 0, 0},
-                            {"no-seeds", 0, CLI_FLAG, &a.no_seeds, 0, 0},
-                            {"json", 0, CLI_FLAG, &a.json, 0, 0},
-                            {"store", 0, CLI_PATH, &a.store, 0, 0},
-                            {NULL, 0, 0, NULL, 0, 0}};
-    int rc = cli_parse(argc, argv, opts, &first);
+    int rc = cli_parse(argc, argv, &a, &first);
     if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
         return rc;
-    memcpy(a.problem, prob.text, sizeof prob.text);
-    a.has_problem = prob.set;
     return topk_run(&a);
 }
 
-const cli_command cmd_topk = {"topk", topk_main, usage_topk};
+const cli_command cmd_topk = {
+    .name = "topk",
+    .summary = "rank stored results per (GPU, problem, mode); write seed files",
+    .usage = "[OPTIONS]",
+    .about = "Ranks the stored \"ok\" kernel results of each (GPU, problem, mode) by median time\n"
+             "(ties: lower noise, then config text), prints the K best of each with their speedup\n"
+             "over the fastest stored baseline, and writes one seeds file per group\n"
+             "(DIR/DEVICE_PROBLEM_MODE.json, format in seeds/README.md; paths on stderr).\n",
+    .opts = topk_opts,
+    .exit = "0 ok, 1 missing or empty store, no match, only failed results or a seeds\n"
+            "write error, 2 bad option.",
+    .fn = topk_main,
+};
 
 /* ---- import --------------------------------------------------------------------------------- */
 
@@ -196,40 +211,38 @@ static int import_run(const char *path, const char *file)
     return rc;
 }
 
-static const char *const usage_import =
-    "usage: fasweep import FILE.jsonl [--store PATH]\n"
-    "\n"
-    "Adds the records of a JSON-lines file (as `fasweep export --format jsonl` writes;\n"
-    "FILE - reads stdin) to the store in one transaction: all of them or, when any line\n"
-    "is bad, none. A record replaces a stored one of the same key.\n"
-    "\n"
-    "  --store PATH  results store (default $FASWEEP_STORE, else ./" CLI_DEFAULT_STORE ")\n"
-    "\n"
-    "exit status: 0 ok, 1 store failure, 2 unreadable file, bad line (named) or option.\n";
+/* The options of a command whose only option is --store (import, merge). */
+typedef struct store_args {
+    const char *store;
+} store_args;
 
-/* The options of a command whose only option is --store (import, merge):
- * cli_parse's result. */
-static int store_only_options(int argc, char **argv, const char **store_opt, int *first)
-{
-    const cli_opt opts[] = {{"store", 0, CLI_PATH, store_opt, 0, 0}, {NULL, 0, 0, NULL, 0, 0}};
-    return cli_parse(argc, argv, opts, first);
-}
+static const cli_opt store_only_opts[] = {CLI_OPT_STORE(store_args), {0}};
 
 static int import_main(int argc, char **argv)
 {
-    const char *store_opt = NULL;
+    store_args a = {0};
     int first;
-    const int rc = store_only_options(argc, argv, &store_opt, &first);
+    const int rc = cli_parse(argc, argv, &a, &first);
     if (rc >= 0)
         return rc;
     if (argc - first != 1)
         return cli_usage_error("wants exactly one FILE.jsonl, got %d", argc - first);
     if (!*argv[first])
         return cli_usage_error("the FILE.jsonl path is empty");
-    return import_run(cli_store_path(store_opt), argv[first]);
+    return import_run(cli_store_path(a.store), argv[first]);
 }
 
-const cli_command cmd_import = {"import", import_main, usage_import};
+const cli_command cmd_import = {
+    .name = "import",
+    .summary = "add JSON-lines records to the store (all or nothing)",
+    .usage = "FILE.jsonl [OPTIONS]",
+    .about = "Adds the records of a JSON-lines file (as `fasweep export --format jsonl` writes;\n"
+             "FILE - reads stdin) to the store in one transaction: all of them or, when any line\n"
+             "is bad, none. A record replaces a stored one of the same key.\n",
+    .opts = store_only_opts,
+    .exit = "0 ok, 1 store failure, 2 unreadable file, bad line (named) or option.",
+    .fn = import_main,
+};
 
 /* ---- merge ---------------------------------------------------------------------------------- */
 
@@ -261,23 +274,11 @@ static int merge_run(const char *path, char **srcs, int n)
     return rc;
 }
 
-static const char *const usage_merge =
-    "usage: fasweep merge SRC.lmdb... [--store PATH]\n"
-    "\n"
-    "Merges other stores (e.g. from other machines) into the store, each source in one\n"
-    "transaction. On a key clash the better record wins: \"ok\" beats any failure; of two\n"
-    "\"ok\" records the lower noise, then more samples, then the newer. Prints per source\n"
-    "how many records were added, replaced and kept.\n"
-    "\n"
-    "  --store PATH  destination store (default $FASWEEP_STORE, else ./" CLI_DEFAULT_STORE ")\n"
-    "\n"
-    "exit status: 0 ok, 1 a source could not be read or merged, 2 bad option.\n";
-
 static int merge_main(int argc, char **argv)
 {
-    const char *store_opt = NULL;
+    store_args a = {0};
     int first;
-    const int rc = store_only_options(argc, argv, &store_opt, &first);
+    const int rc = cli_parse(argc, argv, &a, &first);
     if (rc >= 0)
         return rc;
     if (first >= argc)
@@ -285,17 +286,28 @@ static int merge_main(int argc, char **argv)
     for (int i = first; i < argc; i++)
         if (!*argv[i])
             return cli_usage_error("a source store path is empty");
-    return merge_run(cli_store_path(store_opt), argv + first, argc - first);
+    return merge_run(cli_store_path(a.store), argv + first, argc - first);
 }
 
-const cli_command cmd_merge = {"merge", merge_main, usage_merge};
+const cli_command cmd_merge = {
+    .name = "merge",
+    .summary = "merge other stores into the store",
+    .usage = "SRC.lmdb... [OPTIONS]",
+    .about = "Merges other stores (e.g. from other machines) into the store (--store: the\n"
+             "destination), each source in one transaction. On a key clash the better record\n"
+             "wins: \"ok\" beats any failure; of two \"ok\" records the lower noise, then more\n"
+             "samples, then the newer. Prints per source how many records were added, replaced\n"
+             "and kept.\n",
+    .opts = store_only_opts,
+    .exit = "0 ok, 1 a source could not be read or merged, 2 bad option.",
+    .fn = merge_main,
+};
 
 /* ---- show ----------------------------------------------------------------------------------- */
 
 typedef struct show_args {
-    const char *key, *device, *config, *mode, *build, *store;
-    char problem[48]; /* as record.problem */
-    int has_problem;
+    const char *key, *gpu, *config, *mode, *build, *store;
+    cli_problem problem; /* text as record.problem */
 } show_args;
 
 typedef struct show_match {
@@ -320,7 +332,7 @@ static int show_visit(const record *r, void *ctx)
 
 static int show_print(const record *r)
 {
-    return cli_emit_json(record_to_json(r));
+    return emit_json(record_to_json(r));
 }
 
 /* Finds the record named by fields; without --build, over every build. */
@@ -330,15 +342,15 @@ static int show_by_fields(store *s, const show_args *a, const char *path)
     if (a->build) {
         record q;
         memset(&q, 0, sizeof q);
-        const int fits = strlen(a->device) < sizeof q.device && strlen(a->build) < sizeof q.build &&
+        const int fits = strlen(a->gpu) < sizeof q.device && strlen(a->build) < sizeof q.build &&
                          strlen(a->config) < sizeof q.config;
-        snprintf(q.device, sizeof q.device, "%s", a->device);
-        memcpy(q.problem, a->problem, sizeof q.problem);
+        snprintf(q.device, sizeof q.device, "%s", a->gpu);
+        snprintf(q.problem, sizeof q.problem, "%s", a->problem.text);
         snprintf(q.build, sizeof q.build, "%s", a->build);
         snprintf(q.config, sizeof q.config, "%s", a->config);
         snprintf(q.mode, sizeof q.mode, "%s", a->mode);
         if (!fits || record_key(&q, key, sizeof key) != STORE_OK)
-            return cli_usage_error("--device, --config and --build must be non-empty, without '|' "
+            return cli_usage_error("--gpu, --config and --build must be non-empty, without '|' "
                                    "or control characters, and short enough for a key");
         record r;
         const int rc = store_get(s, key, &r);
@@ -350,13 +362,13 @@ static int show_by_fields(store *s, const show_args *a, const char *path)
         return CLI_FAIL;
     }
     show_match m = {.a = a};
-    snprintf(key, sizeof key, "%s|%s|", a->device, a->problem);
+    snprintf(key, sizeof key, "%s|%s|", a->gpu, a->problem.text);
     const int rc = store_scan(s, key, show_visit, &m);
     if (rc != STORE_OK)
         return cli_store_fail(s, rc, "lookup");
     if (m.n == 0) {
-        cli_say("no record for device '%s', problem %s, config %s, mode %s in %s", a->device,
-                a->problem, a->config, a->mode, path);
+        cli_say("no record for GPU '%s', problem %s, config %s, mode %s in %s", a->gpu,
+                a->problem.text, a->config, a->mode, path);
         return CLI_FAIL;
     }
     if (m.n > 1)
@@ -390,54 +402,56 @@ static int show_run(const show_args *a)
     return rc;
 }
 
-static const char *const usage_show =
-    "usage: fasweep show KEY [--store PATH]\n"
-    "       fasweep show --device D --problem P --config C [--mode M] [--build B]\n"
-    "                    [--store PATH]\n"
-    "\n"
-    "Prints one stored record as JSON. KEY is DEVICE|PROBLEM|BUILD|CONFIG|MODE (quote it).\n"
-    "Without --build, the record of this binary's build is shown if there is one, else\n"
-    "the newest of any build.\n"
-    "\n"
-    "  --device D    GPU model as stored, e.g. \"NVIDIA L4\"\n"
-    "  --problem P   B,H,S,D (e.g. 4,8,512,64) or b4.h8.s512.d64.nc\n"
-    "  --config C    config text, e.g. d64.m128.n64.w4.s2.z1, or a baseline's name\n"
-    "  --mode M      hot (default), cold or batch\n"
-    "  --build B     build id (\"baseline\" for baselines)\n"
-    "  --store PATH  results store (default $FASWEEP_STORE, else ./" CLI_DEFAULT_STORE ")\n"
-    "\n"
-    "exit status: 0 found, 1 not found or missing store, 2 bad option.\n";
-
 /* Checks the two ways of naming a record exclude each other. */
 static int show_check(const show_args *a, int argc, int first)
 {
-    const int fields = a->device || a->has_problem || a->config || a->build;
+    const int fields = a->gpu || a->problem.set || a->config || a->build;
     if (argc - first > 1)
         return cli_usage_error("wants one KEY, got %d arguments", argc - first);
     if (argc - first == 1 && fields)
-        return cli_usage_error("give either KEY or --device/--problem/--config, not both");
-    if (argc - first == 0 && !(a->device && a->has_problem && a->config))
-        return cli_usage_error("wants KEY, or --device, --problem and --config");
+        return cli_usage_error("give either KEY or --gpu/--problem/--config, not both");
+    if (argc - first == 0 && !(a->gpu && a->problem.set && a->config))
+        return cli_usage_error("wants KEY, or --gpu, --problem and --config");
     return 0;
 }
+
+static const cli_opt show_opts[] = {
+    {.name = "gpu",
+     .kind = CLI_STR,
+     .at = CLI_AT(show_args, gpu),
+     .value = "NAME",
+     .help = "the GPU model as stored, e.g. \"NVIDIA L4\""},
+    {.name = "problem",
+     .kind = CLI_PROBLEM,
+     .at = CLI_AT(show_args, problem),
+     .value = "P",
+     .help = "B,H,S,D (e.g. 4,8,512,64) or b4.h8.s512.d64.nc"},
+    {.name = "config",
+     .kind = CLI_STR,
+     .at = CLI_AT(show_args, config),
+     .value = "C",
+     .help = "config text, e.g. d64.m128.n64.w4.s2.z1, or a baseline's name"},
+    {.name = "mode",
+     .kind = CLI_MODE,
+     .at = CLI_AT(show_args, mode),
+     .value = "M",
+     .help = "hot (default), cold or batch"},
+    {.name = "build",
+     .kind = CLI_STR,
+     .at = CLI_AT(show_args, build),
+     .value = "B",
+     .help = "build id (\"baseline\" for baselines)"},
+    CLI_OPT_STORE(show_args),
+    CLI_OPT_DEVICE_REFUSED,
+    {0}};
 
 static int show_main(int argc, char **argv)
 {
     show_args a = {.mode = "hot"};
-    cli_problem prob = {"", 0};
     int first;
-    const cli_opt opts[] = {{"device", 0, CLI_STR, &a.device, 0, 0},
-                            {"problem", 0, CLI_PROBLEM, &prob, 0, 0},
-                            {"config", 0, CLI_STR, &a.config, 0, 0},
-                            {"mode", 0, CLI_MODE, &a.mode, 0, 0},
-                            {"build", 0, CLI_STR, &a.build, 0, 0},
-                            {"store", 0, CLI_PATH, &a.store, 0, 0},
-                            {NULL, 0, 0, NULL, 0, 0}};
-    const int rc = cli_parse(argc, argv, opts, &first);
+    const int rc = cli_parse(argc, argv, &a, &first);
     if (rc >= 0)
         return rc;
-    memcpy(a.problem, prob.text, sizeof a.problem);
-    a.has_problem = prob.set;
     if (show_check(&a, argc, first))
         return CLI_USAGE;
     if (first < argc)
@@ -445,4 +459,15 @@ static int show_main(int argc, char **argv)
     return show_run(&a);
 }
 
-const cli_command cmd_show = {"show", show_main, usage_show};
+const cli_command cmd_show = {
+    .name = "show",
+    .summary = "print one stored record as JSON",
+    .usage = "KEY [OPTIONS]\n--gpu NAME --problem P --config C [OPTIONS]",
+    .about =
+        "Prints one stored record as JSON. KEY is DEVICE|PROBLEM|BUILD|CONFIG|MODE (quote it).\n"
+        "Without --build, the record of this binary's build is shown if there is one, else\n"
+        "the newest of any build.\n",
+    .opts = show_opts,
+    .exit = "0 found, 1 not found or missing store, 2 bad option.",
+    .fn = show_main,
+};

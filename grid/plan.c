@@ -7,6 +7,8 @@
  * launch asks for (fa_smem_bytes, the same function) fits the target. */
 #include "plan.h"
 
+#include <cJSON.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,4 +147,15 @@ int plan_reject_reason(const plan_point *p, long smem_limit, char *buf, size_t n
     default:
         return snprintf(buf, n, "unknown reason %d", (int)p->reason);
     }
+}
+
+struct cJSON *plan_paths_json(const fa_config *c)
+{
+    cJSON *p = cJSON_CreateObject();
+    if (!p || !cJSON_AddBoolToObject(p, "q_in_regs", fa_config_q_in_regs(c)) ||
+        !cJSON_AddBoolToObject(p, "lookahead", fa_config_lookahead(c))) {
+        cJSON_Delete(p);
+        return NULL;
+    }
+    return p;
 }

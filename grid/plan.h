@@ -59,4 +59,11 @@ const char *plan_reason_code(plan_reason r);
  * Returns what snprintf returns. */
 int plan_reject_reason(const plan_point *p, long smem_limit, char *buf, size_t n);
 
+/* The "paths" object every JSON form of a config carries (`fasweep list
+ * --json`, the seeds): {"q_in_regs": bool, "lookahead": bool}, the code
+ * paths the config runs (kernels/fa_config.h). A new cJSON object, NULL
+ * when out of memory. */
+struct cJSON;
+struct cJSON *plan_paths_json(const fa_config *c);
+
 #endif /* PLAN_H */

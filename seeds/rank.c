@@ -18,8 +18,10 @@
 #include <cJSON.h>
 
 #include "../kernels/fa_config.h"
+#include "../store/file.h"
 #include "../store/text.h"
 #include "group.h"
+#include "../grid/plan.h"
 #include "../grid/space.h"
 
 #ifndef FASWEEP_VERSION
@@ -335,10 +337,11 @@ static void rank_config_json(cJSON *e, const record *r, int *ok)
     rank_num(o, "SWIZZLE", c.swizzle, ok);
     rank_num(o, "HEAD_DIM", c.head_dim, ok);
     /* The code paths the axes switch on (kernels/fa_config.h). */
-    cJSON *p = rank_add_obj(e, "paths", ok);
-    if (!p || !cJSON_AddBoolToObject(p, "q_in_regs", fa_config_q_in_regs(&c)) ||
-        !cJSON_AddBoolToObject(p, "lookahead", fa_config_lookahead(&c)))
+    cJSON *p = *ok ? plan_paths_json(&c) : NULL;
+    if (!p || !cJSON_AddItemToObject(e, "paths", p)) {
+        cJSON_Delete(p);
         *ok = 0;
+    }
 }
 
 static void rank_metrics_json(cJSON *e, const rank_group *g, const record *r, int *ok)
@@ -499,7 +502,7 @@ static int rank_emit(cJSON *doc, FILE *out)
     return rc;
 }
 
-int rank_print_json(const rank_result *r, FILE *out)
+cJSON *rank_json(const rank_result *r)
 {
     char now[32];
     rank_now(now, sizeof now);
@@ -516,82 +519,32 @@ int rank_print_json(const rank_result *r, FILE *out)
     }
     if (!ok) {
         cJSON_Delete(doc);
-        return -1;
+        return NULL;
     }
-    return rank_emit(doc, out);
+    return doc;
+}
+
+int rank_print_json(const rank_result *r, FILE *out)
+{
+    return rank_emit(rank_json(r), out);
 }
 
 /* ---- seeds files ---------------------------------------------------------------------------- */
 
-/* mkdir -p: creates dir and its missing parents. */
+/* mkdir -p of the seeds directory. */
 static int rank_mkdirs(const char *dir, char *err, size_t errlen)
 {
-    char path[4096];
-    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
-        snprintf(err, errlen, "seeds directory %s: path too long", dir);
-        return -1;
-    }
-    for (char *p = path + 1;; p++) {
-        const int end = *p == '\0';
-        if (*p == '/' || end) {
-            *p = '\0';
-            if (mkdir(path, 0777) != 0 && errno != EEXIST) {
-                snprintf(err, errlen, "cannot create seeds directory %s: %s", path,
-                         strerror(errno));
-                return -1;
-            }
-            if (end)
-                break;
-            *p = '/';
-        }
-    }
+    char failed[4096];
+    const int e = file_mkdirs(dir, 0777, failed, sizeof failed);
     struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (e == ENOTDIR && stat(dir, &st) == 0)
         snprintf(err, errlen,
                  "seeds directory %s exists but is not a directory; pass another "
                  "--seeds-dir",
                  dir);
-        return -1;
-    }
-    return 0;
-}
-
-/* Writes text to path atomically: a temp file in the same directory, synced,
- * then renamed over path, so a reader never sees half a seeds file. */
-static int rank_write_atomic(const char *path, const char *text, char *err, size_t errlen)
-{
-    char tmp[4400];
-    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
-    const int fd = mkstemp(tmp);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
-        return -1;
-    }
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        snprintf(err, errlen, "cannot open %s: %s", tmp, strerror(errno));
-        close(fd);
-        unlink(tmp);
-        return -1;
-    }
-    const int werr =
-        fputs(text, f) < 0 || fputc('\n', f) == EOF || fflush(f) != 0 || fsync(fileno(f)) != 0;
-    const int saved = errno;
-    if (fclose(f) != 0 || werr) {
-        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(werr ? saved : errno));
-        unlink(tmp);
-        return -1;
-    }
-    /* mkstemp creates 0600; seeds are meant to be shared like any output. */
-    const mode_t um = umask(0);
-    umask(um);
-    chmod(tmp, 0666 & ~um);
-    if (rename(tmp, path) != 0) {
-        snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
+    else if (e)
+        snprintf(err, errlen, "cannot create seeds directory %s: %s", failed, strerror(e));
+    return e ? -1 : 0;
 }
 
 /* Whether the seeds file at path (if any) is of another group than g: a
@@ -633,7 +586,7 @@ static int rank_write_group(const rank_group *g, const char *path, const char *n
         snprintf(err, errlen, "%s: out of memory building the seeds document", path);
         return -1;
     }
-    const int rc = rank_write_atomic(path, text, err, errlen);
+    const int rc = file_write_text(path, text, err, errlen) == 0 ? 0 : -1;
     cJSON_free(text);
     return rc;
 }

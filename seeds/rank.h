@@ -41,7 +41,12 @@ void rank_free(rank_result *r);
 
 /* Prints the human table of every group to out. */
 void rank_print(const rank_result *r, FILE *out);
-/* Writes the result as one JSON document to out (the --json form). */
+/* The result as one JSON document (the --json form: {"schema":
+ * RANK_TOPK_SCHEMA, "groups": [seeds-file documents]}); NULL when out of
+ * memory. */
+struct cJSON;
+struct cJSON *rank_json(const rank_result *r);
+/* Writes rank_json's document to out; 0, or -1. */
 int rank_print_json(const rank_result *r, FILE *out);
 
 /* Writes one seeds file per group under dir (created if missing), named

@@ -13,6 +13,8 @@
  */
 #include "store.h"
 
+#include "file.h"
+
 #include <cJSON.h>
 #include <errno.h>
 #include <limits.h>
@@ -568,27 +570,6 @@ int store_scan(store *s, const char *prefix, store_visit_fn fn, void *ctx)
 
 /* ---- opening ------------------------------------------------------------------------------- */
 
-/* mkdir -p with mode 0755; returns 0 or an errno, naming the failing
- * directory in failed. */
-static int st_mkdirs(const char *path, char *failed, size_t n)
-{
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1;; p++) {
-        const char c = *p;
-        if (c != '/' && c != '\0')
-            continue;
-        *p = '\0';
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST) {
-            snprintf(failed, n, "%s", tmp);
-            return errno;
-        }
-        *p = c;
-        if (c == '\0')
-            return 0;
-    }
-}
-
 /* The start size of a new store's map: 64 MiB, or FASWEEP_STORE_MAPSIZE. */
 static int st_initial_mapsize(size_t *out, char *err, size_t errlen)
 {
@@ -721,8 +702,10 @@ static int st_prepare_dir(store *s, const char *path, int read_only, int *fresh,
 {
     if (!read_only) {
         char failed[PATH_MAX];
-        const int e = st_mkdirs(path, failed, sizeof failed);
-        if (e) {
+        const int e = file_mkdirs(path, 0755, failed, sizeof failed);
+        struct stat there;
+        /* path itself not a directory: said below, as for a read-only open */
+        if (e && !(e == ENOTDIR && stat(path, &there) == 0)) {
             st_put_err(err, errlen,
                        "%s: cannot create the store directory (mkdir %s: %s); pick a writable "
                        "--store PATH",

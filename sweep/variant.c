@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../store/file.h"
 #include "../store/text.h"
 
 #ifndef FASWEEP_CUDA
@@ -120,23 +121,6 @@ static const char *variant_nvcc(char *buf, size_t n)
     if (snprintf(buf, n, "%s/bin/nvcc", FASWEEP_CUDA) < (int)n && access(buf, X_OK) == 0)
         return buf;
     return "nvcc"; /* on PATH, or the exec fails and says so */
-}
-
-/* mkdir -p */
-static int variant_mkdirs(const char *dir)
-{
-    char p[PATH_MAX];
-    if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p)
-        return -1;
-    for (char *s = p + 1;; s++)
-        if (*s == '/' || *s == '\0') {
-            const char c = *s;
-            *s = '\0';
-            if (mkdir(p, 0777) != 0 && errno != EEXIST)
-                return -1;
-            if (!(*s = c))
-                return 0;
-        }
 }
 
 static int variant_cache_root(char *buf, size_t n)
@@ -338,9 +322,12 @@ static int variant_compile(task_variant *v, const char *root, const char *dir, c
 int variant_build(task_variant *v, const fa_config *c, int cc, char *log, size_t loglen)
 {
     char root[PATH_MAX / 2], dir[PATH_MAX], nv[PATH_MAX];
-    if (variant_cache_root(root, sizeof root) != 0 || variant_mkdirs(root) != 0) {
+    char made[PATH_MAX];
+    int e = 0;
+    if (variant_cache_root(root, sizeof root) != 0 ||
+        (e = file_mkdirs(root, 0777, made, sizeof made)) != 0) {
         snprintf(log, loglen, "cannot create the variant cache %s: %s (set FASWEEP_CACHE)", root,
-                 strerror(errno));
+                 strerror(e ? e : ENAMETOOLONG));
         return -1;
     }
     size_t len;

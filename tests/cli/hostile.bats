@@ -169,9 +169,9 @@ json.dump(d, open("c1.json", "w"))
     before=$(cd seeds && for f in *; do echo "$f $(json_eval "$f" 'd["device"]')"; done)
     [ "$(echo "$before" | awk '{print $2}' | sort -u | wc -l)" -eq 4 ] || flunk "shared: $before"
     for dev in "nvidia l4" "NVIDIA-L4" "NVIDIA L4" "NVIDIA_L4!"; do
-        run --separate-stderr "$FASWEEP" topk --device "$dev" --store "$STORE"
+        run --separate-stderr "$FASWEEP" topk --gpu "$dev" --store "$STORE"
         expect_status 0
-        [ "$(ls seeds | wc -l)" -eq 4 ] || flunk "topk --device '$dev' made $(ls seeds)"
+        [ "$(ls seeds | wc -l)" -eq 4 ] || flunk "topk --gpu '$dev' made $(ls seeds)"
         local after
         after=$(cd seeds && for f in *; do echo "$f $(json_eval "$f" 'd["device"]')"; done)
         [ "$after" = "$before" ] || flunk "names moved with the filter '$dev': $before // $after"

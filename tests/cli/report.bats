@@ -76,7 +76,7 @@ PY
     expect_in "$(cat base.html)" "sdpa-flash"
     # several devices, filtered to one
     "$FASWEEP" import "$FIX/results.jsonl" --store "$STORE" >/dev/null
-    run --separate-stderr "$FASWEEP" report --store "$STORE" --device "NVIDIA L4" --mode hot -o l4.html
+    run --separate-stderr "$FASWEEP" report --store "$STORE" --gpu "NVIDIA L4" --mode hot -o l4.html
     expect_status 0
     expect_in "$output" "(2 groups)"
     # each group says what its mode times, from the mode table (store/mode.h)
@@ -85,7 +85,7 @@ PY
 
 @test "report: bad input: no match, missing store, bad space, unwritable -o; nothing half-written" {
     "$FASWEEP" import "$FIX/results.jsonl" --store "$STORE" >/dev/null
-    run --separate-stderr "$FASWEEP" report --store "$STORE" --device "no such GPU" -o r.html
+    run --separate-stderr "$FASWEEP" report --store "$STORE" --gpu "no such GPU" -o r.html
     expect_status 1
     expect_in "$stderr" "match the filter"
     [ ! -e r.html ] || flunk "a page was written"

@@ -170,7 +170,7 @@ assert len(d["seeds"]) == 2
     [ "$(ls out/cold | wc -l)" -eq 1 ] || flunk "cold: $(ls out/cold)"
 }
 
-@test "topk: --problem in both forms, --device filter" {
+@test "topk: --problem in both forms, --gpu filter" {
     import_fixture
     run --separate-stderr "$FASWEEP" topk --problem 4,8,512,64 --no-seeds --store "$STORE"
     expect_status 0
@@ -180,18 +180,18 @@ assert len(d["seeds"]) == 2
     local short="$output"
     run --separate-stderr "$FASWEEP" topk --problem "$P1" --no-seeds --store "$STORE"
     [ "$output" = "$short" ] || flunk "the two problem forms differ"
-    run --separate-stderr "$FASWEEP" topk --device "$H100" --problem "$P1" --store "$STORE"
+    run --separate-stderr "$FASWEEP" topk --gpu "$H100" --problem "$P1" --store "$STORE"
     expect_status 0
     [ "$(grep -c ' | hot | ' <<<"$output")" -eq 1 ] || flunk "one group expected"
     [ "$(ls seeds)" = "nvidia-h100-80gb-hbm3_b4.h8.s512.d64.nc_hot.json" ] || flunk "seeds: $(ls seeds)"
-    run --separate-stderr "$FASWEEP" topk --device "NVIDIA A100" --store "$STORE"
+    run --separate-stderr "$FASWEEP" topk --gpu "NVIDIA A100" --store "$STORE"
     expect_status 1
     expect_in "$stderr" "match the filter"
 }
 
 @test "topk: only failed results -> says so, exit 1, no seeds" {
     import_fixture
-    run --separate-stderr "$FASWEEP" topk --device "$L4" --problem "$P2" --store "$STORE"
+    run --separate-stderr "$FASWEEP" topk --gpu "$L4" --problem "$P2" --store "$STORE"
     expect_status 1
     expect_in "$output" "0 ok, 2 failed"
     expect_in "$stderr" "no ok kernel results"
@@ -337,12 +337,12 @@ assert any("illegal memory access" in r["error"] for r in rows)
     echo "$output" | json_valid
     [ "$(json_eval - 'd["kind"]' <<<"$output")" = "baseline" ] || flunk "kind"
     [ "$(json_eval - 'd["time"]["median_us"]' <<<"$output")" = "181.2" ] || flunk "median"
-    run --separate-stderr "$FASWEEP" show --device "$L4" --problem 4,8,512,64 \
+    run --separate-stderr "$FASWEEP" show --gpu "$L4" --problem 4,8,512,64 \
         --config d64.m64.n64.w4.s2.z1 --mode cold --store "$STORE"
     expect_status 0
     [ "$(json_eval - 'd["key"]["mode"] + " " + str(d["time"]["median_us"])' <<<"$output")" = "cold 171" ] ||
         flunk "cold record"
-    run --separate-stderr "$FASWEEP" show --device "$L4" --problem "$P1" \
+    run --separate-stderr "$FASWEEP" show --gpu "$L4" --problem "$P1" \
         --config d64.m128.n128.w8.s1.z1 --build 5e1f0c2a9b3d4e67 --store "$STORE"
     expect_status 0
     [ "$(json_eval - 'd["status"]' <<<"$output")" = "crashed" ] || flunk "crashed record"
@@ -352,19 +352,19 @@ assert any("illegal memory access" in r["error"] for r in rows)
     expect_status 1
     expect_in "$stderr" "no record"
     [ -z "$output" ] || flunk "stdout: $output"
-    run --separate-stderr "$FASWEEP" show --device "$L4" --problem "$P1" \
+    run --separate-stderr "$FASWEEP" show --gpu "$L4" --problem "$P1" \
         --config d64.m16.n16.w1.s1.z0 --store "$STORE"
     expect_status 1
     expect_in "$stderr" "no record"
-    run --separate-stderr "$FASWEEP" show --device "$L4" --problem "$P1" \
+    run --separate-stderr "$FASWEEP" show --gpu "$L4" --problem "$P1" \
         --config d64.m64.n64.w4.s2.z1 --build 0000000000000000 --store "$STORE"
     expect_status 1
     # Usage: neither form, both forms, bad problem.
     run --separate-stderr "$FASWEEP" show --store "$STORE"
     expect_status 2
-    run --separate-stderr "$FASWEEP" show KEY --device "$L4" --store "$STORE"
+    run --separate-stderr "$FASWEEP" show KEY --gpu "$L4" --store "$STORE"
     expect_status 2
-    run --separate-stderr "$FASWEEP" show --device "$L4" --problem x --config c --store "$STORE"
+    run --separate-stderr "$FASWEEP" show --gpu "$L4" --problem x --config c --store "$STORE"
     expect_status 2
 }
 
@@ -381,7 +381,7 @@ assert any("illegal memory access" in r["error"] for r in rows)
         -o t4.json --dir d --store "$STORE"
     expect_status 2
     expect_in "$stderr" "-o FILE and --dir DIR exclude each other"
-    run --separate-stderr "$FASWEEP" export --format csv --device "NVIDIA L4" --store "$STORE"
+    run --separate-stderr "$FASWEEP" export --format csv --gpu "NVIDIA L4" --store "$STORE"
     expect_status 2
     expect_in "$stderr" "go with --format kernel-tuner or t4; for csv use --prefix"
     echo '{' >bad.json
@@ -390,7 +390,7 @@ assert any("illegal memory access" in r["error"] for r in rows)
     expect_in "$stderr" "bad.json"
     # the L4's records are not for the H100 space (its GPU, its hash): no group, exit 1
     run --separate-stderr "$FASWEEP" export --format kernel-tuner --space "$REPO/spaces/h100.json" \
-        --device "NVIDIA L4" --store "$STORE" -o kt.json
+        --gpu "NVIDIA L4" --store "$STORE" -o kt.json
     expect_status 1
     expect_in "$stderr" "match the filter for the GPU"
     [ ! -e kt.json ] && [ ! -e t4.json ] && [ ! -e d ] || flunk "a file was written"

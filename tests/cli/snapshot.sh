@@ -52,14 +52,14 @@ done
 snap topk-k3 topk -k 3 --no-seeds --store s.lmdb
 snap topk-cold topk --mode cold --no-seeds --store s.lmdb
 snap topk-json topk --json --no-seeds --store s.lmdb
-snap topk-dev topk --device "NVIDIA L4" --problem 4,8,512,64 --no-seeds --store s.lmdb
-snap topk-failed topk --device "NVIDIA L4" --problem b1.h2.s200.d128.c --store s.lmdb
-snap topk-none topk --device "NVIDIA A100" --store s.lmdb
+snap topk-dev topk --gpu "NVIDIA L4" --problem 4,8,512,64 --no-seeds --store s.lmdb
+snap topk-failed topk --gpu "NVIDIA L4" --problem b1.h2.s200.d128.c --store s.lmdb
+snap topk-none topk --gpu "NVIDIA A100" --store s.lmdb
 snap export export --store s.lmdb
 snap export-csv export --format csv --store s.lmdb
 snap export-prefix export --prefix "NVIDIA L4|" --store s.lmdb
 snap show show "NVIDIA L4|b4.h8.s512.d64.nc|baseline|sdpa-flash|hot" --store s.lmdb
-snap show-fields show --device "NVIDIA L4" --problem 4,8,512,64 --config d64.m64.n64.w4.s2.z1 \
+snap show-fields show --gpu "NVIDIA L4" --problem 4,8,512,64 --config d64.m64.n64.w4.s2.z1 \
     --mode cold --store s.lmdb
 snap show-none show "x|y|z|w|hot" --store s.lmdb
 snap import-a import "$fix/merge_a.jsonl" --store a.lmdb
