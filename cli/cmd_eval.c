@@ -50,7 +50,7 @@ static int eval_configs(const char *text, const space *s, int variant, task *t)
         if (c.head_dim != t->problem.head_dim)
             return cli_usage_error("config %s is for head_dim %d, the problem's is %d", tok,
                                    c.head_dim, t->problem.head_dim);
-        const plan_point pt = {0, c, plan_check(&c, s->smem_limit), fa_smem_bytes(&c)};
+        const plan_point pt = {0, c, plan_check(&c, s->smem_limit), plan_smem_bytes(&c)};
         if (pt.reason != PLAN_OK) {
             char why[256];
             plan_reject_reason(&pt, s->smem_limit, why, sizeof why);
@@ -349,7 +349,7 @@ static const char *const usage_eval =
     "  --config C    config text, e.g. d64.m64.n128.w4.s3.z1; a comma list for a head-to-head\n"
     "                (at most 8; the same config twice is allowed)\n"
     "  --mode M      hot (default), cold or batch\n"
-    "  --kernel F    an edited copy of kernels/flash_fwd.cuh: compiled for the local GPU at\n"
+    "  --kernel F    an edited copy of kernels/mma/flash_fwd.cuh: compiled for the local GPU at\n"
     "                the config (one), cached, run in place of the compiled instance; its\n"
     "                records' build is src-HASH of the source (a source that does not\n"
     "                compile is status compile_error, found before any GPU work)\n"

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../kernels/fa_config.h"
 #include "../kernels/fa_launch.h"
+#include "../kernels/family.h"
 #include "cli.h"
 #include "../grid/plan.h"
 #include "../sweep/run.h"
@@ -99,7 +99,9 @@ static cJSON *plan_point_json(const space *s, const plan_point *pt)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
+    const fa_family *f = fa_family_of(&pt->cfg);
     const int ok = cJSON_AddStringToObject(o, "problem", prob) &&
+                   cJSON_AddStringToObject(o, "family", f ? f->name : "?") &&
                    cJSON_AddStringToObject(o, "config", cfg) &&
                    cJSON_AddNumberToObject(o, "smem_bytes", (double)pt->smem_bytes) &&
                    cJSON_AddBoolToObject(o, "accepted", pt->reason == PLAN_OK) &&
@@ -135,6 +137,7 @@ static int plan_print_json(const space *s, const plan *p)
     cJSON *doc = cJSON_CreateObject();
     cJSON *points = doc ? cJSON_AddArrayToObject(doc, "points") : NULL;
     int ok = points && cJSON_AddStringToObject(doc, "space", s->name) &&
+             cJSON_AddStringToObject(doc, "family", fa_family_get(s->family)->name) &&
              cJSON_AddStringToObject(doc, "path", s->path) &&
              cJSON_AddStringToObject(doc, "hash", s->hash) &&
              cJSON_AddNumberToObject(doc, "smem_limit", (double)s->smem_limit);
@@ -367,20 +370,24 @@ const cli_command cmd_grid = {"grid", grid_main, usage_grid};
 
 /* ---- list ----------------------------------------------------------------------------------- */
 
+/* One instance: its family, name, axes (by the family's names) and the
+ * derived code paths the family reports. */
 static cJSON *list_instance_json(const fa_instance *in)
 {
+    const fa_family *f = fa_family_of(&in->cfg);
+    const int v[FA_CONFIG_SLOTS] = {in->cfg.head_dim,  in->cfg.block_m, in->cfg.block_n,
+                                    in->cfg.num_warps, in->cfg.stages,  in->cfg.swizzle};
     cJSON *o = cJSON_CreateObject();
-    const int ok = o && cJSON_AddStringToObject(o, "name", in->name) &&
-                   cJSON_AddNumberToObject(o, "HEAD_DIM", in->cfg.head_dim) &&
-                   cJSON_AddNumberToObject(o, "BLOCK_M", in->cfg.block_m) &&
-                   cJSON_AddNumberToObject(o, "BLOCK_N", in->cfg.block_n) &&
-                   cJSON_AddNumberToObject(o, "NUM_WARPS", in->cfg.num_warps) &&
-                   cJSON_AddNumberToObject(o, "STAGES", in->cfg.stages) &&
-                   cJSON_AddNumberToObject(o, "SWIZZLE", in->cfg.swizzle) &&
-                   cJSON_AddNumberToObject(o, "smem_bytes", (double)fa_smem_bytes(&in->cfg));
+    int ok = f && o && cJSON_AddStringToObject(o, "name", in->name) &&
+             cJSON_AddStringToObject(o, "family", f->name);
+    for (int i = 0; ok && i < FA_CONFIG_SLOTS; i++)
+        ok = !f->axes[i] || cJSON_AddNumberToObject(o, f->axes[i], v[i]);
+    ok = ok && cJSON_AddNumberToObject(o, "smem_bytes", (double)in->smem_bytes);
     cJSON *paths = ok ? cJSON_AddObjectToObject(o, "paths") : NULL;
-    if (!paths || !cJSON_AddBoolToObject(paths, "q_in_regs", fa_config_q_in_regs(&in->cfg)) ||
-        !cJSON_AddBoolToObject(paths, "lookahead", fa_config_lookahead(&in->cfg))) {
+    ok = paths != NULL;
+    for (int i = 0; ok && i < f->n_paths; i++)
+        ok = cJSON_AddBoolToObject(paths, f->paths[i], f->path(&in->cfg, i)) != NULL;
+    if (!ok) {
         cJSON_Delete(o);
         return NULL;
     }
@@ -416,10 +423,15 @@ static void list_table(void)
     for (int i = 0; i < fa_registry_count(); i++) {
         const fa_instance *in = fa_registry_get(i);
         const fa_config *c = &in->cfg;
-        const int q = fa_config_q_in_regs(c), la = fa_config_lookahead(c);
-        printf("%-24s %8d %7d %7d %9d %6d %7d %8ld  %s%s%s\n", in->name, c->head_dim, c->block_m,
-               c->block_n, c->num_warps, c->stages, c->swizzle, fa_smem_bytes(c),
-               q ? "q_in_regs" : "", q && la ? "," : "", la ? "lookahead" : (q ? "" : "-"));
+        const fa_family *f = fa_family_of(c);
+        char paths[96] = "";
+        for (int p = 0, used = 0; f && p < f->n_paths; p++)
+            if (f->path(c, p))
+                used += snprintf(paths + used, sizeof paths - (size_t)used, "%s%s",
+                                 used ? "," : "", f->paths[p]);
+        printf("%-24s %8d %7d %7d %9d %6d %7d %8ld  %s\n", in->name, c->head_dim, c->block_m,
+               c->block_n, c->num_warps, c->stages, c->swizzle, in->smem_bytes,
+               paths[0] ? paths : "-");
     }
 }
 

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../kernels/family.h"
 #include "../store/text.h"
 
 /* A space is a few KB; anything near this is a mistake (wrong file). */
@@ -563,12 +564,33 @@ static int sp_tolerance(const sp_ctx *c, const cJSON *o, space_tolerance *t)
 
 /* ---- the document ---------------------------------------------------------------------- */
 
+/* The kernel family (kernels/family.h): optional, the default (mma) when
+ * absent, so every space written before families reads unchanged. */
+static int sp_family(const sp_ctx *c, const cJSON *v, space *s)
+{
+    s->family = FA_FAMILY_DEFAULT;
+    if (!v)
+        return 0;
+    char what[160];
+    snprintf(what, sizeof what, "a kernel family name, one of %s", fa_family_names());
+    const char *str;
+    if (sp_str(c, "family", v, 1, FA_FAMILY_NAME_LEN - 1, what, &str))
+        return -1;
+    const int f = fa_family_index(str);
+    if (f < 0)
+        return sp_fail(c, "family",
+                       "unknown kernel family \"%s\", expected one of %s (docs/families.md)",
+                       str, fa_family_names());
+    s->family = f;
+    return 0;
+}
+
 static int sp_root(const sp_ctx *c, const cJSON *root, space *s)
 {
-    static const char *const names[] = {"name", "description", "target",   "problems",
-                                        "axes", "measure",     "tolerance"};
-    static const sp_keys keys = {names, 7,
-                                 "name, description, target, problems, axes, measure, tolerance"};
+    static const char *const names[] = {"name", "description", "family",  "target",
+                                        "problems", "axes",     "measure", "tolerance"};
+    static const sp_keys keys = {
+        names, 8, "name, description, family, target, problems, axes, measure, tolerance"};
     if (!cJSON_IsObject(root))
         return sp_expected(c, "", root, "a JSON object at the top level (see docs/spaces.md)");
     if (sp_object(c, "", root, &keys))
@@ -584,6 +606,8 @@ static int sp_root(const sp_ctx *c, const cJSON *root, space *s)
     v = cJSON_GetObjectItemCaseSensitive(root, "description");
     if (v && (!cJSON_IsString(v) || text_bad_utf8(v->valuestring, strlen(v->valuestring))))
         return sp_expected(c, "description", v, "a string");
+    if (sp_family(c, cJSON_GetObjectItemCaseSensitive(root, "family"), s))
+        return -1;
 
     if (!(v = sp_need(c, "", root, "target", "an object with keys gpu, arch, smem_limit")) ||
         sp_target(c, v, s))

@@ -61,6 +61,8 @@ typedef struct space {
     char name[64];
     char path[256];  /* file it came from ("<string>" for space_parse) */
     char hash[17];   /* FNV-1a 64 of the file bytes, hex */
+    int family;      /* kernel family, an index into kernels/family.h's table: the file's
+                        "family", FA_FAMILY_DEFAULT (mma) when it names none */
     char gpu[64];    /* target GPU, informative ("NVIDIA L4") */
     int arch;        /* compute capability x10: 89, 90 */
     long smem_limit; /* dynamic smem bytes a block may use */

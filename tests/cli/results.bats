@@ -134,7 +134,7 @@ p = e["provenance"]
 for k in ("build", "kernel_source", "space_name", "space_hash", "timestamp", "host",
           "gpu_uuid", "driver", "runtime", "cc"):
     assert k in p, k
-assert p["build"] == "5e1f0c2a9b3d4e67" and p["kernel_source"] == "kernels/flash_fwd.cuh"
+assert p["build"] == "5e1f0c2a9b3d4e67" and p["kernel_source"] == "kernels/mma/flash_fwd.cuh"
 assert p["cc"] == 89 and p["host"] == "l4-box" and p["space_name"] == "l4"
 assert re.fullmatch(r"2024-11-22T\d\d:\d\d:\d\dZ", p["timestamp"]), p["timestamp"]
 PY

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "grid/space.h"
+#include "kernels/family.h"
 #include "tests/unit/testutil.h"
 
 /* ---- helpers --------------------------------------------------------------- */
@@ -185,8 +186,8 @@ static void test_top_level(void **state)
 {
     (void)state;
     static const bad_case cases[] = {
-        {"{'nmae': 't'}", "t.json: nmae: unknown key, expected one of name, description, target, "
-                          "problems, axes, measure, tolerance (check the spelling)"},
+        {"{'nmae': 't'}", "t.json: nmae: unknown key, expected one of name, description, family, "
+                          "target, problems, axes, measure, tolerance (check the spelling)"},
         {DOC(T_OK ", " P_OK ", " A_OK ", 'name': 'u'"),
          "t.json: name: duplicate key, each key may appear once"},
         {"{" T_OK ", " P_OK ", " A_OK "}",
@@ -208,11 +209,12 @@ static void test_top_level(void **state)
         {DOC(T_OK ", " P_OK), "t.json: axes: missing required key, expected an object with keys "
                               "BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE"},
         /* Keys are case-sensitive. */
-        {"{'Name': 't'}", "t.json: Name: unknown key, expected one of name, description, target, "
-                          "problems, axes, measure, tolerance (check the spelling)"},
+        {"{'Name': 't'}", "t.json: Name: unknown key, expected one of name, description, family, "
+                          "target, problems, axes, measure, tolerance (check the spelling)"},
         /* An unprintable key is escaped in the path. */
         {"{'k\\u0007': 1}", "t.json: k\\x07: unknown key, expected one of name, description, "
-                            "target, problems, axes, measure, tolerance (check the spelling)"},
+                            "family, target, problems, axes, measure, tolerance (check the "
+                            "spelling)"},
     };
     RUN(cases);
     /* A 63-character name is the longest allowed. */
@@ -222,6 +224,34 @@ static void test_top_level(void **state)
              ", " P_OK ", " A_OK "}",
              &s);
     assert_int_equal(strlen(s.name), 63);
+}
+
+/* The kernel family: the default (mma) when the file names none, the
+ * family named, and an unknown or malformed one refused with the known
+ * families in the message. */
+static void test_family(void **state)
+{
+    (void)state;
+    space s;
+    parse_ok(DOC(T_OK ", " P_OK ", " A_OK), &s);
+    assert_int_equal(s.family, FA_FAMILY_DEFAULT);
+    assert_string_equal(fa_family_get(s.family)->name, "mma");
+    parse_ok(DOC(T_OK ", " P_OK ", " A_OK ", 'family': 'mma'"), &s);
+    assert_int_equal(s.family, fa_family_index("mma"));
+    static const bad_case cases[] = {
+        {DOC(T_OK ", " P_OK ", " A_OK ", 'family': 'wgmma'"),
+         "t.json: family: unknown kernel family \"wgmma\", expected one of mma "
+         "(docs/families.md)"},
+        {DOC(T_OK ", " P_OK ", " A_OK ", 'family': 'MMA'"),
+         "t.json: family: unknown kernel family \"MMA\", expected one of mma (docs/families.md)"},
+        {DOC(T_OK ", " P_OK ", " A_OK ", 'family': ''"),
+         "t.json: family: expected a kernel family name, one of mma, got \"\""},
+        {DOC(T_OK ", " P_OK ", " A_OK ", 'family': 3"),
+         "t.json: family: expected a kernel family name, one of mma, got 3"},
+        {DOC(T_OK ", " P_OK ", " A_OK ", 'family': 'mma', 'family': 'mma'"),
+         "t.json: family: duplicate key, each key may appear once"},
+    };
+    RUN(cases);
 }
 
 static void test_target(void **state)
@@ -834,6 +864,7 @@ int main(void)
         cmocka_unit_test(test_text_level),
         cmocka_unit_test(test_syntax_errors),
         cmocka_unit_test(test_top_level),
+        cmocka_unit_test(test_family),
         cmocka_unit_test(test_target),
         cmocka_unit_test(test_problems),
         cmocka_unit_test(test_axes),
