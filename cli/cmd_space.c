@@ -427,8 +427,8 @@ static void list_table(void)
         char paths[96] = "";
         for (int p = 0, used = 0; f && p < f->n_paths; p++)
             if (f->path(c, p))
-                used += snprintf(paths + used, sizeof paths - (size_t)used, "%s%s",
-                                 used ? "," : "", f->paths[p]);
+                used += snprintf(paths + used, sizeof paths - (size_t)used, "%s%s", used ? "," : "",
+                                 f->paths[p]);
         printf("%-24s %8d %7d %7d %9d %6d %7d %8ld  %s\n", in->name, c->head_dim, c->block_m,
                c->block_n, c->num_warps, c->stages, c->swizzle, in->smem_bytes,
                paths[0] ? paths : "-");

@@ -28,7 +28,7 @@ typedef enum plan_reason {
 } plan_reason;
 
 typedef struct plan_point {
-    int problem; /* index into space.problems */
+    int problem;        /* index into space.problems */
     fa_config cfg;      /* cfg.family: the point's family (the space's) */
     plan_reason reason; /* PLAN_OK when accepted */
     long smem_bytes;    /* plan_smem_bytes(&cfg) */

@@ -579,16 +579,16 @@ static int sp_family(const sp_ctx *c, const cJSON *v, space *s)
     const int f = fa_family_index(str);
     if (f < 0)
         return sp_fail(c, "family",
-                       "unknown kernel family \"%s\", expected one of %s (docs/families.md)",
-                       str, fa_family_names());
+                       "unknown kernel family \"%s\", expected one of %s (docs/families.md)", str,
+                       fa_family_names());
     s->family = f;
     return 0;
 }
 
 static int sp_root(const sp_ctx *c, const cJSON *root, space *s)
 {
-    static const char *const names[] = {"name", "description", "family",  "target",
-                                        "problems", "axes",     "measure", "tolerance"};
+    static const char *const names[] = {"name",     "description", "family",  "target",
+                                        "problems", "axes",        "measure", "tolerance"};
     static const sp_keys keys = {
         names, 8, "name, description, family, target, problems, axes, measure, tolerance"};
     if (!cJSON_IsObject(root))

@@ -41,8 +41,8 @@ typedef int (*fa_launch_fn)(const fa_args *a, fa_stream stream);
  * family-neutral code (registry, engine) needs to know of a launch without
  * knowing the family. */
 typedef struct fa_instance {
-    fa_config cfg;      /* cfg.family: the family it belongs to */
-    const char *name;   /* fa_config_format text */
+    fa_config cfg;    /* cfg.family: the family it belongs to */
+    const char *name; /* fa_config_format text */
     fa_launch_fn launch;
     const void *kernel; /* the __global__ function, for attribute queries */
     int threads;        /* threads per CTA */

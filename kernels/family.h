@@ -42,7 +42,8 @@ typedef enum fa_reject {
 typedef struct fa_family {
     const char *name;    /* "mma": the space's "family", a record's key.family, a seed's family */
     const char *summary; /* one line: what the template is */
-    const char *header;  /* the template the generated shards include ("kernels/mma/flash_fwd.cuh") */
+    const char
+        *header; /* the template the generated shards include ("kernels/mma/flash_fwd.cuh") */
     /* Axis names per config slot, as the space file and the template name
      * them; slot 0 comes from the problem (HEAD_DIM). */
     const char *axes[FA_CONFIG_SLOTS];
@@ -55,8 +56,7 @@ typedef struct fa_family {
     /* The planner's static rules (no GPU): an fa_reject, and the reason's
      * text with the numbers (snprintf-like). */
     int (*check)(const fa_config *c, long smem_limit);
-    int (*reject_text)(int reason, const fa_config *c, long smem_limit, char *buf,
-                       unsigned long n);
+    int (*reject_text)(int reason, const fa_config *c, long smem_limit, char *buf, unsigned long n);
     long (*smem_bytes)(const fa_config *c); /* dynamic shared memory a launch asks for */
     /* The registry entry: the line a generated shard holds for c (e.g.
      * "FA_INSTANCE(64, 128, 64, 4, 2, 1)"), and the C name of the

@@ -332,8 +332,8 @@ static void rank_config_json(cJSON *e, const record *r, int *ok)
         rank_null(e, "paths", ok);
         return;
     }
-    const int v[FA_CONFIG_SLOTS] = {c.head_dim, c.block_m, c.block_n,
-                                    c.num_warps, c.stages, c.swizzle};
+    const int v[FA_CONFIG_SLOTS] = {c.head_dim,  c.block_m, c.block_n,
+                                    c.num_warps, c.stages,  c.swizzle};
     cJSON *o = rank_add_obj(e, "config", ok);
     for (int i = 1; i <= FA_CONFIG_SLOTS; i++)
         if (f->axes[i % FA_CONFIG_SLOTS])

@@ -197,12 +197,11 @@ int record_key(const record *r, char *buf, size_t n)
 {
     if (!r || !buf || n == 0 || rec_key_check(r, NULL, 0) != 0)
         return -1;
-    const int len =
-        record_family_is_default(r)
-            ? snprintf(buf, n, "%s|%s|%s|%s|%s", r->device, r->problem, r->build, r->config,
-                       r->mode)
-            : snprintf(buf, n, "%s|%s|%s|%s|%s|%s", r->device, r->problem, r->build, r->family,
-                       r->config, r->mode);
+    const int len = record_family_is_default(r)
+                        ? snprintf(buf, n, "%s|%s|%s|%s|%s", r->device, r->problem, r->build,
+                                   r->config, r->mode)
+                        : snprintf(buf, n, "%s|%s|%s|%s|%s|%s", r->device, r->problem, r->build,
+                                   r->family, r->config, r->mode);
     if (len < 0 || (size_t)len >= n) {
         buf[0] = '\0';
         return -1;

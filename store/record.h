@@ -154,9 +154,8 @@ int record_check(const record *r, char *why, size_t n);
  * in err ("time.samples: ..."); *out is untouched then. key.family is
  * optional: written only for a family other than the default, read as
  * RECORD_FAMILY_DEFAULT when missing (so records and stores written before
- * families read unchanged). Missing optional fields are 0, except time.noise (NaN: no estimate) and sm_clock_mhz,
- * mem_clock_mhz, throttled and the clock.* MHz and below_threshold (-1:
- * unknown). */
+ * families read unchanged). Missing optional fields are 0, except time.noise (NaN: no estimate) and
+ * sm_clock_mhz, mem_clock_mhz, throttled and the clock.* MHz and below_threshold (-1: unknown). */
 struct cJSON;
 struct cJSON *record_to_json(const record *r);
 int record_from_json(const struct cJSON *j, record *out, char *err, size_t errlen);

@@ -112,8 +112,8 @@ static int mma_instance(const fa_config *c, char *buf, unsigned long n)
 /* The name FA_INSTANCE gives the entry (flash_fwd.cuh). */
 static int mma_symbol(const fa_config *c, char *buf, unsigned long n)
 {
-    return snprintf(buf, n, "fa_inst_d%d_m%d_n%d_w%d_s%d_z%d", c->head_dim, c->block_m,
-                    c->block_n, c->num_warps, c->stages, c->swizzle);
+    return snprintf(buf, n, "fa_inst_d%d_m%d_n%d_w%d_s%d_z%d", c->head_dim, c->block_m, c->block_n,
+                    c->num_warps, c->stages, c->swizzle);
 }
 
 static int mma_path(const fa_config *c, int i)

@@ -426,12 +426,12 @@ static void test_edge_spaces(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_smem_bytes),   cmocka_unit_test(test_rules),
-        cmocka_unit_test(test_rule_order),   cmocka_unit_test(test_reason_text),
-        cmocka_unit_test(test_reason_codes), cmocka_unit_test(test_order),
-        cmocka_unit_test(test_family),
-        cmocka_unit_test(test_l4_counts),    cmocka_unit_test(test_head_dim_in_grid),
-        cmocka_unit_test(test_compiled),     cmocka_unit_test(test_edge_spaces),
+        cmocka_unit_test(test_smem_bytes),       cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_rule_order),       cmocka_unit_test(test_reason_text),
+        cmocka_unit_test(test_reason_codes),     cmocka_unit_test(test_order),
+        cmocka_unit_test(test_family),           cmocka_unit_test(test_l4_counts),
+        cmocka_unit_test(test_head_dim_in_grid), cmocka_unit_test(test_compiled),
+        cmocka_unit_test(test_edge_spaces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
