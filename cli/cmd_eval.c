@@ -43,7 +43,8 @@ static int eval_configs(const char *text, const space *s, int variant, task *t)
         if (fa_config_parse(tok, &c) != 0)
             return cli_usage_error("--config '%s' is not a config text like d64.m128.n64.w4.s2.z1 "
                                    "(d=HEAD_DIM m=BLOCK_M n=BLOCK_N w=NUM_WARPS s=STAGES "
-                                   "z=SWIZZLE)",
+                                   "z=SWIZZLE) or FAMILY:TEXT of a known kernel family "
+                                   "(docs/families.md)",
                                    tok);
         if (t->n_configs == TASK_MAX_CONFIGS)
             return cli_usage_error("--config names more than %d configs", TASK_MAX_CONFIGS);

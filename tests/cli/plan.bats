@@ -156,6 +156,20 @@ assert a["points"] == b["points"], "points differ"
     [ -z "$output" ] || flunk "stdout should be empty"
 }
 
+@test "eval --config: FAMILY:TEXT or TEXT alone (mma); an unknown family is a usage error" {
+    cfg=$("$FASWEEP" list --json | json_eval - 'd["instances"][0]["name"]')
+    prob=$("$FASWEEP" plan --space "$REPO/spaces/ci.json" --json | json_eval - 'd["points"][0]["problem"]')
+    run --separate-stderr "$FASWEEP" eval --problem "$prob" --config "wgmma:$cfg" --store "$STORE"
+    expect_status 2
+    expect_in "$stderr" "FAMILY:TEXT of a known kernel family"
+    # mma, named or not, passes every check before the GPU (none here: exit 1).
+    for c in "mma:$cfg" "$cfg"; do
+        run --separate-stderr env CUDA_VISIBLE_DEVICES= "$FASWEEP" eval --problem "$prob" --config "$c" --store "$STORE"
+        expect_status 1
+        expect_in "$stderr" "needs a GPU"
+    done
+}
+
 @test "list --json: every instance names its kernel family" {
     run --separate-stderr "$FASWEEP" list --json
     expect_status 0
