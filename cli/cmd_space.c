@@ -381,7 +381,7 @@ static cJSON *list_instance_json(const fa_instance *in)
     int ok = f && o && cJSON_AddStringToObject(o, "name", in->name) &&
              cJSON_AddStringToObject(o, "family", f->name);
     for (int i = 0; ok && i < FA_CONFIG_SLOTS; i++)
-        ok = !f->axes[i] || cJSON_AddNumberToObject(o, f->axes[i], v[i]);
+        ok = !f->axes[i].name || cJSON_AddNumberToObject(o, f->axes[i].name, v[i]);
     ok = ok && cJSON_AddNumberToObject(o, "smem_bytes", (double)in->smem_bytes);
     cJSON *paths = ok ? cJSON_AddObjectToObject(o, "paths") : NULL;
     ok = paths != NULL;

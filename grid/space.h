@@ -17,6 +17,8 @@
 #define SPACE_MAX_MODES 3
 #define SPACE_ERR_LEN 512
 
+/* The five axes of a space: its family's config slots 1 to 5 (named after
+ * mma's, the default family's). */
 typedef enum space_axis_id {
     SPACE_AXIS_BLOCK_M,
     SPACE_AXIS_BLOCK_N,
@@ -91,7 +93,9 @@ void space_measure_defaults(space_measure *m);
 #define SPACE_DEFAULT_REL_L2 5e-3
 #define SPACE_DEFAULT_MAX_ABS 3e-2
 
-/* The axis's name as written in the file ("BLOCK_M" ...). */
+/* The axis's name as written in the file ("BLOCK_M" ...) for the default
+ * family, mma; a space's "axes" are its family's slots 1 to 5
+ * (kernels/family.h: fa_family.axes, names and the values each allows). */
 const char *space_axis_name(space_axis_id a);
 
 /* Canonical problem text used in store keys: "b4.h8.s512.d64.nc" (".c" when

@@ -36,7 +36,8 @@ const fa_family *fa_family_of(const fa_config *c)
 
 const char *fa_family_names(void)
 {
-    static char names[256];
+    /* Per thread: filled on first use, and the engine's threads may ask. */
+    static _Thread_local char names[256];
     if (!names[0])
         for (int i = 0, used = 0; i < FAM_N; i++)
             used += snprintf(names + used, sizeof names - (size_t)used, "%s%s", i ? ", " : "",

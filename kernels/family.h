@@ -36,6 +36,21 @@ typedef enum fa_reject {
     FA_REJ_COUNT
 } fa_reject;
 
+/* One axis of a family, as the space file names it and the values it may
+ * take there (grid/space.c checks them, in this order): an integer from lo
+ * to hi, a multiple of step when step > 1, one of the bits of set (bit v
+ * for value v < 64) when set is not 0. A value under lo, off the step or
+ * out of the set is refused with `what`; one over hi with `over` (or
+ * `what` when NULL). */
+typedef struct fa_axis {
+    const char *name; /* "BLOCK_M" */
+    const char *what; /* the values it allows, in words: "a positive integer multiple of 16" */
+    const char *over; /* the words for a value over hi, or NULL */
+    long lo, hi;
+    int step;
+    unsigned long long set;
+} fa_axis;
+
 /* Most derived code paths a family reports ("paths" in list and seeds). */
 #define FA_FAMILY_MAX_PATHS 4
 
@@ -44,9 +59,11 @@ typedef struct fa_family {
     const char *summary; /* one line: what the template is */
     const char
         *header; /* the template the generated shards include ("kernels/mma/flash_fwd.cuh") */
-    /* Axis names per config slot, as the space file and the template name
-     * them; slot 0 comes from the problem (HEAD_DIM). */
-    const char *axes[FA_CONFIG_SLOTS];
+    /* The axis of each config slot, as the space file and the template name
+     * it; slot 0 comes from the problem (HEAD_DIM: its name only, check
+     * holds its rule), slots 1
+     * to 5 are the space's "axes", with the values each may take. */
+    fa_axis axes[FA_CONFIG_SLOTS];
     const char *text_example; /* a config text: "d64.m128.n64.w4.s2.z1" */
     /* The config text (without the family): snprintf-like format, and a
      * strict parse of exactly what format writes (0, or -1; fills the

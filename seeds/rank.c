@@ -336,8 +336,8 @@ static void rank_config_json(cJSON *e, const record *r, int *ok)
                                     c.num_warps, c.stages,  c.swizzle};
     cJSON *o = rank_add_obj(e, "config", ok);
     for (int i = 1; i <= FA_CONFIG_SLOTS; i++)
-        if (f->axes[i % FA_CONFIG_SLOTS])
-            rank_num(o, f->axes[i % FA_CONFIG_SLOTS], v[i % FA_CONFIG_SLOTS], ok);
+        if (f->axes[i % FA_CONFIG_SLOTS].name)
+            rank_num(o, f->axes[i % FA_CONFIG_SLOTS].name, v[i % FA_CONFIG_SLOTS], ok);
     cJSON *p = rank_add_obj(e, "paths", ok);
     for (int i = 0; p && i < f->n_paths; i++)
         if (!cJSON_AddBoolToObject(p, f->paths[i], f->path(&c, i)))

@@ -270,7 +270,9 @@ static void test_family(void **state)
     assert_string_equal(fa_family_names(), "mma");
     const fa_family *f = fa_family_get(FA_FAMILY_MMA);
     assert_string_equal(f->header, "kernels/mma/flash_fwd.cuh");
-    assert_string_equal(f->axes[1], "BLOCK_M");
+    assert_string_equal(f->axes[0].name, "HEAD_DIM");
+    assert_string_equal(f->axes[1].name, "BLOCK_M");
+    assert_string_equal(f->axes[5].name, "SWIZZLE");
 
     fa_config c = cfg(64, 128, 64, 4, 2, 1), back;
     char buf[128];
