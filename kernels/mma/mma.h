@@ -54,7 +54,7 @@ static inline FA_HD long fa_tile_bytes(int rows, int head_dim)
 
 /* Dynamic shared memory the kernel needs: the Q tile, plus `stages` K tiles
  * and `stages` V tiles. This is the single definition used both by the
- * launch (kernels/flash_fwd.cuh) and by the planner's reject rule. */
+ * launch (kernels/mma/flash_fwd.cuh) and by the planner's reject rule. */
 static inline FA_HD long fa_smem_bytes(const fa_config *c)
 {
     return fa_tile_bytes(c->block_m, c->head_dim) +
