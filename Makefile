@@ -69,14 +69,14 @@ GENCODE := $(foreach a,$(ARCHS),-gencode=arch=compute_$(a),code=sm_$(a)) \
 # --compress-mode=size: the fat binary is about 5x smaller than nvcc's
 # default compression (1.66 MB -> 0.30 MB for 4 instances x 2 archs).
 NVFLAGS ?= -O3 -std=c++17 -lineinfo
-NVFLAGS += $(GENCODE) -I. -Xcompiler -Wall,-Wextra,-Werror,-fPIC --compress-mode=size \
+NVFLAGS += $(GENCODE) -I. -Ikernels -Xcompiler -Wall,-Wextra,-Werror,-fPIC --compress-mode=size \
            --expt-relaxed-constexpr $(NVEXTRA)
 
 # ---- host modules (C11, no CUDA) -----------------------------------------
 # Every .c of a folder is part of its layer (add a file, not a Makefile line).
 # sweep/'s pure modules (no CUDA) go to the host library the unit tests link.
 SWEEP_PURE := sweep/stats.c sweep/task.c sweep/dispatch.c sweep/rounds.c sweep/intervals.c
-HOST_SRC := $(wildcard kernels/*.c store/*.c grid/*.c seeds/*.c) $(SWEEP_PURE)
+HOST_SRC := $(wildcard kernels/*.c kernels/*/*.c store/*.c grid/*.c seeds/*.c) $(SWEEP_PURE)
 HOST_OBJ := $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
 HOST_LIB := $(BUILD)/libfasweep_host.a
 
@@ -87,10 +87,14 @@ DRIVER_OBJ := $(DRIVER_SRC:%.c=$(BUILD)/obj/%.o)
 # ---- kernels: instances generated from the spaces -------------------------
 GEN       := $(KBUILD)/gen
 GEN_CU    := $(foreach i,$(shell seq 0 $$(($(SHARDS)-1))),$(GEN)/inst_$(i).cu)
+# The shared kernels (every family's instances use them) and each family's
+# folder kernels/<family>/: its template (*.cuh), traits (*.h) and
+# description (*.c, a host module). Adding a family adds a folder, no line.
 KSRC      := kernels/registry.cu kernels/reference.cu kernels/spin.cu kernels/inject.cu \
              kernels/check.cu
 KOBJ      := $(GEN_CU:$(GEN)/%.cu=$(KBUILD)/kobj/%.o) $(KSRC:kernels/%.cu=$(KBUILD)/kobj/%.o)
-KERNEL_HDR := kernels/flash_fwd.cuh kernels/fa_config.h kernels/fa_launch.h
+FAMILY_HDR := $(wildcard kernels/*/*.cuh kernels/*/*.h)
+KERNEL_HDR := kernels/fa_config.h kernels/fa_launch.h $(FAMILY_HDR)
 
 .PHONY: all sweep test test-gpu check unit cli fuzz format format-check includes dist \
         clean deps deps-test vendor-deps list-instances test-slurm tuners
@@ -107,8 +111,9 @@ $(HOST_LIB): $(HOST_OBJ)
 	ar rcs $@ $^
 
 # The instance generator: the planner, built without CUDA, run over SPACES.
-GENINST_SRC := scripts/geninst.c kernels/fa_config.c grid/space.c grid/plan.c store/text.c store/mode.c
-$(KBUILD)/geninst: $(GENINST_SRC) kernels/fa_config.h grid/space.h grid/plan.h store/text.h store/mode.h
+GENINST_SRC := scripts/geninst.c kernels/family.c $(wildcard kernels/*/*.c) grid/space.c \
+               grid/plan.c store/text.c store/mode.c
+$(KBUILD)/geninst: $(GENINST_SRC) $(KERNEL_HDR) kernels/family.h grid/space.h grid/plan.h store/text.h store/mode.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -std=c11 -D_GNU_SOURCE $(WARN) -I. $(PKG_CFLAGS) $(GENINST_SRC) -o $@ $(PKG_LIBS)
 
@@ -118,7 +123,7 @@ $(GEN)/.stamp: $(KBUILD)/geninst $(SPACES) $(KERNEL_HDR) kernels/registry.cu Mak
 	@mkdir -p $(GEN)
 	$(KBUILD)/geninst --out $(GEN) --shards $(SHARDS) --archs "$(ARCHS)" \
 	  --hash-files "$(KERNEL_HDR) kernels/registry.cu" --flags "$(NVFLAGS)" \
-	  --embed "kernels/fa_config.h kernels/fa_launch.h" $(SPACES)
+	  --embed "kernels/fa_config.h kernels/fa_launch.h $(wildcard kernels/*/*.h)" $(SPACES)
 	@touch $@
 $(GEN_CU) $(GEN)/registry_table.inc $(GEN)/build_id.h $(GEN)/embedded.c: $(GEN)/.stamp ;
 
@@ -196,9 +201,10 @@ test-slurm: $(BUILD)/fasweep
 FUZZ_TIME ?= 20
 FUZZ_CC := clang -g -O1 -std=c11 -D_GNU_SOURCE -I. $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined
 RECORD_SRC := store/record.c store/store.c store/store_io.c store/text.c store/mode.c store/file.c
-$(BUILD)/fuzz_space: tests/fuzz/fuzz_space.c grid/space.c grid/space.h store/text.c store/text.h store/mode.c store/mode.h
+FAMILY_SRC := kernels/family.c $(wildcard kernels/*/*.c)
+$(BUILD)/fuzz_space: tests/fuzz/fuzz_space.c grid/space.c grid/space.h store/text.c store/text.h store/mode.c store/mode.h $(FAMILY_SRC)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) tests/fuzz/fuzz_space.c grid/space.c store/text.c store/mode.c -o $@ $(PKG_LIBS)
+	$(FUZZ_CC) tests/fuzz/fuzz_space.c grid/space.c store/text.c store/mode.c $(FAMILY_SRC) -o $@ $(PKG_LIBS)
 $(BUILD)/fuzz_record: tests/fuzz/fuzz_record.c $(RECORD_SRC) $(wildcard store/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) tests/fuzz/fuzz_record.c $(RECORD_SRC) -o $@ $(PKG_LIBS)

@@ -41,14 +41,15 @@ static int eval_configs(const char *text, const space *s, int variant, task *t)
         if (fa_config_parse(tok, &c) != 0)
             return cli_usage_error("--config '%s' is not a config text like d64.m128.n64.w4.s2.z1 "
                                    "(d=HEAD_DIM m=BLOCK_M n=BLOCK_N w=NUM_WARPS s=STAGES "
-                                   "z=SWIZZLE)",
+                                   "z=SWIZZLE) or FAMILY:TEXT of a known kernel family "
+                                   "(docs/families.md)",
                                    tok);
         if (t->n_configs == TASK_MAX_CONFIGS)
             return cli_usage_error("--config names more than %d configs", TASK_MAX_CONFIGS);
         if (c.head_dim != t->problem.head_dim)
             return cli_usage_error("config %s is for head_dim %d, the problem's is %d", tok,
                                    c.head_dim, t->problem.head_dim);
-        const plan_point pt = {0, c, plan_check(&c, s->smem_limit), fa_smem_bytes(&c)};
+        const plan_point pt = {0, c, plan_check(&c, s->smem_limit), plan_smem_bytes(&c)};
         if (pt.reason != PLAN_OK) {
             char why[256];
             plan_reject_reason(&pt, s->smem_limit, why, sizeof why);
@@ -329,7 +330,8 @@ static const cli_opt eval_opts[] = {
      .kind = CLI_STR,
      .at = CLI_AT(eval_args, configs_text),
      .value = "C",
-     .help = "config text, e.g. d64.m64.n128.w4.s3.z1; a comma list for a head-to-head\n"
+     .help = "config text, e.g. d64.m64.n128.w4.s3.z1 (FAMILY:TEXT for another family);\n"
+             "a comma list for a head-to-head\n"
              "(at most 8; the same config twice is allowed)"},
     {.name = "mode",
      .kind = CLI_MODE,
@@ -340,7 +342,7 @@ static const cli_opt eval_opts[] = {
      .kind = CLI_PATH,
      .at = CLI_AT(eval_args, kernel),
      .value = "FILE.cuh",
-     .help = "an edited copy of kernels/flash_fwd.cuh: compiled for the local GPU at\n"
+     .help = "an edited copy of kernels/mma/flash_fwd.cuh: compiled for the local GPU at\n"
              "the config (one), cached, run in place of the compiled instance; its\n"
              "records' build is src-HASH of the source (a source that does not\n"
              "compile is status compile_error, found before any GPU work)"},

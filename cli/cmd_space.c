@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../kernels/fa_config.h"
 #include "../kernels/fa_launch.h"
+#include "../kernels/family.h"
 #include "cli.h"
 #include "emit.h"
 #include "../grid/plan.h"
@@ -104,7 +104,9 @@ static cJSON *plan_point_json(const space *s, const plan_point *pt)
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
+    const fa_family *f = fa_family_of(&pt->cfg);
     const int ok = cJSON_AddStringToObject(o, "problem", prob) &&
+                   cJSON_AddStringToObject(o, "family", f ? f->name : "?") &&
                    cJSON_AddStringToObject(o, "config", cfg) &&
                    cJSON_AddNumberToObject(o, "smem_bytes", (double)pt->smem_bytes) &&
                    cJSON_AddBoolToObject(o, "accepted", pt->reason == PLAN_OK) &&
@@ -140,6 +142,7 @@ static int plan_print_json(const space *s, const plan *p)
     cJSON *doc = cJSON_CreateObject();
     cJSON *points = doc ? cJSON_AddArrayToObject(doc, "points") : NULL;
     int ok = points && cJSON_AddStringToObject(doc, "space", s->name) &&
+             cJSON_AddStringToObject(doc, "family", fa_family_get(s->family)->name) &&
              cJSON_AddStringToObject(doc, "path", s->path) &&
              cJSON_AddStringToObject(doc, "hash", s->hash) &&
              cJSON_AddNumberToObject(doc, "smem_limit", (double)s->smem_limit);
@@ -428,17 +431,19 @@ const cli_command cmd_grid = {
 
 /* ---- list ----------------------------------------------------------------------------------- */
 
+/* One instance: its family, name, axes (by the family's names) and the
+ * derived code paths the family reports. */
 static cJSON *list_instance_json(const fa_instance *in)
 {
+    const fa_family *f = fa_family_of(&in->cfg);
+    const int v[FA_CONFIG_SLOTS] = {in->cfg.head_dim,  in->cfg.block_m, in->cfg.block_n,
+                                    in->cfg.num_warps, in->cfg.stages,  in->cfg.swizzle};
     cJSON *o = cJSON_CreateObject();
-    const int ok = o && cJSON_AddStringToObject(o, "name", in->name) &&
-                   cJSON_AddNumberToObject(o, "HEAD_DIM", in->cfg.head_dim) &&
-                   cJSON_AddNumberToObject(o, "BLOCK_M", in->cfg.block_m) &&
-                   cJSON_AddNumberToObject(o, "BLOCK_N", in->cfg.block_n) &&
-                   cJSON_AddNumberToObject(o, "NUM_WARPS", in->cfg.num_warps) &&
-                   cJSON_AddNumberToObject(o, "STAGES", in->cfg.stages) &&
-                   cJSON_AddNumberToObject(o, "SWIZZLE", in->cfg.swizzle) &&
-                   cJSON_AddNumberToObject(o, "smem_bytes", (double)fa_smem_bytes(&in->cfg));
+    int ok = f && o && cJSON_AddStringToObject(o, "name", in->name) &&
+             cJSON_AddStringToObject(o, "family", f->name);
+    for (int i = 0; ok && i < FA_CONFIG_SLOTS; i++)
+        ok = !f->axes[i].name || cJSON_AddNumberToObject(o, f->axes[i].name, v[i]);
+    ok = ok && cJSON_AddNumberToObject(o, "smem_bytes", (double)in->smem_bytes);
     cJSON *paths = ok ? plan_paths_json(&in->cfg) : NULL;
     if (!paths || !cJSON_AddItemToObject(o, "paths", paths)) {
         cJSON_Delete(paths);
@@ -480,15 +485,18 @@ static void list_table(void)
     for (int i = 0; i < fa_registry_count(); i++) {
         const fa_instance *in = fa_registry_get(i);
         const fa_config *c = &in->cfg;
-        const int q = fa_config_q_in_regs(c), la = fa_config_lookahead(c);
-        char v[8][24], paths[32];
-        const long nums[] = {c->head_dim, c->block_m, c->block_n,      c->num_warps,
-                             c->stages,   c->swizzle, fa_smem_bytes(c)};
+        const fa_family *f = fa_family_of(c);
+        char v[8][24], paths[96] = "";
+        const long nums[] = {c->head_dim, c->block_m, c->block_n,    c->num_warps,
+                             c->stages,   c->swizzle, in->smem_bytes};
         for (int k = 0; k < 7; k++)
             snprintf(v[k], sizeof v[k], "%ld", nums[k]);
-        snprintf(paths, sizeof paths, "%s%s%s", q ? "q_in_regs" : "", q && la ? "," : "",
-                 la ? "lookahead" : (q ? "" : "-"));
-        const char *const cells[] = {in->name, v[0], v[1], v[2], v[3], v[4], v[5], v[6], paths};
+        for (int p = 0, used = 0; f && p < f->n_paths; p++)
+            if (f->path(c, p))
+                used += snprintf(paths + used, sizeof paths - (size_t)used, "%s%s", used ? "," : "",
+                                 f->paths[p]);
+        const char *const cells[] = {
+            in->name, v[0], v[1], v[2], v[3], v[4], v[5], v[6], paths[0] ? paths : "-"};
         emit_row(stdout, cols, 9, cells);
     }
 }

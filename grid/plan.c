@@ -1,52 +1,35 @@
 /* plan.c - the grid of a space, every point accepted or rejected with a
  * reason before anything runs.
  *
- * The rules mirror what the kernel template assumes (kernels/flash_fwd.cuh):
- * each warp owns whole 16-row mma tiles of Q, every thread copies the same
- * number of 16-byte cp.async chunks of each tile, and the shared memory the
- * launch asks for (fa_smem_bytes, the same function) fits the target. */
+ * The rules are the family's (kernels/family.h: check, reject_text); for
+ * mma they mirror what its template assumes (kernels/mma/mma.c). */
 #include "plan.h"
 
 #include <cJSON.h>
+#include "../kernels/family.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Threads per CTA in long: fa_threads() is int and a config built by hand
- * (not from a space) could overflow it. */
-static long plan_threads(const fa_config *c)
-{
-    return 32L * c->num_warps;
-}
-
-/* Whether a [rows x head_dim] tile splits into whole chunks per thread. */
-static int plan_tile_splits(int rows, const fa_config *c)
-{
-    const long t = plan_threads(c);
-    return t > 0 && fa_tile_chunks(rows, c->head_dim) % t == 0;
-}
-
 plan_reason plan_check(const fa_config *c, long smem_limit)
 {
-    if (c->head_dim != 64 && c->head_dim != 128)
-        return PLAN_REJ_HEAD_DIM;
-    /* Non-positive sizes only come from hand-built configs; they cannot be
-     * split into warps, and would divide by zero below. */
-    if (c->num_warps <= 0 || c->block_m <= 0 || c->block_m % (FA_MMA_M * (long)c->num_warps) != 0)
-        return PLAN_REJ_WARP_ROWS;
-    if (c->block_n <= 0 || !plan_tile_splits(c->block_m, c) || !plan_tile_splits(c->block_n, c))
-        return PLAN_REJ_CHUNKS;
-    if (c->stages <= 0 || fa_smem_bytes(c) > smem_limit)
-        return PLAN_REJ_SMEM;
-    return PLAN_OK;
+    const fa_family *f = fa_family_of(c);
+    /* Only a hand-built config has no family; nothing is compiled for it. */
+    return f ? (plan_reason)f->check(c, smem_limit) : PLAN_REJ_NOT_COMPILED;
+}
+
+long plan_smem_bytes(const fa_config *c)
+{
+    const fa_family *f = fa_family_of(c);
+    return f ? f->smem_bytes(c) : 0;
 }
 
 /* Whether s is a table plan_build can walk without reading out of bounds
  * (a space from space_parse always is; a hand-filled one might not be). */
 static int plan_space_ok(const space *s)
 {
-    if (s->n_problems < 0 || s->n_problems > SPACE_MAX_PROBLEMS)
+    if (s->n_problems < 0 || s->n_problems > SPACE_MAX_PROBLEMS || !fa_family_get(s->family))
         return 0;
     for (int a = 0; a < SPACE_AXIS_COUNT; a++)
         if (s->axis_len[a] < 0 || s->axis_len[a] > SPACE_MAX_AXIS)
@@ -76,13 +59,14 @@ int plan_build(const space *s, plan_compiled_fn compiled, void *ctx, plan *out)
                         for (int z = 0; z < len[SPACE_AXIS_SWIZZLE]; z++) {
                             plan_point *p = &pts[k++];
                             p->problem = pi;
+                            p->cfg.family = s->family;
                             p->cfg.head_dim = s->problems[pi].head_dim;
                             p->cfg.block_m = s->axis[SPACE_AXIS_BLOCK_M][m];
                             p->cfg.block_n = s->axis[SPACE_AXIS_BLOCK_N][bn];
                             p->cfg.num_warps = s->axis[SPACE_AXIS_NUM_WARPS][w];
                             p->cfg.stages = s->axis[SPACE_AXIS_STAGES][st];
                             p->cfg.swizzle = s->axis[SPACE_AXIS_SWIZZLE][z];
-                            p->smem_bytes = fa_smem_bytes(&p->cfg);
+                            p->smem_bytes = plan_smem_bytes(&p->cfg);
                             p->reason = plan_check(&p->cfg, s->smem_limit);
                             /* Only asked for points that could exist, so
                              * "not compiled" never hides a static reason. */
@@ -111,51 +95,32 @@ const char *plan_reason_code(plan_reason r)
     return (unsigned)r < PLAN_REASON_COUNT ? codes[r] : "unknown";
 }
 
-/* The chunk rule's text for whichever tile fails first (Q, then K/V). */
-static int plan_chunks_text(const fa_config *c, char *buf, size_t n)
-{
-    const int q_ok = c->block_m > 0 && plan_tile_splits(c->block_m, c);
-    const char *tile = q_ok ? "K/V" : "Q";
-    const int rows = q_ok ? c->block_n : c->block_m;
-    return snprintf(buf, n,
-                    "%s tile of %d x %d fp16 is %ld cp.async chunks of %d B, not a multiple of "
-                    "%ld threads",
-                    tile, rows, c->head_dim, fa_tile_chunks(rows, c->head_dim), FA_CHUNK_BYTES,
-                    plan_threads(c));
-}
-
 int plan_reject_reason(const plan_point *p, long smem_limit, char *buf, size_t n)
 {
-    const fa_config *c = &p->cfg;
+    const fa_family *f = fa_family_of(&p->cfg);
     switch (p->reason) {
     case PLAN_OK:
         return snprintf(buf, n, "%s", "");
-    case PLAN_REJ_HEAD_DIM:
-        return snprintf(buf, n, "head_dim %d unsupported (64, 128)", c->head_dim);
-    case PLAN_REJ_WARP_ROWS:
-        return snprintf(buf, n,
-                        "BLOCK_M %d is not a multiple of 16 x NUM_WARPS (%d warps need %ld rows)",
-                        c->block_m, c->num_warps, FA_MMA_M * (long)c->num_warps);
-    case PLAN_REJ_CHUNKS:
-        return plan_chunks_text(c, buf, n);
-    case PLAN_REJ_SMEM:
-        return snprintf(buf, n, "needs %ld B of shared memory, the space allows %ld B",
-                        fa_smem_bytes(c), smem_limit);
     case PLAN_REJ_NOT_COMPILED:
-        return snprintf(buf, n,
-                        "not compiled into this binary (rebuild with this space in SPACES)");
+        return f ? snprintf(buf, n,
+                            "not compiled into this binary (rebuild with this space in SPACES)")
+                 : snprintf(buf, n, "family %d unknown (known: %s)", p->cfg.family,
+                            fa_family_names());
     default:
+        if ((unsigned)p->reason < PLAN_REASON_COUNT && f)
+            return f->reject_text((int)p->reason, &p->cfg, smem_limit, buf, n);
         return snprintf(buf, n, "unknown reason %d", (int)p->reason);
     }
 }
 
 struct cJSON *plan_paths_json(const fa_config *c)
 {
+    const fa_family *f = fa_family_of(c);
     cJSON *p = cJSON_CreateObject();
-    if (!p || !cJSON_AddBoolToObject(p, "q_in_regs", fa_config_q_in_regs(c)) ||
-        !cJSON_AddBoolToObject(p, "lookahead", fa_config_lookahead(c))) {
-        cJSON_Delete(p);
-        return NULL;
-    }
+    for (int i = 0; p && f && i < f->n_paths; i++)
+        if (!cJSON_AddBoolToObject(p, f->paths[i], f->path(c, i))) {
+            cJSON_Delete(p);
+            return NULL;
+        }
     return p;
 }

@@ -1,33 +1,37 @@
 /* plan.h - the grid of a space: every (problem, config) point, accepted or
  * rejected with a reason, before anything runs.
  *
- * The rules are static: they need no GPU. The shared-memory rule uses
- * fa_smem_bytes(), the function the launch uses.
+ * The rules are static: they need no GPU. They are the point's family's
+ * (kernels/family.h: fa_family.check); the shared-memory rule uses the
+ * family's smem_bytes, the function its launch uses. Every point has its
+ * family in cfg.family: the space's (space.family).
  */
 #ifndef PLAN_H
 #define PLAN_H
 
 #include <stddef.h>
 
-#include "../kernels/fa_config.h"
+#include "../kernels/family.h"
 #include "space.h"
 
+/* The family's verdicts (kernels/family.h, same values), then the plan's. */
 typedef enum plan_reason {
-    PLAN_OK = 0,
-    PLAN_REJ_HEAD_DIM,     /* head_dim not 64 or 128 */
-    PLAN_REJ_WARP_ROWS,    /* block_m not a multiple of 16 * warps */
-    PLAN_REJ_CHUNKS,       /* a Q or K/V tile does not split into whole
-                              16-byte cp.async chunks per thread */
-    PLAN_REJ_SMEM,         /* fa_smem_bytes() over the space's limit */
-    PLAN_REJ_NOT_COMPILED, /* this binary holds no instance for it */
+    PLAN_OK = FA_REJ_OK,
+    PLAN_REJ_HEAD_DIM = FA_REJ_HEAD_DIM,   /* head_dim not 64 or 128 (mma) */
+    PLAN_REJ_WARP_ROWS = FA_REJ_WARP_ROWS, /* block_m not a multiple of 16 * warps */
+    PLAN_REJ_CHUNKS = FA_REJ_CHUNKS,       /* a Q or K/V tile does not split into whole
+                                              16-byte cp.async chunks per thread */
+    PLAN_REJ_SMEM = FA_REJ_SMEM,           /* the family's smem_bytes over the space's limit */
+    PLAN_REJ_NOT_COMPILED = FA_REJ_COUNT,  /* this binary holds no instance for it (or, for a
+                                              hand-built config, its family is unknown) */
     PLAN_REASON_COUNT
 } plan_reason;
 
 typedef struct plan_point {
-    int problem; /* index into space.problems */
-    fa_config cfg;
+    int problem;        /* index into space.problems */
+    fa_config cfg;      /* cfg.family: the point's family (the space's) */
     plan_reason reason; /* PLAN_OK when accepted */
-    long smem_bytes;    /* fa_smem_bytes(&cfg) */
+    long smem_bytes;    /* plan_smem_bytes(&cfg) */
 } plan_point;
 
 typedef struct plan {
@@ -40,8 +44,13 @@ typedef struct plan {
 /* Whether this binary holds an instance for c (1) or not (0). */
 typedef int (*plan_compiled_fn)(const fa_config *c, void *ctx);
 
-/* The static rules alone, first failing rule wins, in enum order. */
+/* The static rules alone (c's family's), first failing rule wins, in enum
+ * order. A config of no known family is PLAN_REJ_NOT_COMPILED. */
 plan_reason plan_check(const fa_config *c, long smem_limit);
+
+/* The dynamic shared memory a launch of c asks for (its family's rule);
+ * 0 for a config of no known family. */
+long plan_smem_bytes(const fa_config *c);
 
 /* Enumerates the Cartesian product of s's axes for each problem. When
  * `compiled` is non-NULL, statically valid points it says no to are

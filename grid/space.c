@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../kernels/family.h"
 #include "../store/mode.h"
 #include "../store/record.h"
 #include "../store/text.h"
@@ -338,70 +339,50 @@ static int sp_problems(const sp_ctx *c, const cJSON *a, space *s)
 
 /* ---- axes ------------------------------------------------------------------------ */
 
-static const char *const sp_axis_names[SPACE_AXIS_COUNT] = {"BLOCK_M", "BLOCK_N", "NUM_WARPS",
-                                                            "STAGES", "SWIZZLE"};
+/* The space's axes are its family's slots 1 to 5 (kernels/family.h): their
+ * names are the keys of "axes", their rules the values each may take. */
+static const fa_axis *sp_family_axis(int family, space_axis_id a)
+{
+    return &fa_family_get(family)->axes[1 + (int)a];
+}
 
 const char *space_axis_name(space_axis_id a)
 {
-    return (unsigned)a < SPACE_AXIS_COUNT ? sp_axis_names[a] : "?";
+    return (unsigned)a < SPACE_AXIS_COUNT ? sp_family_axis(FA_FAMILY_DEFAULT, a)->name : "?";
 }
 
-/* What each axis allows, in words and as a check; see docs/spaces.md. */
-static const char *sp_axis_what(space_axis_id a)
+/* The family's axis names as "A, B, C" for messages. */
+static void sp_axis_list(int family, char *buf, size_t n)
 {
-    switch (a) {
-    case SPACE_AXIS_BLOCK_M:
-    case SPACE_AXIS_BLOCK_N:
-        return "a positive integer multiple of 16";
-    case SPACE_AXIS_NUM_WARPS:
-        return "a warp count of 1, 2, 4, 8 or 16";
-    case SPACE_AXIS_STAGES:
-        return "an integer from 1 to 8";
-    default:
-        return "0 or 1";
-    }
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int a = 0; a < SPACE_AXIS_COUNT && used < n; a++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%s", a ? ", " : "",
+                                 sp_family_axis(family, (space_axis_id)a)->name);
 }
 
-static int sp_axis_value(const sp_ctx *c, const char *path, const cJSON *v, space_axis_id a,
+static int sp_axis_value(const sp_ctx *c, const char *path, const cJSON *v, const fa_axis *ax,
                          int *out)
 {
-    const char *what = sp_axis_what(a);
     long x = 0;
-    if (sp_int(c, path, v, a == SPACE_AXIS_SWIZZLE ? 0 : 1, INT_MAX, what, &x))
+    if (sp_int(c, path, v, ax->lo, INT_MAX, ax->what, &x))
         return -1;
-    switch (a) {
-    case SPACE_AXIS_BLOCK_M:
-    case SPACE_AXIS_BLOCK_N:
-        if (x % 16 != 0)
-            return sp_expected(c, path, v, what);
-        if (x > 512)
-            return sp_expected(c, path, v, "a multiple of 16 of at most 512");
-        break;
-    case SPACE_AXIS_NUM_WARPS:
-        if (x != 1 && x != 2 && x != 4 && x != 8 && x != 16)
-            return sp_expected(c, path, v, what);
-        break;
-    case SPACE_AXIS_STAGES:
-        if (x > 8)
-            return sp_expected(c, path, v, what);
-        break;
-    default:
-        if (x > 1)
-            return sp_expected(c, path, v, what);
-        break;
-    }
+    if ((ax->step > 1 && x % ax->step != 0) || (ax->set && (x >= 64 || !(ax->set & (1ULL << x)))))
+        return sp_expected(c, path, v, ax->what);
+    if (x > ax->hi)
+        return sp_expected(c, path, v, ax->over ? ax->over : ax->what);
     *out = (int)x;
     return 0;
 }
 
 static int sp_axis(const sp_ctx *c, const cJSON *axes, space_axis_id a, space *s)
 {
-    const char *name = sp_axis_names[a];
+    const fa_axis *ax = sp_family_axis(s->family, a);
     char path[32], what[160]; /* "axes.NUM_WARPS" */
-    snprintf(path, sizeof path, "axes.%s", name);
+    snprintf(path, sizeof path, "axes.%s", ax->name);
     snprintf(what, sizeof what, "a non-empty array of at most %d distinct values, each %s",
-             SPACE_MAX_AXIS, sp_axis_what(a));
-    const cJSON *arr = sp_need(c, "axes", axes, name, what);
+             SPACE_MAX_AXIS, ax->what);
+    const cJSON *arr = sp_need(c, "axes", axes, ax->name, what);
     if (!arr)
         return -1;
     if (!cJSON_IsArray(arr) || !arr->child)
@@ -414,7 +395,7 @@ static int sp_axis(const sp_ctx *c, const cJSON *axes, space_axis_id a, space *s
          * fails on a duplicate before it can overflow the table. */
         if (i == SPACE_MAX_AXIS)
             return sp_fail(c, path, "expected at most %d values, got more", SPACE_MAX_AXIS);
-        if (sp_axis_value(c, p, it, a, &s->axis[a][i]))
+        if (sp_axis_value(c, p, it, ax, &s->axis[a][i]))
             return -1;
         for (int j = 0; j < i; j++)
             if (s->axis[a][j] == s->axis[a][i])
@@ -427,8 +408,12 @@ static int sp_axis(const sp_ctx *c, const cJSON *axes, space_axis_id a, space *s
 
 static int sp_axes(const sp_ctx *c, const cJSON *axes, space *s)
 {
-    static const sp_keys keys = {sp_axis_names, SPACE_AXIS_COUNT,
-                                 "BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE"};
+    const char *names[SPACE_AXIS_COUNT];
+    for (int a = 0; a < SPACE_AXIS_COUNT; a++)
+        names[a] = sp_family_axis(s->family, (space_axis_id)a)->name;
+    char list[160];
+    sp_axis_list(s->family, list, sizeof list);
+    const sp_keys keys = {names, SPACE_AXIS_COUNT, list};
     if (sp_object(c, "axes", axes, &keys))
         return -1;
     for (int a = 0; a < SPACE_AXIS_COUNT; a++)
@@ -582,12 +567,33 @@ static int sp_tolerance(const sp_ctx *c, const cJSON *o, space_tolerance *t)
 
 /* ---- the document ---------------------------------------------------------------------- */
 
+/* The kernel family (kernels/family.h): optional, the default (mma) when
+ * absent, so every space written before families reads unchanged. */
+static int sp_family(const sp_ctx *c, const cJSON *v, space *s)
+{
+    s->family = FA_FAMILY_DEFAULT;
+    if (!v)
+        return 0;
+    char what[160];
+    snprintf(what, sizeof what, "a kernel family name, one of %s", fa_family_names());
+    const char *str;
+    if (sp_str(c, "family", v, 1, FA_FAMILY_NAME_LEN - 1, what, &str))
+        return -1;
+    const int f = fa_family_index(str);
+    if (f < 0)
+        return sp_fail(c, "family",
+                       "unknown kernel family \"%s\", expected one of %s (docs/families.md)", str,
+                       fa_family_names());
+    s->family = f;
+    return 0;
+}
+
 static int sp_root(const sp_ctx *c, const cJSON *root, space *s)
 {
-    static const char *const names[] = {"name", "description", "target",   "problems",
-                                        "axes", "measure",     "tolerance"};
-    static const sp_keys keys = {names, 7,
-                                 "name, description, target, problems, axes, measure, tolerance"};
+    static const char *const names[] = {"name",     "description", "family",  "target",
+                                        "problems", "axes",        "measure", "tolerance"};
+    static const sp_keys keys = {
+        names, 8, "name, description, family, target, problems, axes, measure, tolerance"};
     if (!cJSON_IsObject(root))
         return sp_expected(c, "", root, "a JSON object at the top level (see docs/spaces.md)");
     if (sp_object(c, "", root, &keys))
@@ -603,15 +609,18 @@ static int sp_root(const sp_ctx *c, const cJSON *root, space *s)
     v = cJSON_GetObjectItemCaseSensitive(root, "description");
     if (v && (!cJSON_IsString(v) || text_bad_utf8(v->valuestring, strlen(v->valuestring))))
         return sp_expected(c, "description", v, "a string");
+    if (sp_family(c, cJSON_GetObjectItemCaseSensitive(root, "family"), s))
+        return -1;
 
     if (!(v = sp_need(c, "", root, "target", "an object with keys gpu, arch, smem_limit")) ||
         sp_target(c, v, s))
         return -1;
     if (!(v = sp_need(c, "", root, "problems", SP_PROBLEMS_WHAT)) || sp_problems(c, v, s))
         return -1;
-    if (!(v = sp_need(c, "", root, "axes",
-                      "an object with keys BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE")) ||
-        sp_axes(c, v, s))
+    char axes_what[200], list[160];
+    sp_axis_list(s->family, list, sizeof list);
+    snprintf(axes_what, sizeof axes_what, "an object with keys %s", list);
+    if (!(v = sp_need(c, "", root, "axes", axes_what)) || sp_axes(c, v, s))
         return -1;
 
     space_measure_defaults(&s->measure);

@@ -19,6 +19,8 @@
 #define SPACE_MAX_MODES MODE_COUNT /* the table's modes, each at most once */
 #define SPACE_ERR_LEN 512
 
+/* The five axes of a space: its family's config slots 1 to 5 (named after
+ * mma's, the default family's). */
 typedef enum space_axis_id {
     SPACE_AXIS_BLOCK_M,
     SPACE_AXIS_BLOCK_N,
@@ -69,6 +71,8 @@ typedef struct space {
     char name[64];
     char path[256];  /* file it came from ("<string>" for space_parse) */
     char hash[17];   /* FNV-1a 64 of the file bytes, hex */
+    int family;      /* kernel family, an index into kernels/family.h's table: the file's
+                        "family", FA_FAMILY_DEFAULT (mma) when it names none */
     char gpu[64];    /* target GPU, informative ("NVIDIA L4") */
     int arch;        /* compute capability x10: 89, 90 */
     long smem_limit; /* dynamic smem bytes a block may use */
@@ -97,7 +101,9 @@ void space_measure_defaults(space_measure *m);
 #define SPACE_DEFAULT_REL_L2 5e-3
 #define SPACE_DEFAULT_MAX_ABS 3e-2
 
-/* The axis's name as written in the file ("BLOCK_M" ...). */
+/* The axis's name as written in the file ("BLOCK_M" ...) for the default
+ * family, mma; a space's "axes" are its family's slots 1 to 5
+ * (kernels/family.h: fa_family.axes, names and the values each allows). */
 const char *space_axis_name(space_axis_id a);
 
 /* Canonical problem text used in store keys: "b4.h8.s512.d64.nc" (".c" when

@@ -31,20 +31,27 @@ typedef struct fa_args {
     unsigned long long *cta_clock;
 } fa_args;
 
-/* Grid size (CTAs) a launch of `c` uses for `a`. */
-long fa_grid_ctas(const fa_config *c, const fa_args *a);
-
 /* Launches one compiled instance asynchronously on `stream`. Returns the
  * launch error (argument or configuration errors appear here; faults inside
  * the kernel appear at the next synchronisation). */
 typedef int (*fa_launch_fn)(const fa_args *a, fa_stream stream);
 
+/* One compiled instance: the registry entry a family's instance macro
+ * defines (FA_INSTANCE for mma). The fields after `kernel` say what the
+ * family-neutral code (registry, engine) needs to know of a launch without
+ * knowing the family. */
 typedef struct fa_instance {
-    fa_config cfg;
+    fa_config cfg;    /* cfg.family: the family it belongs to */
     const char *name; /* fa_config_format text */
     fa_launch_fn launch;
     const void *kernel; /* the __global__ function, for attribute queries */
+    int threads;        /* threads per CTA */
+    long smem_bytes;    /* dynamic shared memory a launch asks for */
+    int block_rows;     /* query rows per CTA: the grid is ceil(S / rows) x B x H */
 } fa_instance;
+
+/* Grid size (CTAs) a launch of `in` uses for `a`. */
+long fa_instance_grid_ctas(const fa_instance *in, const fa_args *a);
 
 /* Resource use of one instance on the current device. */
 typedef struct fa_attrs {
@@ -56,7 +63,8 @@ typedef struct fa_attrs {
     int ptx_version, binary_version;
 } fa_attrs;
 
-/* The compiled instances, in fa_config_cmp order. */
+/* The compiled instances of every family, in fa_config_cmp order (family
+ * first): the registry is keyed by family + config. */
 int fa_registry_count(void);
 const fa_instance *fa_registry_get(int i);
 /* The instance compiled for `c`, or NULL if this binary does not hold it. */

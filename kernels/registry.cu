@@ -1,12 +1,12 @@
 // registry.cu - the table of compiled instances, and queries about them.
 //
 // The table itself is generated (build/gen/registry_table.inc) from the
-// union of the points the spaces accept; see sweep/geninst.c.
+// union of the points the spaces accept; see scripts/geninst.c. Family-
+// neutral: an entry (a family's instance macro) carries what a query needs.
 #include <cuda_runtime.h>
 #include <stdlib.h>
 
 #include "build_id.h"
-#include "fa_config.h"
 #include "fa_launch.h"
 
 #include "registry_table.inc" // defines fa_table[] (sorted) and FA_TABLE_LEN
@@ -46,14 +46,14 @@ extern "C" const char *fa_build_archs(void)
     return FA_BUILD_ARCHS;
 }
 
-extern "C" long fa_grid_ctas(const fa_config *c, const fa_args *a)
+extern "C" long fa_instance_grid_ctas(const fa_instance *in, const fa_args *a)
 {
-    return (long)((a->seq_len + c->block_m - 1) / c->block_m) * a->batch * a->heads;
+    return (long)((a->seq_len + in->block_rows - 1) / in->block_rows) * a->batch * a->heads;
 }
 
 extern "C" int fa_instance_attrs(const fa_instance *in, fa_attrs *out)
 {
-    const long smem = fa_smem_bytes(&in->cfg);
+    const long smem = in->smem_bytes;
     cudaError_t e;
     if (smem > 48 * 1024) {
         e = cudaFuncSetAttribute(in->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -66,7 +66,7 @@ extern "C" int fa_instance_attrs(const fa_instance *in, fa_attrs *out)
     if (e != cudaSuccess)
         return (int)e;
     int blocks = 0;
-    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, in->kernel, fa_threads(&in->cfg),
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, in->kernel, in->threads,
                                                       (size_t)smem);
     if (e != cudaSuccess)
         return (int)e;

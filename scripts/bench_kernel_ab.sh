@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench_kernel_ab.sh - kernel variants measured side by side: builds the
 # kernel's benchmark (tests/gpu/fa_bench.c) once per set of extra nvcc flags
-# (a -D switch an experiment puts into kernels/flash_fwd.cuh, -maxrregcount,
+# (a -D switch an experiment puts into kernels/mma/flash_fwd.cuh, -maxrregcount,
 # ...) from one tree, then runs every variant on each problem in turn, on one
 # GPU in one go: the side-by-side numbers of kernels/NOTES-perf.md.
 #

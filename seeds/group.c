@@ -235,6 +235,17 @@ static void group_axes_of(const fa_config *c, int v[SPACE_AXIS_COUNT])
     v[SPACE_AXIS_SWIZZLE] = c->swizzle;
 }
 
+/* The config of kernel record r when it is of family `family` (an index,
+ * kernels/family.h): 0, or -1 for another family or a config that does not
+ * parse. A group's grid is one family's. */
+static int group_config_of(const record *r, int family, fa_config *c)
+{
+    return r->kind == RECORD_KIND_KERNEL && fa_family_index(record_family(r)) == family &&
+                   fa_config_parse_in(family, r->config, c) == 0
+               ? 0
+               : -1;
+}
+
 static int group_int_cmp(const void *a, const void *b)
 {
     const int x = *(const int *)a, y = *(const int *)b;
@@ -247,7 +258,7 @@ static int group_axes_from_records(group *g)
     memset(g->axis_len, 0, sizeof g->axis_len);
     for (size_t i = 0; i < g->n_recs; i++) {
         fa_config c;
-        if (g->recs[i].kind != RECORD_KIND_KERNEL || fa_config_parse(g->recs[i].config, &c) != 0)
+        if (group_config_of(&g->recs[i], g->family, &c) != 0)
             continue;
         int v[SPACE_AXIS_COUNT];
         group_axes_of(&c, v);
@@ -322,6 +333,7 @@ int group_lay_out(group *g, const space *s)
     int from_space = 0;
     for (int i = 0; s && parsed && group_space_for(s, g) && i < s->n_problems && !from_space; i++)
         from_space = memcmp(&s->problems[i], &p, sizeof p) == 0;
+    g->family = from_space ? s->family : FA_FAMILY_DEFAULT;
     if (from_space) {
         memcpy(g->axis_len, s->axis_len, sizeof g->axis_len);
         memcpy(g->axis, s->axis, sizeof g->axis);
@@ -354,16 +366,17 @@ int group_lay_out(group *g, const space *s)
                              v[SPACE_AXIS_BLOCK_N],
                              v[SPACE_AXIS_NUM_WARPS],
                              v[SPACE_AXIS_STAGES],
-                             v[SPACE_AXIS_SWIZZLE]};
+                             v[SPACE_AXIS_SWIZZLE],
+                             g->family};
         /* Without a space's limit only the rules that need none apply. */
         c->reason = plan_check(&c->cfg, g->smem_limit ? g->smem_limit : LONG_MAX);
-        c->smem_bytes = fa_smem_bytes(&c->cfg);
+        c->smem_bytes = plan_smem_bytes(&c->cfg);
     }
     for (size_t i = 0; i < g->n_recs; i++) {
         const record *r = &g->recs[i];
         fa_config c;
-        if (r->kind != RECORD_KIND_KERNEL || group_is_variant(r->build) ||
-            fa_config_parse(r->config, &c) != 0 || c.head_dim != head_dim)
+        if (group_is_variant(r->build) || group_config_of(r, g->family, &c) != 0 ||
+            c.head_dim != head_dim)
             continue;
         const long idx = group_cell_index(g, &c);
         if (idx >= 0 && group_stands_better(r, g->cells[idx].rec))

@@ -13,13 +13,17 @@
  * Without a space the grid is the product of the axis values the group's
  * records hold (sorted), and only the static rules that need no space
  * (head_dim, warp_rows, chunks) reject points.
+ *
+ * The grid is one kernel family's (the space's, else the default, mma):
+ * records of another family rank with the group (seeds/rank.h) but stand
+ * for no cell.
  */
 #ifndef GROUP_H
 #define GROUP_H
 
 #include <stddef.h>
 
-#include "../kernels/fa_config.h"
+#include "../kernels/family.h"
 #include "../store/store.h"
 #include "../grid/plan.h"
 #include "../grid/space.h"
@@ -36,7 +40,7 @@ typedef struct group_filter {
 typedef struct group_cell {
     fa_config cfg;
     plan_reason reason; /* PLAN_OK when the rules accept it */
-    long smem_bytes;    /* fa_smem_bytes(&cfg) */
+    long smem_bytes;    /* plan_smem_bytes(&cfg) */
     const record *rec;  /* the record standing for it, or NULL: not measured */
 } group_cell;
 
@@ -45,6 +49,7 @@ typedef struct group {
     record *recs; /* every record of the group: kernels of every build, baselines */
     size_t n_recs;
     /* the grid (group_lay_out) */
+    int family; /* the grid's kernel family (kernels/family.h index) */
     int axis_len[SPACE_AXIS_COUNT];
     int axis[SPACE_AXIS_COUNT][SPACE_MAX_AXIS];
     group_cell *cells; /* BLOCK_M outermost ... SWIZZLE innermost, as the planner */

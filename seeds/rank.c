@@ -17,7 +17,7 @@
 
 #include <cJSON.h>
 
-#include "../kernels/fa_config.h"
+#include "../kernels/family.h"
 #include "../store/file.h"
 #include "../store/text.h"
 #include "group.h"
@@ -30,7 +30,6 @@
 
 #define RANK_SEEDS_SCHEMA "fasweep.seeds/1"
 #define RANK_TOPK_SCHEMA "fasweep.topk/1"
-#define RANK_KERNEL_SOURCE "kernels/flash_fwd.cuh"
 
 /* ---- ordering ------------------------------------------------------------------------------- */
 
@@ -321,22 +320,27 @@ static void rank_baseline_json(cJSON *doc, const rank_group *g, int *ok)
     rank_num(b, "median_us", g->best_baseline.time.median_us, ok);
 }
 
+/* The config as its family's axes (slot 0, HEAD_DIM for mma, last, as
+ * before families) and the code paths the family derives from them; both
+ * null when the family is unknown to this build or the text does not
+ * parse. */
 static void rank_config_json(cJSON *e, const record *r, int *ok)
 {
     fa_config c;
-    if (fa_config_parse(r->config, &c) != 0) {
+    const int fam = fa_family_index(record_family(r));
+    const fa_family *f = fa_family_get(fam);
+    if (!f || fa_config_parse_in(fam, r->config, &c) != 0) {
         rank_null(e, "config", ok);
         rank_null(e, "paths", ok);
         return;
     }
+    const int v[FA_CONFIG_SLOTS] = {c.head_dim,  c.block_m, c.block_n,
+                                    c.num_warps, c.stages,  c.swizzle};
     cJSON *o = rank_add_obj(e, "config", ok);
-    rank_num(o, "BLOCK_M", c.block_m, ok);
-    rank_num(o, "BLOCK_N", c.block_n, ok);
-    rank_num(o, "NUM_WARPS", c.num_warps, ok);
-    rank_num(o, "STAGES", c.stages, ok);
-    rank_num(o, "SWIZZLE", c.swizzle, ok);
-    rank_num(o, "HEAD_DIM", c.head_dim, ok);
-    /* The code paths the axes switch on (kernels/fa_config.h). */
+    for (int i = 1; i <= FA_CONFIG_SLOTS; i++)
+        if (f->axes[i % FA_CONFIG_SLOTS].name)
+            rank_num(o, f->axes[i % FA_CONFIG_SLOTS].name, v[i % FA_CONFIG_SLOTS], ok);
+    /* The code paths the axes switch on (the family's, kernels/family.h). */
     cJSON *p = *ok ? plan_paths_json(&c) : NULL;
     if (!p || !cJSON_AddItemToObject(e, "paths", p)) {
         cJSON_Delete(p);
@@ -414,8 +418,10 @@ static void rank_provenance_json(cJSON *e, const record *r, int *ok)
     text_iso8601(r->timestamp, ts, sizeof ts);
     cJSON *p = rank_add_obj(e, "provenance", ok);
     rank_str(p, "build", r->build, ok);
-    /* A kernel variant (eval --kernel) names its own source and its hash. */
-    rank_str(p, "kernel_source", r->kernel_path[0] ? r->kernel_path : RANK_KERNEL_SOURCE, ok);
+    /* A kernel variant (eval --kernel) names its own source and its hash;
+     * an instance its family's template (unknown to this build: ""). */
+    const fa_family *f = fa_family_get(fa_family_index(record_family(r)));
+    rank_str(p, "kernel_source", r->kernel_path[0] ? r->kernel_path : f ? f->header : "", ok);
     if (r->kernel_hash[0])
         rank_str(p, "kernel_hash", r->kernel_hash, ok);
     rank_str(p, "space_name", r->space_name, ok);
@@ -442,6 +448,7 @@ static cJSON *rank_entry_json(const rank_group *g, int i, int *ok)
         return NULL;
     }
     rank_num(e, "rank", i + 1, ok);
+    rank_str(e, "family", record_family(r), ok);
     rank_config_json(e, r, ok);
     rank_str(e, "config_text", r->config, ok);
     rank_metrics_json(e, g, r, ok);

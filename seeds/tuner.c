@@ -149,8 +149,10 @@ static void tuner_about(tuner_doc *d, cJSON *o, const group_cell *c)
     char text[64];
     fa_config_format(&c->cfg, text, sizeof text);
     td_str(d, o, "config_text", text);
-    td_bool(d, o, "q_in_regs", fa_config_q_in_regs(&c->cfg));
-    td_bool(d, o, "lookahead", fa_config_lookahead(&c->cfg));
+    /* The code paths the family derives (kernels/family.h). */
+    const fa_family *f = fa_family_of(&c->cfg);
+    for (int i = 0; f && i < f->n_paths; i++)
+        td_bool(d, o, f->paths[i], f->path(&c->cfg, i));
     if (c->rec) {
         td_str(d, o, "status", record_status_name(c->rec->status));
         td_str(d, o, "build", c->rec->build);

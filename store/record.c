@@ -130,10 +130,38 @@ static const struct {
                       REC_KEY_FIELD(config), REC_KEY_FIELD(mode)};
 #define REC_N_KEY ((int)(sizeof rec_key_fields / sizeof *rec_key_fields))
 
+int record_family_is_default(const record *r)
+{
+    return r->family[0] == '\0' || strcmp(r->family, RECORD_FAMILY_DEFAULT) == 0;
+}
+
+const char *record_family(const record *r)
+{
+    return r->family[0] ? r->family : RECORD_FAMILY_DEFAULT;
+}
+
+/* Why the family field cannot be a family name, or NULL when it can ("" is
+ * the default family): NUL-terminated, [a-z0-9_] only. */
+static const char *rec_family_bad(const record *r)
+{
+    const char *end = memchr(r->family, '\0', sizeof r->family);
+    if (!end)
+        return "is not NUL-terminated within its array";
+    for (const char *p = r->family; p < end; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_'))
+            return "is not a kernel family name (lower-case letters, digits and '_')";
+    return NULL;
+}
+
 /* Checks every key field, and that the mode is one fasweep measures; on
  * failure writes "FIELD REASON" into msg. */
 static int rec_key_check(const record *r, char *msg, size_t n)
 {
+    const char *fam = rec_family_bad(r);
+    if (fam) {
+        rec_err(msg, n, "family %s", fam);
+        return -1;
+    }
     for (int i = 0; i < REC_N_KEY; i++) {
         char why[64];
         const char *bad = rec_key_field_bad((const char *)r + rec_key_fields[i].off,
@@ -165,8 +193,11 @@ int record_key(const record *r, char *buf, size_t n)
 {
     if (!r || !buf || n == 0 || rec_key_check(r, NULL, 0) != 0)
         return -1;
-    const int len =
-        snprintf(buf, n, "%s|%s|%s|%s|%s", r->device, r->problem, r->build, r->config, r->mode);
+    const int len = record_family_is_default(r)
+                        ? snprintf(buf, n, "%s|%s|%s|%s|%s", r->device, r->problem, r->build,
+                                   r->config, r->mode)
+                        : snprintf(buf, n, "%s|%s|%s|%s|%s|%s", r->device, r->problem, r->build,
+                                   r->family, r->config, r->mode);
     if (len < 0 || (size_t)len >= n) {
         buf[0] = '\0';
         return -1;
@@ -186,7 +217,8 @@ typedef enum rec_ftype {
     RF_ROUNDS, /* record_rounds as an array of numbers */
     RF_KIND,   /* record_kind by name */
     RF_STATUS, /* record_status by name */
-    RF_SCHEMA  /* not stored: the record format version */
+    RF_SCHEMA, /* not stored: the record format version */
+    RF_FAMILY  /* the kernel family: a name, left out of the JSON when the default */
 } rec_ftype;
 
 typedef struct rec_field {
@@ -226,6 +258,7 @@ static const rec_field rec_fields[] = {
     F_KEY(device),
     F_KEY(problem),
     F_KEY(build),
+    {"key", "family", RF_FAMILY, REC_MEM(family), 0, 0, 0, 0},
     F_KEY(config),
     F_KEY(mode),
     {NULL, "kind", RF_KIND, REC_MEM(kind), 1, 0, 0, 0},
@@ -348,6 +381,12 @@ static int rec_add_field(cJSON *obj, const rec_field *f, const record *r)
                    : -1;
     case RF_SCHEMA:
         return cJSON_AddNumberToObject(obj, f->name, RECORD_SCHEMA_VERSION) ? 0 : -1;
+    case RF_FAMILY:
+        /* Left out for the default: an mma record's JSON is what it was
+         * before families. */
+        if (record_family_is_default(r))
+            return 0;
+        return cJSON_AddStringToObject(obj, f->name, r->family) ? 0 : -1;
     }
     return -1;
 }
@@ -553,6 +592,13 @@ static int rec_get_field(const rec_jctx *c, const rec_field *f, const cJSON *v, 
         if (!cJSON_IsString(v) || record_status_parse(v->valuestring, (record_status *)p) != 0)
             return rec_expected(c, f, v, "\"ok\", \"wrong\", \"crashed\" or \"timeout\"");
         return 0;
+    case RF_FAMILY: {
+        if (!cJSON_IsString(v) || !v->valuestring || !v->valuestring[0] ||
+            strlen(v->valuestring) >= f->size)
+            return rec_expected(c, f, v, "a kernel family name of 1 to 15 bytes (\"mma\")");
+        memcpy(p, v->valuestring, strlen(v->valuestring) + 1);
+        return 0;
+    }
     case RF_SCHEMA:
         if (rec_number(v, &d, &is_null) == 0 && !is_null && d == floor(d) &&
             d > RECORD_SCHEMA_VERSION)
@@ -661,6 +707,11 @@ static int rec_ci_bad(const record *r)
  * reason. */
 static int rec_valid(const record *r, char *field, size_t fn, char *why, size_t wn)
 {
+    const char *fam = rec_family_bad(r);
+    if (fam) {
+        rec_err(field, fn, "key.family");
+        return rec_err(why, wn, "%s", fam);
+    }
     for (int i = 0; i < REC_N_KEY; i++) {
         char w[64];
         const char *bad = rec_key_field_bad((const char *)r + rec_key_fields[i].off,
@@ -730,6 +781,7 @@ static void rec_defaults(record *r)
     memset(r, 0, sizeof *r);
     r->time.noise = NAN;
     r->time.ci_lo_us = r->time.ci_hi_us = NAN;
+    snprintf(r->family, sizeof r->family, "%s", RECORD_FAMILY_DEFAULT);
     for (int i = 0; i < REC_NF; i++) {
         const rec_field *f = &rec_fields[i];
         if (f->type == RF_INT)

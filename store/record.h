@@ -6,6 +6,12 @@
  * Key: canonical text, ordered so that one device+problem is one range
  * scan of the store:   DEVICE|PROBLEM|BUILD|CONFIG|MODE
  * e.g. "NVIDIA H100 80GB HBM3|b4.h8.s512.d64.nc|3f9a0c1d2e4b5a69|d64.m128.n64.w4.s2.z1|hot"
+ * for the default kernel family, mma (every record written before families
+ * existed, and every record of mma since: byte-identical), and
+ *                      DEVICE|PROBLEM|BUILD|FAMILY|CONFIG|MODE
+ * for a record of another family (kernels/family.h): six fields, so the
+ * two forms never collide. The store knows no family table: a family is a
+ * name here (lower-case letters, digits, '_'; 1 to 15 bytes).
  *
  * JSON: the store's value format and the import/export line format
  * (docs/store.md lists every field). Functions here return 0 on success
@@ -20,6 +26,10 @@
 
 /* The format version every record carries ("schema"). */
 #define RECORD_SCHEMA_VERSION 1
+
+/* The default kernel family: a record whose family is this name or empty
+ * has the five-field key and no key.family in its JSON. */
+#define RECORD_FAMILY_DEFAULT "mma"
 
 /* Room for any canonical key (the key fields' sizes plus separators). */
 #define RECORD_KEY_LEN 256
@@ -72,10 +82,12 @@ typedef struct record_clock {
 
 typedef struct record {
     /* ---- key ---- */
-    char device[64];          /* GPU model name, as the driver reports it */
-    char problem[48];         /* space_problem_format text */
-    char build[40];           /* fa_build_id() of the binary, or "baseline" */
-    char config[64];          /* fa_config_format text, or a baseline's name */
+    char device[64];  /* GPU model name, as the driver reports it */
+    char problem[48]; /* space_problem_format text */
+    char build[40];   /* fa_build_id() of the binary, or "baseline" */
+    char family[16];  /* kernel family: RECORD_FAMILY_DEFAULT ("mma") or "" for the default
+                         (the two are one key), else another family's name */
+    char config[64];  /* fa_config_format text (in the family's format), or a baseline's name */
     char mode[MODE_NAME_MAX]; /* a timing mode of the table in mode.h (hot, cold, batch) */
     /* ---- result ---- */
     record_kind kind;
@@ -127,8 +139,14 @@ const char *record_kind_name(record_kind k);
 int record_kind_parse(const char *s, record_kind *out);
 
 /* Canonical key of r into buf (n bytes). Returns 0, or -1 when a key field
- * is empty, holds '|' or a control character, or the key does not fit. */
+ * is empty, holds '|' or a control character, the family is not a family
+ * name, or the key does not fit. */
 int record_key(const record *r, char *buf, size_t n);
+
+/* r's kernel family: its family field, RECORD_FAMILY_DEFAULT when empty. */
+const char *record_family(const record *r);
+/* Whether r is of the default family (family "" or "mma"): 1 or 0. */
+int record_family_is_default(const record *r);
 
 /* Whether r may be written, by the same rules from_json reads with: a valid
  * key (a known mode), a known status and kind, every text field
@@ -149,10 +167,11 @@ int record_check(const record *r, char *why, size_t n);
  * missing key fields (key.*, kind, status), wrong types, non-integers where
  * integers belong, text too long for its field, unknown status or kind
  * names, and everything record_check refuses, are -1 with the field named
- * in err ("time.samples: ..."); *out is untouched then. Missing optional
- * fields are 0, except time.noise (NaN: no estimate) and sm_clock_mhz,
- * mem_clock_mhz, throttled and the clock.* MHz and below_threshold (-1:
- * unknown). */
+ * in err ("time.samples: ..."); *out is untouched then. key.family is
+ * optional: written only for a family other than the default, read as
+ * RECORD_FAMILY_DEFAULT when missing (so records and stores written before
+ * families read unchanged). Missing optional fields are 0, except time.noise (NaN: no estimate) and
+ * sm_clock_mhz, mem_clock_mhz, throttled and the clock.* MHz and below_threshold (-1: unknown). */
 struct cJSON;
 struct cJSON *record_to_json(const record *r);
 int record_from_json(const struct cJSON *j, record *out, char *err, size_t errlen);

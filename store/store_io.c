@@ -39,12 +39,26 @@ static void io_csv_field(FILE *out, const char *s)
 
 /* One leaf: its name (header) or its value. Numbers that are not integers
  * are raw items (exact shortest text, see store.h); integers are numbers;
- * null (a non-finite double) is an empty field. */
+ * null (a non-finite double) is an empty field; an array of numbers (the
+ * rounds) is one field, its numbers separated by spaces. */
 static void io_csv_leaf(FILE *out, const cJSON *v, int header)
 {
-    if (header)
+    if (header) {
         io_csv_field(out, v->string);
-    else if (cJSON_IsString(v) || cJSON_IsRaw(v))
+    } else if (cJSON_IsArray(v)) {
+        const cJSON *e;
+        int first = 1;
+        cJSON_ArrayForEach(e, v)
+        {
+            if (!first)
+                fputc(' ', out);
+            first = 0;
+            if (cJSON_IsRaw(e))
+                fputs(e->valuestring, out);
+            else if (cJSON_IsNumber(e))
+                fprintf(out, "%.17g", e->valuedouble);
+        }
+    } else if (cJSON_IsString(v) || cJSON_IsRaw(v))
         io_csv_field(out, v->valuestring);
     else if (cJSON_IsNumber(v))
         fprintf(out, "%.0f", v->valuedouble);

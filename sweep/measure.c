@@ -572,7 +572,7 @@ static int ms_clock_room(measure_gpu *g, size_t entries)
 static int ms_cta_clock(measure_gpu *g, const fa_instance *in, const fa_attrs *at,
                         const mode_desc *mode, record *r)
 {
-    const long ctas = fa_grid_ctas(&in->cfg, &g->args);
+    const long ctas = fa_instance_grid_ctas(in, &g->args);
     const double slots = (double)g->info.sm_count * at->max_blocks_per_sm;
     r->waves = slots > 0 ? (double)ctas / slots : NAN;
     if (ctas < 1)
@@ -643,7 +643,7 @@ static int ms_ready(measure_gpu *g, const task *t, const fa_instance *in, task_i
         snprintf(why, sizeof why,
                  "cannot run on this GPU: no CTA fits on an SM (%ld B dynamic shared memory, %d "
                  "registers x %d threads)",
-                 at->smem_dynamic, at->regs, fa_threads(&in->cfg));
+                 at->smem_dynamic, at->regs, in->threads);
     } else if (!t->light) { /* a light round: this worker gated it on these inputs */
         if (ms_gate(g, in, inject, &e))
             return -1;

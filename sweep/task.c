@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../kernels/family.h"
+
 #ifndef FASWEEP_VERSION
 #define FASWEEP_VERSION "unknown"
 #endif
@@ -25,6 +27,9 @@ void task_record_init(record *r, const task_device *dev, const space_problem *p,
     task_copy(r->device, sizeof r->device, dev->name);
     space_problem_format(p, r->problem, sizeof r->problem);
     task_copy(r->build, sizeof r->build, dev->build);
+    /* The family through the table: the engine names none itself. */
+    const fa_family *f = fa_family_of(c);
+    task_copy(r->family, sizeof r->family, f ? f->name : "?");
     fa_config_format(c, r->config, sizeof r->config);
     task_copy(r->mode, sizeof r->mode, mode);
     r->kind = RECORD_KIND_KERNEL;

@@ -28,7 +28,7 @@
 typedef enum task_inject { TASK_INJECT_NONE, TASK_INJECT_FAULT, TASK_INJECT_HANG } task_inject;
 
 /* A kernel variant (`fasweep eval --kernel`, sweep/variant.h): an edited
- * copy of kernels/flash_fwd.cuh compiled for one config into its own
+ * copy of kernels/mma/flash_fwd.cuh compiled for one config into its own
  * library, run instead of the compiled instance. build[0] == '\0': none;
  * so[0] == '\0' until it compiled. */
 #define TASK_VARIANT_PATH 512

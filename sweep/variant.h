@@ -1,5 +1,5 @@
 /* variant.h - kernel variants for `fasweep eval --kernel FILE.cuh`: an
- * edited copy of kernels/flash_fwd.cuh (what an evolution loop writes),
+ * edited copy of kernels/mma/flash_fwd.cuh (what an evolution loop writes),
  * compiled for one config and the local GPU into a shared library that the
  * worker loads and runs in place of the compiled instance, gated and timed
  * identically.
@@ -13,8 +13,9 @@
  * rank beside the compiled instances and never overwrite them.
  *
  * The library is built in a cache folder from a copy of FILE (kernel.cuh)
- * and a small wrapper that expands its FA_INSTANCE macro for the config.
- * Beside the copy lie the fa_config.h and fa_launch.h embedded in this
+ * and a small wrapper that expands its family's instance macro for the
+ * config (kernels/family.h: instance, symbol; FA_INSTANCE for mma).
+ * Beside the copy lie the fa_config.h, fa_launch.h and mma.h embedded in this
  * binary (the headers it was built with, so the structs the worker passes
  * match): FILE's own `#include "fa_config.h"` finds them first. FILE's
  * folder is on the include path for any other header it includes.

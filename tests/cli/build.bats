@@ -163,10 +163,18 @@ expect_no_install() {
 }
 
 # A copy of the sources without .git (a tarball, an export).
+# The files git would give (tracked, and untracked ones it does not ignore),
+# so what a developer keeps ignored in the checkout stays out; every file
+# when the repository is itself no git checkout.
 copy_tree() {
     mkdir -p "$1"
-    tar -C "$REPO" --exclude=./build --exclude=./dist --exclude=./.deps --exclude=./.git \
-        -cf - . | tar -C "$1" -xf -
+    if git -C "$REPO" rev-parse --show-toplevel >/dev/null 2>&1; then
+        (cd "$REPO" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) |
+            tar -C "$1" -xf -
+    else
+        tar -C "$REPO" --exclude=./build --exclude=./dist --exclude=./.deps --exclude=./.git \
+            -cf - . | tar -C "$1" -xf -
+    fi
 }
 
 @test "format-check without .git checks the files: clean counts them, a bad one fails" {

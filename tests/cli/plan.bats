@@ -121,6 +121,66 @@ assert c["rejected_by_reason"]["warp_rows"] == 0 and c["rejected_by_reason"]["ch
     expect_status 0
 }
 
+@test "plan --json: every point names its kernel family; a space that names mma plans the same" {
+    run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/ci.json" --json
+    expect_status 0
+    echo "$output" >default.json
+    run python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["family"] == "mma", d["family"]
+assert d["points"] and all(p["family"] == "mma" for p in d["points"]), d["points"]
+' default.json
+    expect_status 0
+    # The same space with "family": "mma" spelled out: the same points.
+    python3 - "$REPO/spaces/ci.json" >named.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["family"] = "mma"
+print(json.dumps(d))
+PY
+    run --separate-stderr "$FASWEEP" plan --space named.json --json
+    expect_status 0
+    echo "$output" >named.plan.json
+    run python3 -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["points"] == b["points"], "points differ"
+' default.json named.plan.json
+    expect_status 0
+    # An unknown family: exit 2, what is known, where to read more.
+    sed 's/"family": "mma"/"family": "wgmma"/' named.json >unknown.json
+    run --separate-stderr "$FASWEEP" plan --space unknown.json --json
+    expect_status 2
+    expect_in "$stderr" 'unknown.json: family: unknown kernel family "wgmma", expected one of mma (docs/families.md)'
+    [ -z "$output" ] || flunk "stdout should be empty"
+}
+
+@test "eval --config: FAMILY:TEXT or TEXT alone (mma); an unknown family is a usage error" {
+    cfg=$("$FASWEEP" list --json | json_eval - 'd["instances"][0]["name"]')
+    prob=$("$FASWEEP" plan --space "$REPO/spaces/ci.json" --json | json_eval - 'd["points"][0]["problem"]')
+    run --separate-stderr "$FASWEEP" eval --problem "$prob" --config "wgmma:$cfg" --store "$STORE"
+    expect_status 2
+    expect_in "$stderr" "FAMILY:TEXT of a known kernel family"
+    # mma, named or not, passes every check before the GPU (none here: exit 1).
+    for c in "mma:$cfg" "$cfg"; do
+        run --separate-stderr env CUDA_VISIBLE_DEVICES= "$FASWEEP" eval --problem "$prob" --config "$c" --store "$STORE"
+        expect_status 1
+        expect_in "$stderr" "needs a GPU"
+    done
+}
+
+@test "list --json: every instance names its kernel family" {
+    run --separate-stderr "$FASWEEP" list --json
+    expect_status 0
+    run python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d["instances"] and all(i["family"] == "mma" for i in d["instances"]), d
+' <<<"$output"
+    expect_status 0
+}
+
 @test "bad spaces: exit 2 with the file, place and problem; nothing written" {
     run --separate-stderr "$FASWEEP" plan --space "$FIX/bad_syntax.json"
     expect_status 2

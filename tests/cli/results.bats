@@ -115,6 +115,7 @@ assert [e["rank"] for e in s] == [1, 2, 3]
 assert [e["config_text"] for e in s] == ["d64.m128.n64.w8.s2.z1", "d64.m64.n64.w4.s2.z1",
                                          "d64.m64.n32.w4.s2.z1"]
 e = s[0]
+assert all(x["family"] == "mma" for x in s), [x["family"] for x in s]
 assert e["config"] == {"BLOCK_M": 128, "BLOCK_N": 64, "NUM_WARPS": 8, "STAGES": 2,
                        "SWIZZLE": 1, "HEAD_DIM": 64}, e["config"]
 m = e["metrics"]
@@ -134,7 +135,7 @@ p = e["provenance"]
 for k in ("build", "kernel_source", "space_name", "space_hash", "timestamp", "host",
           "gpu_uuid", "driver", "runtime", "cc"):
     assert k in p, k
-assert p["build"] == "5e1f0c2a9b3d4e67" and p["kernel_source"] == "kernels/flash_fwd.cuh"
+assert p["build"] == "5e1f0c2a9b3d4e67" and p["kernel_source"] == "kernels/mma/flash_fwd.cuh"
 assert p["cc"] == 89 and p["host"] == "l4-box" and p["space_name"] == "l4"
 assert re.fullmatch(r"2024-11-22T\d\d:\d\d:\d\dZ", p["timestamp"]), p["timestamp"]
 PY
@@ -269,6 +270,46 @@ assert len(rows) == 22
 assert sorted(set(r["status"] for r in rows)) == ["crashed", "ok", "timeout", "wrong"]
 assert any("illegal memory access" in r["error"] for r in rows)
 ' one.csv
+    expect_status 0
+}
+
+@test "kernel family: old records read as mma; another family is its own key, round-trips, ranks with its family" {
+    import_fixture
+    # The fixture has no key.family: every record reads as mma, and its
+    # export (the store's values) still has none.
+    "$FASWEEP" export --store "$STORE" -o one.jsonl || flunk "export"
+    ! grep -q '"family"' one.jsonl || flunk "an mma record was written with key.family"
+    # The fastest L4 record again, as a record of family "wgmma" (100 us): a
+    # second key beside the mma one, not a replacement.
+    cp "$FIX/family.jsonl" wg.jsonl
+    run --separate-stderr "$FASWEEP" import wg.jsonl --store "$STORE"
+    expect_status 0
+    run --separate-stderr "$FASWEEP" show "$L4|$P1|5e1f0c2a9b3d4e67|wgmma|d64.m128.n64.w8.s2.z1|hot" --store "$STORE"
+    expect_status 0
+    [ "$(json_eval - 'd["key"]["family"] + " " + str(d["time"]["median_us"])' <<<"$output")" = "wgmma 100" ] ||
+        flunk "wgmma record: $output"
+    run --separate-stderr "$FASWEEP" show "$L4|$P1|5e1f0c2a9b3d4e67|d64.m128.n64.w8.s2.z1|hot" --store "$STORE"
+    expect_status 0
+    [ "$(json_eval - 'str("family" in d["key"])' <<<"$output")" = "False" ] || flunk "mma record: $output"
+    "$FASWEEP" export --store "$STORE" -o two.jsonl || flunk "export 2"
+    [ "$(wc -l <two.jsonl)" -eq 23 ] || flunk "expected 23 records"
+    [ "$(grep -c '"family":"wgmma"' two.jsonl)" -eq 1 ] || flunk "key.family not exported"
+    # Export -> import -> export keeps it.
+    "$FASWEEP" import two.jsonl --store three.lmdb >/dev/null || flunk "import 3"
+    "$FASWEEP" export --store three.lmdb -o three.jsonl || flunk "export 3"
+    cmp two.jsonl three.jsonl || flunk "round trip changed the records"
+    # The seeds name each entry's family; one this build does not know has
+    # no config or paths to give.
+    "$FASWEEP" topk -k 2 --gpu "$L4" --problem "$P1" --mode hot --store "$STORE" 2>/dev/null ||
+        flunk "topk failed"
+    run python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["seeds"]
+assert [(e["family"], e["config_text"]) for e in s] == [
+    ("wgmma", "d64.m128.n64.w8.s2.z1"), ("mma", "d64.m128.n64.w8.s2.z1")], s
+assert s[0]["config"] is None and s[0]["paths"] is None and s[0]["provenance"]["kernel_source"] == ""
+assert s[1]["config"]["BLOCK_M"] == 128 and s[1]["provenance"]["kernel_source"] == "kernels/mma/flash_fwd.cuh"
+' "seeds/nvidia-l4_b4.h8.s512.d64.nc_hot.json"
     expect_status 0
 }
 

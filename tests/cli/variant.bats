@@ -15,7 +15,7 @@ setup_file() {
 
 # A copy of the kernel with an error in the kernel's body (line reported).
 broken_copy() {
-    python3 - "$REPO/kernels/flash_fwd.cuh" "$1" <<'PY'
+    python3 - "$REPO/kernels/mma/flash_fwd.cuh" "$1" <<'PY'
 import sys
 s = open(sys.argv[1]).read()
 i = s.index("{", s.index("__global__"))
@@ -48,7 +48,7 @@ eval_k() { # eval_k KERNEL [more options]
 }
 
 @test "eval --kernel: one config only, and the planner's rules still hold" {
-    cp "$REPO/kernels/flash_fwd.cuh" k.cuh
+    cp "$REPO/kernels/mma/flash_fwd.cuh" k.cuh
     run --separate-stderr "$FASWEEP" eval --problem 4,8,512,64 \
         --config d64.m64.n64.w4.s2.z1,d64.m64.n64.w4.s1.z1 --kernel k.cuh
     expect_status 2
@@ -82,7 +82,7 @@ eval_k() { # eval_k KERNEL [more options]
 
 @test "eval --kernel: a variant that compiles is cached by source and config, then needs a GPU" {
     export FASWEEP_CACHE="$WORK/cache"
-    cp "$REPO/kernels/flash_fwd.cuh" k.cuh
+    cp "$REPO/kernels/mma/flash_fwd.cuh" k.cuh
     eval_k k.cuh
     expect_status 1
     expect_in "$stderr" "no CUDA GPU found"

@@ -93,7 +93,7 @@ static double time_instance(const fa_instance *in, const fa_args *a, int reps, v
 static void print_cta_clock(const fa_instance *in, const fa_args *a0, int khz)
 {
     fa_args a = *a0;
-    const long ctas = fa_grid_ctas(&in->cfg, &a);
+    const long ctas = fa_instance_grid_ctas(in, &a);
     unsigned long long *d, *h = malloc(sizeof *h * 3 * (size_t)ctas);
     CHECK_CUDA(cudaMalloc((void **)&d, sizeof *d * 3 * (size_t)ctas));
     a.cta_clock = d;

@@ -478,7 +478,7 @@ assert r["status"] == "ok" and r["median_us"] > 0 and r["mode"] == "batch", r
 # keeps one order (a test hook; scripts/bench_fidelity.sh compares both).
 # A copy of the kernel with CODE put first in the kernel's body.
 variant_with() { # out code
-    python3 - "$root/kernels/flash_fwd.cuh" "$1" "$2" <<'PY'
+    python3 - "$root/kernels/mma/flash_fwd.cuh" "$1" "$2" <<'PY'
 import sys
 s = open(sys.argv[1]).read()
 i = s.index("{", s.index("__global__"))
@@ -496,7 +496,7 @@ t_variant() {
         "STAGES": [1], "SWIZZLE": [0]}, "measure": {"timeout_s": 2}}, open("'"$tmp"'/v.json", "w"))'
     ev() { "$FASWEEP" eval --problem "$prob" --config "$cfg" --json --store "$st" "$@" \
         2>>"$tmp/variant.err"; }
-    cp "$root/kernels/flash_fwd.cuh" "$tmp/same.cuh"
+    cp "$root/kernels/mma/flash_fwd.cuh" "$tmp/same.cuh"
     variant_with "$tmp/trap.cuh" 'if (blockIdx.x == 0 && threadIdx.x == 0) asm volatile("trap;");'
     # (a loop with no side effect may be removed under C++'s forward-progress rule)
     variant_with "$tmp/hang.cuh" 'for (;;) __nanosleep(1000);'

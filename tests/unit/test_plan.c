@@ -13,13 +13,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kernels/fa_config.h"
+#include "kernels/family.h"
+#include "kernels/mma/mma.h"
 #include "grid/plan.h"
 #include "grid/space.h"
 
 static fa_config cfg(int d, int m, int n, int w, int s, int z)
 {
-    fa_config c = {d, m, n, w, s, z};
+    fa_config c = {d, m, n, w, s, z, FA_FAMILY_MMA};
     return c;
 }
 
@@ -30,7 +31,7 @@ static const char *reason_text(const fa_config *c, plan_reason r, long limit)
     memset(&p, 0, sizeof p);
     p.cfg = *c;
     p.reason = r;
-    p.smem_bytes = fa_smem_bytes(c);
+    p.smem_bytes = plan_smem_bytes(c);
     int n = plan_reject_reason(&p, limit, buf, sizeof buf);
     assert_int_equal(n, (int)strlen(buf));
     return buf;
@@ -247,6 +248,56 @@ static void test_order(void **state)
     assert_int_equal(p.n, 0);
 }
 
+/* Every point carries the space's family (mma, the default and the only
+ * one compiled today); a config of a family the table lacks is refused,
+ * with a text that says so; the family table and the config text agree. */
+static void test_family(void **state)
+{
+    (void)state;
+    space s;
+    small_space(&s);
+    plan p;
+    assert_int_equal(plan_build(&s, NULL, NULL, &p), 0);
+    for (size_t i = 0; i < p.n; i++)
+        assert_int_equal(p.points[i].cfg.family, s.family);
+    assert_string_equal(fa_family_of(&p.points[0].cfg)->name, "mma");
+    plan_free(&p);
+
+    assert_int_equal(fa_family_count(), 1);
+    assert_int_equal(fa_family_index("mma"), FA_FAMILY_DEFAULT);
+    assert_int_equal(FA_FAMILY_MMA, FA_FAMILY_DEFAULT);
+    assert_int_equal(fa_family_index("wgmma"), -1);
+    assert_string_equal(fa_family_names(), "mma");
+    const fa_family *f = fa_family_get(FA_FAMILY_MMA);
+    assert_string_equal(f->header, "kernels/mma/flash_fwd.cuh");
+    assert_string_equal(f->axes[0].name, "HEAD_DIM");
+    assert_string_equal(f->axes[1].name, "BLOCK_M");
+    assert_string_equal(f->axes[5].name, "SWIZZLE");
+
+    fa_config c = cfg(64, 128, 64, 4, 2, 1), back;
+    char buf[128];
+    f->instance(&c, buf, sizeof buf);
+    assert_string_equal(buf, "FA_INSTANCE(64, 128, 64, 4, 2, 1)");
+    f->symbol(&c, buf, sizeof buf);
+    assert_string_equal(buf, "fa_inst_d64_m128_n64_w4_s2_z1");
+    /* The config text: plain for the default family, or qualified. */
+    assert_int_equal(fa_config_parse("mma:d64.m128.n64.w4.s2.z1", &back), 0);
+    assert_int_equal(fa_config_cmp(&back, &c), 0);
+    assert_int_equal(fa_config_parse("d64.m128.n64.w4.s2.z1", &back), 0);
+    assert_int_equal(fa_config_cmp(&back, &c), 0);
+    assert_int_equal(fa_config_parse("wgmma:d64.m128.n64.w4.s2.z1", &back), -1);
+    assert_int_equal(fa_config_parse(":d64.m128.n64.w4.s2.z1", &back), -1);
+    assert_int_equal(fa_config_parse("mma:", &back), -1);
+
+    c.family = 7; /* no such family */
+    assert_int_equal(plan_check(&c, 1L << 30), PLAN_REJ_NOT_COMPILED);
+    assert_int_equal(plan_smem_bytes(&c), 0);
+    assert_string_equal(reason_text(&c, PLAN_REJ_NOT_COMPILED, 1L << 30),
+                        "family 7 unknown (known: mma)");
+    fa_config_format(&c, buf, sizeof buf);
+    assert_string_equal(buf, "?");
+}
+
 static void check_counts(const plan *p)
 {
     size_t sum = 0, recount[PLAN_REASON_COUNT] = {0};
@@ -377,11 +428,12 @@ static void test_edge_spaces(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_smem_bytes),   cmocka_unit_test(test_rules),
-        cmocka_unit_test(test_rule_order),   cmocka_unit_test(test_reason_text),
-        cmocka_unit_test(test_reason_codes), cmocka_unit_test(test_order),
-        cmocka_unit_test(test_l4_counts),    cmocka_unit_test(test_head_dim_in_grid),
-        cmocka_unit_test(test_compiled),     cmocka_unit_test(test_edge_spaces),
+        cmocka_unit_test(test_smem_bytes),       cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_rule_order),       cmocka_unit_test(test_reason_text),
+        cmocka_unit_test(test_reason_codes),     cmocka_unit_test(test_order),
+        cmocka_unit_test(test_family),           cmocka_unit_test(test_l4_counts),
+        cmocka_unit_test(test_head_dim_in_grid), cmocka_unit_test(test_compiled),
+        cmocka_unit_test(test_edge_spaces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

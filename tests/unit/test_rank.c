@@ -457,7 +457,7 @@ static void check_seed_entry(const cJSON *e)
         assert_true(cJSON_IsString(get(get(e, "provenance"), prov[i])));
     assert_true(cJSON_IsNumber(get(get(e, "provenance"), "cc")));
     assert_string_equal(get(get(e, "provenance"), "kernel_source")->valuestring,
-                        "kernels/flash_fwd.cuh");
+                        "kernels/mma/flash_fwd.cuh");
     assert_string_equal(get(get(e, "provenance"), "timestamp")->valuestring,
                         "2024-11-22T16:00:00Z");
     assert_true(cJSON_IsString(get(e, "config_text")));

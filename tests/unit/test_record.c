@@ -275,6 +275,75 @@ static void test_from_json_rejects(void **state)
     expect_reject("", ",\"schema\":0", "schema: expected an integer from 1 to 1");
 }
 
+/* The kernel family in the key: the default (mma, or empty) keeps the
+ * five-field key and a JSON without key.family, byte for byte what it was
+ * before families; another family has a six-field key and key.family,
+ * and both round-trip; a record without key.family (an old store's) reads
+ * as mma; a bad family is refused. */
+static void test_family(void **state)
+{
+    (void)state;
+    record r, back;
+    char key[RECORD_KEY_LEN], key2[RECORD_KEY_LEN], err[256] = "";
+    fill_simple(&r, "G", "p", "d64.m128.n64.w4.s2.z1");
+    assert_string_equal(record_family(&r), "mma");
+    assert_int_equal(record_key(&r, key, sizeof key), 0);
+    assert_string_equal(key, "G|p|b0|d64.m128.n64.w4.s2.z1|hot");
+    char *t0 = json_text(&r);
+    assert_null(strstr(t0, "family"));
+    /* "mma" spelled out: the same key, the same JSON. */
+    snprintf(r.family, sizeof r.family, "mma");
+    assert_int_equal(record_key(&r, key2, sizeof key2), 0);
+    assert_string_equal(key2, key);
+    char *t1 = json_text(&r);
+    assert_string_equal(t1, t0);
+    cJSON_free(t1);
+
+    /* An old record (no key.family) reads as mma, to the same key. */
+    cJSON *j = cJSON_Parse(t0);
+    memset(&back, 0x5a, sizeof back);
+    assert_int_equal(record_from_json(j, &back, err, sizeof err), 0);
+    cJSON_Delete(j);
+    cJSON_free(t0);
+    assert_string_equal(back.family, "mma");
+    assert_int_equal(record_key(&back, key2, sizeof key2), 0);
+    assert_string_equal(key2, key);
+
+    /* Another family: six fields, key.family, a round trip. */
+    snprintf(r.family, sizeof r.family, "wgmma");
+    assert_int_equal(record_key(&r, key2, sizeof key2), 0);
+    assert_string_equal(key2, "G|p|b0|wgmma|d64.m128.n64.w4.s2.z1|hot");
+    assert_string_not_equal(key2, key);
+    char *t = json_text(&r);
+    assert_non_null(strstr(t, "\"build\":\"b0\",\"family\":\"wgmma\",\"config\""));
+    j = cJSON_Parse(t);
+    cJSON_free(t);
+    memset(&back, 0, sizeof back);
+    assert_int_equal(record_from_json(j, &back, err, sizeof err), 0);
+    cJSON_Delete(j);
+    assert_record_equal(&r, &back);
+    assert_string_equal(back.family, "wgmma");
+    assert_int_equal(record_key(&back, key, sizeof key), 0);
+    assert_string_equal(key, key2);
+
+    /* Not a family name: refused by the key, the check and the decoder. */
+    snprintf(r.family, sizeof r.family, "Wg|1");
+    assert_int_equal(record_key(&r, key, sizeof key), -1);
+    assert_int_equal(record_check(&r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "key.family"));
+    memset(r.family, 'a', sizeof r.family); /* no NUL */
+    assert_int_equal(record_key(&r, key, sizeof key), -1);
+    expect_reject(",\"family\":\"\"", "", "key.family: expected a kernel family name");
+    expect_reject(",\"family\":7", "", "key.family: expected a kernel family name");
+    expect_reject(",\"family\":\"abcdefghijklmnop\"", "",
+                  "key.family: expected a kernel family name");
+    expect_reject(",\"family\":\"WG\"", "",
+                  "key.family: is not a kernel family name (lower-case letters, digits and '_')");
+    expect_reject(",\"family\":\"mma\",\"family\":\"mma\"", "", "key.family: given twice");
+    assert_int_equal(decode(",\"family\":\"mma\"", "", err, sizeof err), 0);
+    assert_int_equal(decode(",\"family\":\"wgmma_2\"", "", err, sizeof err), 0);
+}
+
 static void test_from_json_rejects_fields(void **state)
 {
     (void)state;
@@ -497,6 +566,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_key),
+        cmocka_unit_test(test_family),
         cmocka_unit_test(test_json_round_trip),
         cmocka_unit_test(test_json_non_finite),
         cmocka_unit_test(test_json_defaults),

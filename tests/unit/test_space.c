@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "grid/space.h"
+#include "kernels/family.h"
 #include "tests/unit/testutil.h"
 
 /* ---- helpers --------------------------------------------------------------- */
@@ -185,8 +186,8 @@ static void test_top_level(void **state)
 {
     (void)state;
     static const bad_case cases[] = {
-        {"{'nmae': 't'}", "t.json: nmae: unknown key, expected one of name, description, target, "
-                          "problems, axes, measure, tolerance (check the spelling)"},
+        {"{'nmae': 't'}", "t.json: nmae: unknown key, expected one of name, description, family, "
+                          "target, problems, axes, measure, tolerance (check the spelling)"},
         {DOC(T_OK ", " P_OK ", " A_OK ", 'name': 'u'"),
          "t.json: name: duplicate key, each key may appear once"},
         {"{" T_OK ", " P_OK ", " A_OK "}",
@@ -208,11 +209,12 @@ static void test_top_level(void **state)
         {DOC(T_OK ", " P_OK), "t.json: axes: missing required key, expected an object with keys "
                               "BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE"},
         /* Keys are case-sensitive. */
-        {"{'Name': 't'}", "t.json: Name: unknown key, expected one of name, description, target, "
-                          "problems, axes, measure, tolerance (check the spelling)"},
+        {"{'Name': 't'}", "t.json: Name: unknown key, expected one of name, description, family, "
+                          "target, problems, axes, measure, tolerance (check the spelling)"},
         /* An unprintable key is escaped in the path. */
         {"{'k\\u0007': 1}", "t.json: k\\x07: unknown key, expected one of name, description, "
-                            "target, problems, axes, measure, tolerance (check the spelling)"},
+                            "family, target, problems, axes, measure, tolerance (check the "
+                            "spelling)"},
     };
     RUN(cases);
     /* A 63-character name is the longest allowed. */
@@ -222,6 +224,34 @@ static void test_top_level(void **state)
              ", " P_OK ", " A_OK "}",
              &s);
     assert_int_equal(strlen(s.name), 63);
+}
+
+/* The kernel family: the default (mma) when the file names none, the
+ * family named, and an unknown or malformed one refused with the known
+ * families in the message. */
+static void test_family(void **state)
+{
+    (void)state;
+    space s;
+    parse_ok(DOC(T_OK ", " P_OK ", " A_OK), &s);
+    assert_int_equal(s.family, FA_FAMILY_DEFAULT);
+    assert_string_equal(fa_family_get(s.family)->name, "mma");
+    parse_ok(DOC(T_OK ", " P_OK ", " A_OK ", 'family': 'mma'"), &s);
+    assert_int_equal(s.family, fa_family_index("mma"));
+    static const bad_case cases[] = {
+        {DOC(T_OK ", " P_OK ", " A_OK ", 'family': 'wgmma'"),
+         "t.json: family: unknown kernel family \"wgmma\", expected one of mma "
+         "(docs/families.md)"},
+        {DOC(T_OK ", " P_OK ", " A_OK ", 'family': 'MMA'"),
+         "t.json: family: unknown kernel family \"MMA\", expected one of mma (docs/families.md)"},
+        {DOC(T_OK ", " P_OK ", " A_OK ", 'family': ''"),
+         "t.json: family: expected a kernel family name, one of mma, got \"\""},
+        {DOC(T_OK ", " P_OK ", " A_OK ", 'family': 3"),
+         "t.json: family: expected a kernel family name, one of mma, got 3"},
+        {DOC(T_OK ", " P_OK ", " A_OK ", 'family': 'mma', 'family': 'mma'"),
+         "t.json: family: duplicate key, each key may appear once"},
+    };
+    RUN(cases);
 }
 
 static void test_target(void **state)
@@ -710,9 +740,12 @@ static void test_real_spaces(void **state)
     assert_int_equal(s.measure.n_modes, 3);
     assert_string_equal(s.measure.modes[1], "cold");
     assert_string_equal(s.measure.modes[2], "batch");
-    assert_int_equal(s.measure.min_samples, 20);
-    assert_int_equal(s.measure.max_samples, 400);
-    assert_float_equal(s.measure.max_seconds, 0.05, 1e-12);
+    /* per round; three rounds (issue 24) */
+    assert_int_equal(s.measure.min_samples, 10);
+    assert_int_equal(s.measure.max_samples, 134);
+    assert_float_equal(s.measure.max_seconds, 0.017, 1e-12);
+    assert_int_equal(s.measure.rounds, 3);
+    assert_float_equal(s.measure.ci_floor, 0.007, 1e-12);
     assert_int_equal(strlen(s.hash), 16);
 
     assert_int_equal(space_load("spaces/h100.json", &s, err, sizeof err), 0);
@@ -835,21 +868,14 @@ static void test_axis_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_text_level),
-        cmocka_unit_test(test_syntax_errors),
-        cmocka_unit_test(test_top_level),
-        cmocka_unit_test(test_target),
-        cmocka_unit_test(test_problems),
-        cmocka_unit_test(test_axes),
-        cmocka_unit_test(test_measure_and_tolerance),
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_fnv_vectors),
-        cmocka_unit_test(test_err_buffer),
-        cmocka_unit_test(test_load),
-        cmocka_unit_test(test_real_spaces),
-        cmocka_unit_test(test_problem_text),
-        cmocka_unit_test(test_problem_cost),
-        cmocka_unit_test(test_axis_names),
+        cmocka_unit_test(test_text_level),   cmocka_unit_test(test_syntax_errors),
+        cmocka_unit_test(test_top_level),    cmocka_unit_test(test_family),
+        cmocka_unit_test(test_target),       cmocka_unit_test(test_problems),
+        cmocka_unit_test(test_axes),         cmocka_unit_test(test_measure_and_tolerance),
+        cmocka_unit_test(test_defaults),     cmocka_unit_test(test_fnv_vectors),
+        cmocka_unit_test(test_err_buffer),   cmocka_unit_test(test_load),
+        cmocka_unit_test(test_real_spaces),  cmocka_unit_test(test_problem_text),
+        cmocka_unit_test(test_problem_cost), cmocka_unit_test(test_axis_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

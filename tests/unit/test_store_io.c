@@ -90,7 +90,8 @@ static int import_str(store *s, const char *text, long *n, char *err, size_t err
 
 static const char *csv_header =
     "device,problem,build,config,mode,kind,status,error,median_us,min_us,mean_us,stdev_us,cv,"
-    "noise,samples,launches,tflops,gbps,rel_l2,max_abs,regs,smem_static,smem_dynamic,local_bytes,"
+    "noise,samples,launches,ci_lo_us,ci_hi_us,round_us,tflops,gbps,rel_l2,max_abs,regs,smem_static,"
+    "smem_dynamic,local_bytes,"
     "max_blocks_per_sm,cta_mean,cta_max,waves,sm_imbalance,sm_min_mhz,sm_median_mhz,sm_max_mhz,"
     "ref_mhz,blocks,discarded_blocks,below_threshold,gpu_uuid,cc,sm_count,driver,runtime,"
     "sm_clock_mhz,mem_clock_mhz,throttle_reasons,throttled,host,space_name,space_hash,version,"
@@ -124,10 +125,12 @@ static void test_export_csv(void **state)
     out = export_str(s, "", STORE_IO_CSV);
     const char *row1 =
         "GPU A,b1.h2.s128.d64.nc,abc123,c1,hot,kernel,wrong,\"rel_l2 0.5, \"\"max\"\"\nnext\","
-        "12.5,0,0,0,0,0.01,20,0,0,0,,0.30000000000000004,0,0,49152,0,0,0,0,0,0,0,0,0,0,0,0,0,,89,"
+        "12.5,0,0,0,0,0.01,20,0,0,0,,0,0,,0.30000000000000004,0,0,49152,0,0,0,0,0,0,0,0,0,0,0,0,0,,"
+        "89,"
         "0,,,-1,-1,0x24,1,\"h,1\",,,,1000,,\n";
-    const char *row2 = "GPU B,b1.h2.s128.d64.nc,abc123,c2,hot,kernel,ok,,12.5,0,0,0,0,0.01,20,0,0,"
-                       "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,,0,0,,,-1,-1,0x0,-1,,,,,1000,,\n";
+    const char *row2 =
+        "GPU B,b1.h2.s128.d64.nc,abc123,c2,hot,kernel,ok,,12.5,0,0,0,0,0.01,20,0,0,0,,"
+        "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,,0,0,,,-1,-1,0x0,-1,,,,,1000,,\n";
     char want[4096];
     snprintf(want, sizeof want, "%s%s%s", csv_header, row1, row2);
     assert_string_equal(out, want);

@@ -113,6 +113,7 @@ static inline void assert_record_equal(const record *a, const record *b)
     EQ_STR(device);
     EQ_STR(problem);
     EQ_STR(build);
+    assert_string_equal(record_family(a), record_family(b)); /* "" reads back as "mma" */
     EQ_STR(config);
     EQ_STR(mode);
     EQ_INT(kind);

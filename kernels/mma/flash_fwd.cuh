@@ -3,8 +3,9 @@
 // O = softmax(scale * Q K^T) V for fp16 Q, K, V, O laid out [B, H, S, HEAD_DIM],
 // fp32 accumulation, one CTA per (BLOCK_M query rows, batch*head).
 //
-// The template parameters are the space file's axes, named as there
-// (kernels/fa_config.h has the one mapping to the config text):
+// The mma family (kernels/family.h; its traits: mma.h, its description for
+// the planner and the registry: mma.c). The template parameters are the
+// space file's axes, named as there (mma.c has the config text):
 //   HEAD_DIM   64 or 128 (the k-extent of Q K^T, the n-extent of P V)
 //   BLOCK_M    query rows per CTA; each warp owns BLOCK_M / NUM_WARPS of them,
 //              in 16-row mma tiles (MT tiles per warp)
@@ -17,7 +18,7 @@
 //              index is XORed with (row & 7), so those 8 rows hit 8 different
 //              bank groups
 // Two code paths follow from the axes and are named flags, computed by
-// fa_config.h (so `fasweep list --json` and the seeds report them):
+// mma.h (so `fasweep list --json` and the seeds report them):
 //   Q_IN_REGS  (fa_q_in_regs) Q fragments stay in registers for the key loop
 //   LOOKAHEAD  (fa_lookahead) STAGES >= 3 and one 16-row tile per warp: Q K^T
 //              of tile j+1 is issued under the softmax of tile j
@@ -35,8 +36,11 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+// kernels/ is on the include path (-Ikernels); a kernel variant has these
+// headers beside it. fa_config.h first: mma.h then skips its own path.
 #include "fa_config.h"
 #include "fa_launch.h"
+#include "mma.h"
 
 namespace fa
 {
@@ -606,12 +610,20 @@ __global__ void __launch_bounds__(NUM_WARPS * 32) flash_fwd_kernel(const fa_args
     }
 }
 
+// The registry entry's shared memory: fa_smem_bytes of the instance's config.
+template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int STAGES, int SWIZZLE>
+long smem_bytes()
+{
+    const fa_config c = {HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE, FA_FAMILY_MMA};
+    return fa_smem_bytes(&c);
+}
+
 // Host side: the launch every instance uses. The dynamic shared-memory size
 // comes from fa_smem_bytes(), the function the planner rejects on.
 template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int STAGES, int SWIZZLE>
 int launch(const fa_args *a, fa_stream stream)
 {
-    const fa_config c = {HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE};
+    const fa_config c = {HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE, FA_FAMILY_MMA};
     if (a->head_dim != HEAD_DIM || a->seq_len < 1 || a->batch < 1 || a->heads < 1)
         return (int)cudaErrorInvalidValue;
     const long smem = fa_smem_bytes(&c);
@@ -638,8 +650,11 @@ int launch(const fa_args *a, fa_stream stream)
         fa_inst_d##HEAD_DIM##_m##BLOCK_M##_n##BLOCK_N##_w##NUM_WARPS##_s##STAGES##_z##SWIZZLE;     \
     const fa_instance                                                                              \
         fa_inst_d##HEAD_DIM##_m##BLOCK_M##_n##BLOCK_N##_w##NUM_WARPS##_s##STAGES##_z##SWIZZLE = {  \
-            {HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE},                              \
+            {HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE, FA_FAMILY_MMA},               \
             "d" #HEAD_DIM ".m" #BLOCK_M ".n" #BLOCK_N ".w" #NUM_WARPS ".s" #STAGES ".z" #SWIZZLE,  \
             fa::launch<HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE>,                    \
             (const void *)                                                                         \
-                fa::flash_fwd_kernel<HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE>};
+                fa::flash_fwd_kernel<HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE>,      \
+            NUM_WARPS * 32,                                                                        \
+            fa::smem_bytes<HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE>(),              \
+            BLOCK_M};

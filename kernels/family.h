@@ -1,0 +1,98 @@
+/* family.h - the kernel families: one table entry per family, the only way
+ * the planner, the instance generator, the engine and the store reach
+ * family-specific code.
+ *
+ * A family is one kernel template with its own axes (kernels/<name>/). Its
+ * entry (an fa_family, defined in kernels/<name>/<name>.c) says its name,
+ * its axes as users name them, its config text, the planner's static rules
+ * and the text of its registry entry (the instance macro the generated
+ * shards expand). The table (kernels/family.c) lists every entry; family 0,
+ * "mma" (the mma.sync template, kernels/mma/), is the default: a space, a
+ * record or a config text that names no family is of it. How to add one:
+ * docs/families.md.
+ *
+ * Pure C, no CUDA: built into the host library and into geninst.
+ */
+#ifndef FA_FAMILY_H
+#define FA_FAMILY_H
+
+#include "fa_config.h"
+
+/* The default family's index and name. */
+#define FA_FAMILY_DEFAULT 0
+#define FA_FAMILY_DEFAULT_NAME "mma"
+/* Room for a family name with its NUL (names are [a-z0-9_], 1 to 15). */
+#define FA_FAMILY_NAME_LEN 16
+
+/* A family's static verdicts on a point, first failing rule wins; the
+ * planner's reasons (grid/plan.h) are these codes, plus its own. A family
+ * returns the ones its rules need. */
+typedef enum fa_reject {
+    FA_REJ_OK = 0,
+    FA_REJ_HEAD_DIM,  /* head_dim not one the template is built for */
+    FA_REJ_WARP_ROWS, /* the CTA's rows do not split over its warps */
+    FA_REJ_CHUNKS,    /* a tile does not split into whole copies per thread */
+    FA_REJ_SMEM,      /* shared memory over the space's limit */
+    FA_REJ_COUNT
+} fa_reject;
+
+/* One axis of a family, as the space file names it and the values it may
+ * take there (grid/space.c checks them, in this order): an integer from lo
+ * to hi, a multiple of step when step > 1, one of the bits of set (bit v
+ * for value v < 64) when set is not 0. A value under lo, off the step or
+ * out of the set is refused with `what`; one over hi with `over` (or
+ * `what` when NULL). */
+typedef struct fa_axis {
+    const char *name; /* "BLOCK_M" */
+    const char *what; /* the values it allows, in words: "a positive integer multiple of 16" */
+    const char *over; /* the words for a value over hi, or NULL */
+    long lo, hi;
+    int step;
+    unsigned long long set;
+} fa_axis;
+
+/* Most derived code paths a family reports ("paths" in list and seeds). */
+#define FA_FAMILY_MAX_PATHS 4
+
+typedef struct fa_family {
+    const char *name;    /* "mma": the space's "family", a record's key.family, a seed's family */
+    const char *summary; /* one line: what the template is */
+    const char
+        *header; /* the template the generated shards include ("kernels/mma/flash_fwd.cuh") */
+    /* The axis of each config slot, as the space file and the template name
+     * it; slot 0 comes from the problem (HEAD_DIM: its name only, check
+     * holds its rule), slots 1
+     * to 5 are the space's "axes", with the values each may take. */
+    fa_axis axes[FA_CONFIG_SLOTS];
+    const char *text_example; /* a config text: "d64.m128.n64.w4.s2.z1" */
+    /* The config text (without the family): snprintf-like format, and a
+     * strict parse of exactly what format writes (0, or -1; fills the
+     * slots only, the caller sets family). */
+    int (*format)(const fa_config *c, char *buf, unsigned long n);
+    int (*parse)(const char *s, fa_config *c);
+    /* The planner's static rules (no GPU): an fa_reject, and the reason's
+     * text with the numbers (snprintf-like). */
+    int (*check)(const fa_config *c, long smem_limit);
+    int (*reject_text)(int reason, const fa_config *c, long smem_limit, char *buf, unsigned long n);
+    long (*smem_bytes)(const fa_config *c); /* dynamic shared memory a launch asks for */
+    /* The registry entry: the line a generated shard holds for c (e.g.
+     * "FA_INSTANCE(64, 128, 64, 4, 2, 1)"), and the C name of the
+     * fa_instance it defines (e.g. "fa_inst_d64_m128_n64_w4_s2_z1"). */
+    int (*instance)(const fa_config *c, char *buf, unsigned long n);
+    int (*symbol)(const fa_config *c, char *buf, unsigned long n);
+    /* Derived code paths: names, and whether c runs each. */
+    int n_paths;
+    const char *paths[FA_FAMILY_MAX_PATHS];
+    int (*path)(const fa_config *c, int i);
+} fa_family;
+
+/* The table: count, entry i (NULL out of range), the index of a name (-1
+ * when no family has it), the family of a config (NULL when its index is
+ * out of range), and the names as "mma, ..." for messages. */
+int fa_family_count(void);
+const fa_family *fa_family_get(int i);
+int fa_family_index(const char *name);
+const fa_family *fa_family_of(const fa_config *c);
+const char *fa_family_names(void);
+
+#endif /* FA_FAMILY_H */
