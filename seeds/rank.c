@@ -222,11 +222,20 @@ static void rank_print_group(const rank_group *g, FILE *out)
         fprintf(out, "  no ok kernel results (%ld failed)\n", g->n_failed);
         return;
     }
-    fprintf(out, "%4s  %-24s %10s %10s %8s %6s %7s %5s %8s %8s %6s\n", "rank", "config",
-            "median_us", "min_us", "TFLOPS", "CV%", "noise%", "regs", "smem", "speedup", "MHz");
+    fprintf(out, "%4s  %-24s %10s %7s %4s %10s %8s %6s %5s %8s %8s %6s\n", "rank", "config",
+            "median_us", "+-95%", "tie", "min_us", "TFLOPS", "CV%", "regs", "smem", "speedup",
+            "MHz");
+    int no_ci = 0;
     for (int i = 0; i < g->n_top; i++) {
         const record *r = &g->top[i];
-        char sp[32] = "-", mhz[16] = "-";
+        char sp[32] = "-", mhz[16] = "-", ci[16] = "none";
+        /* The interval an independent run lands in (docs/measurement.md,
+         * "Intervals"); a record without one is never ranked as certain. */
+        if (record_has_ci(r))
+            snprintf(ci, sizeof ci, "%.2f",
+                     100 * (r->time.ci_hi_us - r->time.ci_lo_us) / 2 / r->time.median_us);
+        no_ci += !record_has_ci(r);
+        const char *tie = i == 0 ? "" : record_tie(r, &g->top[0]) ? "yes" : "no";
         const double x = rank_speedup(g, r);
         if (x > 0)
             snprintf(sp, sizeof sp, "%.2fx", x);
@@ -234,10 +243,14 @@ static void rank_print_group(const rank_group *g, FILE *out)
          * calibrated clock's threshold (docs/measurement.md, "Clocks"). */
         if (r->clock.median_mhz > 0)
             snprintf(mhz, sizeof mhz, "%d%s", r->clock.median_mhz, r->clock.below == 1 ? "!" : "");
-        fprintf(out, "%4d  %-24s %10.2f %10.2f %8.2f %6.2f %7.2f %5d %8ld %8s %6s\n", i + 1,
-                r->config, r->time.median_us, r->time.min_us, r->tflops, 100.0 * r->time.cv,
-                100.0 * r->time.noise, r->regs, (long)r->smem_static + r->smem_dynamic, sp, mhz);
+        fprintf(out, "%4d  %-24s %10.2f %7s %4s %10.2f %8.2f %6.2f %5d %8ld %8s %6s\n", i + 1,
+                r->config, r->time.median_us, ci, tie, r->time.min_us, r->tflops,
+                100.0 * r->time.cv, r->regs, (long)r->smem_static + r->smem_dynamic, sp, mhz);
     }
+    if (no_ci)
+        fprintf(out,
+                "  (+-95%% none: measured before intervals, or in too few rounds: never ranked "
+                "as certain, a tie with every other)\n");
     for (int i = 0; i < g->n_top; i++)
         if (g->top[i].clock.below == 1) {
             fprintf(out, "  (MHz with !: some of its timed blocks ran under the calibrated clock "
@@ -357,6 +370,17 @@ static void rank_metrics_json(cJSON *e, const rank_group *g, const record *r, in
     rank_num(m, "stdev_us", r->time.stdev_us, ok);
     rank_num(m, "cv", r->time.cv, ok);
     rank_num(m, "noise", r->time.noise, ok);
+    /* The 95 % interval of median_us an independent run lands in; null
+     * both when the record has none (docs/measurement.md, "Intervals"). */
+    const int has = record_has_ci(r);
+    if (has) {
+        rank_num(m, "ci_lo_us", r->time.ci_lo_us, ok);
+        rank_num(m, "ci_hi_us", r->time.ci_hi_us, ok);
+    } else {
+        rank_null(m, "ci_lo_us", ok);
+        rank_null(m, "ci_hi_us", ok);
+    }
+    rank_num(m, "rounds", r->time.round.n, ok);
     rank_num(m, "samples", r->time.samples, ok);
     rank_num(m, "launches_per_sample", r->time.launches, ok);
     rank_num(m, "tflops", r->tflops, ok);
@@ -366,6 +390,19 @@ static void rank_metrics_json(cJSON *e, const rank_group *g, const record *r, in
         rank_num(m, "speedup_vs_baseline", x, ok);
     else
         rank_null(m, "speedup_vs_baseline", ok);
+    /* Its spread: the kernel's interval against the baseline's median (and
+     * the baseline's interval when it has one); null without intervals. */
+    if (x > 0 && has) {
+        const record *b = &g->best_baseline;
+        const int bh = record_has_ci(b);
+        rank_num(m, "speedup_lo", (bh ? b->time.ci_lo_us : b->time.median_us) / r->time.ci_hi_us,
+                 ok);
+        rank_num(m, "speedup_hi", (bh ? b->time.ci_hi_us : b->time.median_us) / r->time.ci_lo_us,
+                 ok);
+    } else {
+        rank_null(m, "speedup_lo", ok);
+        rank_null(m, "speedup_hi", ok);
+    }
 }
 
 /* An MHz figure, null when unknown (-1). */
@@ -448,6 +485,9 @@ static cJSON *rank_entry_json(const rank_group *g, int i, int *ok)
         return NULL;
     }
     rank_num(e, "rank", i + 1, ok);
+    /* Whether the first's interval and this one's cannot tell them apart
+     * (record_tie): an evolution loop should not chase the difference. */
+    cJSON_AddBoolToObject(e, "tie_with_first", i > 0 && record_tie(r, &g->top[0]));
     rank_str(e, "family", record_family(r), ok);
     rank_config_json(e, r, ok);
     rank_str(e, "config_text", r->config, ok);
