@@ -173,8 +173,18 @@ static void eval_print_json(const record *r, const eval_ref *ref)
     cJSON_AddStringToObject(o, "device", r->device);
     cJSON_AddStringToObject(o, "build", r->build);
     eval_num_or_null(o, "median_us", ok ? r->time.median_us : NAN);
+    /* The 95 % interval an independent run lands in (null: none; a tuner
+     * compares two candidates by it, store/record.h's record_tie). */
+    eval_num_or_null(o, "ci_lo_us", ok && record_has_ci(r) ? r->time.ci_lo_us : NAN);
+    eval_num_or_null(o, "ci_hi_us", ok && record_has_ci(r) ? r->time.ci_hi_us : NAN);
+    cJSON_AddNumberToObject(o, "rounds", r->time.round.n);
     eval_num_or_null(o, "noise", ok ? r->time.noise : NAN);
     cJSON_AddNumberToObject(o, "samples", r->time.samples);
+    eval_num_or_null(o, "rel_l2", r->rel_l2);
+    eval_num_or_null(o, "max_abs", r->max_abs);
+    cJSON_AddNumberToObject(o, "regs", r->regs);
+    cJSON_AddNumberToObject(o, "spill_bytes", r->local_bytes);
+    cJSON_AddNumberToObject(o, "smem_bytes", (double)r->smem_static + (double)r->smem_dynamic);
     eval_num_or_null(o, "tflops", ok ? r->tflops : NAN);
     eval_num_or_null(o, "speedup_vs_best",
                      ok && ref->best_us > 0 ? ref->best_us / r->time.median_us : NAN);
@@ -201,8 +211,13 @@ static void eval_print_text(const record *r, const eval_ref *ref)
                r->error);
         return;
     }
-    printf("%s %s %s: ok %.3f us (noise %.2f %%, %d samples, %.1f TFLOPS)", r->problem, r->config,
-           r->mode, r->time.median_us, 100 * r->time.noise, r->time.samples, r->tflops);
+    printf("%s %s %s: ok %.3f us", r->problem, r->config, r->mode, r->time.median_us);
+    if (record_has_ci(r))
+        printf(" (95 %% interval %.3f..%.3f us, %d rounds", r->time.ci_lo_us, r->time.ci_hi_us,
+               r->time.round.n);
+    else
+        printf(" (no interval, %d rounds", r->time.round.n);
+    printf(", %d samples, %.1f TFLOPS)", r->time.samples, r->tflops);
     if (ref->best_us > 0)
         printf(", %.3fx the stored best (%s %.3f us)", ref->best_us / r->time.median_us,
                ref->best_config, ref->best_us);
@@ -219,27 +234,46 @@ typedef struct eval_out {
     const eval_args *a;
     store *st;
     eval_ref ref;
-    int rc;
+    int n;                        /* records of the task */
+    record rec[TASK_MAX_RECORDS]; /* each as last stored */
 } eval_out;
 
 static void eval_measured(void *ctx, const engine_job *job, const record *recs, int n)
 {
-    (void)job;
     eval_out *o = ctx;
-    eval_reference(o->st, recs, n, &o->ref);
+    if (job->round == 0) /* before any of this eval's records is in */
+        eval_reference(o->st, recs, n, &o->ref);
 }
 
 static void eval_stored(void *ctx, const engine_job *job, int idx, const record *r)
 {
     (void)job;
-    (void)idx;
     eval_out *o = ctx;
-    if (o->a->json)
-        eval_print_json(r, &o->ref);
-    else
-        eval_print_text(r, &o->ref);
-    if (r->status != RECORD_ST_OK)
-        o->rc = CLI_FAIL;
+    if (idx >= 0 && idx < TASK_MAX_RECORDS) {
+        o->rec[idx] = *r;
+        if (idx + 1 > o->n)
+            o->n = idx + 1;
+    }
+}
+
+/* After the last round: each record as stored (its interval set by then),
+ * printed. Returns the exit status: 1 when any is not ok. */
+static int eval_print(eval_out *o)
+{
+    int rc = CLI_OK;
+    for (int i = 0; i < o->n; i++) {
+        record *r = &o->rec[i];
+        char key[RECORD_KEY_LEN];
+        if (record_key(r, key, sizeof key) == 0)
+            (void)store_get(o->st, key, r); /* else: the record as the engine stored it */
+        if (o->a->json)
+            eval_print_json(r, &o->ref);
+        else
+            eval_print_text(r, &o->ref);
+        if (r->status != RECORD_ST_OK)
+            rc = CLI_FAIL;
+    }
+    return rc;
 }
 
 /* A variant that does not compile: its compile_error record stored (with
@@ -302,17 +336,16 @@ static int eval_run(const eval_args *a, const space *s, task *t)
     if (rc == CLI_OK) {
         static engine_job job;
         job.t = *t;
-        eval_out o;
+        static eval_out o;
         memset(&o, 0, sizeof o);
         o.a = a;
         o.st = st;
-        o.rc = CLI_OK;
         const engine_sink sink = {&o, eval_measured, eval_stored, NULL};
         if (engine_measure(&e, st, &job, 1, ENGINE_PUT, &sink) != 0) {
             cli_say("%s", e.err);
             rc = CLI_FAIL;
         } else
-            rc = o.rc;
+            rc = eval_print(&o);
     }
     engine_close(&e);
     if (st)

@@ -11,14 +11,15 @@ crossover of two parents, then a mutation that moves one axis one step),
 drawn only from the points the space's planner accepts and never evaluated
 before, and measures them head to head in one `fasweep eval` call. The
 population keeps the --population fastest configs seen (elitism). It stops
-after --generations, or --budget evaluations, or as soon as a config is
-within the noise of the target by the refine report's tie rule (slower by
-at most twice the standard error of the difference). The target is the
+after --generations, or --budget evaluations, or as soon as a config has
+reached the target by the store's tie rule (not slower, or slower by at
+most the combined half-width of the two 95 % intervals that eval reports:
+docs/measurement.md, "Intervals"). The target is the
 seeds file's rank 1 (the sweep's top-1), measured again in every eval call
 beside the candidates: medians of separate processes differ by 1-2 % on a
 GPU (sweep/NOTES-engine.md), far more than their noise, so "as fast as the
 top-1" is judged side by side (not counted as evaluations); --target
-US,NOISE compares with fixed numbers instead. Prints a line per generation,
+US,CI_LO_US,CI_HI_US compares with fixed numbers instead. Prints a line per generation,
 then a JSON summary. Plain Python, no dependencies.
 """
 import argparse
@@ -63,10 +64,10 @@ class Loop:
         self.problem, self.mode = seeds["problem"]["text"], seeds["mode"]
         self.d = seeds["problem"]["head_dim"]
         self.ok, self.axes, self.grid = accepted(args.fasweep, args.space, self.problem)
-        self.seen = {}  # config tuple -> (median_us, noise); inf when it failed
+        self.seen = {}  # config tuple -> (median_us, ci_lo_us, ci_hi_us); inf when it failed
         self.evals = self.ref_runs = 0
         self.ref = None  # the target config, measured beside the candidates
-        self.hit_by = None  # the first candidate within the noise of the target
+        self.hit_by = None  # the first candidate that reached the target (tie)
 
     def measure(self, configs):
         """One head-to-head `fasweep eval` call for up to 8 configs, the
@@ -84,8 +85,8 @@ class Loop:
         if len(rows) != len(run):
             die("fasweep eval gave %d results for %d configs: %s"
                 % (len(rows), len(run), p.stderr.strip()))
-        got = [(r["median_us"], r["noise"] or 0.0) if r["status"] == "ok" else (math.inf, 0.0)
-               for r in rows]
+        got = [(r["median_us"], r.get("ci_lo_us"), r.get("ci_hi_us")) if r["status"] == "ok"
+               else (math.inf, None, None) for r in rows]
         for c, m in zip(configs, got):
             self.seen[c] = m
             self.evals += 1
@@ -122,8 +123,16 @@ class Loop:
 
 
 def tie(m, target):
-    """record_tie: (us, noise) m within 2 standard errors of the target's."""
-    return m[0] <= target[0] * (1 + 2 * math.hypot(m[1], target[1]))
+    """Whether m (median, ci_lo, ci_hi) has reached the target: not slower,
+    or slower by at most the combined half-width of the two 95 % intervals
+    (record_tie, store/record.h: each half-width the side facing the other).
+    Without intervals a slower median never counts: nothing says it is as
+    fast."""
+    if m[0] <= target[0]:
+        return True
+    if None in (m[1], m[2], target[1], target[2]) or math.isinf(m[0]):
+        return False
+    return m[0] - target[0] <= math.hypot(m[0] - m[1], target[2] - target[0])
 
 
 def main():
@@ -138,7 +147,8 @@ def main():
     ap.add_argument("--generations", type=int, default=10)
     ap.add_argument("--budget", type=int, default=0, help="stop after this many evaluations")
     ap.add_argument("--skip-top", type=int, default=0, help="seed from the seeds after rank N")
-    ap.add_argument("--target", help="MEDIAN_US,NOISE to reach (default: the seeds' rank 1)")
+    ap.add_argument("--target",
+                    help="MEDIAN_US,CI_LO_US,CI_HI_US to reach (default: the seeds' rank 1)")
     ap.add_argument("--seed", type=int, default=1, help="random seed")
     args = ap.parse_args()
     if not 1 <= args.children <= (8 if args.target else 7) or args.population < 1:
@@ -151,7 +161,7 @@ def main():
         die("%s is not a fasweep.seeds/1 file with seeds" % args.seeds)
     top = seeds["seeds"][0]["metrics"]
     target = (tuple(float(x) for x in args.target.split(",")) if args.target
-              else (top["median_us"], top["noise"] or 0.0))
+              else (top["median_us"], top.get("ci_lo_us"), top.get("ci_hi_us")))
     loop = Loop(args, seeds)
     if not args.target:
         loop.ref = tuple(seeds["seeds"][0]["config"][a] for a in AXES)
@@ -186,7 +196,7 @@ def main():
     best = loop.best()
     hit = loop.hit_by
     print(json.dumps({"best": text_of(dict(zip(AXES, best)), loop.d),
-                      "median_us": loop.seen[best][0], "noise": loop.seen[best][1],
+                      "median_us": loop.seen[best][0], "ci_us": list(loop.seen[best][1:]),
                       "target_us": target[0], "evaluations": loop.evals,
                       "reached_by": text_of(dict(zip(AXES, hit[0])), loop.d) if hit else None,
                       "reached_us": [hit[2][0], hit[3][0]] if hit else None,

@@ -127,6 +127,9 @@ static void tuner_figures(tuner_doc *d, cJSON *o, const record *r)
     td_float(d, o, "mean_us", r->time.mean_us);
     td_float(d, o, "stdev_us", r->time.stdev_us);
     td_float(d, o, "noise", r->time.noise);
+    /* The 95 % interval an independent run lands in (null: none). */
+    td_float(d, o, "ci_lo_us", record_has_ci(r) ? r->time.ci_lo_us : NAN);
+    td_float(d, o, "ci_hi_us", record_has_ci(r) ? r->time.ci_hi_us : NAN);
     td_int(d, o, "samples", r->time.samples);
     td_int(d, o, "launches_per_sample", r->time.launches);
     td_float(d, o, "tflops", r->tflops);
@@ -185,6 +188,16 @@ static cJSON *tuner_kt_entry(tuner_doc *d, const group_cell *c)
     const record *r = c->rec;
     if (s == TS_OK) {
         td_float(d, e, "time", r->time.median_us * 1e-3);
+        /* Kernel Tuner's own place for the spread: the observations behind
+         * "time", here the median of each round (ms). */
+        cJSON *times = td_check(d, cJSON_CreateArray());
+        for (int i = 0; times && i < r->time.round.n; i++) {
+            char buf[40];
+            text_float(r->time.round.us[i] * 1e-3, buf, sizeof buf);
+            if (!cJSON_AddItemToArray(times, td_check(d, cJSON_CreateRaw(buf))))
+                d->ok = 0;
+        }
+        td_add(d, e, "times", times);
         td_float(d, e, "compile_time", 0.0);
         td_float(d, e, "verification_time", 0.0);
         /* What the samples took: a time-budgeted replay charges it. */
@@ -354,6 +367,10 @@ static cJSON *tuner_t4_result(tuner_doc *d, const group_cell *c)
         tuner_t4_measure(d, ms, "time", r->time.median_us * 1e-3, "ms");
         tuner_t4_measure(d, ms, "time_min", r->time.min_us * 1e-3, "ms");
         tuner_t4_measure(d, ms, "noise", r->time.noise, "");
+        if (record_has_ci(r)) {
+            tuner_t4_measure(d, ms, "time_ci_lo", r->time.ci_lo_us * 1e-3, "ms");
+            tuner_t4_measure(d, ms, "time_ci_hi", r->time.ci_hi_us * 1e-3, "ms");
+        }
         tuner_t4_measure(d, ms, "samples", r->time.samples, "");
         tuner_t4_measure(d, ms, "tflops", r->tflops, "TFLOP/s");
         tuner_t4_measure(d, ms, "gbps", r->gbps, "GB/s");

@@ -204,7 +204,8 @@ elif a[0] == "eval":
     with open(os.environ["EVAL_LOG"], "a") as f:
         f.write(" ".join(cfgs) + "\n")
     for c in cfgs:
-        print(json.dumps({"status": "ok", "config": c, "median_us": cost(c), "noise": 0.0008}))
+        print(json.dumps({"status": "ok", "config": c, "median_us": cost(c), "noise": 0.0008,
+                          "ci_lo_us": cost(c) * 0.995, "ci_hi_us": cost(c) * 1.005}))
 """
 
 
