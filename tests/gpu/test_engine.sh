@@ -230,9 +230,42 @@ t_fault_injection() {
 
 # A space whose tasks take about a second each (the noise target is out of
 # reach, so max_seconds ends each), in both modes: slow enough to interrupt.
+# One round, so a stored record is a finished one and resume skips it (the
+# rounds' own resume: t_round_resume).
 slow_space() {
     space_with "$1" '{"noise": 1e-9, "max_samples": 1000000, "max_seconds": 1.0,
-                      "modes": ["hot", "cold"]}'
+                      "modes": ["hot", "cold"], "rounds": 1}'
+}
+
+# Rounds survive a kill: a sweep in three rounds killed after its first
+# records, run again, ends with every ok record holding exactly three rounds
+# and an interval (the rounds measured before the kill kept, none twice).
+t_round_resume() {
+    local space=$tmp/rounds.json st=$tmp/rounds.lmdb
+    space_with "$space" '{"noise": 1e-9, "max_samples": 1000000, "max_seconds": 0.3,
+                          "modes": ["hot"], "rounds": 3}'
+    setsid "$FASWEEP" grid --space "$space" --store "$st" >"$tmp/r1.out" 2>&1 &
+    bg_pid=$!
+    wait_records "$st" 2 120 || { why="no records appeared"; return 1; }
+    kill -9 -- "-$bg_pid"
+    wait "$bg_pid" 2>/dev/null
+    bg_pid=""
+    "$FASWEEP" grid --space "$space" --store "$st" >"$tmp/r2.out" 2>"$tmp/r2.err" ||
+        { why="resume failed: $(tail -3 "$tmp/r2.err")"; return 1; }
+    "$FASWEEP" export --format jsonl --store "$st" | python3 -c '
+import json, sys
+bad, n = [], 0
+for line in sys.stdin:
+    r = json.loads(line)
+    if r["status"] != "ok":
+        continue
+    n += 1
+    t = r["time"]
+    if len(t["round_us"]) != 3 or t["ci_lo_us"] is None:
+        bad.append("%s: rounds %s, interval %s..%s" % (r["key"]["config"], t["round_us"],
+                                                      t["ci_lo_us"], t["ci_hi_us"]))
+print("\n".join(bad) if bad else "%d ok records, each with 3 rounds and an interval" % n)
+sys.exit(1 if bad or n == 0 else 0)' || { why="rounds after resume"; return 1; }
 }
 
 t_kill_resume() {
@@ -430,6 +463,10 @@ for line in sys.stdin:
         bad.append(name + ": clock %s" % c)
     if c["sm_min_mhz"] > c["sm_median_mhz"] or c["sm_median_mhz"] > c["sm_max_mhz"]:
         bad.append(name + ": clock range %s" % c)
+    rounds = len(t.get("round_us", []))
+    if rounds < 2 or t.get("ci_lo_us") is None or not t["ci_lo_us"] <= t["median_us"] <= t["ci_hi_us"]:
+        bad.append(name + ": %d rounds, interval %s..%s" % (rounds, t.get("ci_lo_us"),
+                                                           t.get("ci_hi_us")))
 print("\n".join(bad) if bad else "%d ok records, batch launches and clocks as expected" % n)
 sys.exit(1 if bad or n == 0 else 0)' || { why="records"; return 1; }
     "$FASWEEP" export --format jsonl --store "$st" | python3 -c '
@@ -564,6 +601,7 @@ run_test "head-to-head without position bias" t_h2h_unbiased
 run_test "fault and hang injection" t_fault_injection
 run_test "refine: head-to-head of the best" t_refine
 run_test "kill -9 and resume" t_kill_resume
+run_test "rounds resume after kill -9" t_round_resume
 run_test "SIGINT stops after the current task" t_sigint
 run_test "no orphaned worker after kill -9" t_orphan
 run_test "the dispatcher with two workers on one GPU (test hook)" t_multi_shared
