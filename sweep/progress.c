@@ -53,7 +53,7 @@ static void progress_line(progress *p, const char *end)
 
 void progress_begin_task(progress *p, const char *what)
 {
-    if (!p->out)
+    if (!p || !p->out)
         return;
     snprintf(p->now, sizeof p->now, "%s", what);
     if (p->tty) {
@@ -64,7 +64,7 @@ void progress_begin_task(progress *p, const char *what)
 
 void progress_end_task(progress *p, const char *best)
 {
-    if (!p->out)
+    if (!p || !p->out)
         return;
     p->done++;
     if (best)
@@ -84,7 +84,7 @@ void progress_end_task(progress *p, const char *best)
 
 void progress_note(progress *p, const char *fmt, ...)
 {
-    if (!p->out)
+    if (!p || !p->out)
         return;
     if (p->live)
         fputs("\r\033[K", p->out);
@@ -112,7 +112,7 @@ void progress_say(progress *p, const char *fmt, ...)
 
 void progress_finish(progress *p)
 {
-    if (!p->out)
+    if (!p || !p->out)
         return;
     if (p->live)
         fputc('\n', p->out);

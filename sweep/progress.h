@@ -5,7 +5,8 @@
  * else (a log file, a pipe, Slurm output): a plain line every ~2 s or every
  * 10 % of the tasks, whichever comes first, so logs stay short and readable.
  * Notes (a crash, a timeout) are printed on their own line without
- * breaking the live line. A NULL stream makes every call a no-op.
+ * breaking the live line. A NULL stream, or a NULL progress (a quiet
+ * caller such as eval), makes every call but progress_start a no-op.
  */
 #ifndef PROGRESS_H
 #define PROGRESS_H
