@@ -467,8 +467,9 @@ int engine_measure(engine *e, store *st, engine_job *jobs, size_t n, engine_keep
             rc = 1;
             break;
         }
-        for (size_t i = 0; r > 0 && !fresh && e->n_slots == 0 && i < k; i++)
-            engine_light(&rj[i]);
+        for (size_t i = 0; !fresh && e->n_slots == 0 && i < k; i++)
+            if (r > rj[i].first_round) /* its first round in this call gates it here */
+                engine_light(&rj[i]);
         rc = engine_run_round(e, st, rj, k, keep, sink);
         for (size_t i = 0; i < k; i++) {
             jobs[src[i]].failed |= rj[i].failed;

@@ -2,7 +2,6 @@
  * (contract: refine.h). */
 #include "refine.h"
 
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,23 +148,24 @@ static void refine_done(void *ctx, const engine_job *job, double timed_s)
     progress_end_task(rs->e->prog, NULL);
 }
 
-/* The head-to-head of cand[0..k) (k <= TASK_MAX_CONFIGS) in one mode. */
-static void refine_job(const refine_env *e, int problem, const char *mode, const refine_cand *cand,
-                       int k, const space_measure *m, engine_job *job)
+/* One candidate's job in one mode: more rounds of the sweep's own task,
+ * folded into its record (its first round in this call is after the
+ * rounds it holds). */
+static void refine_job(const refine_env *e, int problem, const char *mode, const refine_cand *c,
+                       const space_measure *m, engine_job *job)
 {
     task *t = &job->t;
     memset(job, 0, sizeof *job);
     t->problem = e->s->problems[problem];
-    t->n_configs = k;
-    for (int i = 0; i < k; i++) {
-        t->configs[i] = e->p->points[cand[i].point].cfg;
-        t->inject[i] = task_inject_for(e->inject, e->n_inject, &t->configs[i]);
-    }
+    t->n_configs = 1;
+    t->configs[0] = e->p->points[c->point].cfg;
+    t->inject[0] = task_inject_for(e->inject, e->n_inject, &t->configs[0]);
     t->n_modes = 1;
     snprintf(t->modes[0], sizeof t->modes[0], "%s", mode);
     t->measure = *m;
     t->tol = e->s->tolerance;
     job->group = problem;
+    job->first_round = c->rec.time.round.n;
 }
 
 /* The refine's (problem, mode) groups: where each one's candidates are in
@@ -200,17 +200,25 @@ static int refine_reread(const refine_env *e, refine_cand *cand, int k)
     return 0;
 }
 
-/* Every group's head-to-heads, TASK_MAX_CONFIGS at a time, in one engine
- * call (so its rounds span them all): an ok record always stored, a
- * failed one only over a failed one; new_us gets each config's new median
- * (inf when it failed). Returns 0, 1 when interrupted or no worker can run
- * it, -1 on a store error. */
-static int refine_h2h(const refine_env *e, const refine_group *g, int ng, refine_cand *cand,
-                      const space_measure *m)
+/* Every group's best k, each in measure.rounds more rounds, in one engine
+ * call (so the rounds of all of them interleave: each round takes every
+ * candidate once, in an order that rotates from round to round): an ok
+ * round is folded into the candidate's record, a failed one stored only
+ * over a failed record. new_us gets each one's median over all its rounds
+ * (inf when a round failed). Why more rounds and not a separate
+ * head-to-head: a sustained head-to-head ran the GPU in another state (the
+ * H100 at 1950-1990 MHz against the sweep's 2040-2070) and came out 1-4 %
+ * slower than the sweep it refines (sweep/NOTES-engine.md); more rounds
+ * of the sweep's own tasks keep the state and narrow the interval.
+ * Returns 0, 1 when interrupted or no worker can run it, -1 on a store
+ * error. */
+static int refine_rounds(const refine_env *e, const refine_group *g, int ng, refine_cand *cand,
+                         const space_measure *m)
 {
     size_t nj = 0;
+    int held = 0;
     for (int q = 0; q < ng; q++)
-        nj += (size_t)(g[q].k + TASK_MAX_CONFIGS - 1) / TASK_MAX_CONFIGS;
+        nj += (size_t)g[q].k;
     engine_job *jobs = calloc(nj + 1, sizeof *jobs);
     if (!jobs) {
         progress_say(e->prog, "out of memory for the refine pass");
@@ -218,16 +226,22 @@ static int refine_h2h(const refine_env *e, const refine_group *g, int ng, refine
     }
     size_t j = 0;
     for (int q = 0; q < ng; q++)
-        for (int i = 0; i < g[q].k; i += TASK_MAX_CONFIGS) {
-            const int n = g[q].k - i < TASK_MAX_CONFIGS ? g[q].k - i : TASK_MAX_CONFIGS;
-            refine_job(e, g[q].problem, g[q].mode, cand + g[q].first + i, n, m, &jobs[j]);
+        for (int i = 0; i < g[q].k; i++) {
+            refine_cand *c = &cand[g[q].first + (size_t)i];
+            refine_job(e, g[q].problem, g[q].mode, c, m, &jobs[j]);
             jobs[j++].tag = g[q].first + (size_t)i;
+            if (c->rec.time.round.n > held)
+                held = c->rec.time.round.n;
         }
+    const int extra = e->s->measure.rounds > 0 ? e->s->measure.rounds : 1;
+    const int rounds = held + extra < RECORD_MAX_ROUNDS ? held + extra : RECORD_MAX_ROUNDS;
     refine_sink rs = {e, cand};
     const engine_sink sink = {&rs, NULL, refine_stored, refine_done};
-    const int rounds = e->s->measure.rounds > 0 ? e->s->measure.rounds : 1;
-    progress_start(e->prog, e->out, (long)(nj * (size_t)rounds));
+    progress_start(e->prog, e->out, (long)(nj * (size_t)extra));
+    const int keep_rounds = e->eng->o.rounds;
+    e->eng->o.rounds = rounds;
     const int rc = engine_measure(e->eng, e->st, jobs, nj, ENGINE_FAILED_IF_BETTER, &sink);
+    e->eng->o.rounds = keep_rounds;
     progress_finish(e->prog);
     free(jobs);
     return rc;
@@ -236,14 +250,9 @@ static int refine_h2h(const refine_env *e, const refine_group *g, int ng, refine
 int refine_run(const refine_env *e, int *interrupted)
 {
     *interrupted = 0;
-    /* Per round (the rounds add up): a tighter noise target and twice the
-     * sweep's samples and time, so the best few get more than one burst's
-     * worth in every round. */
-    space_measure m = e->s->measure;
-    m.noise /= 2;
-    m.max_samples = m.max_samples > INT_MAX / 2 ? INT_MAX : m.max_samples * 2;
-    m.timeout_s += m.max_seconds; /* the budget grows by that much */
-    m.max_seconds *= 2;
+    /* Per round: the sweep's own settings, so refined rounds are taken the
+     * way the sweep's were and fold into the same estimate. */
+    const space_measure m = e->s->measure;
     const int nm = e->s->measure.n_modes, ng = e->s->n_problems * nm;
     refine_cand *cand = calloc(e->p->n * (size_t)nm + 1, sizeof *cand);
     refine_group *g = calloc((size_t)ng + 1, sizeof *g);
@@ -266,7 +275,7 @@ int refine_run(const refine_env *e, int *interrupted)
         used += (size_t)n;
     }
     if (rc == 0) {
-        rc = refine_h2h(e, g, ng, cand, &m);
+        rc = refine_rounds(e, g, ng, cand, &m);
         *interrupted = e->eng->interrupted;
     }
     for (int q = 0; q < ng && rc == 0; q++) {
