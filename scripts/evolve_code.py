@@ -207,6 +207,8 @@ class Run:
             if r.get("event") == "candidate":
                 self.cands[r["id"]] = r
                 self.pending.discard(r["id"])
+                if r.get("key"):  # the device eval named
+                    self.device = r["key"].split("|")[0]
             elif r.get("event") == "pending":
                 self.pending.add(r["id"])
         with open(self.journal, "w", encoding="utf-8") as f:  # drop a cut last line
