@@ -297,6 +297,11 @@ class Run:
             res = self.evaluate(path, config)
         if res.get("device"):
             self.device = res["device"]
+        if res["status"] == "ok" and not res.get("interval"):
+            # eval --json may not print the interval; the stored record has it
+            rec = self.from_store(build, config)
+            if rec and rec.get("interval"):
+                res["interval"] = rec["interval"]
         row = {"event": "candidate", "id": cid, "generation": gen, "parent": parent,
                "mutator": mutator, "mutation": mutation, "source": path, "sha256": sha256(text),
                "src_hash": build[4:], "build": res.get("build") or build, "config": config,

@@ -12,7 +12,8 @@ EVAL_LOG (when set) gets one line per eval: "CONFIG SHA256-OF-SOURCE".
 FAKE_KILL_AFTER=N: the Nth eval (counted in FAKE_COUNTER) stores its
 record and then kills the loop (its parent) with SIGKILL: an interruption
 between the store and the journal. FAKE_BASELINE_US: eval prints a
-speedup_vs_baseline against it.
+speedup_vs_baseline against it. FAKE_NO_CI=1: eval prints no ci_lo_us /
+ci_hi_us (the stored record keeps them); FAKE_NO_CI=all: none anywhere.
 """
 import hashlib
 import json
@@ -79,12 +80,18 @@ def evaluate(a, store):
                  ci_hi_us=round(us * 1.004, 4))
         if os.environ.get("FAKE_BASELINE_US"):
             r["speedup_vs_baseline"] = float(os.environ["FAKE_BASELINE_US"]) / us
+    if os.environ.get("FAKE_NO_CI") == "all":  # measured before intervals existed
+        r.pop("ci_lo_us", None)
+        r.pop("ci_hi_us", None)
     key = "|".join((DEVICE, problem, build, config, mode))
     db = load(store)
     db[key] = {"key": {"device": DEVICE, "problem": problem, "build": build, "config": config,
                        "mode": mode}, "status": r["status"], "error": r["error"],
                "time": {k: r.get(k) for k in ("median_us", "noise", "ci_lo_us", "ci_hi_us")}}
     save(store, db)
+    if os.environ.get("FAKE_NO_CI"):  # the interval in the store only
+        r.pop("ci_lo_us", None)
+        r.pop("ci_hi_us", None)
     print(json.dumps(r))
     counter = os.environ.get("FAKE_COUNTER")
     if counter and os.environ.get("FAKE_KILL_AFTER"):

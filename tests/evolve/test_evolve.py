@@ -196,6 +196,36 @@ class Loop(Base):
         self.assertEqual([r["sha256"] for r in cands(out)],
                          [r["sha256"] for r in cands(os.path.join(self.t, "full"))])
 
+    def test_intervals_from_the_store_and_baseline_from_eval(self):
+        """eval --json without ci fields: the interval comes from the stored
+        record; a seeds file without a baseline: eval's speedup_vs_baseline."""
+        doc = seeds_doc()
+        doc["baseline"] = None
+        f = self.write("nobase.json", json.dumps(doc))
+        s = self.summary(self.loop("run", "--trials", "3", seeds=f,
+                                   env={"FAKE_NO_CI": "1", "FAKE_BASELINE_US": "13"}))
+        for r in cands(os.path.join(self.t, "run")):
+            lo, hi = r["interval"]
+            self.assertLess(lo, r["median_us"])
+            self.assertGreater(hi, r["median_us"])
+        v = s["vs_baseline"]
+        self.assertEqual(v["baseline"]["from"], "eval speedup_vs_baseline")
+        self.assertAlmostEqual(v["speedup"], 13 / s["best"]["median_us"], places=3)
+        self.assertIn("candidate's interval only", v["interval_note"])
+        # nothing to compare with: said so
+        s = self.summary(self.loop("run2", "--trials", "1", seeds=f, env={"FAKE_NO_CI": "1"}))
+        self.assertIsNone(s["vs_baseline"]["speedup"])
+
+    def test_no_interval_is_said(self):
+        p = self.loop("run", "--trials", "1", env={"FAKE_NO_CI": "1"})
+        self.summary(p)
+        self.assertNotIn("no interval", p.stdout)  # the store had them
+        p = self.loop("run2", "--trials", "1", env={"FAKE_NO_CI": "all"})
+        s = self.summary(p)
+        self.assertEqual(s["best"]["interval"], "no interval")
+        self.assertEqual(s["vs_top1"]["interval"], "no interval")
+        self.assertIn("(no interval)", p.stdout)
+
     def test_a_run_with_other_options_in_the_folder_is_refused(self):
         self.summary(self.loop("run", "--trials", "2"))
         p = self.loop("run", "--trials", "2", "--seed", "5")
