@@ -43,7 +43,6 @@ import json
 import os
 import random
 import shlex
-import shutil
 import subprocess
 import sys
 
@@ -581,13 +580,16 @@ def main():
     ap.add_argument("--mutator", default=DEFAULT_MUTATOR,
                     help="command run as MUTATOR TASK.json OUT.cuh (default: rules.py)")
     ap.add_argument("--population", type=int, default=5)
-    ap.add_argument("--elites", type=int, default=2)
+    ap.add_argument("--elites", type=int, help="kept every generation (default 2, at most "
+                    "--population)")
     ap.add_argument("--trials", type=int, default=45, help="children to measure")
     ap.add_argument("--generations", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--eval-timeout", type=int, default=600, help="seconds per eval call")
     ap.add_argument("--mutator-timeout", type=int, default=600)
     a = ap.parse_args()
+    if a.elites is None:
+        a.elites = min(2, a.population)
     if a.population < 1 or not 0 <= a.elites <= a.population or a.trials < 0 \
             or a.generations < 0:
         ap.error("--population >= 1, 0 <= --elites <= --population, --trials and "

@@ -49,8 +49,7 @@ def die(msg, code=2):
 
 
 def splice(src, m, group, text):
-    """src with group `group` of match m replaced (or, when the group did
-    not match, text inserted at the end of the whole match's given spot)."""
+    """src with group `group` of match m replaced by text."""
     return src[:m.start(group)] + text + src[m.end(group):]
 
 
@@ -65,20 +64,21 @@ def edits(src):
             if f == cur:
                 continue
             new = m.group(1) + "#pragma unroll" + (" " + f if f else "")
-            out.append(("unroll", "unroll line %d: %s -> %s" % (line_no, cur or "full", f or "full"),
-                        src[:m.start()] + new + src[m.end():]))
+            what = "unroll line %d: %s -> %s" % (line_no, cur or "full", f or "full")
+            out.append(("unroll", what, src[:m.start()] + new + src[m.end():]))
     for m in BOUNDS.finditer(src):
         cur = m.group(1)
         for b in ("1", "2", "3", "4", None):
             if b == cur:
                 continue
             new = "__launch_bounds__(NUM_WARPS * 32" + (", " + b if b else "") + ")"
-            out.append(("bounds", "launch_bounds min-blocks %s -> %s" % (cur or "none", b or "none"),
-                        src[:m.start()] + new + src[m.end():]))
+            what = "launch_bounds min-blocks %s -> %s" % (cur or "none", b or "none")
+            out.append(("bounds", what, src[:m.start()] + new + src[m.end():]))
     for m in SLACK.finditer(src):
         for v in ("4", "6", "10", "12", "8"):
             if v != m.group(2):
-                out.append(("slack", "RESCALE_SLACK %s -> %s" % (m.group(2), v), splice(src, m, 2, v)))
+                what = "RESCALE_SLACK %s -> %s" % (m.group(2), v)
+                out.append(("slack", what, splice(src, m, 2, v)))
     m = EX2.search(src)
     if m:
         new = "ex2.approx.f32" if m.group(1) else "ex2.approx.ftz.f32"

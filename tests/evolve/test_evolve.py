@@ -382,7 +382,8 @@ class Rules(unittest.TestCase):
 
 
 class LlmPrompt(Base):
-    KNOWN = "// from the model\n#define FA_INSTANCE(...)\ntemplate <int X> void flash_fwd_kernel();\n"
+    KNOWN = ("// from the model\n#define FA_INSTANCE(...)\n"
+             "template <int X> void flash_fwd_kernel();\n")
 
     def fake_model(self):
         body = ("import sys\nopen(%r, 'w').write(sys.stdin.read())\n"
