@@ -317,7 +317,9 @@ class Run:
             what = "ok %.3f us %s" % (r["median_us"], "[%.3f, %.3f]" % tuple(ci) if ci
                                       else "(no interval)")
         else:
-            what = "%s: %s" % (r["status"], (r.get("error") or "").splitlines()[:1])
+            what = "%s: %s" % (r["status"], " ".join((r.get("error") or "").splitlines()[:1]))
+        if r.get("duplicate_of"):
+            what += " (the same source as %s: not measured again)" % r["duplicate_of"]
         print("%s gen %d %s%s: %s" % (r["id"], r["generation"], r["mutator"],
                                       " (%s)" % r["mutation"] if r.get("mutation") else "", what),
               flush=True)
@@ -448,9 +450,26 @@ class Run:
                 mutation = str(json.load(f).get("mutation", ""))[:200]
         except (OSError, ValueError, AttributeError):
             pass
-        self.measure(cid, gen, parent, self.mutator_name(), mutation, out,
-                     self.cands[parent]["config"])
+        config = self.cands[parent]["config"]
+        if not self.duplicate(cid, gen, parent, mutation, out, config):
+            self.measure(cid, gen, parent, self.mutator_name(), mutation, out, config)
         return cid
+
+    def duplicate(self, cid, gen, parent, mutation, path, config):
+        """A child whose source and config are an earlier candidate's is not
+        measured again: it is journalled with that one's results
+        (duplicate_of). Returns 1 when it was one."""
+        sha = sha256(read_kernel(path, "the candidate source"))
+        old = next((c for c in self.cands.values()
+                    if c["sha256"] == sha and c["config"] == config), None)
+        if old is None:
+            return 0
+        row = dict(old, id=cid, generation=gen, parent=parent, mutator=self.mutator_name(),
+                   mutation=mutation, source=path, duplicate_of=old["id"])
+        self.append(row)
+        self.cands[cid] = row
+        self.say(row)
+        return 1
 
     def mutator_name(self):
         words = shlex.split(self.a.mutator) or ["mutator"]

@@ -3,7 +3,7 @@
 
 eval --kernel FILE --config C ... --json answers from the source text:
   EVOLVE_COMPILE_ERROR in it -> compile_error (the first line with the file
-  and line, as eval prints it), EVOLVE_WRONG -> wrong (the gate's error),
+  and line, as eval prints it), EVOLVE_WRONG -> wrong (the gate's error), EVOLVE_CRASH -> crashed,
   EVOLVE_HANG -> sleeps (the loop's --eval-timeout), else ok with a median
   derived from the SHA-256 of source and config and a 95 % interval.
 Every result goes into the "store", a JSON file (--store, else
@@ -72,6 +72,8 @@ def evaluate(a, store):
         line = text[:text.index("EVOLVE_COMPILE_ERROR")].count("\n") + 1
         r.update(status="compile_error", error="%s(%d): error: identifier is undefined"
                  % (kernel, line))
+    elif "EVOLVE_CRASH" in text:
+        r.update(status="crashed", error="the worker died: signal 11 (an illegal address)")
     elif "EVOLVE_WRONG" in text:
         r.update(status="wrong", error="rel_l2 0.41 > 0.005")
     else:

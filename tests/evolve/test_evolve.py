@@ -31,8 +31,9 @@ if os.environ.get("TASK_LOG"):
     shutil.copy(sys.argv[1], os.path.join(os.environ["TASK_LOG"], "%d.json" % task["trial"]))
 marks = dict(m.split(":") for m in os.environ.get("MARKS", "").split(",") if m)
 src = open(task["parent"]["source"]).read()
-src += "// trial %d\n" % task["trial"]
-if str(task["trial"]) in marks:
+if marks.get(str(task["trial"])) != "COPY":  # COPY: the parent unchanged
+    src += "// trial %d\n" % task["trial"]
+if str(task["trial"]) in marks and marks[str(task["trial"])] != "COPY":
     src += "// %s\n" % marks[str(task["trial"])]
 open(sys.argv[2], "w").write(src)
 json.dump({"mutation": "comment %d" % task["trial"]}, open(sys.argv[2] + ".json", "w"))
@@ -144,20 +145,30 @@ class Loop(Base):
         self.assertNotEqual(fields(a), fields(c))
 
     def test_compile_error_and_failing_gate_are_results(self):
-        marks = {"MARKS": "2:EVOLVE_COMPILE_ERROR,3:EVOLVE_WRONG"}
-        s = self.summary(self.loop("run", "--mutator", self.mut, "--trials", "6", env=marks))
+        marks = {"MARKS": "2:EVOLVE_COMPILE_ERROR,3:EVOLVE_WRONG,4:EVOLVE_CRASH"}
+        s = self.summary(self.loop("run", "--mutator", self.mut, "--trials", "7", env=marks))
         c = {r["id"]: r for r in cands(os.path.join(self.t, "run"))}
         self.assertEqual(c["t2"]["status"], "compile_error")
         self.assertRegex(c["t2"]["error"], r"t2\.cuh\(\d+\): error")
         self.assertEqual(c["t3"]["status"], "wrong")
         self.assertIn("rel_l2", c["t3"]["error"])
-        self.assertEqual(len([k for k in c if k.startswith("t")]), 6)  # the loop went on
+        self.assertEqual(c["t4"]["status"], "crashed")
+        self.assertEqual(len([k for k in c if k.startswith("t")]), 7)  # the loop went on
         self.assertEqual(s["validity"]["valid"], 4)
-        self.assertEqual(s["validity"]["candidates"], 6)
-        self.assertEqual(s["validity"]["statuses"], {"ok": 4, "compile_error": 1, "wrong": 1})
-        self.assertNotIn(s["best"]["id"], ("t2", "t3"))
+        self.assertEqual(s["validity"]["candidates"], 7)
+        self.assertEqual(s["validity"]["statuses"],
+                         {"ok": 4, "compile_error": 1, "wrong": 1, "crashed": 1})
+        self.assertNotIn(s["best"]["id"], ("t2", "t3", "t4"))
         # a failed child is never a parent
-        self.assertFalse({"t2", "t3"} & {r["parent"] for r in c.values()})
+        self.assertFalse({"t2", "t3", "t4"} & {r["parent"] for r in c.values()})
+
+    def test_a_child_equal_to_an_earlier_candidate_is_not_measured_again(self):
+        self.summary(self.loop("run", "--mutator", self.mut, "--trials", "2",
+                               env={"MARKS": "1:COPY"}))
+        c = {r["id"]: r for r in cands(os.path.join(self.t, "run"))}
+        self.assertEqual(c["t1"]["duplicate_of"], c["t1"]["parent"])
+        self.assertEqual(c["t1"]["median_us"], c[c["t1"]["parent"]]["median_us"])
+        self.assertEqual(len(self.evals()), 5 + 1)
 
     def test_a_hang_is_a_timeout_and_the_loop_goes_on(self):
         marks = {"MARKS": "1:EVOLVE_HANG"}
