@@ -52,6 +52,9 @@ TEMPLATE = os.path.join(ROOT, "kernels", "mma", "flash_fwd.cuh")
 DEFAULT_MUTATOR = "%s %s" % (shlex.quote(sys.executable),
                              shlex.quote(os.path.join(HERE, "mutators", "rules.py")))
 JOURNAL = "lineage.jsonl"
+# What eval --json prints beside the time (when it does): kept in the
+# journal and shown to the mutator.
+FIGURES = ("rounds", "rel_l2", "max_abs", "regs", "spill_bytes", "smem_bytes")
 TASK_SCHEMA = "fasweep.evolve-task/1"
 INSIGHTS = [
     "The kernel is issue-bound in the softmax (FP32 and MUFU pipes): fewer instructions per "
@@ -280,10 +283,12 @@ class Run:
             err = (p.stderr.strip().splitlines() or ["no output"])[-1]
             die("fasweep eval gave no result for %s (exit %d): %s" % (path, p.returncode, err), 1)
         r = rows[-1]
-        return {"status": r.get("status"), "median_us": r.get("median_us"), "noise": r.get("noise"),
-                "interval": interval(r), "error": r.get("error") or "",
-                "speedup_vs_baseline": r.get("speedup_vs_baseline"),
-                "device": r.get("device"), "build": r.get("build")}
+        res = {"status": r.get("status"), "median_us": r.get("median_us"), "noise": r.get("noise"),
+               "interval": interval(r), "error": r.get("error") or "",
+               "speedup_vs_baseline": r.get("speedup_vs_baseline"),
+               "device": r.get("device"), "build": r.get("build")}
+        res.update({k: r[k] for k in FIGURES if k in r})
+        return res
 
     def measure(self, cid, gen, parent, mutator, mutation, path, config):
         """Measures (or finds in the store) the candidate at path and
@@ -365,16 +370,16 @@ class Run:
 
     def task(self, trial, gen, parent, rng_seed, tmp, out):
         p = self.cands[parent]
-        hist = [{k: c.get(k) for k in ("id", "generation", "parent", "mutator", "mutation",
-                                        "source", "sha256", "config", "status", "median_us",
-                                        "noise", "interval", "error", "speedup_vs_baseline")}
-                for c in self.cands.values()]
+        keys = ("id", "generation", "parent", "mutator", "mutation", "source", "sha256",
+                "config", "status", "median_us", "noise", "interval", "error",
+                "speedup_vs_baseline") + FIGURES
+        hist = [{k: c.get(k) for k in keys} for c in self.cands.values()]
         return {
             "schema": TASK_SCHEMA, "trial": trial, "generation": gen, "rng_seed": rng_seed,
             "output": tmp,
             "parent": {k: p.get(k) for k in ("id", "source", "sha256", "config", "status",
                                               "median_us", "noise", "interval", "error",
-                                              "speedup_vs_baseline", "mutation")},
+                                              "speedup_vs_baseline", "mutation") + FIGURES},
             "context": {
                 "kernel": "FlashAttention forward, fp16 in/out, fp32 accumulation, "
                           "mma.sync.m16n8k16 tensor cores (kernels/mma/flash_fwd.cuh)",
@@ -403,10 +408,11 @@ class Run:
             if c["status"] != "ok":
                 out.append("%s (%s) gave %s" % (c["mutation"], c["id"], c["status"]))
             elif par["status"] == "ok" and par["median_us"]:
-                out.append("%s (%s) changed the time by %+.1f %% (%.3f -> %.3f us)"
+                spills = " (%d bytes of spills)" % c["spill_bytes"] if c.get("spill_bytes") else ""
+                out.append("%s (%s) changed the time by %+.1f %% (%.3f -> %.3f us)%s"
                            % (c["mutation"], c["id"],
                               100 * (c["median_us"] / par["median_us"] - 1), par["median_us"],
-                              c["median_us"]))
+                              c["median_us"], spills))
         return out[-20:]
 
     def child(self, trial, gen, pop):

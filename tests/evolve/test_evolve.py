@@ -264,6 +264,8 @@ class Protocol(Base):
             self.assertEqual(task["parent"]["source"], par["source"])
             self.assertEqual(task["parent"]["median_us"], par["median_us"])
             self.assertEqual(task["parent"]["interval"], par["interval"])
+            self.assertEqual(task["parent"]["regs"], 128)  # eval's figures ride along
+            self.assertEqual(task["history"][0]["rel_l2"], 0.0003)
             self.assertEqual(task["context"]["problem"]["text"], "b4.h8.s512.d64.nc")
             self.assertEqual(task["context"]["config"], par["config"])
             self.assertEqual(task["context"]["baseline"]["name"], "sdpa-flash")
