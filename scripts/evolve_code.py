@@ -358,8 +358,10 @@ class Run:
               and isinstance(self.cands[c]["median_us"], (int, float))]
         return sorted(ok, key=lambda c: (self.cands[c]["median_us"], c))
 
-    def next_population(self, kids):
-        everyone = self.rank(list(self.cands))
+    def next_population(self, kids, gen):
+        """Only candidates up to this generation count, so a resumed run
+        (whose journal holds later ones) draws the same parents."""
+        everyone = self.rank([c for c in self.cands if self.cands[c]["generation"] <= gen])
         pop = everyone[:self.a.elites]
         for c in self.rank(kids) + everyone:
             if len(pop) == self.a.population:
@@ -495,7 +497,7 @@ class Run:
                     break
                 trial += 1
                 kids.append(self.child(trial, gen, pop))
-            pop = self.next_population(kids)
+            pop = self.next_population(kids, gen)
         return self.summary(trial, gen)
 
     # ---- the summary ---------------------------------------------------------------------------

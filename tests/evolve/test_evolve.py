@@ -183,29 +183,38 @@ class Loop(Base):
         full = self.summary(self.loop("full", "--trials", "15"))
         os.remove(self.log)
         os.remove(self.store)
-        # the 9th eval (trial 4) stores its record, then the loop is killed
-        # before it journals it
-        env = {"FAKE_KILL_AFTER": "9", "FAKE_COUNTER": os.path.join(self.t, "n")}
+        # the 19th eval (trial 14, generation 3 of 5 children) stores its
+        # record, then the loop is killed before it journals it; on resume the
+        # population of generation 3 must not count t11..t13
+        env = {"FAKE_KILL_AFTER": "19", "FAKE_COUNTER": os.path.join(self.t, "n")}
         p = self.loop("run", "--trials", "15", env=env)
         self.assertNotEqual(p.returncode, 0)
         out = os.path.join(self.t, "run")
-        self.assertEqual(len(cands(out)), 8)
+        self.assertEqual(len(cands(out)), 18)
         self.assertEqual(journal(out)[-1]["event"], "pending")
-        self.assertTrue(os.path.exists(os.path.join(out, "src", "t4.cuh")))
-        t4_task = os.stat(os.path.join(out, "tasks", "t4.json")).st_mtime_ns
+        self.assertTrue(os.path.exists(os.path.join(out, "src", "t14.cuh")))
+        t14_task = os.stat(os.path.join(out, "tasks", "t14.json")).st_mtime_ns
         s = self.summary(self.loop("run", "--trials", "15"))
         shas = [l[1] + l[0] for l in self.evals()]
         self.assertEqual(len(shas), len(set(shas)))  # nothing measured twice
         self.assertEqual(len(shas), 5 + 15)
-        t4 = next(r for r in cands(out) if r["id"] == "t4")
-        self.assertTrue(t4["from_store"])  # read back from the store, not re-measured
-        # the mutator was not asked for t4 again (its task file is the old one)
-        self.assertEqual(os.stat(os.path.join(out, "tasks", "t4.json")).st_mtime_ns, t4_task)
+        t14 = next(r for r in cands(out) if r["id"] == "t14")
+        self.assertTrue(t14["from_store"])  # read back from the store, not re-measured
+        # the mutator was not asked for t14 again (its task file is the old one)
+        self.assertEqual(os.stat(os.path.join(out, "tasks", "t14.json")).st_mtime_ns, t14_task)
         # the same candidates as the run that was never interrupted
         key = lambda s: (s["best"]["id"], s["best"]["median_us"], s["trials"])
         self.assertEqual(key(s), key(full))
-        self.assertEqual([r["sha256"] for r in cands(out)],
-                         [r["sha256"] for r in cands(os.path.join(self.t, "full"))])
+        fields = lambda rows: [(r["id"], r["parent"], r["sha256"]) for r in rows]
+        self.assertEqual(fields(cands(out)), fields(cands(os.path.join(self.t, "full"))))
+        # and a second resume of the finished run changes nothing
+        before = journal(out)
+        self.summary(self.loop("run", "--trials", "15"))
+        self.assertEqual(journal(out), before)
+        # more --trials extend it as a longer run would have gone
+        self.summary(self.loop("run", "--trials", "20"))
+        self.summary(self.loop("full20", "--trials", "20"))
+        self.assertEqual(fields(cands(out)), fields(cands(os.path.join(self.t, "full20"))))
 
     def test_intervals_from_the_store_and_baseline_from_eval(self):
         """eval --json without ci fields: the interval comes from the stored
@@ -236,6 +245,22 @@ class Loop(Base):
         self.assertEqual(s["best"]["interval"], "no interval")
         self.assertEqual(s["vs_top1"]["interval"], "no interval")
         self.assertIn("(no interval)", p.stdout)
+
+    def test_population_counts_no_later_generation(self):
+        """A resumed run's journal holds later candidates; the population
+        after generation g must be what it was when g ended."""
+        import importlib.util
+        import types
+        spec = importlib.util.spec_from_file_location("evolve_code", LOOP)
+        ec = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(ec)
+        a = types.SimpleNamespace(population=2, elites=1, out=self.t, store=None, seeds=self.seeds)
+        run = ec.Run(a, seeds_doc())
+        for cid, gen, us in (("g0-0", 0, 10.0), ("g0-1", 0, 11.0), ("t1", 1, 10.5),
+                             ("t2", 1, 12.0), ("t3", 2, 9.0)):
+            run.cands[cid] = {"id": cid, "generation": gen, "status": "ok", "median_us": us}
+        self.assertEqual(run.next_population(["t1", "t2"], 1), ["g0-0", "t1"])
+        self.assertEqual(run.next_population(["t3"], 2), ["t3", "g0-0"])
 
     def test_a_run_with_other_options_in_the_folder_is_refused(self):
         self.summary(self.loop("run", "--trials", "2"))
