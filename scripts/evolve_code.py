@@ -177,7 +177,8 @@ class Run:
         return {"event": "run", "seeds_sha256": sha256(open(self.a.seeds, encoding="utf-8").read()),
                 "problem": self.problem, "mode": self.mode, "seed": self.a.seed,
                 "population": self.a.population, "elites": self.a.elites,
-                "mutator": self.a.mutator}
+                "mutator": "rules.py (default)" if self.a.mutator == DEFAULT_MUTATOR
+                else self.a.mutator}
 
     def open_journal(self):
         """Reads DIR/lineage.jsonl (a resume) or starts it. A run with
