@@ -176,7 +176,7 @@ check: format-check includes unit cli
 	$(MAKE) BUILD=$(BUILD) fuzz
 
 test: deps-test
-	$(MAKE) BUILD=build/ci SPACES=spaces/ci.json check tuners test-slurm
+	$(MAKE) BUILD=build/ci SPACES=spaces/ci.json check tuners test-slurm evolve
 	@echo "test: done; the binary tested is build/ci/fasweep (the CI space's instances only; make builds build/fasweep)"
 
 # The tuner exports read by Kernel Tuner 1.5.0 itself (simulation mode, no
@@ -185,6 +185,12 @@ test: deps-test
 tuners: $(BUILD)/fasweep
 	@bash tests/tuners/run.sh $(abspath $(BUILD)/fasweep) || { rc=$$?; \
 	  if [ $$rc -eq 77 ]; then echo "tuners: SKIPPED (reason above)"; else exit $$rc; fi; }
+
+# scripts/evolve_code.py and its mutators against a stand-in fasweep (no
+# GPU, no build; stdlib Python 3.11). Exit 77 (no Python 3.11) is a skip.
+evolve:
+	@bash tests/evolve/run.sh || { rc=$$?; \
+	  if [ $$rc -eq 77 ]; then echo "evolve: SKIPPED (reason above)"; else exit $$rc; fi; }
 
 # `fasweep plan --shard` as Slurm job arrays and an srun under a real
 # one-node Slurm that tests/slurm/run.sh starts and stops (it installs
