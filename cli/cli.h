@@ -83,12 +83,56 @@ extern const cli_command cmd_topk, cmd_export, cmd_import, cmd_merge, cmd_show, 
 /* The command being run (main.c sets it), for its messages. */
 extern const cli_command *cli_current;
 
+/* One row of a table, one line each: a flag, an option with a value
+ * (CLI_STR, CLI_PATH, CLI_PROBLEM, CLI_MODE) and an integer in [lo, hi];
+ * name_ may be NULL and letter_ 0 (cli_opt). */
+#define CLI_OPT_FLAG(name_, type, field, help_)                                                    \
+    {                                                                                              \
+        .name = (name_), .kind = CLI_FLAG, .at = CLI_AT(type, field), .help = (help_)              \
+    }
+#define CLI_OPT_VAL(name_, kind_, type, field, value_, help_)                                      \
+    {                                                                                              \
+        .name = (name_), .kind = (kind_), .at = CLI_AT(type, field), .value = (value_),            \
+        .help = (help_)                                                                            \
+    }
+#define CLI_OPT_INT(name_, letter_, type, field, lo_, hi_, value_, help_)                          \
+    {                                                                                              \
+        .name = (name_), .letter = (letter_), .kind = CLI_INT, .at = CLI_AT(type, field),          \
+        .lo = (lo_), .hi = (hi_), .value = (value_), .help = (help_)                               \
+    }
+
 /* The store option every store command has (field `store` of its args). */
 #define CLI_OPT_STORE(type)                                                                        \
     {                                                                                              \
         .name = "store", .kind = CLI_PATH, .at = CLI_AT(type, store), .value = "PATH",             \
         .help = "the results store (default $FASWEEP_STORE, else ./" CLI_DEFAULT_STORE ")"         \
     }
+
+/* The problem and mode options' help where they name one record's key. */
+#define CLI_HELP_PROBLEM "B,H,S,D (e.g. 4,8,512,64) or b4.h8.s512.d64.nc"
+#define CLI_HELP_MODE "hot (default), cold or batch"
+
+/* The filter of the commands that read a store group by group (topk,
+ * export, report): --gpu NAME, --problem P and --mode M into the fields
+ * gpu, problem and mode of its args; every help begins with lead ("" or
+ * the formats they apply to), mode_help says what no --mode means. */
+#define CLI_OPT_FILTER(type, lead, mode_help)                                                      \
+    CLI_OPT_VAL("gpu", CLI_STR, type, gpu, "NAME",                                                 \
+                lead "only this GPU model, exactly as stored (e.g. \"NVIDIA L4\")"),               \
+        CLI_OPT_VAL("problem", CLI_PROBLEM, type, problem, "P",                                    \
+                    lead "only this problem: " CLI_HELP_PROBLEM),                                  \
+        CLI_OPT_VAL("mode", CLI_MODE, type, mode, "M", lead mode_help)
+
+/* -o, --output FILE into the field file (export, report). */
+#define CLI_OPT_OUTPUT(type, help_)                                                                \
+    {                                                                                              \
+        .name = "output", .letter = 'o', .kind = CLI_PATH, .at = CLI_AT(type, file),               \
+        .value = "FILE", .help = (help_)                                                           \
+    }
+
+/* --device N, a CUDA ordinal (grid, eval). */
+#define CLI_OPT_CUDA_DEVICE(type, field)                                                           \
+    CLI_OPT_INT("device", 0, type, field, 0, 1024, "N", "the CUDA device ordinal (default 0)")
 
 /* --device in the commands that filter a store by GPU model (topk, show,
  * export, report): --device is a CUDA ordinal everywhere (grid, eval), so

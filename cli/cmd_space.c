@@ -182,25 +182,12 @@ typedef struct plan_args {
     "(SLURM_PROCID/SLURM_NTASKS) choose the part"
 
 static const cli_opt plan_opts[] = {
-    {.name = "space",
-     .kind = CLI_PATH,
-     .at = CLI_AT(plan_args, path),
-     .value = "FILE",
-     .help = "the space (JSON) to plan"},
-    {.name = "all",
-     .kind = CLI_FLAG,
-     .at = CLI_AT(plan_args, all),
-     .help = "also list points that are valid but not compiled into this binary\n"
-             "(by default they are only counted)"},
-    {.name = "json",
-     .kind = CLI_FLAG,
-     .at = CLI_AT(plan_args, json),
-     .help = "one JSON document: every point, and the counts"},
-    {.name = "shard",
-     .kind = CLI_STR,
-     .at = CLI_AT(plan_args, shard),
-     .value = "I/N",
-     .help = SHARD_HELP},
+    CLI_OPT_VAL("space", CLI_PATH, plan_args, path, "FILE", "the space (JSON) to plan"),
+    CLI_OPT_FLAG("all", plan_args, all,
+                 "also list points that are valid but not compiled into this binary\n"
+                 "(by default they are only counted)"),
+    CLI_OPT_FLAG("json", plan_args, json, "one JSON document: every point, and the counts"),
+    CLI_OPT_VAL("shard", CLI_STR, plan_args, shard, "I/N", SHARD_HELP),
     {0}};
 
 /* The parse plan and grid share: their options, no stray arguments, and
@@ -354,47 +341,21 @@ typedef struct grid_args {
 } grid_args;
 
 static const cli_opt grid_opts[] = {
-    {.name = "space",
-     .kind = CLI_PATH,
-     .at = CLI_AT(grid_args, path),
-     .value = "FILE",
-     .help = "the space (JSON) to sweep"},
+    CLI_OPT_VAL("space", CLI_PATH, grid_args, path, "FILE", "the space (JSON) to sweep"),
     CLI_OPT_STORE(grid_args),
-    {.name = "dry-run",
-     .kind = CLI_FLAG,
-     .at = CLI_AT(grid_args, dry),
-     .help = "print the plan (as `fasweep plan`) and stop; needs no GPU"},
-    {.name = "remeasure",
-     .kind = CLI_FLAG,
-     .at = CLI_AT(grid_args, o.remeasure),
-     .help = "measure points the store already has again"},
-    {.name = "refine",
-     .kind = CLI_INT,
-     .at = CLI_AT(grid_args, o.refine_k),
-     .lo = 0,
-     .hi = 1000000,
-     .value = "K",
-     .help = "afterwards re-measure the K best per problem and mode, head to head"},
-    {.name = "device",
-     .kind = CLI_INT,
-     .at = CLI_AT(grid_args, o.device),
-     .lo = 0,
-     .hi = 1024,
-     .value = "N",
-     .help = "the CUDA device ordinal (default 0)"},
-    {.name = "devices",
-     .kind = CLI_STR,
-     .at = CLI_AT(grid_args, devices),
-     .value = "L",
-     .help = "several GPUs of this host: all, or ordinals like 0,2; one worker\n"
-             "process per GPU, tasks go to whichever is free, one store writer;\n"
-             "the GPUs must be one model (results are keyed by it)"},
-    {.name = "shard",
-     .kind = CLI_STR,
-     .at = CLI_AT(grid_args, shard),
-     .value = "I/N",
-     .help = "measure only part I of N of the grid (as plan --shard);\n"
-             "under a Slurm job array or srun the part comes from Slurm"},
+    CLI_OPT_FLAG("dry-run", grid_args, dry,
+                 "print the plan (as `fasweep plan`) and stop; needs no GPU"),
+    CLI_OPT_FLAG("remeasure", grid_args, o.remeasure, "measure points the store already has again"),
+    CLI_OPT_INT("refine", 0, grid_args, o.refine_k, 0, 1000000, "K",
+                "afterwards re-measure the K best per problem and mode, head to head"),
+    CLI_OPT_CUDA_DEVICE(grid_args, o.device),
+    CLI_OPT_VAL("devices", CLI_STR, grid_args, devices, "L",
+                "several GPUs of this host: all, or ordinals like 0,2; one worker\n"
+                "process per GPU, tasks go to whichever is free, one store writer;\n"
+                "the GPUs must be one model (results are keyed by it)"),
+    CLI_OPT_VAL("shard", CLI_STR, grid_args, shard, "I/N",
+                "measure only part I of N of the grid (as plan --shard);\n"
+                "under a Slurm job array or srun the part comes from Slurm"),
     {0}};
 
 static int grid_main(int argc, char **argv)
@@ -505,9 +466,8 @@ typedef struct list_args {
     int json;
 } list_args;
 
-static const cli_opt list_opts[] = {
-    {.name = "json", .kind = CLI_FLAG, .at = CLI_AT(list_args, json), .help = "one JSON document"},
-    {0}};
+static const cli_opt list_opts[] = {CLI_OPT_FLAG("json", list_args, json, "one JSON document"),
+                                    {0}};
 
 static int list_main(int argc, char **argv)
 {

@@ -15,10 +15,8 @@ typedef struct help_args {
 } help_args;
 
 static const cli_opt help_opts[] = {
-    {.name = "markdown",
-     .kind = CLI_FLAG,
-     .at = CLI_AT(help_args, markdown),
-     .help = "print the command reference of docs/cli.md (Markdown)"},
+    CLI_OPT_FLAG("markdown", help_args, markdown,
+                 "print the command reference of docs/cli.md (Markdown)"),
     {0}};
 
 /* Hidden (no summary): `fasweep help [COMMAND]` is --help spelt otherwise,

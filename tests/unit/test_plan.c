@@ -17,6 +17,7 @@
 #include "kernels/mma/mma.h"
 #include "grid/plan.h"
 #include "grid/space.h"
+#include "tests/unit/testutil.h"
 
 static fa_config cfg(int d, int m, int n, int w, int s, int z)
 {
@@ -425,15 +426,9 @@ static void test_edge_spaces(void **state)
     plan_free(NULL);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_smem_bytes),       cmocka_unit_test(test_rules),
-        cmocka_unit_test(test_rule_order),       cmocka_unit_test(test_reason_text),
-        cmocka_unit_test(test_reason_codes),     cmocka_unit_test(test_order),
-        cmocka_unit_test(test_family),           cmocka_unit_test(test_l4_counts),
+TU_MAIN(cmocka_unit_test(test_smem_bytes), cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_rule_order), cmocka_unit_test(test_reason_text),
+        cmocka_unit_test(test_reason_codes), cmocka_unit_test(test_order),
+        cmocka_unit_test(test_family), cmocka_unit_test(test_l4_counts),
         cmocka_unit_test(test_head_dim_in_grid), cmocka_unit_test(test_compiled),
-        cmocka_unit_test(test_edge_spaces),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_edge_spaces))

@@ -865,17 +865,11 @@ static void test_axis_names(void **state)
     assert_string_equal(space_axis_name(SPACE_AXIS_COUNT), "?");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_text_level),   cmocka_unit_test(test_syntax_errors),
-        cmocka_unit_test(test_top_level),    cmocka_unit_test(test_family),
-        cmocka_unit_test(test_target),       cmocka_unit_test(test_problems),
-        cmocka_unit_test(test_axes),         cmocka_unit_test(test_measure_and_tolerance),
-        cmocka_unit_test(test_defaults),     cmocka_unit_test(test_fnv_vectors),
-        cmocka_unit_test(test_err_buffer),   cmocka_unit_test(test_load),
-        cmocka_unit_test(test_real_spaces),  cmocka_unit_test(test_problem_text),
-        cmocka_unit_test(test_problem_cost), cmocka_unit_test(test_axis_names),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_text_level), cmocka_unit_test(test_syntax_errors),
+        cmocka_unit_test(test_top_level), cmocka_unit_test(test_family),
+        cmocka_unit_test(test_target), cmocka_unit_test(test_problems), cmocka_unit_test(test_axes),
+        cmocka_unit_test(test_measure_and_tolerance), cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_fnv_vectors), cmocka_unit_test(test_err_buffer),
+        cmocka_unit_test(test_load), cmocka_unit_test(test_real_spaces),
+        cmocka_unit_test(test_problem_text), cmocka_unit_test(test_problem_cost),
+        cmocka_unit_test(test_axis_names))

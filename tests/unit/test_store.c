@@ -574,15 +574,8 @@ static void test_damaged_value(void **state)
     store_close(s);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_strerror),     STORE_TEST(test_put_get),
-        STORE_TEST(test_put_invalid),        STORE_TEST(test_resume_replace),
-        STORE_TEST(test_scan_prefix),        STORE_TEST(test_schema_meta),
-        STORE_TEST(test_open_errors),        STORE_TEST(test_map_growth),
+TU_MAIN(cmocka_unit_test(test_strerror), STORE_TEST(test_put_get), STORE_TEST(test_put_invalid),
+        STORE_TEST(test_resume_replace), STORE_TEST(test_scan_prefix), STORE_TEST(test_schema_meta),
+        STORE_TEST(test_open_errors), STORE_TEST(test_map_growth),
         STORE_TEST(test_concurrent_writers), STORE_TEST(test_concurrent_writers_tiny_map),
-        STORE_TEST(test_damaged_value),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        STORE_TEST(test_damaged_value))
