@@ -74,6 +74,13 @@ typedef struct cli_command {
     int (*fn)(int argc, char **argv);
 } cli_command;
 
+/* Defines the command `fasweep NAME` as cmd_NAME, run by NAME_main with
+ * the table NAME_opts (the names every command file uses); the rest
+ * (.summary, .usage, .about, .exit) follows as designated initializers. */
+#define CLI_COMMAND(NAME, ...)                                                                     \
+    const cli_command cmd_##NAME = {                                                               \
+        .name = #NAME, .opts = NAME##_opts, .fn = NAME##_main, __VA_ARGS__}
+
 /* cmd_space.c: plan, grid, list, version. cmd_eval.c: eval. cmd_store.c:
  * topk, import, merge, show. cmd_export.c: export. cmd_report.c: report.
  * main.c: help. */
@@ -151,8 +158,9 @@ extern const cli_command *cli_current;
  * exit status to return now (help printed: 0; usage error: 2). */
 int cli_parse(int argc, char **argv, void *args, int *first);
 
-/* Positional arguments: exactly none. Returns 0, or a usage error. */
-int cli_no_args(int argc, char **argv, int first);
+/* cli_parse for a command that takes no positional argument: one is a
+ * usage error. Returns -1 to go on, else the exit status to return now. */
+int cli_parse_no_args(int argc, char **argv, void *args);
 
 /* ---- help texts ---------------------------------------------------------------------------- */
 

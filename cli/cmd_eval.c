@@ -343,9 +343,8 @@ static const cli_opt eval_opts[] = {
 static int eval_main(int argc, char **argv)
 {
     eval_args a = {.mode = "hot"};
-    int first;
-    int rc = cli_parse(argc, argv, &a, &first);
-    if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
+    int rc = cli_parse_no_args(argc, argv, &a);
+    if (rc >= 0)
         return rc;
     if (!a.problem.set)
         return cli_usage_error("--problem P is required");
@@ -358,9 +357,8 @@ static int eval_main(int argc, char **argv)
     return eval_run(&a, &s, &t);
 }
 
-const cli_command cmd_eval = {
-    .name = "eval",
-    .summary = "check and time one point (or a head-to-head of a few), into the store",
+CLI_COMMAND(
+    eval, .summary = "check and time one point (or a head-to-head of a few), into the store",
     .usage = "--problem P --config C[,C...] [OPTIONS]",
     .about =
         "Checks and times one point exactly as `grid` does (the same worker, gate, timing and\n"
@@ -369,9 +367,6 @@ const cli_command cmd_eval = {
         "to head (interleaved rounds, as the refine pass does). Prints per config its status,\n"
         "median, noise, and its speedup over the stored best of its group (other configs or\n"
         "builds) and over the fastest stored baseline; --json: one line of JSON per config.\n",
-    .opts = eval_opts,
     .exit = "0 ok, 1 wrong, crashed, timeout, compile_error or no GPU, 2 bad arguments\n"
             "(an unknown config text, a config not in this binary, a problem the kernel cannot\n"
-            "run, a --kernel file that is missing or not a kernel).",
-    .fn = eval_main,
-};
+            "run, a --kernel file that is missing or not a kernel).");

@@ -227,9 +227,8 @@ static const cli_opt export_opts[] = {
 static int export_main(int argc, char **argv)
 {
     export_args a = {.format = "jsonl"};
-    int first;
-    int rc = cli_parse(argc, argv, &a, &first);
-    if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
+    int rc = cli_parse_no_args(argc, argv, &a);
+    if (rc >= 0)
         return rc;
     tuner_format tf;
     if (strcmp(a.format, "csv") == 0)
@@ -241,8 +240,8 @@ static int export_main(int argc, char **argv)
     return cli_usage_error("--format wants jsonl, csv, kernel-tuner or t4, got '%s'", a.format);
 }
 
-const cli_command cmd_export = {
-    .name = "export",
+CLI_COMMAND(
+    export,
     .summary = "write stored records as CSV or JSON lines, or a group for Kernel Tuner / T4",
     .usage = "[--format jsonl|csv] [OPTIONS]\n--format kernel-tuner|t4 --space FILE [OPTIONS]",
     .about =
@@ -256,8 +255,5 @@ const cli_command cmd_export = {
         "and timeout RuntimeFailedConfig (docs/tuners.md). One group per file: narrow the\n"
         "filter to one, or write one file per group into --dir DIR\n"
         "(DEVICE_PROBLEM_MODE.kt.json / .t4.json, paths on stderr).\n",
-    .opts = export_opts,
     .exit = "0 ok, 1 missing store, no matching group, unmeasured points or write\n"
-            "error, 2 bad option or space file, or several groups for one file.",
-    .fn = export_main,
-};
+            "error, 2 bad option or space file, or several groups for one file.");

@@ -100,16 +100,12 @@ static const cli_opt report_opts[] = {
 static int report_main(int argc, char **argv)
 {
     report_args a = {.file = "report.html", .k = 8};
-    int first;
-    int rc = cli_parse(argc, argv, &a, &first);
-    if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
-        return rc;
-    return report_run(&a);
+    const int rc = cli_parse_no_args(argc, argv, &a);
+    return rc >= 0 ? rc : report_run(&a);
 }
 
-const cli_command cmd_report = {
-    .name = "report",
-    .summary = "write an HTML page: heatmaps, Top-K, baselines, clocks per group",
+CLI_COMMAND(
+    report, .summary = "write an HTML page: heatmaps, Top-K, baselines, clocks per group",
     .usage = "[OPTIONS]",
     .about =
         "Writes one self-contained HTML page (inline SVG and CSS, no script, nothing from the\n"
@@ -117,8 +113,5 @@ const cli_command cmd_report = {
         "median over BLOCK_M x BLOCK_N per (NUM_WARPS, STAGES, SWIZZLE) panel coloured against\n"
         "the group's best (rejected points by reason, failed ones by status, a hover title per\n"
         "cell), the Top-K as bars with noise whiskers, ties and baselines, and the clock state.\n",
-    .opts = report_opts,
     .exit = "0 written, 1 missing or empty store, no match or write error, 2 bad\n"
-            "option or space file.",
-    .fn = report_main,
-};
+            "option or space file.");

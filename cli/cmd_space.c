@@ -195,9 +195,8 @@ static const cli_opt plan_opts[] = {
  * exit status (help printed, or a usage error). */
 static int space_cmd_parse(int argc, char **argv, void *args, const char *const *path)
 {
-    int first;
-    int rc = cli_parse(argc, argv, args, &first);
-    if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
+    int rc = cli_parse_no_args(argc, argv, args);
+    if (rc >= 0)
         return rc;
     if (!*path)
         return cli_usage_error("--space FILE is required");
@@ -219,17 +218,13 @@ static int plan_main(int argc, char **argv)
     return rc;
 }
 
-const cli_command cmd_plan = {
-    .name = "plan",
-    .summary = "show the grid of a space: accepted points, rejected ones with reasons",
+CLI_COMMAND(
+    plan, .summary = "show the grid of a space: accepted points, rejected ones with reasons",
     .usage = "--space FILE [OPTIONS]",
     .about = "Enumerates the grid of a space file and checks each point against the static rules\n"
              "(head_dim, warp_rows, chunks, smem) and this binary's compiled instances\n"
              "(not_compiled). Needs no GPU.\n",
-    .opts = plan_opts,
-    .exit = "0 ok, 2 bad space file or option.",
-    .fn = plan_main,
-};
+    .exit = "0 ok, 2 bad space file or option.");
 
 /* ---- grid ----------------------------------------------------------------------------------- */
 
@@ -376,19 +371,15 @@ static int grid_main(int argc, char **argv)
     return rc;
 }
 
-const cli_command cmd_grid = {
-    .name = "grid",
-    .summary = "check and time every accepted point on the GPU, into the store",
+CLI_COMMAND(
+    grid, .summary = "check and time every accepted point on the GPU, into the store",
     .usage = "--space FILE [OPTIONS]",
     .about = "Checks every accepted point of the space against the reference and times it on the\n"
              "GPU, for each measurement mode of the space; every result is committed to the store\n"
              "as soon as it exists. Points already in the store are skipped (resume).\n"
              "Ctrl-C stops after the current config; a second Ctrl-C aborts at once.\n",
-    .opts = grid_opts,
     .exit = "0 swept to the end (even if some configs failed), 1 no GPU, interrupted\n"
-            "or store failure, 2 bad space file or option.",
-    .fn = grid_main,
-};
+            "or store failure, 2 bad space file or option.");
 
 /* ---- list ----------------------------------------------------------------------------------- */
 
@@ -472,9 +463,8 @@ static const cli_opt list_opts[] = {CLI_OPT_FLAG("json", list_args, json, "one J
 static int list_main(int argc, char **argv)
 {
     list_args a = {0};
-    int first;
-    int rc = cli_parse(argc, argv, &a, &first);
-    if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
+    int rc = cli_parse_no_args(argc, argv, &a);
+    if (rc >= 0)
         return rc;
     if (a.json)
         return list_json();
@@ -482,16 +472,11 @@ static int list_main(int argc, char **argv)
     return CLI_OK;
 }
 
-const cli_command cmd_list = {
-    .name = "list",
-    .summary = "the kernel instances compiled into this binary",
-    .usage = "[OPTIONS]",
+CLI_COMMAND(
+    list, .summary = "the kernel instances compiled into this binary", .usage = "[OPTIONS]",
     .about = "The kernel instances compiled into this binary (config, shared memory per block),\n"
              "its build id and the GPU architectures it holds code for. Needs no GPU.\n",
-    .opts = list_opts,
-    .exit = "0 ok, 2 bad option.",
-    .fn = list_main,
-};
+    .exit = "0 ok, 2 bad option.");
 
 /* ---- version and help ----------------------------------------------------------------------- */
 
@@ -510,13 +495,7 @@ static int version_main(int argc, char **argv)
     return CLI_OK;
 }
 
-const cli_command cmd_version = {
-    .name = "version",
-    .summary = "print the version and build id",
-    .usage = "(or fasweep --version)",
-    .about = "Prints the fasweep version, the build id of the compiled kernels and their\n"
-             "architectures.\n",
-    .opts = version_opts,
-    .exit = "0 ok, 2 an argument was given.",
-    .fn = version_main,
-};
+CLI_COMMAND(version, .summary = "print the version and build id", .usage = "(or fasweep --version)",
+            .about = "Prints the fasweep version, the build id of the compiled kernels and their\n"
+                     "architectures.\n",
+            .exit = "0 ok, 2 an argument was given.");

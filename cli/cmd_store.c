@@ -108,26 +108,19 @@ static const cli_opt topk_opts[] = {
 static int topk_main(int argc, char **argv)
 {
     topk_args a = {.k = DEFAULT_K, .seeds_dir = DEFAULT_SEEDS_DIR};
-    int first;
-    int rc = cli_parse(argc, argv, &a, &first);
-    if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
-        return rc;
-    return topk_run(&a);
+    const int rc = cli_parse_no_args(argc, argv, &a);
+    return rc >= 0 ? rc : topk_run(&a);
 }
 
-const cli_command cmd_topk = {
-    .name = "topk",
-    .summary = "rank stored results per (GPU, problem, mode); write seed files",
+CLI_COMMAND(
+    topk, .summary = "rank stored results per (GPU, problem, mode); write seed files",
     .usage = "[OPTIONS]",
     .about = "Ranks the stored \"ok\" kernel results of each (GPU, problem, mode) by median time\n"
              "(ties: lower noise, then config text), prints the K best of each with their speedup\n"
              "over the fastest stored baseline, and writes one seeds file per group\n"
              "(DIR/DEVICE_PROBLEM_MODE.json, format in seeds/README.md; paths on stderr).\n",
-    .opts = topk_opts,
     .exit = "0 ok, 1 missing or empty store, no match, only failed results or a seeds\n"
-            "write error, 2 bad option.",
-    .fn = topk_main,
-};
+            "write error, 2 bad option.");
 
 /* ---- import --------------------------------------------------------------------------------- */
 
@@ -190,7 +183,8 @@ typedef struct store_args {
     const char *store;
 } store_args;
 
-static const cli_opt store_only_opts[] = {CLI_OPT_STORE(store_args), {0}};
+static const cli_opt import_opts[] = {CLI_OPT_STORE(store_args), {0}};
+static const cli_opt merge_opts[] = {CLI_OPT_STORE(store_args), {0}};
 
 static int import_main(int argc, char **argv)
 {
@@ -206,17 +200,13 @@ static int import_main(int argc, char **argv)
     return import_run(cli_store_path(a.store), argv[first]);
 }
 
-const cli_command cmd_import = {
-    .name = "import",
-    .summary = "add JSON-lines records to the store (all or nothing)",
+CLI_COMMAND(
+    import, .summary = "add JSON-lines records to the store (all or nothing)",
     .usage = "FILE.jsonl [OPTIONS]",
     .about = "Adds the records of a JSON-lines file (as `fasweep export --format jsonl` writes;\n"
              "FILE - reads stdin) to the store in one transaction: all of them or, when any line\n"
              "is bad, none. A record replaces a stored one of the same key.\n",
-    .opts = store_only_opts,
-    .exit = "0 ok, 1 store failure, 2 unreadable file, bad line (named) or option.",
-    .fn = import_main,
-};
+    .exit = "0 ok, 1 store failure, 2 unreadable file, bad line (named) or option.");
 
 /* ---- merge ---------------------------------------------------------------------------------- */
 
@@ -263,19 +253,14 @@ static int merge_main(int argc, char **argv)
     return merge_run(cli_store_path(a.store), argv + first, argc - first);
 }
 
-const cli_command cmd_merge = {
-    .name = "merge",
-    .summary = "merge other stores into the store",
-    .usage = "SRC.lmdb... [OPTIONS]",
-    .about = "Merges other stores (e.g. from other machines) into the store (--store: the\n"
-             "destination), each source in one transaction. On a key clash the better record\n"
-             "wins: \"ok\" beats any failure; of two \"ok\" records the lower noise, then more\n"
-             "samples, then the newer. Prints per source how many records were added, replaced\n"
-             "and kept.\n",
-    .opts = store_only_opts,
-    .exit = "0 ok, 1 a source could not be read or merged, 2 bad option.",
-    .fn = merge_main,
-};
+CLI_COMMAND(merge, .summary = "merge other stores into the store", .usage = "SRC.lmdb... [OPTIONS]",
+            .about =
+                "Merges other stores (e.g. from other machines) into the store (--store: the\n"
+                "destination), each source in one transaction. On a key clash the better record\n"
+                "wins: \"ok\" beats any failure; of two \"ok\" records the lower noise, then more\n"
+                "samples, then the newer. Prints per source how many records were added, replaced\n"
+                "and kept.\n",
+            .exit = "0 ok, 1 a source could not be read or merged, 2 bad option.");
 
 /* ---- show ----------------------------------------------------------------------------------- */
 
@@ -415,15 +400,11 @@ static int show_main(int argc, char **argv)
     return show_run(&a);
 }
 
-const cli_command cmd_show = {
-    .name = "show",
-    .summary = "print one stored record as JSON",
+CLI_COMMAND(
+    show, .summary = "print one stored record as JSON",
     .usage = "KEY [OPTIONS]\n--gpu NAME --problem P --config C [OPTIONS]",
     .about =
         "Prints one stored record as JSON. KEY is DEVICE|PROBLEM|BUILD|CONFIG|MODE (quote it).\n"
         "Without --build, the record of this binary's build is shown if there is one, else\n"
         "the newest of any build.\n",
-    .opts = show_opts,
-    .exit = "0 found, 1 not found or missing store, 2 bad option.",
-    .fn = show_main,
-};
+    .exit = "0 found, 1 not found or missing store, 2 bad option.");

@@ -21,15 +21,11 @@ static const cli_opt help_opts[] = {
 
 /* Hidden (no summary): `fasweep help [COMMAND]` is --help spelt otherwise,
  * and --markdown is for docs/cli.md alone. */
-static const cli_command cmd_help = {
-    .name = "help",
-    .usage = "[COMMAND]\n--markdown",
+static CLI_COMMAND(
+    help, .usage = "[COMMAND]\n--markdown",
     .about = "Prints the help of COMMAND, or the list of commands; --markdown prints the\n"
              "command reference that docs/cli.md holds.\n",
-    .opts = help_opts,
-    .exit = "0 ok, 2 unknown command or option.",
-    .fn = help_main,
-};
+    .exit = "0 ok, 2 unknown command or option.");
 
 /* In the order `fasweep --help` and docs/cli.md list them. */
 static const cli_command *const commands[] = {
