@@ -74,6 +74,28 @@ typedef struct cli_command {
     int (*fn)(int argc, char **argv);
 } cli_command;
 
+/* Defines NAME_main, the fn of a command: its args (type) start as the
+ * designated initializers that follow (0 for none), the command line is
+ * parsed into them, and run(&args, n, pos) gets the n positional arguments
+ * pos; CLI_MAIN_NO_ARGS refuses any positional argument and calls
+ * run(&args). A parse that ends the command (help, usage error) returns its
+ * status; else run's is returned. */
+#define CLI_MAIN(NAME, type, run, ...)                                                             \
+    static int NAME##_main(int argc, char **argv)                                                  \
+    {                                                                                              \
+        type a = {__VA_ARGS__};                                                                    \
+        int first;                                                                                 \
+        const int rc = cli_parse(argc, argv, &a, &first);                                          \
+        return rc >= 0 ? rc : run(&a, argc - first, argv + first);                                 \
+    }
+#define CLI_MAIN_NO_ARGS(NAME, type, run, ...)                                                     \
+    static int NAME##_main(int argc, char **argv)                                                  \
+    {                                                                                              \
+        type a = {__VA_ARGS__};                                                                    \
+        const int rc = cli_parse_no_args(argc, argv, &a);                                          \
+        return rc >= 0 ? rc : run(&a);                                                             \
+    }
+
 /* Defines the command `fasweep NAME` as cmd_NAME, run by NAME_main with
  * the table NAME_opts (the names every command file uses); the rest
  * (.summary, .usage, .about, .exit) follows as designated initializers. */

@@ -320,6 +320,22 @@ static int eval_run(const eval_args *a, const space *s, task *t)
     return rc;
 }
 
+/* The required options checked, the space and the task built, the run.
+ * Returns the exit status. */
+static int eval_command(const eval_args *a)
+{
+    if (!a->problem.set)
+        return cli_usage_error("--problem P is required");
+    if (!a->configs_text)
+        return cli_usage_error("--config C is required");
+    static space s;
+    static task t;
+    int rc;
+    if ((rc = eval_space(a, &s)) || (rc = eval_task(a, &s, &t)))
+        return rc;
+    return eval_run(a, &s, &t);
+}
+
 static const cli_opt eval_opts[] = {
     CLI_OPT_VAL("problem", CLI_PROBLEM, eval_args, problem, "P", CLI_HELP_PROBLEM),
     CLI_OPT_VAL("config", CLI_STR, eval_args, configs_text, "C",
@@ -340,22 +356,7 @@ static const cli_opt eval_opts[] = {
     CLI_OPT_CUDA_DEVICE(eval_args, device),
     {0}};
 
-static int eval_main(int argc, char **argv)
-{
-    eval_args a = {.mode = "hot"};
-    int rc = cli_parse_no_args(argc, argv, &a);
-    if (rc >= 0)
-        return rc;
-    if (!a.problem.set)
-        return cli_usage_error("--problem P is required");
-    if (!a.configs_text)
-        return cli_usage_error("--config C is required");
-    static space s;
-    static task t;
-    if ((rc = eval_space(&a, &s)) || (rc = eval_task(&a, &s, &t)))
-        return rc;
-    return eval_run(&a, &s, &t);
-}
+CLI_MAIN_NO_ARGS(eval, eval_args, eval_command, .mode = "hot")
 
 CLI_COMMAND(
     eval, .summary = "check and time one point (or a head-to-head of a few), into the store",

@@ -202,6 +202,19 @@ static int export_tuner_run(const export_args *a, tuner_format fmt)
     return rc;
 }
 
+/* The export --format names. Returns the exit status. */
+static int export_run(const export_args *a)
+{
+    tuner_format tf;
+    if (strcmp(a->format, "csv") == 0)
+        return export_records_run(a, STORE_IO_CSV);
+    if (strcmp(a->format, "jsonl") == 0)
+        return export_records_run(a, STORE_IO_JSONL);
+    if (tuner_format_parse(a->format, &tf) == 0)
+        return export_tuner_run(a, tf);
+    return cli_usage_error("--format wants jsonl, csv, kernel-tuner or t4, got '%s'", a->format);
+}
+
 /* ---- the command ---------------------------------------------------------------------------- */
 
 static const cli_opt export_opts[] = {
@@ -224,21 +237,7 @@ static const cli_opt export_opts[] = {
     CLI_OPT_DEVICE_REFUSED,
     {0}};
 
-static int export_main(int argc, char **argv)
-{
-    export_args a = {.format = "jsonl"};
-    int rc = cli_parse_no_args(argc, argv, &a);
-    if (rc >= 0)
-        return rc;
-    tuner_format tf;
-    if (strcmp(a.format, "csv") == 0)
-        return export_records_run(&a, STORE_IO_CSV);
-    if (strcmp(a.format, "jsonl") == 0)
-        return export_records_run(&a, STORE_IO_JSONL);
-    if (tuner_format_parse(a.format, &tf) == 0)
-        return export_tuner_run(&a, tf);
-    return cli_usage_error("--format wants jsonl, csv, kernel-tuner or t4, got '%s'", a.format);
-}
+CLI_MAIN_NO_ARGS(export, export_args, export_run, .format = "jsonl")
 
 CLI_COMMAND(
     export,

@@ -97,12 +97,7 @@ static const cli_opt report_opts[] = {
     CLI_OPT_DEVICE_REFUSED,
     {0}};
 
-static int report_main(int argc, char **argv)
-{
-    report_args a = {.file = "report.html", .k = 8};
-    const int rc = cli_parse_no_args(argc, argv, &a);
-    return rc >= 0 ? rc : report_run(&a);
-}
+CLI_MAIN_NO_ARGS(report, report_args, report_run, .file = "report.html", .k = 8)
 
 CLI_COMMAND(
     report, .summary = "write an HTML page: heatmaps, Top-K, baselines, clocks per group",

@@ -51,10 +51,13 @@ static int apply_shard(const space *s, plan *p, const char *shard_opt)
     return 0;
 }
 
-/* The space at path, planned against this build, then cut to this
- * process's shard. Returns 0, or the exit status after printing why. */
+/* The space at path (--space, required), planned against this build, then
+ * cut to this process's shard. Returns 0, or the exit status after
+ * printing why. */
 static int load_sharded_plan(const char *path, const char *shard_opt, space *s, plan *p)
 {
+    if (!path)
+        return cli_usage_error("--space FILE is required");
     const int rc = cli_load_plan(path, s, p);
     return rc ? rc : apply_shard(s, p, shard_opt);
 }
@@ -190,33 +193,19 @@ static const cli_opt plan_opts[] = {
     CLI_OPT_VAL("shard", CLI_STR, plan_args, shard, "I/N", SHARD_HELP),
     {0}};
 
-/* The parse plan and grid share: their options, no stray arguments, and
- * --space given (*path set by the table). Returns -1 to go on, else the
- * exit status (help printed, or a usage error). */
-static int space_cmd_parse(int argc, char **argv, void *args, const char *const *path)
+static int plan_run(const plan_args *a)
 {
-    int rc = cli_parse_no_args(argc, argv, args);
-    if (rc >= 0)
-        return rc;
-    if (!*path)
-        return cli_usage_error("--space FILE is required");
-    return -1;
-}
-
-static int plan_main(int argc, char **argv)
-{
-    plan_args a = {0};
-    int rc = space_cmd_parse(argc, argv, &a, &a.path);
-    if (rc >= 0)
-        return rc;
     space s;
     plan p;
-    if ((rc = load_sharded_plan(a.path, a.shard, &s, &p)))
+    int rc = load_sharded_plan(a->path, a->shard, &s, &p);
+    if (rc)
         return rc;
-    rc = show_plan(&s, &p, a.json, a.all);
+    rc = show_plan(&s, &p, a->json, a->all);
     plan_free(&p);
     return rc;
 }
+
+CLI_MAIN_NO_ARGS(plan, plan_args, plan_run, 0)
 
 CLI_COMMAND(
     plan, .summary = "show the grid of a space: accepted points, rejected ones with reasons",
@@ -353,23 +342,23 @@ static const cli_opt grid_opts[] = {
                 "under a Slurm job array or srun the part comes from Slurm"),
     {0}};
 
-static int grid_main(int argc, char **argv)
+/* --devices is checked once --space is given (a missing --space is the
+ * error to report first). */
+static int grid_cmd(grid_args *a)
 {
-    grid_args a;
-    memset(&a, 0, sizeof a);
-    int rc = space_cmd_parse(argc, argv, &a, &a.path);
-    if (rc >= 0)
-        return rc;
-    if (a.devices && parse_devices(a.devices, !a.dry, &a.o))
+    if (a->path && a->devices && parse_devices(a->devices, !a->dry, &a->o))
         return CLI_USAGE;
     space s;
     plan p;
-    if ((rc = load_sharded_plan(a.path, a.shard, &s, &p)))
+    int rc = load_sharded_plan(a->path, a->shard, &s, &p);
+    if (rc)
         return rc;
-    rc = a.dry ? show_plan(&s, &p, 0, 0) : grid_run(&s, &p, cli_store_path(a.store), &a.o);
+    rc = a->dry ? show_plan(&s, &p, 0, 0) : grid_run(&s, &p, cli_store_path(a->store), &a->o);
     plan_free(&p);
     return rc;
 }
+
+CLI_MAIN_NO_ARGS(grid, grid_args, grid_cmd, 0)
 
 CLI_COMMAND(
     grid, .summary = "check and time every accepted point on the GPU, into the store",
@@ -460,17 +449,15 @@ typedef struct list_args {
 static const cli_opt list_opts[] = {CLI_OPT_FLAG("json", list_args, json, "one JSON document"),
                                     {0}};
 
-static int list_main(int argc, char **argv)
+static int list_run(const list_args *a)
 {
-    list_args a = {0};
-    int rc = cli_parse_no_args(argc, argv, &a);
-    if (rc >= 0)
-        return rc;
-    if (a.json)
+    if (a->json)
         return list_json();
     list_table();
     return CLI_OK;
 }
+
+CLI_MAIN_NO_ARGS(list, list_args, list_run, 0)
 
 CLI_COMMAND(
     list, .summary = "the kernel instances compiled into this binary", .usage = "[OPTIONS]",
@@ -484,12 +471,9 @@ static const cli_opt version_opts[] = {{0}};
 
 static int version_main(int argc, char **argv)
 {
-    int first;
-    const int rc = cli_parse(argc, argv, NULL, &first);
+    const int rc = cli_parse_no_args(argc, argv, NULL);
     if (rc >= 0)
         return rc;
-    if (first < argc)
-        return cli_usage_error("takes no arguments, got '%s'", argv[first]);
     printf("fasweep %s (build %s, archs %s, %d instances)\n", FASWEEP_VERSION, fa_build_id(),
            fa_build_archs(), fa_registry_count());
     return CLI_OK;

@@ -105,12 +105,7 @@ static const cli_opt topk_opts[] = {
     CLI_OPT_DEVICE_REFUSED,
     {0}};
 
-static int topk_main(int argc, char **argv)
-{
-    topk_args a = {.k = DEFAULT_K, .seeds_dir = DEFAULT_SEEDS_DIR};
-    const int rc = cli_parse_no_args(argc, argv, &a);
-    return rc >= 0 ? rc : topk_run(&a);
-}
+CLI_MAIN_NO_ARGS(topk, topk_args, topk_run, .k = DEFAULT_K, .seeds_dir = DEFAULT_SEEDS_DIR)
 
 CLI_COMMAND(
     topk, .summary = "rank stored results per (GPU, problem, mode); write seed files",
@@ -186,19 +181,17 @@ typedef struct store_args {
 static const cli_opt import_opts[] = {CLI_OPT_STORE(store_args), {0}};
 static const cli_opt merge_opts[] = {CLI_OPT_STORE(store_args), {0}};
 
-static int import_main(int argc, char **argv)
+/* FILE.jsonl, exactly one. */
+static int import_args_run(const store_args *a, int n, char **args)
 {
-    store_args a = {0};
-    int first;
-    const int rc = cli_parse(argc, argv, &a, &first);
-    if (rc >= 0)
-        return rc;
-    if (argc - first != 1)
-        return cli_usage_error("wants exactly one FILE.jsonl, got %d", argc - first);
-    if (!*argv[first])
+    if (n != 1)
+        return cli_usage_error("wants exactly one FILE.jsonl, got %d", n);
+    if (!*args[0])
         return cli_usage_error("the FILE.jsonl path is empty");
-    return import_run(cli_store_path(a.store), argv[first]);
+    return import_run(cli_store_path(a->store), args[0]);
 }
+
+CLI_MAIN(import, store_args, import_args_run, 0)
 
 CLI_COMMAND(
     import, .summary = "add JSON-lines records to the store (all or nothing)",
@@ -238,20 +231,18 @@ static int merge_run(const char *path, char **srcs, int n)
     return rc;
 }
 
-static int merge_main(int argc, char **argv)
+/* SRC.lmdb..., at least one. */
+static int merge_args_run(const store_args *a, int n, char **args)
 {
-    store_args a = {0};
-    int first;
-    const int rc = cli_parse(argc, argv, &a, &first);
-    if (rc >= 0)
-        return rc;
-    if (first >= argc)
+    if (n == 0)
         return cli_usage_error("wants at least one source store SRC.lmdb");
-    for (int i = first; i < argc; i++)
-        if (!*argv[i])
+    for (int i = 0; i < n; i++)
+        if (!*args[i])
             return cli_usage_error("a source store path is empty");
-    return merge_run(cli_store_path(a.store), argv + first, argc - first);
+    return merge_run(cli_store_path(a->store), args, n);
 }
+
+CLI_MAIN(merge, store_args, merge_args_run, 0)
 
 CLI_COMMAND(merge, .summary = "merge other stores into the store", .usage = "SRC.lmdb... [OPTIONS]",
             .about =
@@ -362,14 +353,14 @@ static int show_run(const show_args *a)
 }
 
 /* Checks the two ways of naming a record exclude each other. */
-static int show_check(const show_args *a, int argc, int first)
+static int show_check(const show_args *a, int n)
 {
     const int fields = a->gpu || a->problem.set || a->config || a->build;
-    if (argc - first > 1)
-        return cli_usage_error("wants one KEY, got %d arguments", argc - first);
-    if (argc - first == 1 && fields)
+    if (n > 1)
+        return cli_usage_error("wants one KEY, got %d arguments", n);
+    if (n == 1 && fields)
         return cli_usage_error("give either KEY or --gpu/--problem/--config, not both");
-    if (argc - first == 0 && !(a->gpu && a->problem.set && a->config))
+    if (n == 0 && !(a->gpu && a->problem.set && a->config))
         return cli_usage_error("wants KEY, or --gpu, --problem and --config");
     return 0;
 }
@@ -386,19 +377,17 @@ static const cli_opt show_opts[] = {
     CLI_OPT_DEVICE_REFUSED,
     {0}};
 
-static int show_main(int argc, char **argv)
+/* KEY, or the record named by options. */
+static int show_args_run(show_args *a, int n, char **args)
 {
-    show_args a = {.mode = "hot"};
-    int first;
-    const int rc = cli_parse(argc, argv, &a, &first);
-    if (rc >= 0)
-        return rc;
-    if (show_check(&a, argc, first))
+    if (show_check(a, n))
         return CLI_USAGE;
-    if (first < argc)
-        a.key = argv[first];
-    return show_run(&a);
+    if (n == 1)
+        a->key = args[0];
+    return show_run(a);
 }
+
+CLI_MAIN(show, show_args, show_args_run, .mode = "hot")
 
 CLI_COMMAND(
     show, .summary = "print one stored record as JSON",

@@ -42,29 +42,27 @@ static const cli_command *find_command(const char *name)
     return NULL;
 }
 
-static int help_main(int argc, char **argv)
+/* [COMMAND] or --markdown. */
+static int help_run(const help_args *a, int n, char **args)
 {
-    help_args a = {0};
-    int first;
-    const int rc = cli_parse(argc, argv, &a, &first);
-    if (rc >= 0)
-        return rc;
-    if (argc - first > 1 || (a.markdown && argc - first > 0))
+    if (n > 1 || (a->markdown && n > 0))
         return cli_usage_error("wants one COMMAND, or --markdown alone");
-    if (a.markdown) {
+    if (a->markdown) {
         cli_help_markdown(commands, N_COMMANDS, stdout);
         return CLI_OK;
     }
-    if (argc - first == 0) {
+    if (n == 0) {
         cli_help_overview(commands, N_COMMANDS, stdout);
         return CLI_OK;
     }
-    const cli_command *c = find_command(argv[first]);
+    const cli_command *c = find_command(args[0]);
     if (!c)
-        return cli_usage_error("unknown command '%s'", argv[first]);
+        return cli_usage_error("unknown command '%s'", args[0]);
     cli_help(c, stdout);
     return CLI_OK;
 }
+
+CLI_MAIN(help, help_args, help_run, 0)
 
 int main(int argc, char **argv)
 {

@@ -12,26 +12,20 @@
 #include "grid/plan.h"
 #include "grid/shard.h"
 #include "grid/space.h"
+#include "tests/unit/testspace.h"
 
 /* A space with two problems of very different cost and a 3x3x2x2x2 grid. */
 static void make_space(space *s)
 {
-    memset(s, 0, sizeof *s);
-    s->smem_limit = 232448;
-    s->n_problems = 2;
-    s->problems[0] = (space_problem){4, 8, 512, 64, 0};
-    s->problems[1] = (space_problem){16, 16, 2048, 64, 0};
-    const int bm[] = {32, 64, 128}, bn[] = {32, 64, 128}, w[] = {2, 4}, st[] = {1, 2}, z[] = {0, 1};
-    memcpy(s->axis[SPACE_AXIS_BLOCK_M], bm, sizeof bm);
-    memcpy(s->axis[SPACE_AXIS_BLOCK_N], bn, sizeof bn);
-    memcpy(s->axis[SPACE_AXIS_NUM_WARPS], w, sizeof w);
-    memcpy(s->axis[SPACE_AXIS_STAGES], st, sizeof st);
-    memcpy(s->axis[SPACE_AXIS_SWIZZLE], z, sizeof z);
-    s->axis_len[0] = 3;
-    s->axis_len[1] = 3;
-    s->axis_len[2] = 2;
-    s->axis_len[3] = 2;
-    s->axis_len[4] = 2;
+    static const space_problem problems[] = {{4, 8, 512, 64, 0}, {16, 16, 2048, 64, 0}};
+    ts_space(s, 232448, problems, 2);
+    static const int bm[] = {32, 64, 128}, bn[] = {32, 64, 128}, w[] = {2, 4}, st[] = {1, 2},
+                     z[] = {0, 1};
+    ts_axis(s, SPACE_AXIS_BLOCK_M, bm, 3);
+    ts_axis(s, SPACE_AXIS_BLOCK_N, bn, 3);
+    ts_axis(s, SPACE_AXIS_NUM_WARPS, w, 2);
+    ts_axis(s, SPACE_AXIS_STAGES, st, 2);
+    ts_axis(s, SPACE_AXIS_SWIZZLE, z, 2);
     s->measure.n_modes = 2;
 }
 
