@@ -58,6 +58,18 @@ static void clear_env(void)
     unsetenv("SLURM_NTASKS");
 }
 
+/* shard_from_env gives the part index of count (when it splits: want 1). */
+static void expect_env_shard(int want, int index, int count)
+{
+    shard sh;
+    char err[256];
+    assert_int_equal(shard_from_env(&sh, err, sizeof err), want);
+    if (want == 1) {
+        assert_int_equal(sh.index, index);
+        assert_int_equal(sh.count, count);
+    }
+}
+
 static void test_env(void **state)
 {
     (void)state;
@@ -70,16 +82,12 @@ static void test_env(void **state)
     setenv("SLURM_ARRAY_TASK_ID", "7", 1);
     setenv("SLURM_ARRAY_TASK_MIN", "5", 1);
     setenv("SLURM_ARRAY_TASK_MAX", "8", 1);
-    assert_int_equal(shard_from_env(&sh, err, sizeof err), 1);
-    assert_int_equal(sh.index, 2);
-    assert_int_equal(sh.count, 4);
+    expect_env_shard(1, 2, 4);
     /* array with COUNT only */
     clear_env();
     setenv("SLURM_ARRAY_TASK_ID", "1", 1);
     setenv("SLURM_ARRAY_TASK_COUNT", "3", 1);
-    assert_int_equal(shard_from_env(&sh, err, sizeof err), 1);
-    assert_int_equal(sh.index, 1);
-    assert_int_equal(sh.count, 3);
+    expect_env_shard(1, 1, 3);
     /* array id without a size is an error, not a silent whole plan */
     unsetenv("SLURM_ARRAY_TASK_COUNT");
     assert_int_equal(shard_from_env(&sh, err, sizeof err), -1);
@@ -88,13 +96,11 @@ static void test_env(void **state)
     clear_env();
     setenv("SLURM_PROCID", "2", 1);
     setenv("SLURM_NTASKS", "5", 1);
-    assert_int_equal(shard_from_env(&sh, err, sizeof err), 1);
-    assert_int_equal(sh.index, 2);
-    assert_int_equal(sh.count, 5);
+    expect_env_shard(1, 2, 5);
     /* a single task is no split */
     setenv("SLURM_PROCID", "0", 1);
     setenv("SLURM_NTASKS", "1", 1);
-    assert_int_equal(shard_from_env(&sh, err, sizeof err), 0);
+    expect_env_shard(0, 0, 0);
     clear_env();
 }
 
