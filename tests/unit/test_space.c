@@ -464,6 +464,18 @@ static void test_axes(void **state)
     assert_int_equal(s.axis[SPACE_AXIS_BLOCK_M][1], 128);
 }
 
+/* A parsed space's name, target (GPU, arch, shared-memory limit) and
+ * number of problems. */
+static void expect_target(const space *s, const char *name, const char *gpu, int arch,
+                          long smem_limit, int n_problems)
+{
+    assert_string_equal(s->name, name);
+    assert_string_equal(s->gpu, gpu);
+    assert_int_equal(s->arch, arch);
+    assert_int_equal(s->smem_limit, smem_limit);
+    assert_int_equal(s->n_problems, n_problems);
+}
+
 /* The stop rule's settings of a parsed measure object, its number of
  * modes and the first mode. */
 static void expect_measure(const space_measure *m, int warmup, int min_samples, int max_samples,
@@ -575,12 +587,8 @@ static void test_defaults(void **state)
     char *t = q(GOOD);
     char err[SPACE_ERR_LEN];
     assert_int_equal(space_parse(t, strlen(t), "dir/t.json", &s, err, sizeof err), 0);
-    assert_string_equal(s.name, "t");
+    expect_target(&s, "t", "", 89, 49152, 1);
     assert_string_equal(s.path, "dir/t.json");
-    assert_string_equal(s.gpu, "");
-    assert_int_equal(s.arch, 89);
-    assert_int_equal(s.smem_limit, 49152);
-    assert_int_equal(s.n_problems, 1);
     assert_int_equal(s.problems[0].batch, 4);
     assert_int_equal(s.problems[0].heads, 8);
     assert_int_equal(s.problems[0].seq_len, 512);
@@ -731,11 +739,7 @@ static void test_real_spaces(void **state)
         print_error("%s (run from the repository root)\n", err);
         fail();
     }
-    assert_string_equal(s.name, "l4");
-    assert_string_equal(s.gpu, "NVIDIA L4");
-    assert_int_equal(s.arch, 89);
-    assert_int_equal(s.smem_limit, 49152);
-    assert_int_equal(s.n_problems, 1);
+    expect_target(&s, "l4", "NVIDIA L4", 89, 49152, 1);
     assert_int_equal(s.problems[0].seq_len, 512);
     const int l4_len[SPACE_AXIS_COUNT] = {3, 3, 3, 3, 2};
     assert_memory_equal(s.axis_len, l4_len, sizeof l4_len);
