@@ -414,6 +414,18 @@ store *cli_open_store(const char *path, int read_only)
     return s;
 }
 
+int cli_read_store(const char *opt, int (*fn)(store *s, const char *path, const void *ctx),
+                   const void *ctx)
+{
+    const char *path = cli_store_path(opt);
+    store *s = cli_open_store(path, 1);
+    if (!s)
+        return CLI_FAIL;
+    const int rc = fn(s, path, ctx);
+    store_close(s);
+    return rc;
+}
+
 int cli_store_fail(store *s, int rc, const char *what)
 {
     cli_say("%s failed: %s (%s)", what, store_strerror(rc), s ? store_last_error(s) : "");

@@ -234,6 +234,12 @@ const char *cli_store_path(const char *opt);
  * clear failure instead of an LMDB error. NULL after printing why. */
 store *cli_open_store(const char *path, int read_only);
 
+/* Opens the store of --store opt (cli_store_path) read-only, runs fn(s,
+ * path, ctx) and closes it. Returns fn's exit status, or 1 after a message
+ * when the store cannot be opened. */
+int cli_read_store(const char *opt, int (*fn)(store *s, const char *path, const void *ctx),
+                   const void *ctx);
+
 /* "fasweep: WHAT failed: ..." for a store error; returns 1. */
 int cli_store_fail(store *s, int rc, const char *what);
 

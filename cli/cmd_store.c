@@ -74,12 +74,9 @@ static int topk_report(const topk_args *a, const char *path, long stored, const 
     return CLI_OK;
 }
 
-static int topk_run(const topk_args *a)
+static int topk_in(store *s, const char *path, const void *ctx)
 {
-    const char *path = cli_store_path(a->store);
-    store *s = cli_open_store(path, 1);
-    if (!s)
-        return CLI_FAIL;
+    const topk_args *a = ctx;
     rank_filter f = {
         .device = a->gpu, .problem = a->problem.set ? a->problem.text : NULL, .mode = a->mode};
     rank_result r;
@@ -90,8 +87,12 @@ static int topk_run(const topk_args *a)
     else
         rc = topk_report(a, path, store_count(s), &r);
     rank_free(&r);
-    store_close(s);
     return rc;
+}
+
+static int topk_run(const topk_args *a)
+{
+    return cli_read_store(a->store, topk_in, a);
 }
 
 static const cli_opt topk_opts[] = {
@@ -341,15 +342,10 @@ static int show_by_key(store *s, const char *key, const char *path)
     return CLI_FAIL;
 }
 
-static int show_run(const show_args *a)
+static int show_in(store *s, const char *path, const void *ctx)
 {
-    const char *path = cli_store_path(a->store);
-    store *s = cli_open_store(path, 1);
-    if (!s)
-        return CLI_FAIL;
-    const int rc = a->key ? show_by_key(s, a->key, path) : show_by_fields(s, a, path);
-    store_close(s);
-    return rc;
+    const show_args *a = ctx;
+    return a->key ? show_by_key(s, a->key, path) : show_by_fields(s, a, path);
 }
 
 /* Checks the two ways of naming a record exclude each other. */
@@ -384,7 +380,7 @@ static int show_args_run(show_args *a, int n, char **args)
         return CLI_USAGE;
     if (n == 1)
         a->key = args[0];
-    return show_run(a);
+    return cli_read_store(a->store, show_in, a);
 }
 
 CLI_MAIN(show, show_args, show_args_run, .mode = "hot")
