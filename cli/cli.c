@@ -202,11 +202,15 @@ int cli_parse(int argc, char **argv, void *args, int *first)
     return -1;
 }
 
-int cli_no_args(int argc, char **argv, int first)
+int cli_parse_no_args(int argc, char **argv, void *args)
 {
+    int first;
+    const int rc = cli_parse(argc, argv, args, &first);
+    if (rc >= 0)
+        return rc;
     if (first < argc)
         return cli_usage_error("unexpected argument '%s'", argv[first]);
-    return 0;
+    return -1;
 }
 
 /* ---- help texts from the tables ----------------------------------------------------------- */
@@ -234,6 +238,18 @@ static void cli_help_label(const cli_opt *o, char *buf, size_t n)
         snprintf(buf, n, "-%c%s%s", o->letter, sep, v);
     else
         snprintf(buf, n, "--%s%s%s", o->name, sep, v);
+}
+
+/* The first option at or after o that help lists (refused spellings are
+ * not), its label in buf; NULL at the table's end. */
+static const cli_opt *cli_help_next(const cli_opt *o, char *buf, size_t n)
+{
+    for (; o && !cli_help_end(o); o++)
+        if (cli_help_listed(o)) {
+            cli_help_label(o, buf, n);
+            return o;
+        }
+    return NULL;
 }
 
 /* Writes text, every line after the first indented by indent columns. */
@@ -270,19 +286,14 @@ void cli_help(const cli_command *c, FILE *out)
     if (c->about)
         fprintf(out, "\n%s", c->about);
     int width = 10; /* "-h, --help" */
-    for (const cli_opt *o = c->opts; o && !cli_help_end(o); o++) {
-        char label[64];
-        cli_help_label(o, label, sizeof label);
+    char label[64];
+    for (const cli_opt *o = c->opts; (o = cli_help_next(o, label, sizeof label)); o++) {
         const int len = (int)strlen(label);
-        if (cli_help_listed(o) && len > width && len <= CLI_HELP_LABEL_MAX)
+        if (len > width && len <= CLI_HELP_LABEL_MAX)
             width = len;
     }
     fputs("\noptions:\n", out);
-    for (const cli_opt *o = c->opts; o && !cli_help_end(o); o++) {
-        if (!cli_help_listed(o))
-            continue;
-        char label[64];
-        cli_help_label(o, label, sizeof label);
+    for (const cli_opt *o = c->opts; (o = cli_help_next(o, label, sizeof label)); o++) {
         if ((int)strlen(label) > width)
             fprintf(out, "  %s\n%*s", label, width + 4, "");
         else
@@ -332,11 +343,8 @@ static void cli_help_cell(const char *text, FILE *out)
 static void cli_help_md_options(const cli_command *c, FILE *out)
 {
     fputs("| option | what it does |\n|---|---|\n", out);
-    for (const cli_opt *o = c->opts; o && !cli_help_end(o); o++) {
-        if (!cli_help_listed(o))
-            continue;
-        char label[64];
-        cli_help_label(o, label, sizeof label);
+    char label[64];
+    for (const cli_opt *o = c->opts; (o = cli_help_next(o, label, sizeof label)); o++) {
         fputs("| `", out);
         cli_help_cell(label, out);
         fputs("` | ", out);
@@ -404,6 +412,18 @@ store *cli_open_store(const char *path, int read_only)
         return NULL;
     }
     return s;
+}
+
+int cli_read_store(const char *opt, int (*fn)(store *s, const char *path, const void *ctx),
+                   const void *ctx)
+{
+    const char *path = cli_store_path(opt);
+    store *s = cli_open_store(path, 1);
+    if (!s)
+        return CLI_FAIL;
+    const int rc = fn(s, path, ctx);
+    store_close(s);
+    return rc;
 }
 
 int cli_store_fail(store *s, int rc, const char *what)

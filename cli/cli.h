@@ -74,6 +74,35 @@ typedef struct cli_command {
     int (*fn)(int argc, char **argv);
 } cli_command;
 
+/* Defines NAME_main, the fn of a command: its args (type) start as the
+ * designated initializers that follow (0 for none), the command line is
+ * parsed into them, and run(&args, n, pos) gets the n positional arguments
+ * pos; CLI_MAIN_NO_ARGS refuses any positional argument and calls
+ * run(&args). A parse that ends the command (help, usage error) returns its
+ * status; else run's is returned. */
+#define CLI_MAIN(NAME, type, run, ...)                                                             \
+    static int NAME##_main(int argc, char **argv)                                                  \
+    {                                                                                              \
+        type a = {__VA_ARGS__};                                                                    \
+        int first;                                                                                 \
+        const int rc = cli_parse(argc, argv, &a, &first);                                          \
+        return rc >= 0 ? rc : run(&a, argc - first, argv + first);                                 \
+    }
+#define CLI_MAIN_NO_ARGS(NAME, type, run, ...)                                                     \
+    static int NAME##_main(int argc, char **argv)                                                  \
+    {                                                                                              \
+        type a = {__VA_ARGS__};                                                                    \
+        const int rc = cli_parse_no_args(argc, argv, &a);                                          \
+        return rc >= 0 ? rc : run(&a);                                                             \
+    }
+
+/* Defines the command `fasweep NAME` as cmd_NAME, run by NAME_main with
+ * the table NAME_opts (the names every command file uses); the rest
+ * (.summary, .usage, .about, .exit) follows as designated initializers. */
+#define CLI_COMMAND(NAME, ...)                                                                     \
+    const cli_command cmd_##NAME = {                                                               \
+        .name = #NAME, .opts = NAME##_opts, .fn = NAME##_main, __VA_ARGS__}
+
 /* cmd_space.c: plan, grid, list, version. cmd_eval.c: eval. cmd_store.c:
  * topk, import, merge, show. cmd_export.c: export. cmd_report.c: report.
  * main.c: help. */
@@ -83,12 +112,56 @@ extern const cli_command cmd_topk, cmd_export, cmd_import, cmd_merge, cmd_show, 
 /* The command being run (main.c sets it), for its messages. */
 extern const cli_command *cli_current;
 
+/* One row of a table, one line each: a flag, an option with a value
+ * (CLI_STR, CLI_PATH, CLI_PROBLEM, CLI_MODE) and an integer in [lo, hi];
+ * name_ may be NULL and letter_ 0 (cli_opt). */
+#define CLI_OPT_FLAG(name_, type, field, help_)                                                    \
+    {                                                                                              \
+        .name = (name_), .kind = CLI_FLAG, .at = CLI_AT(type, field), .help = (help_)              \
+    }
+#define CLI_OPT_VAL(name_, kind_, type, field, value_, help_)                                      \
+    {                                                                                              \
+        .name = (name_), .kind = (kind_), .at = CLI_AT(type, field), .value = (value_),            \
+        .help = (help_)                                                                            \
+    }
+#define CLI_OPT_INT(name_, letter_, type, field, lo_, hi_, value_, help_)                          \
+    {                                                                                              \
+        .name = (name_), .letter = (letter_), .kind = CLI_INT, .at = CLI_AT(type, field),          \
+        .lo = (lo_), .hi = (hi_), .value = (value_), .help = (help_)                               \
+    }
+
 /* The store option every store command has (field `store` of its args). */
 #define CLI_OPT_STORE(type)                                                                        \
     {                                                                                              \
         .name = "store", .kind = CLI_PATH, .at = CLI_AT(type, store), .value = "PATH",             \
         .help = "the results store (default $FASWEEP_STORE, else ./" CLI_DEFAULT_STORE ")"         \
     }
+
+/* The problem and mode options' help where they name one record's key. */
+#define CLI_HELP_PROBLEM "B,H,S,D (e.g. 4,8,512,64) or b4.h8.s512.d64.nc"
+#define CLI_HELP_MODE "hot (default), cold or batch"
+
+/* The filter of the commands that read a store group by group (topk,
+ * export, report): --gpu NAME, --problem P and --mode M into the fields
+ * gpu, problem and mode of its args; every help begins with lead ("" or
+ * the formats they apply to), mode_help says what no --mode means. */
+#define CLI_OPT_FILTER(type, lead, mode_help)                                                      \
+    CLI_OPT_VAL("gpu", CLI_STR, type, gpu, "NAME",                                                 \
+                lead "only this GPU model, exactly as stored (e.g. \"NVIDIA L4\")"),               \
+        CLI_OPT_VAL("problem", CLI_PROBLEM, type, problem, "P",                                    \
+                    lead "only this problem: " CLI_HELP_PROBLEM),                                  \
+        CLI_OPT_VAL("mode", CLI_MODE, type, mode, "M", lead mode_help)
+
+/* -o, --output FILE into the field file (export, report). */
+#define CLI_OPT_OUTPUT(type, help_)                                                                \
+    {                                                                                              \
+        .name = "output", .letter = 'o', .kind = CLI_PATH, .at = CLI_AT(type, file),               \
+        .value = "FILE", .help = (help_)                                                           \
+    }
+
+/* --device N, a CUDA ordinal (grid, eval). */
+#define CLI_OPT_CUDA_DEVICE(type, field)                                                           \
+    CLI_OPT_INT("device", 0, type, field, 0, 1024, "N", "the CUDA device ordinal (default 0)")
 
 /* --device in the commands that filter a store by GPU model (topk, show,
  * export, report): --device is a CUDA ordinal everywhere (grid, eval), so
@@ -107,8 +180,9 @@ extern const cli_command *cli_current;
  * exit status to return now (help printed: 0; usage error: 2). */
 int cli_parse(int argc, char **argv, void *args, int *first);
 
-/* Positional arguments: exactly none. Returns 0, or a usage error. */
-int cli_no_args(int argc, char **argv, int first);
+/* cli_parse for a command that takes no positional argument: one is a
+ * usage error. Returns -1 to go on, else the exit status to return now. */
+int cli_parse_no_args(int argc, char **argv, void *args);
 
 /* ---- help texts ---------------------------------------------------------------------------- */
 
@@ -159,6 +233,12 @@ const char *cli_store_path(const char *opt);
 /* Opens the store; a read-only open of a store that does not exist is a
  * clear failure instead of an LMDB error. NULL after printing why. */
 store *cli_open_store(const char *path, int read_only);
+
+/* Opens the store of --store opt (cli_store_path) read-only, runs fn(s,
+ * path, ctx) and closes it. Returns fn's exit status, or 1 after a message
+ * when the store cannot be opened. */
+int cli_read_store(const char *opt, int (*fn)(store *s, const char *path, const void *ctx),
+                   const void *ctx);
 
 /* "fasweep: WHAT failed: ..." for a store error; returns 1. */
 int cli_store_fail(store *s, int rc, const char *what);

@@ -353,73 +353,46 @@ static int eval_run(const eval_args *a, const space *s, task *t)
     return rc;
 }
 
-static const cli_opt eval_opts[] = {
-    {.name = "problem",
-     .kind = CLI_PROBLEM,
-     .at = CLI_AT(eval_args, problem),
-     .value = "P",
-     .help = "B,H,S,D (e.g. 4,8,512,64) or b4.h8.s512.d64.nc"},
-    {.name = "config",
-     .kind = CLI_STR,
-     .at = CLI_AT(eval_args, configs_text),
-     .value = "C",
-     .help = "config text, e.g. d64.m64.n128.w4.s3.z1 (FAMILY:TEXT for another family);\n"
-             "a comma list for a head-to-head\n"
-             "(at most 8; the same config twice is allowed)"},
-    {.name = "mode",
-     .kind = CLI_MODE,
-     .at = CLI_AT(eval_args, mode),
-     .value = "M",
-     .help = "hot (default), cold or batch"},
-    {.name = "kernel",
-     .kind = CLI_PATH,
-     .at = CLI_AT(eval_args, kernel),
-     .value = "FILE.cuh",
-     .help = "an edited copy of kernels/mma/flash_fwd.cuh: compiled for the local GPU at\n"
-             "the config (one), cached, run in place of the compiled instance; its\n"
-             "records' build is src-HASH of the source (a source that does not\n"
-             "compile is status compile_error, found before any GPU work)"},
-    {.name = "space",
-     .kind = CLI_PATH,
-     .at = CLI_AT(eval_args, space_path),
-     .value = "FILE",
-     .help = "take the measurement settings and tolerances from this space (else the\n"
-             "defaults a space gets) and name it in the records' provenance"},
-    {.name = "json",
-     .kind = CLI_FLAG,
-     .at = CLI_AT(eval_args, json),
-     .help = "one JSON line per config"},
-    CLI_OPT_STORE(eval_args),
-    {.name = "device",
-     .kind = CLI_INT,
-     .at = CLI_AT(eval_args, device),
-     .lo = 0,
-     .hi = 1024,
-     .value = "N",
-     .help = "the CUDA device ordinal (default 0)"},
-    {0}};
-
-static int eval_main(int argc, char **argv)
+/* The required options checked, the space and the task built, the run.
+ * Returns the exit status. */
+static int eval_command(const eval_args *a)
 {
-    eval_args a = {.mode = "hot"};
-    int first;
-    int rc = cli_parse(argc, argv, &a, &first);
-    if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
-        return rc;
-    if (!a.problem.set)
+    if (!a->problem.set)
         return cli_usage_error("--problem P is required");
-    if (!a.configs_text)
+    if (!a->configs_text)
         return cli_usage_error("--config C is required");
     static space s;
     static task t;
-    if ((rc = eval_space(&a, &s)) || (rc = eval_task(&a, &s, &t)))
+    int rc;
+    if ((rc = eval_space(a, &s)) || (rc = eval_task(a, &s, &t)))
         return rc;
-    return eval_run(&a, &s, &t);
+    return eval_run(a, &s, &t);
 }
 
-const cli_command cmd_eval = {
-    .name = "eval",
-    .summary = "check and time one point (or a head-to-head of a few), into the store",
+static const cli_opt eval_opts[] = {
+    CLI_OPT_VAL("problem", CLI_PROBLEM, eval_args, problem, "P", CLI_HELP_PROBLEM),
+    CLI_OPT_VAL("config", CLI_STR, eval_args, configs_text, "C",
+                "config text, e.g. d64.m64.n128.w4.s3.z1 (FAMILY:TEXT for another family);\n"
+                "a comma list for a head-to-head\n"
+                "(at most 8; the same config twice is allowed)"),
+    CLI_OPT_VAL("mode", CLI_MODE, eval_args, mode, "M", CLI_HELP_MODE),
+    CLI_OPT_VAL("kernel", CLI_PATH, eval_args, kernel, "FILE.cuh",
+                "an edited copy of kernels/mma/flash_fwd.cuh: compiled for the local GPU at\n"
+                "the config (one), cached, run in place of the compiled instance; its\n"
+                "records' build is src-HASH of the source (a source that does not\n"
+                "compile is status compile_error, found before any GPU work)"),
+    CLI_OPT_VAL("space", CLI_PATH, eval_args, space_path, "FILE",
+                "take the measurement settings and tolerances from this space (else the\n"
+                "defaults a space gets) and name it in the records' provenance"),
+    CLI_OPT_FLAG("json", eval_args, json, "one JSON line per config"),
+    CLI_OPT_STORE(eval_args),
+    CLI_OPT_CUDA_DEVICE(eval_args, device),
+    {0}};
+
+CLI_MAIN_NO_ARGS(eval, eval_args, eval_command, .mode = "hot")
+
+CLI_COMMAND(
+    eval, .summary = "check and time one point (or a head-to-head of a few), into the store",
     .usage = "--problem P --config C[,C...] [OPTIONS]",
     .about =
         "Checks and times one point exactly as `grid` does (the same worker, gate, timing and\n"
@@ -428,9 +401,6 @@ const cli_command cmd_eval = {
         "to head (interleaved rounds, as the refine pass does). Prints per config its status,\n"
         "median, noise, and its speedup over the stored best of its group (other configs or\n"
         "builds) and over the fastest stored baseline; --json: one line of JSON per config.\n",
-    .opts = eval_opts,
     .exit = "0 ok, 1 wrong, crashed, timeout, compile_error or no GPU, 2 bad arguments\n"
             "(an unknown config text, a config not in this binary, a problem the kernel cannot\n"
-            "run, a --kernel file that is missing or not a kernel).",
-    .fn = eval_main,
-};
+            "run, a --kernel file that is missing or not a kernel).");

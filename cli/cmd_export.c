@@ -202,79 +202,45 @@ static int export_tuner_run(const export_args *a, tuner_format fmt)
     return rc;
 }
 
+/* The export --format names. Returns the exit status. */
+static int export_run(const export_args *a)
+{
+    tuner_format tf;
+    if (strcmp(a->format, "csv") == 0)
+        return export_records_run(a, STORE_IO_CSV);
+    if (strcmp(a->format, "jsonl") == 0)
+        return export_records_run(a, STORE_IO_JSONL);
+    if (tuner_format_parse(a->format, &tf) == 0)
+        return export_tuner_run(a, tf);
+    return cli_usage_error("--format wants jsonl, csv, kernel-tuner or t4, got '%s'", a->format);
+}
+
 /* ---- the command ---------------------------------------------------------------------------- */
 
 static const cli_opt export_opts[] = {
-    {.name = "format",
-     .kind = CLI_STR,
-     .at = CLI_AT(export_args, format),
-     .value = "F",
-     .help = "jsonl (default), csv, kernel-tuner or t4"},
-    {.name = "prefix",
-     .kind = CLI_STR,
-     .at = CLI_AT(export_args, prefix),
-     .value = "P",
-     .help = "jsonl, csv: only keys starting with P (DEVICE|PROBLEM|BUILD|CONFIG|MODE)"},
-    {.name = "space",
-     .kind = CLI_PATH,
-     .at = CLI_AT(export_args, space_path),
-     .value = "FILE",
-     .help = "kernel-tuner, t4: the space whose grid is written"},
-    {.name = "gpu",
-     .kind = CLI_STR,
-     .at = CLI_AT(export_args, gpu),
-     .value = "NAME",
-     .help = "kernel-tuner, t4: only this GPU model, exactly as stored"},
-    {.name = "problem",
-     .kind = CLI_PROBLEM,
-     .at = CLI_AT(export_args, problem),
-     .value = "P",
-     .help = "kernel-tuner, t4: only this problem: B,H,S,D or b4.h8.s512.d64.nc"},
-    {.name = "mode",
-     .kind = CLI_MODE,
-     .at = CLI_AT(export_args, mode),
-     .value = "M",
-     .help = "kernel-tuner, t4: only this mode: hot, cold or batch"},
-    {.name = "allow-missing",
-     .kind = CLI_FLAG,
-     .at = CLI_AT(export_args, allow_missing),
-     .help = "kernel-tuner, t4: write accepted points without a record as ErrorConfig\n"
-             "(t4: leave them out) instead of refusing the export"},
-    {.name = "output",
-     .letter = 'o',
-     .kind = CLI_PATH,
-     .at = CLI_AT(export_args, file),
-     .value = "FILE",
-     .help = "write FILE (default stdout): a regular file is replaced only when the\n"
-             "export succeeded, a link's target likewise; a device or FIFO is written to"},
-    {.name = "dir",
-     .kind = CLI_PATH,
-     .at = CLI_AT(export_args, dir),
-     .value = "DIR",
-     .help = "kernel-tuner, t4: one file per matching group in DIR (made if missing)"},
+    CLI_OPT_VAL("format", CLI_STR, export_args, format, "F",
+                "jsonl (default), csv, kernel-tuner or t4"),
+    CLI_OPT_VAL("prefix", CLI_STR, export_args, prefix, "P",
+                "jsonl, csv: only keys starting with P (DEVICE|PROBLEM|BUILD|CONFIG|MODE)"),
+    CLI_OPT_VAL("space", CLI_PATH, export_args, space_path, "FILE",
+                "kernel-tuner, t4: the space whose grid is written"),
+    CLI_OPT_FILTER(export_args, "kernel-tuner, t4: ", "only this mode: hot, cold or batch"),
+    CLI_OPT_FLAG("allow-missing", export_args, allow_missing,
+                 "kernel-tuner, t4: write accepted points without a record as ErrorConfig\n"
+                 "(t4: leave them out) instead of refusing the export"),
+    CLI_OPT_OUTPUT(export_args,
+                   "write FILE (default stdout): a regular file is replaced only when the\n"
+                   "export succeeded, a link's target likewise; a device or FIFO is written to"),
+    CLI_OPT_VAL("dir", CLI_PATH, export_args, dir, "DIR",
+                "kernel-tuner, t4: one file per matching group in DIR (made if missing)"),
     CLI_OPT_STORE(export_args),
     CLI_OPT_DEVICE_REFUSED,
     {0}};
 
-static int export_main(int argc, char **argv)
-{
-    export_args a = {.format = "jsonl"};
-    int first;
-    int rc = cli_parse(argc, argv, &a, &first);
-    if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
-        return rc;
-    tuner_format tf;
-    if (strcmp(a.format, "csv") == 0)
-        return export_records_run(&a, STORE_IO_CSV);
-    if (strcmp(a.format, "jsonl") == 0)
-        return export_records_run(&a, STORE_IO_JSONL);
-    if (tuner_format_parse(a.format, &tf) == 0)
-        return export_tuner_run(&a, tf);
-    return cli_usage_error("--format wants jsonl, csv, kernel-tuner or t4, got '%s'", a.format);
-}
+CLI_MAIN_NO_ARGS(export, export_args, export_run, .format = "jsonl")
 
-const cli_command cmd_export = {
-    .name = "export",
+CLI_COMMAND(
+    export,
     .summary = "write stored records as CSV or JSON lines, or a group for Kernel Tuner / T4",
     .usage = "[--format jsonl|csv] [OPTIONS]\n--format kernel-tuner|t4 --space FILE [OPTIONS]",
     .about =
@@ -288,8 +254,5 @@ const cli_command cmd_export = {
         "and timeout RuntimeFailedConfig (docs/tuners.md). One group per file: narrow the\n"
         "filter to one, or write one file per group into --dir DIR\n"
         "(DEVICE_PROBLEM_MODE.kt.json / .t4.json, paths on stderr).\n",
-    .opts = export_opts,
     .exit = "0 ok, 1 missing store, no matching group, unmeasured points or write\n"
-            "error, 2 bad option or space file, or several groups for one file.",
-    .fn = export_main,
-};
+            "error, 2 bad option or space file, or several groups for one file.");

@@ -85,58 +85,22 @@ static int report_run(const report_args *a)
 }
 
 static const cli_opt report_opts[] = {
-    {.name = "output",
-     .letter = 'o',
-     .kind = CLI_PATH,
-     .at = CLI_AT(report_args, file),
-     .value = "FILE",
-     .help = "the page (default report.html; a regular file is replaced only when\n"
-             "complete, a link's target likewise; a device or FIFO is written to)"},
-    {.name = "space",
-     .kind = CLI_PATH,
-     .at = CLI_AT(report_args, space_path),
-     .value = "FILE",
-     .help = "lay groups of its problems over its grid, rejected points included\n"
-             "(without it: the axis values the records hold)"},
-    {.name = "gpu",
-     .kind = CLI_STR,
-     .at = CLI_AT(report_args, gpu),
-     .value = "NAME",
-     .help = "only this GPU model, exactly as stored"},
-    {.name = "problem",
-     .kind = CLI_PROBLEM,
-     .at = CLI_AT(report_args, problem),
-     .value = "P",
-     .help = "only this problem: B,H,S,D (e.g. 4,8,512,64) or b4.h8.s512.d64.nc"},
-    {.name = "mode",
-     .kind = CLI_MODE,
-     .at = CLI_AT(report_args, mode),
-     .value = "M",
-     .help = "only this mode: hot, cold or batch"},
-    {.letter = 'k',
-     .kind = CLI_INT,
-     .at = CLI_AT(report_args, k),
-     .lo = 1,
-     .hi = 1000,
-     .value = "N",
-     .help = "Top-K bars per group (default 8)"},
+    CLI_OPT_OUTPUT(report_args,
+                   "the page (default report.html; a regular file is replaced only when\n"
+                   "complete, a link's target likewise; a device or FIFO is written to)"),
+    CLI_OPT_VAL("space", CLI_PATH, report_args, space_path, "FILE",
+                "lay groups of its problems over its grid, rejected points included\n"
+                "(without it: the axis values the records hold)"),
+    CLI_OPT_FILTER(report_args, "", "only this mode: hot, cold or batch"),
+    CLI_OPT_INT(NULL, 'k', report_args, k, 1, 1000, "N", "Top-K bars per group (default 8)"),
     CLI_OPT_STORE(report_args),
     CLI_OPT_DEVICE_REFUSED,
     {0}};
 
-static int report_main(int argc, char **argv)
-{
-    report_args a = {.file = "report.html", .k = 8};
-    int first;
-    int rc = cli_parse(argc, argv, &a, &first);
-    if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
-        return rc;
-    return report_run(&a);
-}
+CLI_MAIN_NO_ARGS(report, report_args, report_run, .file = "report.html", .k = 8)
 
-const cli_command cmd_report = {
-    .name = "report",
-    .summary = "write an HTML page: heatmaps, Top-K, baselines, clocks per group",
+CLI_COMMAND(
+    report, .summary = "write an HTML page: heatmaps, Top-K, baselines, clocks per group",
     .usage = "[OPTIONS]",
     .about =
         "Writes one self-contained HTML page (inline SVG and CSS, no script, nothing from the\n"
@@ -144,8 +108,5 @@ const cli_command cmd_report = {
         "median over BLOCK_M x BLOCK_N per (NUM_WARPS, STAGES, SWIZZLE) panel coloured against\n"
         "the group's best (rejected points by reason, failed ones by status, a hover title per\n"
         "cell), the Top-K as bars with noise whiskers, ties and baselines, and the clock state.\n",
-    .opts = report_opts,
     .exit = "0 written, 1 missing or empty store, no match or write error, 2 bad\n"
-            "option or space file.",
-    .fn = report_main,
-};
+            "option or space file.");

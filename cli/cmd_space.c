@@ -51,10 +51,13 @@ static int apply_shard(const space *s, plan *p, const char *shard_opt)
     return 0;
 }
 
-/* The space at path, planned against this build, then cut to this
- * process's shard. Returns 0, or the exit status after printing why. */
+/* The space at path (--space, required), planned against this build, then
+ * cut to this process's shard. Returns 0, or the exit status after
+ * printing why. */
 static int load_sharded_plan(const char *path, const char *shard_opt, space *s, plan *p)
 {
+    if (!path)
+        return cli_usage_error("--space FILE is required");
     const int rc = cli_load_plan(path, s, p);
     return rc ? rc : apply_shard(s, p, shard_opt);
 }
@@ -182,67 +185,35 @@ typedef struct plan_args {
     "(SLURM_PROCID/SLURM_NTASKS) choose the part"
 
 static const cli_opt plan_opts[] = {
-    {.name = "space",
-     .kind = CLI_PATH,
-     .at = CLI_AT(plan_args, path),
-     .value = "FILE",
-     .help = "the space (JSON) to plan"},
-    {.name = "all",
-     .kind = CLI_FLAG,
-     .at = CLI_AT(plan_args, all),
-     .help = "also list points that are valid but not compiled into this binary\n"
-             "(by default they are only counted)"},
-    {.name = "json",
-     .kind = CLI_FLAG,
-     .at = CLI_AT(plan_args, json),
-     .help = "one JSON document: every point, and the counts"},
-    {.name = "shard",
-     .kind = CLI_STR,
-     .at = CLI_AT(plan_args, shard),
-     .value = "I/N",
-     .help = SHARD_HELP},
+    CLI_OPT_VAL("space", CLI_PATH, plan_args, path, "FILE", "the space (JSON) to plan"),
+    CLI_OPT_FLAG("all", plan_args, all,
+                 "also list points that are valid but not compiled into this binary\n"
+                 "(by default they are only counted)"),
+    CLI_OPT_FLAG("json", plan_args, json, "one JSON document: every point, and the counts"),
+    CLI_OPT_VAL("shard", CLI_STR, plan_args, shard, "I/N", SHARD_HELP),
     {0}};
 
-/* The parse plan and grid share: their options, no stray arguments, and
- * --space given (*path set by the table). Returns -1 to go on, else the
- * exit status (help printed, or a usage error). */
-static int space_cmd_parse(int argc, char **argv, void *args, const char *const *path)
+static int plan_run(const plan_args *a)
 {
-    int first;
-    int rc = cli_parse(argc, argv, args, &first);
-    if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
-        return rc;
-    if (!*path)
-        return cli_usage_error("--space FILE is required");
-    return -1;
-}
-
-static int plan_main(int argc, char **argv)
-{
-    plan_args a = {0};
-    int rc = space_cmd_parse(argc, argv, &a, &a.path);
-    if (rc >= 0)
-        return rc;
     space s;
     plan p;
-    if ((rc = load_sharded_plan(a.path, a.shard, &s, &p)))
+    int rc = load_sharded_plan(a->path, a->shard, &s, &p);
+    if (rc)
         return rc;
-    rc = show_plan(&s, &p, a.json, a.all);
+    rc = show_plan(&s, &p, a->json, a->all);
     plan_free(&p);
     return rc;
 }
 
-const cli_command cmd_plan = {
-    .name = "plan",
-    .summary = "show the grid of a space: accepted points, rejected ones with reasons",
+CLI_MAIN_NO_ARGS(plan, plan_args, plan_run, 0)
+
+CLI_COMMAND(
+    plan, .summary = "show the grid of a space: accepted points, rejected ones with reasons",
     .usage = "--space FILE [OPTIONS]",
     .about = "Enumerates the grid of a space file and checks each point against the static rules\n"
              "(head_dim, warp_rows, chunks, smem) and this binary's compiled instances\n"
              "(not_compiled). Needs no GPU.\n",
-    .opts = plan_opts,
-    .exit = "0 ok, 2 bad space file or option.",
-    .fn = plan_main,
-};
+    .exit = "0 ok, 2 bad space file or option.");
 
 /* ---- grid ----------------------------------------------------------------------------------- */
 
@@ -354,80 +325,50 @@ typedef struct grid_args {
 } grid_args;
 
 static const cli_opt grid_opts[] = {
-    {.name = "space",
-     .kind = CLI_PATH,
-     .at = CLI_AT(grid_args, path),
-     .value = "FILE",
-     .help = "the space (JSON) to sweep"},
+    CLI_OPT_VAL("space", CLI_PATH, grid_args, path, "FILE", "the space (JSON) to sweep"),
     CLI_OPT_STORE(grid_args),
-    {.name = "dry-run",
-     .kind = CLI_FLAG,
-     .at = CLI_AT(grid_args, dry),
-     .help = "print the plan (as `fasweep plan`) and stop; needs no GPU"},
-    {.name = "remeasure",
-     .kind = CLI_FLAG,
-     .at = CLI_AT(grid_args, o.remeasure),
-     .help = "measure points the store already has again"},
-    {.name = "refine",
-     .kind = CLI_INT,
-     .at = CLI_AT(grid_args, o.refine_k),
-     .lo = 0,
-     .hi = 1000000,
-     .value = "K",
-     .help = "afterwards re-measure the K best per problem and mode, head to head"},
-    {.name = "device",
-     .kind = CLI_INT,
-     .at = CLI_AT(grid_args, o.device),
-     .lo = 0,
-     .hi = 1024,
-     .value = "N",
-     .help = "the CUDA device ordinal (default 0)"},
-    {.name = "devices",
-     .kind = CLI_STR,
-     .at = CLI_AT(grid_args, devices),
-     .value = "L",
-     .help = "several GPUs of this host: all, or ordinals like 0,2; one worker\n"
-             "process per GPU, tasks go to whichever is free, one store writer;\n"
-             "the GPUs must be one model (results are keyed by it)"},
-    {.name = "shard",
-     .kind = CLI_STR,
-     .at = CLI_AT(grid_args, shard),
-     .value = "I/N",
-     .help = "measure only part I of N of the grid (as plan --shard);\n"
-             "under a Slurm job array or srun the part comes from Slurm"},
+    CLI_OPT_FLAG("dry-run", grid_args, dry,
+                 "print the plan (as `fasweep plan`) and stop; needs no GPU"),
+    CLI_OPT_FLAG("remeasure", grid_args, o.remeasure, "measure points the store already has again"),
+    CLI_OPT_INT("refine", 0, grid_args, o.refine_k, 0, 1000000, "K",
+                "afterwards re-measure the K best per problem and mode, head to head"),
+    CLI_OPT_CUDA_DEVICE(grid_args, o.device),
+    CLI_OPT_VAL("devices", CLI_STR, grid_args, devices, "L",
+                "several GPUs of this host: all, or ordinals like 0,2; one worker\n"
+                "process per GPU, tasks go to whichever is free, one store writer;\n"
+                "the GPUs must be one model (results are keyed by it)"),
+    CLI_OPT_VAL("shard", CLI_STR, grid_args, shard, "I/N",
+                "measure only part I of N of the grid (as plan --shard);\n"
+                "under a Slurm job array or srun the part comes from Slurm"),
     {0}};
 
-static int grid_main(int argc, char **argv)
+/* --devices is checked once --space is given (a missing --space is the
+ * error to report first). */
+static int grid_cmd(grid_args *a)
 {
-    grid_args a;
-    memset(&a, 0, sizeof a);
-    int rc = space_cmd_parse(argc, argv, &a, &a.path);
-    if (rc >= 0)
-        return rc;
-    if (a.devices && parse_devices(a.devices, !a.dry, &a.o))
+    if (a->path && a->devices && parse_devices(a->devices, !a->dry, &a->o))
         return CLI_USAGE;
     space s;
     plan p;
-    if ((rc = load_sharded_plan(a.path, a.shard, &s, &p)))
+    int rc = load_sharded_plan(a->path, a->shard, &s, &p);
+    if (rc)
         return rc;
-    rc = a.dry ? show_plan(&s, &p, 0, 0) : grid_run(&s, &p, cli_store_path(a.store), &a.o);
+    rc = a->dry ? show_plan(&s, &p, 0, 0) : grid_run(&s, &p, cli_store_path(a->store), &a->o);
     plan_free(&p);
     return rc;
 }
 
-const cli_command cmd_grid = {
-    .name = "grid",
-    .summary = "check and time every accepted point on the GPU, into the store",
+CLI_MAIN_NO_ARGS(grid, grid_args, grid_cmd, 0)
+
+CLI_COMMAND(
+    grid, .summary = "check and time every accepted point on the GPU, into the store",
     .usage = "--space FILE [OPTIONS]",
     .about = "Checks every accepted point of the space against the reference and times it on the\n"
              "GPU, for each measurement mode of the space; every result is committed to the store\n"
              "as soon as it exists. Points already in the store are skipped (resume).\n"
              "Ctrl-C stops after the current config; a second Ctrl-C aborts at once.\n",
-    .opts = grid_opts,
     .exit = "0 swept to the end (even if some configs failed), 1 no GPU, interrupted\n"
-            "or store failure, 2 bad space file or option.",
-    .fn = grid_main,
-};
+            "or store failure, 2 bad space file or option.");
 
 /* ---- list ----------------------------------------------------------------------------------- */
 
@@ -505,33 +446,24 @@ typedef struct list_args {
     int json;
 } list_args;
 
-static const cli_opt list_opts[] = {
-    {.name = "json", .kind = CLI_FLAG, .at = CLI_AT(list_args, json), .help = "one JSON document"},
-    {0}};
+static const cli_opt list_opts[] = {CLI_OPT_FLAG("json", list_args, json, "one JSON document"),
+                                    {0}};
 
-static int list_main(int argc, char **argv)
+static int list_run(const list_args *a)
 {
-    list_args a = {0};
-    int first;
-    int rc = cli_parse(argc, argv, &a, &first);
-    if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
-        return rc;
-    if (a.json)
+    if (a->json)
         return list_json();
     list_table();
     return CLI_OK;
 }
 
-const cli_command cmd_list = {
-    .name = "list",
-    .summary = "the kernel instances compiled into this binary",
-    .usage = "[OPTIONS]",
+CLI_MAIN_NO_ARGS(list, list_args, list_run, 0)
+
+CLI_COMMAND(
+    list, .summary = "the kernel instances compiled into this binary", .usage = "[OPTIONS]",
     .about = "The kernel instances compiled into this binary (config, shared memory per block),\n"
              "its build id and the GPU architectures it holds code for. Needs no GPU.\n",
-    .opts = list_opts,
-    .exit = "0 ok, 2 bad option.",
-    .fn = list_main,
-};
+    .exit = "0 ok, 2 bad option.");
 
 /* ---- version and help ----------------------------------------------------------------------- */
 
@@ -539,24 +471,15 @@ static const cli_opt version_opts[] = {{0}};
 
 static int version_main(int argc, char **argv)
 {
-    int first;
-    const int rc = cli_parse(argc, argv, NULL, &first);
+    const int rc = cli_parse_no_args(argc, argv, NULL);
     if (rc >= 0)
         return rc;
-    if (first < argc)
-        return cli_usage_error("takes no arguments, got '%s'", argv[first]);
     printf("fasweep %s (build %s, archs %s, %d instances)\n", FASWEEP_VERSION, fa_build_id(),
            fa_build_archs(), fa_registry_count());
     return CLI_OK;
 }
 
-const cli_command cmd_version = {
-    .name = "version",
-    .summary = "print the version and build id",
-    .usage = "(or fasweep --version)",
-    .about = "Prints the fasweep version, the build id of the compiled kernels and their\n"
-             "architectures.\n",
-    .opts = version_opts,
-    .exit = "0 ok, 2 an argument was given.",
-    .fn = version_main,
-};
+CLI_COMMAND(version, .summary = "print the version and build id", .usage = "(or fasweep --version)",
+            .about = "Prints the fasweep version, the build id of the compiled kernels and their\n"
+                     "architectures.\n",
+            .exit = "0 ok, 2 an argument was given.");

@@ -74,12 +74,9 @@ static int topk_report(const topk_args *a, const char *path, long stored, const 
     return CLI_OK;
 }
 
-static int topk_run(const topk_args *a)
+static int topk_in(store *s, const char *path, const void *ctx)
 {
-    const char *path = cli_store_path(a->store);
-    store *s = cli_open_store(path, 1);
-    if (!s)
-        return CLI_FAIL;
+    const topk_args *a = ctx;
     rank_filter f = {
         .device = a->gpu, .problem = a->problem.set ? a->problem.text : NULL, .mode = a->mode};
     rank_result r;
@@ -90,70 +87,36 @@ static int topk_run(const topk_args *a)
     else
         rc = topk_report(a, path, store_count(s), &r);
     rank_free(&r);
-    store_close(s);
     return rc;
 }
 
+static int topk_run(const topk_args *a)
+{
+    return cli_read_store(a->store, topk_in, a);
+}
+
 static const cli_opt topk_opts[] = {
-    {.letter = 'k',
-     .kind = CLI_INT,
-     .at = CLI_AT(topk_args, k),
-     .lo = 1,
-     .hi = INT_MAX,
-     .value = "N",
-     .help = "how many per group (default 8)"},
-    {.name = "problem",
-     .kind = CLI_PROBLEM,
-     .at = CLI_AT(topk_args, problem),
-     .value = "P",
-     .help = "only this problem: B,H,S,D (e.g. 4,8,512,64) or b4.h8.s512.d64.nc"},
-    {.name = "gpu",
-     .kind = CLI_STR,
-     .at = CLI_AT(topk_args, gpu),
-     .value = "NAME",
-     .help = "only this GPU model, exactly as stored (e.g. \"NVIDIA L4\")"},
-    {.name = "mode",
-     .kind = CLI_MODE,
-     .at = CLI_AT(topk_args, mode),
-     .value = "M",
-     .help = "hot (default), cold or batch (docs/measurement.md)"},
-    {.name = "seeds-dir",
-     .kind = CLI_PATH,
-     .at = CLI_AT(topk_args, seeds_dir),
-     .value = "DIR",
-     .help = "where seeds go (default ./" DEFAULT_SEEDS_DIR ")"},
-    {.name = "no-seeds", .kind = CLI_FLAG, .at = CLI_AT(topk_args, no_seeds), .help = "print only"},
-    {.name = "json",
-     .kind = CLI_FLAG,
-     .at = CLI_AT(topk_args, json),
-     .help = "print one JSON document instead of the table"},
+    CLI_OPT_INT(NULL, 'k', topk_args, k, 1, INT_MAX, "N", "how many per group (default 8)"),
+    CLI_OPT_FILTER(topk_args, "", "hot (default), cold or batch (docs/measurement.md)"),
+    CLI_OPT_VAL("seeds-dir", CLI_PATH, topk_args, seeds_dir, "DIR",
+                "where seeds go (default ./" DEFAULT_SEEDS_DIR ")"),
+    CLI_OPT_FLAG("no-seeds", topk_args, no_seeds, "print only"),
+    CLI_OPT_FLAG("json", topk_args, json, "print one JSON document instead of the table"),
     CLI_OPT_STORE(topk_args),
     CLI_OPT_DEVICE_REFUSED,
     {0}};
 
-static int topk_main(int argc, char **argv)
-{
-    topk_args a = {.k = DEFAULT_K, .seeds_dir = DEFAULT_SEEDS_DIR};
-    int first;
-    int rc = cli_parse(argc, argv, &a, &first);
-    if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
-        return rc;
-    return topk_run(&a);
-}
+CLI_MAIN_NO_ARGS(topk, topk_args, topk_run, .k = DEFAULT_K, .seeds_dir = DEFAULT_SEEDS_DIR)
 
-const cli_command cmd_topk = {
-    .name = "topk",
-    .summary = "rank stored results per (GPU, problem, mode); write seed files",
+CLI_COMMAND(
+    topk, .summary = "rank stored results per (GPU, problem, mode); write seed files",
     .usage = "[OPTIONS]",
     .about = "Ranks the stored \"ok\" kernel results of each (GPU, problem, mode) by median time\n"
              "(ties: lower noise, then config text), prints the K best of each with their speedup\n"
              "over the fastest stored baseline, and writes one seeds file per group\n"
              "(DIR/DEVICE_PROBLEM_MODE.json, format in seeds/README.md; paths on stderr).\n",
-    .opts = topk_opts,
     .exit = "0 ok, 1 missing or empty store, no match, only failed results or a seeds\n"
-            "write error, 2 bad option.",
-    .fn = topk_main,
-};
+            "write error, 2 bad option.");
 
 /* ---- import --------------------------------------------------------------------------------- */
 
@@ -216,33 +179,28 @@ typedef struct store_args {
     const char *store;
 } store_args;
 
-static const cli_opt store_only_opts[] = {CLI_OPT_STORE(store_args), {0}};
+static const cli_opt import_opts[] = {CLI_OPT_STORE(store_args), {0}};
+static const cli_opt merge_opts[] = {CLI_OPT_STORE(store_args), {0}};
 
-static int import_main(int argc, char **argv)
+/* FILE.jsonl, exactly one. */
+static int import_args_run(const store_args *a, int n, char **args)
 {
-    store_args a = {0};
-    int first;
-    const int rc = cli_parse(argc, argv, &a, &first);
-    if (rc >= 0)
-        return rc;
-    if (argc - first != 1)
-        return cli_usage_error("wants exactly one FILE.jsonl, got %d", argc - first);
-    if (!*argv[first])
+    if (n != 1)
+        return cli_usage_error("wants exactly one FILE.jsonl, got %d", n);
+    if (!*args[0])
         return cli_usage_error("the FILE.jsonl path is empty");
-    return import_run(cli_store_path(a.store), argv[first]);
+    return import_run(cli_store_path(a->store), args[0]);
 }
 
-const cli_command cmd_import = {
-    .name = "import",
-    .summary = "add JSON-lines records to the store (all or nothing)",
+CLI_MAIN(import, store_args, import_args_run, 0)
+
+CLI_COMMAND(
+    import, .summary = "add JSON-lines records to the store (all or nothing)",
     .usage = "FILE.jsonl [OPTIONS]",
     .about = "Adds the records of a JSON-lines file (as `fasweep export --format jsonl` writes;\n"
              "FILE - reads stdin) to the store in one transaction: all of them or, when any line\n"
              "is bad, none. A record replaces a stored one of the same key.\n",
-    .opts = store_only_opts,
-    .exit = "0 ok, 1 store failure, 2 unreadable file, bad line (named) or option.",
-    .fn = import_main,
-};
+    .exit = "0 ok, 1 store failure, 2 unreadable file, bad line (named) or option.");
 
 /* ---- merge ---------------------------------------------------------------------------------- */
 
@@ -274,34 +232,27 @@ static int merge_run(const char *path, char **srcs, int n)
     return rc;
 }
 
-static int merge_main(int argc, char **argv)
+/* SRC.lmdb..., at least one. */
+static int merge_args_run(const store_args *a, int n, char **args)
 {
-    store_args a = {0};
-    int first;
-    const int rc = cli_parse(argc, argv, &a, &first);
-    if (rc >= 0)
-        return rc;
-    if (first >= argc)
+    if (n == 0)
         return cli_usage_error("wants at least one source store SRC.lmdb");
-    for (int i = first; i < argc; i++)
-        if (!*argv[i])
+    for (int i = 0; i < n; i++)
+        if (!*args[i])
             return cli_usage_error("a source store path is empty");
-    return merge_run(cli_store_path(a.store), argv + first, argc - first);
+    return merge_run(cli_store_path(a->store), args, n);
 }
 
-const cli_command cmd_merge = {
-    .name = "merge",
-    .summary = "merge other stores into the store",
-    .usage = "SRC.lmdb... [OPTIONS]",
-    .about = "Merges other stores (e.g. from other machines) into the store (--store: the\n"
-             "destination), each source in one transaction. On a key clash the better record\n"
-             "wins: \"ok\" beats any failure; of two \"ok\" records the lower noise, then more\n"
-             "samples, then the newer. Prints per source how many records were added, replaced\n"
-             "and kept.\n",
-    .opts = store_only_opts,
-    .exit = "0 ok, 1 a source could not be read or merged, 2 bad option.",
-    .fn = merge_main,
-};
+CLI_MAIN(merge, store_args, merge_args_run, 0)
+
+CLI_COMMAND(merge, .summary = "merge other stores into the store", .usage = "SRC.lmdb... [OPTIONS]",
+            .about =
+                "Merges other stores (e.g. from other machines) into the store (--store: the\n"
+                "destination), each source in one transaction. On a key clash the better record\n"
+                "wins: \"ok\" beats any failure; of two \"ok\" records the lower noise, then more\n"
+                "samples, then the newer. Prints per source how many records were added, replaced\n"
+                "and kept.\n",
+            .exit = "0 ok, 1 a source could not be read or merged, 2 bad option.");
 
 /* ---- show ----------------------------------------------------------------------------------- */
 
@@ -391,83 +342,54 @@ static int show_by_key(store *s, const char *key, const char *path)
     return CLI_FAIL;
 }
 
-static int show_run(const show_args *a)
+static int show_in(store *s, const char *path, const void *ctx)
 {
-    const char *path = cli_store_path(a->store);
-    store *s = cli_open_store(path, 1);
-    if (!s)
-        return CLI_FAIL;
-    const int rc = a->key ? show_by_key(s, a->key, path) : show_by_fields(s, a, path);
-    store_close(s);
-    return rc;
+    const show_args *a = ctx;
+    return a->key ? show_by_key(s, a->key, path) : show_by_fields(s, a, path);
 }
 
 /* Checks the two ways of naming a record exclude each other. */
-static int show_check(const show_args *a, int argc, int first)
+static int show_check(const show_args *a, int n)
 {
     const int fields = a->gpu || a->problem.set || a->config || a->build;
-    if (argc - first > 1)
-        return cli_usage_error("wants one KEY, got %d arguments", argc - first);
-    if (argc - first == 1 && fields)
+    if (n > 1)
+        return cli_usage_error("wants one KEY, got %d arguments", n);
+    if (n == 1 && fields)
         return cli_usage_error("give either KEY or --gpu/--problem/--config, not both");
-    if (argc - first == 0 && !(a->gpu && a->problem.set && a->config))
+    if (n == 0 && !(a->gpu && a->problem.set && a->config))
         return cli_usage_error("wants KEY, or --gpu, --problem and --config");
     return 0;
 }
 
 static const cli_opt show_opts[] = {
-    {.name = "gpu",
-     .kind = CLI_STR,
-     .at = CLI_AT(show_args, gpu),
-     .value = "NAME",
-     .help = "the GPU model as stored, e.g. \"NVIDIA L4\""},
-    {.name = "problem",
-     .kind = CLI_PROBLEM,
-     .at = CLI_AT(show_args, problem),
-     .value = "P",
-     .help = "B,H,S,D (e.g. 4,8,512,64) or b4.h8.s512.d64.nc"},
-    {.name = "config",
-     .kind = CLI_STR,
-     .at = CLI_AT(show_args, config),
-     .value = "C",
-     .help = "config text, e.g. d64.m128.n64.w4.s2.z1, or a baseline's name"},
-    {.name = "mode",
-     .kind = CLI_MODE,
-     .at = CLI_AT(show_args, mode),
-     .value = "M",
-     .help = "hot (default), cold or batch"},
-    {.name = "build",
-     .kind = CLI_STR,
-     .at = CLI_AT(show_args, build),
-     .value = "B",
-     .help = "build id (\"baseline\" for baselines)"},
+    CLI_OPT_VAL("gpu", CLI_STR, show_args, gpu, "NAME",
+                "the GPU model as stored, e.g. \"NVIDIA L4\""),
+    CLI_OPT_VAL("problem", CLI_PROBLEM, show_args, problem, "P", CLI_HELP_PROBLEM),
+    CLI_OPT_VAL("config", CLI_STR, show_args, config, "C",
+                "config text, e.g. d64.m128.n64.w4.s2.z1, or a baseline's name"),
+    CLI_OPT_VAL("mode", CLI_MODE, show_args, mode, "M", CLI_HELP_MODE),
+    CLI_OPT_VAL("build", CLI_STR, show_args, build, "B", "build id (\"baseline\" for baselines)"),
     CLI_OPT_STORE(show_args),
     CLI_OPT_DEVICE_REFUSED,
     {0}};
 
-static int show_main(int argc, char **argv)
+/* KEY, or the record named by options. */
+static int show_args_run(show_args *a, int n, char **args)
 {
-    show_args a = {.mode = "hot"};
-    int first;
-    const int rc = cli_parse(argc, argv, &a, &first);
-    if (rc >= 0)
-        return rc;
-    if (show_check(&a, argc, first))
+    if (show_check(a, n))
         return CLI_USAGE;
-    if (first < argc)
-        a.key = argv[first];
-    return show_run(&a);
+    if (n == 1)
+        a->key = args[0];
+    return cli_read_store(a->store, show_in, a);
 }
 
-const cli_command cmd_show = {
-    .name = "show",
-    .summary = "print one stored record as JSON",
+CLI_MAIN(show, show_args, show_args_run, .mode = "hot")
+
+CLI_COMMAND(
+    show, .summary = "print one stored record as JSON",
     .usage = "KEY [OPTIONS]\n--gpu NAME --problem P --config C [OPTIONS]",
     .about =
         "Prints one stored record as JSON. KEY is DEVICE|PROBLEM|BUILD|CONFIG|MODE (quote it).\n"
         "Without --build, the record of this binary's build is shown if there is one, else\n"
         "the newest of any build.\n",
-    .opts = show_opts,
-    .exit = "0 found, 1 not found or missing store, 2 bad option.",
-    .fn = show_main,
-};
+    .exit = "0 found, 1 not found or missing store, 2 bad option.");

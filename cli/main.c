@@ -15,23 +15,17 @@ typedef struct help_args {
 } help_args;
 
 static const cli_opt help_opts[] = {
-    {.name = "markdown",
-     .kind = CLI_FLAG,
-     .at = CLI_AT(help_args, markdown),
-     .help = "print the command reference of docs/cli.md (Markdown)"},
+    CLI_OPT_FLAG("markdown", help_args, markdown,
+                 "print the command reference of docs/cli.md (Markdown)"),
     {0}};
 
 /* Hidden (no summary): `fasweep help [COMMAND]` is --help spelt otherwise,
  * and --markdown is for docs/cli.md alone. */
-static const cli_command cmd_help = {
-    .name = "help",
-    .usage = "[COMMAND]\n--markdown",
+static CLI_COMMAND(
+    help, .usage = "[COMMAND]\n--markdown",
     .about = "Prints the help of COMMAND, or the list of commands; --markdown prints the\n"
              "command reference that docs/cli.md holds.\n",
-    .opts = help_opts,
-    .exit = "0 ok, 2 unknown command or option.",
-    .fn = help_main,
-};
+    .exit = "0 ok, 2 unknown command or option.");
 
 /* In the order `fasweep --help` and docs/cli.md list them. */
 static const cli_command *const commands[] = {
@@ -48,29 +42,27 @@ static const cli_command *find_command(const char *name)
     return NULL;
 }
 
-static int help_main(int argc, char **argv)
+/* [COMMAND] or --markdown. */
+static int help_run(const help_args *a, int n, char **args)
 {
-    help_args a = {0};
-    int first;
-    const int rc = cli_parse(argc, argv, &a, &first);
-    if (rc >= 0)
-        return rc;
-    if (argc - first > 1 || (a.markdown && argc - first > 0))
+    if (n > 1 || (a->markdown && n > 0))
         return cli_usage_error("wants one COMMAND, or --markdown alone");
-    if (a.markdown) {
+    if (a->markdown) {
         cli_help_markdown(commands, N_COMMANDS, stdout);
         return CLI_OK;
     }
-    if (argc - first == 0) {
+    if (n == 0) {
         cli_help_overview(commands, N_COMMANDS, stdout);
         return CLI_OK;
     }
-    const cli_command *c = find_command(argv[first]);
+    const cli_command *c = find_command(args[0]);
     if (!c)
-        return cli_usage_error("unknown command '%s'", argv[first]);
+        return cli_usage_error("unknown command '%s'", args[0]);
     cli_help(c, stdout);
     return CLI_OK;
 }
+
+CLI_MAIN(help, help_args, help_run, 0)
 
 int main(int argc, char **argv)
 {

@@ -484,21 +484,22 @@ static int sp_opt_num(const sp_ctx *c, const char *path, const cJSON *o, const c
 
 void space_measure_defaults(space_measure *m)
 {
-    m->warmup_runs = 3;
-    m->min_samples = 10;
-    m->max_samples = 200;
-    m->noise = 0.01;
-    m->max_seconds = 0.5;
-    m->timeout_s = 10;
-    m->n_modes = 1;
+    static const space_measure d = {.warmup_runs = 3,
+                                    .min_samples = 10,
+                                    .max_samples = 200,
+                                    .noise = 0.01,
+                                    .max_seconds = 0.5,
+                                    .timeout_s = 10,
+                                    .n_modes = 1,
+                                    .batch_us = 200,
+                                    .clock_tolerance = 0.03,
+                                    .clock_pause_ms = 100,
+                                    .max_discards = 10,
+                                    .calibrate_ms = 50,
+                                    .rounds = 3,
+                                    .ci_floor = 0.007};
+    *m = d;
     snprintf(m->modes[0], sizeof m->modes[0], "%s", mode_default()->name);
-    m->batch_us = 200;
-    m->clock_tolerance = 0.03;
-    m->clock_pause_ms = 100;
-    m->max_discards = 10;
-    m->calibrate_ms = 50;
-    m->rounds = 3;
-    m->ci_floor = 0.007;
 }
 
 static int sp_measure(const sp_ctx *c, const cJSON *o, space_measure *m)

@@ -55,14 +55,12 @@ static const char *rec_name(const char *const *names, int n, int i)
     return i >= 0 && i < n ? names[i] : "invalid";
 }
 
-/* The index of s in names, or -1 (out untouched). */
-static int rec_parse(const char *const *names, int n, const char *s, int *out)
+/* The index of s in names, or -1. */
+static int rec_index(const char *const *names, int n, const char *s)
 {
     for (int i = 0; s && i < n; i++)
-        if (strcmp(s, names[i]) == 0) {
-            *out = i;
-            return 0;
-        }
+        if (strcmp(s, names[i]) == 0)
+            return i;
     return -1;
 }
 
@@ -71,29 +69,25 @@ const char *record_status_name(record_status st)
     return rec_name(rec_status_names, REC_N_STATUS, (int)st);
 }
 
-int record_status_parse(const char *s, record_status *out)
-{
-    int i = 0;
-    if (rec_parse(rec_status_names, REC_N_STATUS, s, &i) != 0)
-        return -1;
-    if (out)
-        *out = (record_status)i;
-    return 0;
-}
-
 const char *record_kind_name(record_kind k)
 {
     return rec_name(rec_kind_names, REC_N_KIND, (int)k);
 }
 
+int record_status_parse(const char *s, record_status *out)
+{
+    const int i = rec_index(rec_status_names, REC_N_STATUS, s);
+    if (i >= 0 && out)
+        *out = (record_status)i;
+    return i < 0 ? -1 : 0;
+}
+
 int record_kind_parse(const char *s, record_kind *out)
 {
-    int i = 0;
-    if (rec_parse(rec_kind_names, REC_N_KIND, s, &i) != 0)
-        return -1;
-    if (out)
+    const int i = rec_index(rec_kind_names, REC_N_KIND, s);
+    if (i >= 0 && out)
         *out = (record_kind)i;
-    return 0;
+    return i < 0 ? -1 : 0;
 }
 
 /* ---- keys ---------------------------------------------------------------------------------- */

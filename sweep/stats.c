@@ -85,17 +85,12 @@ void stats_timing_for(mode_uncertainty u, double *x, int n, record_timing *t)
 
 const char *stats_stop_name(stats_stop s)
 {
-    switch (s) {
-    case STATS_CONTINUE:
-        return "continue";
-    case STATS_CONVERGED:
-        return "converged";
-    case STATS_MAX_SAMPLES:
-        return "max_samples";
-    case STATS_BUDGET:
-        return "budget";
-    }
-    return "invalid";
+    static const char *const names[] = {[STATS_CONTINUE] = "continue",
+                                        [STATS_CONVERGED] = "converged",
+                                        [STATS_MAX_SAMPLES] = "max_samples",
+                                        [STATS_BUDGET] = "budget"};
+    const unsigned i = (unsigned)s;
+    return i < sizeof names / sizeof *names && names[i] ? names[i] : "invalid";
 }
 
 int stats_block_size(double est_us, double max_seconds, int remaining, int block_max)

@@ -42,6 +42,7 @@ load helpers
     [ "$output" = "$v" ] || flunk "version differs: $output"
     run --separate-stderr "$FASWEEP" version extra
     expect_status 2
+    expect_in "$stderr" "unexpected argument 'extra'"
 }
 
 @test "unknown command: exit 2 with a message" {

@@ -81,3 +81,24 @@ import_fixture() {
     "$FASWEEP" import "$FIX/results.jsonl" --store "$STORE" >/dev/null ||
         flunk "importing the fixture failed"
 }
+
+# expect_import_refused NEEDLE: importing bad.jsonl into $STORE is refused
+# (exit 2) with NEEDLE in the message.
+expect_import_refused() {
+    run --separate-stderr "$FASWEEP" import bad.jsonl --store "$STORE"
+    expect_status 2
+    expect_in "$stderr" "$1"
+}
+
+# term_on_tmp PID PATTERN: waits (10 s at most) for a file named PATTERN
+# (find -name) below this directory, the temp file PID is writing, then
+# sends PID SIGTERM; fails (PID killed) when none appears.
+term_on_tmp() {
+    local pid=$1 pattern=$2 i
+    for i in $(seq 100); do
+        [ -n "$(find . -name "$pattern")" ] && break
+        sleep 0.1
+    done
+    [ -n "$(find . -name "$pattern")" ] || { kill "$pid"; flunk "no temp file appeared"; }
+    kill -TERM "$pid"
+}

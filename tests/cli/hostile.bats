@@ -96,9 +96,7 @@ PY
         'r["env"]["host"] = "a\u0085b"' \
         'r["key"]["config"] = "c\u009f"'; do
         rec_line G c "$patch" >bad.jsonl
-        run --separate-stderr "$FASWEEP" import bad.jsonl --store "$STORE"
-        expect_status 2
-        expect_in "$stderr" "bad.jsonl:1:"
+        expect_import_refused "bad.jsonl:1:"
     done
     # A raw NUL byte, invalid and overlong UTF-8, written as bytes.
     for bytes in 'PROBE\x00DEV' 'NV\xffIDIA' 'a\xc0\xafb' 'x\xed\xa0\x80y'; do
@@ -107,9 +105,7 @@ import sys
 line = sys.stdin.buffer.read()
 sys.stdout.buffer.write(line.replace(b'XDEVX', b'$bytes'.decode('unicode_escape').encode('latin-1')))
 " >bad.jsonl
-        run --separate-stderr "$FASWEEP" import bad.jsonl --store "$STORE"
-        expect_status 2
-        expect_in "$stderr" "bad.jsonl:1:"
+        expect_import_refused "bad.jsonl:1:"
     done
     [ ! -e "$STORE" ] || flunk "something was stored"
 }
@@ -117,9 +113,7 @@ sys.stdout.buffer.write(line.replace(b'XDEVX', b'$bytes'.decode('unicode_escape'
 @test "key.mode: only the modes fasweep measures (was: any text, then unreachable)" {
     for mode in warm ../../y HOT ""; do
         rec_line G c "r['key']['mode'] = '$mode'" >bad.jsonl
-        run --separate-stderr "$FASWEEP" import bad.jsonl --store "$STORE"
-        expect_status 2
-        expect_in "$stderr" "key.mode"
+        expect_import_refused "key.mode"
     done
     [ ! -e "$STORE" ] || flunk "something was stored"
 }
@@ -147,9 +141,7 @@ json.dump(d, open("c1.json", "w"))
     for patch in 'r["time"]["median_us"] = None' 'r["time"]["median_us"] = -5.0' \
         'r["time"]["median_us"] = 0' 'r["time"]["min_us"] = None'; do
         rec_line G c "$patch" >bad.jsonl
-        run --separate-stderr "$FASWEEP" import bad.jsonl --store "$STORE"
-        expect_status 2
-        expect_in "$stderr" "an ok record needs a finite median_us > 0"
+        expect_import_refused "an ok record needs a finite median_us > 0"
     done
     # A failed record may carry no times at all.
     rec_line G c 'r["status"] = "wrong"; r["time"]["median_us"] = None' >ok.jsonl

@@ -80,13 +80,8 @@ expect_no_tmp() {
     import_fixture
     echo old > out.jsonl
     FASWEEP_TEST_WRITE_SLEEP=30 "$FASWEEP" export --store "$STORE" -o out.jsonl &
-    local pid=$! i
-    for i in $(seq 100); do
-        [ -n "$(find . -name 'out.jsonl.tmp.*')" ] && break
-        sleep 0.1
-    done
-    [ -n "$(find . -name 'out.jsonl.tmp.*')" ] || { kill "$pid"; flunk "no temp file appeared"; }
-    kill -TERM "$pid"
+    local pid=$!
+    term_on_tmp "$pid" 'out.jsonl.tmp.*'
     local st=0
     wait "$pid" || st=$?
     [ "$st" -eq 143 ] || flunk "expected death by SIGTERM (143), got $st"
@@ -97,13 +92,8 @@ expect_no_tmp() {
 @test "output: SIGTERM while topk writes seeds leaves no temp file" {
     import_fixture
     FASWEEP_TEST_WRITE_SLEEP=30 "$FASWEEP" topk --store "$STORE" --seeds-dir sd >/dev/null 2>&1 &
-    local pid=$! i
-    for i in $(seq 100); do
-        [ -n "$(find . -name '*.tmp.*')" ] && break
-        sleep 0.1
-    done
-    [ -n "$(find . -name '*.tmp.*')" ] || { kill "$pid"; flunk "no temp file appeared"; }
-    kill -TERM "$pid"
+    local pid=$!
+    term_on_tmp "$pid" '*.tmp.*'
     wait "$pid" || true
     expect_no_tmp
 }

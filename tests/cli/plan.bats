@@ -205,6 +205,10 @@ assert d["instances"] and all(i["family"] == "mma" for i in d["instances"]), d
     run --separate-stderr "$FASWEEP" plan
     expect_status 2
     expect_in "$stderr" "--space FILE is required"
+    # grid says so before it looks at --devices.
+    run --separate-stderr "$FASWEEP" grid --devices bogus --store "$STORE"
+    expect_status 2
+    expect_in "$stderr" "--space FILE is required"
 
     # grid on a bad space fails the same way and creates no store.
     run --separate-stderr "$FASWEEP" grid --space "$FIX/bad_dup_axis.json" --store "$STORE"

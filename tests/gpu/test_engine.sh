@@ -131,6 +131,29 @@ import json, sys
 print(" ".join(sorted({p["config"] for p in json.load(sys.stdin)["points"] if p["accepted"]})[:2]))'
 }
 
+# Sweeps SPACE into STORE (the other arguments go to grid, the caller's
+# environment too) with the first of two_configs faulting and the second
+# hanging; the sweep must complete and the store hold both failures and
+# every other point ($tmp/NAME.out and .err keep its output; $why says
+# what failed).
+grid_two_faults() { # name space store grid-args...
+    local name=$1 space=$2 st=$3
+    shift 3
+    local cfgs fault hang
+    cfgs=$(two_configs "$space")
+    fault=${cfgs%% *}
+    hang=${cfgs#* }
+    FASWEEP_INJECT="fault:$fault,hang:$hang" "$FASWEEP" grid --space "$space" --store "$st" "$@" \
+        >"$tmp/$name.out" 2>"$tmp/$name.err"
+    local rc=$?
+    cat "$tmp/$name.out"
+    [ $rc -eq 0 ] || { why="exit $rc: $(tail -3 "$tmp/$name.err")"; return 1; }
+    local v
+    v=$(verify "$st" "$space" "$fault=crashed~cudaErrorIllegalAddress" "$hang=timeout~timeout_s") ||
+        { why="store: $v"; return 1; }
+    echo "$v"
+}
+
 # A test function returns 0 (pass), 77 (it could not run here: a SKIP with
 # the reason it printed, never a pass) or anything else (fail, $why).
 run_test() { # name function (ENGINE_ONLY="t_a t_b": run only those, to re-run a few)
@@ -370,17 +393,7 @@ t_multi_gpu() {
     fi
     local space=$tmp/multi.json st=$tmp/multi.lmdb
     space_with "$space" '{"timeout_s": 3, "modes": ["hot", "cold"]}'
-    # shellcheck disable=SC2046 # split into the two names on purpose
-    set -- $(two_configs "$space")
-    FASWEEP_INJECT="fault:$1,hang:$2" "$FASWEEP" grid --space "$space" --store "$st" \
-        --devices all >"$tmp/multi.out" 2>"$tmp/multi.err"
-    local rc=$?
-    cat "$tmp/multi.out"
-    [ $rc -eq 0 ] || { why="exit $rc: $(tail -3 "$tmp/multi.err")"; return 1; }
-    local v
-    v=$(verify "$st" "$space" "$1=crashed~cudaErrorIllegalAddress" "$2=timeout~timeout_s") ||
-        { why="store: $v"; return 1; }
-    echo "$v"
+    grid_two_faults multi "$space" "$st" --devices all || return 1
     # Both GPUs worked: records (ok or not) carry the UUID of the GPU that
     # ran them. (Which GPU gets the injected configs depends on timing.)
     "$FASWEEP" export --format jsonl --store "$st" | python3 -c '
@@ -400,17 +413,7 @@ sys.exit(0 if len(uu) >= 2 else 1)' || { why="all records came from one GPU"; re
 t_multi_shared() {
     local space=$tmp/shared.json st=$tmp/shared.lmdb
     space_with "$space" '{"timeout_s": 3, "modes": ["hot", "batch"]}'
-    # shellcheck disable=SC2046 # split into the two names on purpose
-    set -- $(two_configs "$space")
-    FASWEEP_TEST_SHARE_GPU=1 FASWEEP_INJECT="fault:$1,hang:$2" "$FASWEEP" grid --space "$space" \
-        --store "$st" --devices 0,0 >"$tmp/shared.out" 2>"$tmp/shared.err"
-    local rc=$?
-    cat "$tmp/shared.out"
-    [ $rc -eq 0 ] || { why="exit $rc: $(tail -3 "$tmp/shared.err")"; return 1; }
-    local v
-    v=$(verify "$st" "$space" "$1=crashed~cudaErrorIllegalAddress" "$2=timeout~timeout_s") ||
-        { why="store: $v"; return 1; }
-    echo "$v"
+    FASWEEP_TEST_SHARE_GPU=1 grid_two_faults shared "$space" "$st" --devices 0,0 || return 1
     # kill -9 of the whole group mid-sweep, then resume with two workers again
     local slow=$tmp/shared-slow.json st2=$tmp/shared-kill.lmdb n k
     slow_space "$slow"

@@ -17,6 +17,7 @@
 #include "store/mode.h"
 #include "store/record.h"
 #include "sweep/stats.h"
+#include "tests/unit/testutil.h"
 
 static void test_table_is_well_formed(void **state)
 {
@@ -169,13 +170,7 @@ static void test_space_uses_the_table(void **state)
     assert_int_equal(SPACE_MAX_MODES, MODE_COUNT);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table_is_well_formed),  cmocka_unit_test(test_lookup),
-        cmocka_unit_test(test_unknown_refused),       cmocka_unit_test(test_names_text),
+TU_MAIN(cmocka_unit_test(test_table_is_well_formed), cmocka_unit_test(test_lookup),
+        cmocka_unit_test(test_unknown_refused), cmocka_unit_test(test_names_text),
         cmocka_unit_test(test_help_names_every_mode), cmocka_unit_test(test_criteria_resolve),
-        cmocka_unit_test(test_uncertainty_method),    cmocka_unit_test(test_space_uses_the_table),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_uncertainty_method), cmocka_unit_test(test_space_uses_the_table))

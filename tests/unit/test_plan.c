@@ -17,6 +17,8 @@
 #include "kernels/mma/mma.h"
 #include "grid/plan.h"
 #include "grid/space.h"
+#include "tests/unit/testspace.h"
+#include "tests/unit/testutil.h"
 
 static fa_config cfg(int d, int m, int n, int w, int s, int z)
 {
@@ -64,52 +66,38 @@ static void test_smem_bytes(void **state)
     assert_int_equal(plan_check(&c, 232448), PLAN_OK);
 }
 
+/* plan_check of c with no limit of shared memory is want. */
+static void expect_rule(fa_config c, plan_reason want)
+{
+    assert_int_equal(plan_check(&c, 1L << 30), want);
+}
+
 static void test_rules(void **state)
 {
     (void)state;
-    const long big = 1L << 30;
-    fa_config c;
-
-    c = cfg(96, 64, 64, 4, 1, 0);
-    assert_int_equal(plan_check(&c, big), PLAN_REJ_HEAD_DIM);
-    c.head_dim = 32;
-    assert_int_equal(plan_check(&c, big), PLAN_REJ_HEAD_DIM);
-    c.head_dim = 256;
-    assert_int_equal(plan_check(&c, big), PLAN_REJ_HEAD_DIM);
+    expect_rule(cfg(96, 64, 64, 4, 1, 0), PLAN_REJ_HEAD_DIM);
+    expect_rule(cfg(32, 64, 64, 4, 1, 0), PLAN_REJ_HEAD_DIM);
+    expect_rule(cfg(256, 64, 64, 4, 1, 0), PLAN_REJ_HEAD_DIM);
 
     /* Each warp owns whole 16-row tiles: block_m % (16 * warps). */
-    c = cfg(64, 32, 64, 8, 1, 0);
-    assert_int_equal(plan_check(&c, big), PLAN_REJ_WARP_ROWS);
-    c = cfg(64, 64, 64, 8, 1, 0);
-    assert_int_equal(plan_check(&c, big), PLAN_REJ_WARP_ROWS);
-    c = cfg(64, 128, 64, 8, 1, 0);
-    assert_int_equal(plan_check(&c, big), PLAN_OK);
-    c = cfg(64, 48, 64, 1, 1, 0); /* 3 tiles for one warp: fine */
-    assert_int_equal(plan_check(&c, big), PLAN_OK);
-    c = cfg(64, 48, 64, 2, 1, 0); /* 1.5 tiles per warp: not */
-    assert_int_equal(plan_check(&c, big), PLAN_REJ_WARP_ROWS);
-    c = cfg(64, 512, 64, 16, 1, 0);
-    assert_int_equal(plan_check(&c, big), PLAN_OK);
+    expect_rule(cfg(64, 32, 64, 8, 1, 0), PLAN_REJ_WARP_ROWS);
+    expect_rule(cfg(64, 64, 64, 8, 1, 0), PLAN_REJ_WARP_ROWS);
+    expect_rule(cfg(64, 128, 64, 8, 1, 0), PLAN_OK);
+    expect_rule(cfg(64, 48, 64, 1, 1, 0), PLAN_OK);            /* 3 tiles for one warp: fine */
+    expect_rule(cfg(64, 48, 64, 2, 1, 0), PLAN_REJ_WARP_ROWS); /* 1.5 tiles per warp: not */
+    expect_rule(cfg(64, 512, 64, 16, 1, 0), PLAN_OK);
 
     /* K/V 32x64 fp16 = 256 chunks, 16 warps = 512 threads: uneven. */
-    c = cfg(64, 256, 32, 16, 1, 0);
-    assert_int_equal(plan_check(&c, big), PLAN_REJ_CHUNKS);
-    c.block_n = 64; /* 512 chunks: one each */
-    assert_int_equal(plan_check(&c, big), PLAN_OK);
-    c = cfg(64, 128, 16, 8, 1, 0); /* 128 chunks, 256 threads */
-    assert_int_equal(plan_check(&c, big), PLAN_REJ_CHUNKS);
-    c.head_dim = 128; /* 256 chunks, 256 threads */
-    assert_int_equal(plan_check(&c, big), PLAN_OK);
-    c = cfg(64, 128, 48, 8, 1, 0); /* 384 chunks, 256 threads */
-    assert_int_equal(plan_check(&c, big), PLAN_REJ_CHUNKS);
+    expect_rule(cfg(64, 256, 32, 16, 1, 0), PLAN_REJ_CHUNKS);
+    expect_rule(cfg(64, 256, 64, 16, 1, 0), PLAN_OK);        /* 512 chunks: one each */
+    expect_rule(cfg(64, 128, 16, 8, 1, 0), PLAN_REJ_CHUNKS); /* 128 chunks, 256 threads */
+    expect_rule(cfg(128, 128, 16, 8, 1, 0), PLAN_OK);        /* 256 chunks, 256 threads */
+    expect_rule(cfg(64, 128, 48, 8, 1, 0), PLAN_REJ_CHUNKS); /* 384 chunks, 256 threads */
 
     /* Hand-built nonsense is rejected, never a division by zero. */
-    c = cfg(64, 64, 64, 0, 1, 0);
-    assert_int_equal(plan_check(&c, big), PLAN_REJ_WARP_ROWS);
-    c = cfg(64, 0, 64, 4, 1, 0);
-    assert_int_equal(plan_check(&c, big), PLAN_REJ_WARP_ROWS);
-    c = cfg(64, 64, 0, 4, 1, 0);
-    assert_int_equal(plan_check(&c, big), PLAN_REJ_CHUNKS);
+    expect_rule(cfg(64, 64, 64, 0, 1, 0), PLAN_REJ_WARP_ROWS);
+    expect_rule(cfg(64, 0, 64, 4, 1, 0), PLAN_REJ_WARP_ROWS);
+    expect_rule(cfg(64, 64, 0, 4, 1, 0), PLAN_REJ_CHUNKS);
 }
 
 static void test_rule_order(void **state)
@@ -191,26 +179,38 @@ static void load_l4(space *s)
 /* A small hand-made space: two problems, 2 x 2 x 2 x 2 x 2 axes. */
 static void small_space(space *s)
 {
-    memset(s, 0, sizeof *s);
-    s->smem_limit = 49152;
-    s->n_problems = 2;
-    s->problems[0] = (space_problem){1, 2, 128, 64, 0};
-    s->problems[1] = (space_problem){1, 2, 128, 128, 1};
-    const int vals[SPACE_AXIS_COUNT][2] = {{128, 64}, {32, 64}, {4, 2}, {2, 1}, {1, 0}};
-    for (int a = 0; a < SPACE_AXIS_COUNT; a++) {
-        s->axis_len[a] = 2;
-        s->axis[a][0] = vals[a][0];
-        s->axis[a][1] = vals[a][1];
-    }
+    static const space_problem problems[] = {{1, 2, 128, 64, 0}, {1, 2, 128, 128, 1}};
+    ts_space(s, 49152, problems, 2);
+    static const int vals[SPACE_AXIS_COUNT][2] = {{128, 64}, {32, 64}, {4, 2}, {2, 1}, {1, 0}};
+    for (int a = 0; a < SPACE_AXIS_COUNT; a++)
+        ts_axis(s, a, vals[a], 2);
+}
+
+/* The plan of s, built with no filter (the build must succeed). */
+static plan plan_of(const space *s)
+{
+    plan p;
+    assert_int_equal(plan_build(s, NULL, NULL, &p), 0);
+    return p;
+}
+
+static plan small_plan(space *s)
+{
+    small_space(s);
+    return plan_of(s);
+}
+
+static plan l4_plan(space *s)
+{
+    load_l4(s);
+    return plan_of(s);
 }
 
 static void test_order(void **state)
 {
     (void)state;
     space s;
-    small_space(&s);
-    plan p;
-    assert_int_equal(plan_build(&s, NULL, NULL, &p), 0);
+    plan p = small_plan(&s);
     assert_int_equal(p.n, 64);
     /* Problem-major, then BLOCK_M outermost ... SWIZZLE innermost, each
      * axis in file order (not sorted). */
@@ -255,9 +255,7 @@ static void test_family(void **state)
 {
     (void)state;
     space s;
-    small_space(&s);
-    plan p;
-    assert_int_equal(plan_build(&s, NULL, NULL, &p), 0);
+    plan p = small_plan(&s);
     for (size_t i = 0; i < p.n; i++)
         assert_int_equal(p.points[i].cfg.family, s.family);
     assert_string_equal(fa_family_of(&p.points[0].cfg)->name, "mma");
@@ -314,9 +312,7 @@ static void test_l4_counts(void **state)
 {
     (void)state;
     space s;
-    load_l4(&s);
-    plan p;
-    assert_int_equal(plan_build(&s, NULL, NULL, &p), 0);
+    plan p = l4_plan(&s);
     /* 3 x 3 x 3 x 3 x 2 points. (BLOCK_M, warps) pairs that split: 32/2,
      * 64/2, 64/4, 128/2, 128/4, 128/8 = 6 of 9, so 3 x 18 = 54 warp_rows.
      * 256-chunk K/V tiles split over up to 256 threads: no chunk rejects.
@@ -425,15 +421,9 @@ static void test_edge_spaces(void **state)
     plan_free(NULL);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_smem_bytes),       cmocka_unit_test(test_rules),
-        cmocka_unit_test(test_rule_order),       cmocka_unit_test(test_reason_text),
-        cmocka_unit_test(test_reason_codes),     cmocka_unit_test(test_order),
-        cmocka_unit_test(test_family),           cmocka_unit_test(test_l4_counts),
+TU_MAIN(cmocka_unit_test(test_smem_bytes), cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_rule_order), cmocka_unit_test(test_reason_text),
+        cmocka_unit_test(test_reason_codes), cmocka_unit_test(test_order),
+        cmocka_unit_test(test_family), cmocka_unit_test(test_l4_counts),
         cmocka_unit_test(test_head_dim_in_grid), cmocka_unit_test(test_compiled),
-        cmocka_unit_test(test_edge_spaces),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        cmocka_unit_test(test_edge_spaces))

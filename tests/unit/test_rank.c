@@ -118,11 +118,18 @@ static void put_k(fixture *f, const char *dev, const char *prob, const char *cfg
 
 /* ---- ranking -------------------------------------------------------------------------------- */
 
+/* The Top-k of every group of the fixture's store (the ranking must work). */
+static rank_result topk_all(fixture *f, int k)
+{
+    rank_result r;
+    assert_int_equal(rank_topk(f->s, NULL, k, &r), STORE_OK);
+    return r;
+}
+
 static void test_empty_store(void **state)
 {
     fixture *f = *state;
-    rank_result r;
-    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    rank_result r = topk_all(f, 8);
     assert_int_equal(r.n_groups, 0);
     assert_null(r.groups);
     rank_free(&r);
@@ -146,8 +153,7 @@ static void test_order_and_ties(void **state)
     put_k(f, DEV_A, PROB_1, "d64.m64.n128.w4.s2.z1", 40.0, 0.005); /* ... lower noise first */
     put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 30.0, 0.010);  /* full tie with the next */
     put_k(f, DEV_A, PROB_1, "d64.m32.n64.w2.s1.z0", 30.0, 0.010);  /* config text decides */
-    rank_result r;
-    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    rank_result r = topk_all(f, 8);
     assert_int_equal(r.n_groups, 1);
     const rank_group *g = &r.groups[0];
     assert_string_equal(g->device, DEV_A);
@@ -175,8 +181,7 @@ static void test_nan_noise_order(void **state)
     put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 30.0, NAN);
     put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z1", 30.0, 0.010);
     put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s2.z0", 20.0, NAN);
-    rank_result r;
-    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    rank_result r = topk_all(f, 8);
     const rank_group *g = &r.groups[0];
     assert_int_equal(g->n_top, 3);
     assert_string_equal(g->top[0].config, "d64.m64.n64.w4.s2.z0"); /* faster: noise unused */
@@ -196,8 +201,7 @@ static void test_k_limits(void **state)
         snprintf(cfg, sizeof cfg, "d64.m64.n64.w4.s%d.z0", i + 1);
         put_k(f, DEV_A, PROB_1, cfg, med[i], 0.01);
     }
-    rank_result r;
-    assert_int_equal(rank_topk(f->s, NULL, 3, &r), STORE_OK);
+    rank_result r = topk_all(f, 3);
     assert_int_equal(r.groups[0].n_top, 3);
     assert_int_equal(r.groups[0].n_ok, 6);
     assert_true(r.groups[0].top[0].time.median_us == 11);
@@ -228,8 +232,7 @@ static void test_groups_and_filters(void **state)
     put(f, rec(DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", "cold", RECORD_KIND_KERNEL, RECORD_ST_OK, 5,
                0.01));
 
-    rank_result r;
-    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    rank_result r = topk_all(f, 8);
     assert_int_equal(r.n_groups, 3);
     assert_string_equal(r.groups[0].device, DEV_A);
     assert_string_equal(r.groups[0].problem, PROB_2); /* "b16..." < "b4..." */
@@ -293,8 +296,7 @@ static void test_failed_and_baselines(void **state)
     put(f, rec(DEV_A, PROB_1, "broken_baseline", "hot", RECORD_KIND_BASELINE, RECORD_ST_CRASHED, 1,
                0.01));
 
-    rank_result r;
-    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    rank_result r = topk_all(f, 8);
     assert_int_equal(r.n_groups, 2);
     const rank_group *g1 = &r.groups[0], *g2 = &r.groups[1];
     assert_string_equal(g1->problem, PROB_2);
@@ -333,8 +335,7 @@ static void test_no_baseline_dash(void **state)
 {
     fixture *f = *state;
     put_k(f, DEV_B, PROB_1, "d64.m64.n64.w4.s1.z0", 40, 0.01);
-    rank_result r;
-    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    rank_result r = topk_all(f, 8);
     char *buf = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
@@ -374,8 +375,7 @@ static void test_json(void **state)
     put(f, rec(DEV_A, PROB_1, "sdpa-flash", "hot", RECORD_KIND_BASELINE, RECORD_ST_OK, 30, 0.01));
     put(f, rec(DEV_B, PROB_2, "d64.m64.n64.w4.s1.z0", "hot", RECORD_KIND_KERNEL, RECORD_ST_CRASHED,
                0, 0));
-    rank_result r;
-    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    rank_result r = topk_all(f, 8);
     cJSON *j = print_json(&r);
     const cJSON *groups = cJSON_GetObjectItemCaseSensitive(j, "groups");
     assert_int_equal(cJSON_GetArraySize(groups), 2);
@@ -435,26 +435,32 @@ static const cJSON *get(const cJSON *o, const char *key)
     return v;
 }
 
+/* Every key of keys (NULL-ended) is in o, of the type is checks. */
+static void expect_keys(const cJSON *o, const char *const *keys, cJSON_bool (*is)(const cJSON *))
+{
+    for (; *keys; keys++)
+        assert_true(is(get(o, *keys)));
+}
+
 static void check_seed_entry(const cJSON *e)
 {
-    const char *objs[] = {"config", "metrics", "errors", "resources", "cycles", "provenance"};
-    for (size_t i = 0; i < sizeof objs / sizeof *objs; i++)
-        assert_true(cJSON_IsObject(get(e, objs[i])));
-    const char *cfg[] = {"BLOCK_M", "BLOCK_N", "NUM_WARPS", "STAGES", "SWIZZLE", "HEAD_DIM"};
-    for (size_t i = 0; i < sizeof cfg / sizeof *cfg; i++)
-        assert_true(cJSON_IsNumber(get(get(e, "config"), cfg[i])));
-    const char *met[] = {"median_us", "min_us",  "mean_us", "stdev_us", "cv",
-                         "noise",     "samples", "tflops",  "gbps"};
-    for (size_t i = 0; i < sizeof met / sizeof *met; i++)
-        assert_true(cJSON_IsNumber(get(get(e, "metrics"), met[i])));
+    static const char *const objs[] = {"config", "metrics",    "errors", "resources",
+                                       "cycles", "provenance", NULL};
+    static const char *const cfg[] = {"BLOCK_M", "BLOCK_N",  "NUM_WARPS", "STAGES",
+                                      "SWIZZLE", "HEAD_DIM", NULL};
+    static const char *const met[] = {"median_us", "min_us",  "mean_us", "stdev_us", "cv",
+                                      "noise",     "samples", "tflops",  "gbps",     NULL};
+    static const char *const res[] = {"regs",        "smem_static",       "smem_dynamic",
+                                      "local_bytes", "max_blocks_per_sm", NULL};
+    static const char *const prov[] = {
+        "build", "kernel_source", "space_name", "space_hash", "timestamp",
+        "host",  "gpu_uuid",      "driver",     "runtime",    NULL};
+    expect_keys(e, objs, cJSON_IsObject);
+    expect_keys(get(e, "config"), cfg, cJSON_IsNumber);
+    expect_keys(get(e, "metrics"), met, cJSON_IsNumber);
+    expect_keys(get(e, "resources"), res, cJSON_IsNumber);
+    expect_keys(get(e, "provenance"), prov, cJSON_IsString);
     get(get(e, "metrics"), "speedup_vs_baseline");
-    const char *res[] = {"regs", "smem_static", "smem_dynamic", "local_bytes", "max_blocks_per_sm"};
-    for (size_t i = 0; i < sizeof res / sizeof *res; i++)
-        assert_true(cJSON_IsNumber(get(get(e, "resources"), res[i])));
-    const char *prov[] = {"build", "kernel_source", "space_name", "space_hash", "timestamp",
-                          "host",  "gpu_uuid",      "driver",     "runtime"};
-    for (size_t i = 0; i < sizeof prov / sizeof *prov; i++)
-        assert_true(cJSON_IsString(get(get(e, "provenance"), prov[i])));
     assert_true(cJSON_IsNumber(get(get(e, "provenance"), "cc")));
     assert_string_equal(get(get(e, "provenance"), "kernel_source")->valuestring,
                         "kernels/mma/flash_fwd.cuh");
@@ -470,8 +476,7 @@ static void test_seeds_write(void **state)
     put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 40, 0.01);
     put(f, rec(DEV_A, PROB_1, "sdpa-flash", "hot", RECORD_KIND_BASELINE, RECORD_ST_OK, 30, 0.01));
     put_k(f, DEV_B, "b1.h2.s200.d128.c", "d128.m64.n64.w4.s1.z1", 70, 0.01);
-    rank_result r;
-    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    rank_result r = topk_all(f, 8);
 
     char dir[700], err[512];
     snprintf(dir, sizeof dir, "%s/out/seeds", f->dir); /* parents are created too */
@@ -562,8 +567,7 @@ static void test_seeds_names(void **state)
     put_k(f, "gpu-X", PROB_1, "d64.m64.n64.w4.s1.z0", 20, 0.01);
     put_k(f, "GPU X", PROB_1, "d64.m64.n64.w4.s1.z0", 20, 0.01);
     put_k(f, "../../etc", "../x/y", "d64.m64.n64.w4.s1.z0", 20, 0.01);
-    rank_result r;
-    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    rank_result r = topk_all(f, 8);
     assert_int_equal(r.n_groups, 4);
     char dir[700], err[512];
     snprintf(dir, sizeof dir, "%s/seeds", f->dir);
@@ -602,8 +606,7 @@ static void test_seeds_other_group(void **state)
 {
     fixture *f = *state;
     put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 20, 0.01);
-    rank_result r;
-    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    rank_result r = topk_all(f, 8);
     char dir[700], path[800], err[512];
     snprintf(dir, sizeof dir, "%s/seeds", f->dir);
     assert_int_equal(rank_write_seeds(&r, dir, NULL, err, sizeof err), 0);
@@ -623,8 +626,7 @@ static void test_seeds_dir_error(void **state)
 {
     fixture *f = *state;
     put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 20, 0.01);
-    rank_result r;
-    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    rank_result r = topk_all(f, 8);
     char file[700], err[512] = "";
     snprintf(file, sizeof file, "%s/plainfile", f->dir);
     FILE *fp = fopen(file, "w");

@@ -228,51 +228,56 @@ static void expect_reject(const char *keyx, const char *extra, const char *want)
     }
 }
 
+/* Top-level JSON added to a valid record, and the start of the error it
+ * must get. */
+static const struct {
+    const char *extra, *want;
+} record_rejects[] = {
+    /* Unknown keys, at both levels. */
+    {",\"time\":{\"medain_us\":1}", "time.medain_us: unknown key"},
+    {",\"bogus\":1", "bogus: unknown key"},
+    {",\"median_us\":1", "median_us: unknown key"}, /* belongs in time */
+    {",\"env\":{\"time\":{}}", "env.time: unknown key"},
+    /* Repeated keys. */
+    {",\"tflops\":1,\"tflops\":2", "tflops: given twice"},
+    {",\"time\":{},\"time\":{}", "time: given twice"},
+    {",\"status\":\"ok\"", "status: given twice"},
+    /* Wrong types. */
+    {",\"time\":{\"samples\":\"7\"}",
+     "time.samples: expected an integer from 0 to 2147483647, got \"7\""},
+    {",\"time\":{\"samples\":2.5}", "time.samples: expected an integer"},
+    {",\"time\":{\"samples\":-1}", "time.samples: expected an integer"},
+    {",\"time\":{\"samples\":1e10}", "time.samples: expected an integer"},
+    {",\"time\":{\"samples\":null}", "time.samples: expected an integer"},
+    {",\"time\":{\"median_us\":\"1\"}",
+     "time.median_us: expected a finite number or null, got \"1\""},
+    {",\"tflops\":1e999", "tflops: expected a finite number or null, got inf"},
+    {",\"time\":{\"median_us\":true}", "time.median_us: expected a finite"},
+    {",\"time\":[1]", "time: expected an object, got an array"},
+    {",\"error\":5", "error: expected a string, got 5"},
+    {",\"env\":{\"throttled\":2}", "env.throttled: expected an integer from -1 to 1"},
+    {",\"env\":{\"sm_clock_mhz\":-2}", "env.sm_clock_mhz: expected an integer"},
+    {",\"env\":{\"throttle_reasons\":5}", "env.throttle_reasons: expected a hex string"},
+    {",\"env\":{\"throttle_reasons\":\"0x\"}", "env.throttle_reasons: expected"},
+    {",\"env\":{\"throttle_reasons\":\"12\"}", "env.throttle_reasons: expected"},
+    {",\"env\":{\"throttle_reasons\":\"0x1ffffffffffffffff\"}", "env.throttle_reasons: expected"},
+    {",\"env\":{\"throttle_reasons\":\"0xfg\"}", "env.throttle_reasons: expected"},
+    {",\"resources\":{\"smem_dynamic\":1e300}", "resources.smem_dynamic: expected an integer"},
+    {",\"schema\":2", "schema: record schema 2 is newer"},
+    {",\"schema\":0", "schema: expected an integer from 1 to 1"},
+};
+
 static void test_from_json_rejects(void **state)
 {
     (void)state;
     char err[512];
     assert_int_equal(decode("", "", err, sizeof err), 0);
     assert_int_equal(decode("", ",\"time\":{\"median_us\":1.5,\"samples\":3}", err, sizeof err), 0);
-
-    /* Unknown keys, at both levels. */
-    expect_reject("", ",\"time\":{\"medain_us\":1}", "time.medain_us: unknown key");
-    expect_reject("", ",\"bogus\":1", "bogus: unknown key");
+    for (size_t i = 0; i < sizeof record_rejects / sizeof *record_rejects; i++)
+        expect_reject("", record_rejects[i].extra, record_rejects[i].want);
+    /* In the key. */
     expect_reject(",\"gpu\":\"x\"", "", "key.gpu: unknown key");
-    expect_reject("", ",\"median_us\":1", "median_us: unknown key"); /* belongs in time */
-    expect_reject("", ",\"env\":{\"time\":{}}", "env.time: unknown key");
-    /* Repeated keys. */
-    expect_reject("", ",\"tflops\":1,\"tflops\":2", "tflops: given twice");
-    expect_reject("", ",\"time\":{},\"time\":{}", "time: given twice");
-    expect_reject("", ",\"status\":\"ok\"", "status: given twice");
     expect_reject(",\"mode\":\"cold\"", "", "key.mode: given twice");
-    /* Wrong types. */
-    expect_reject("", ",\"time\":{\"samples\":\"7\"}",
-                  "time.samples: expected an integer from 0 to 2147483647, got \"7\"");
-    expect_reject("", ",\"time\":{\"samples\":2.5}", "time.samples: expected an integer");
-    expect_reject("", ",\"time\":{\"samples\":-1}", "time.samples: expected an integer");
-    expect_reject("", ",\"time\":{\"samples\":1e10}", "time.samples: expected an integer");
-    expect_reject("", ",\"time\":{\"samples\":null}", "time.samples: expected an integer");
-    expect_reject("", ",\"time\":{\"median_us\":\"1\"}",
-                  "time.median_us: expected a finite number or null, got \"1\"");
-    expect_reject("", ",\"tflops\":1e999", "tflops: expected a finite number or null, got inf");
-    expect_reject("", ",\"time\":{\"median_us\":true}", "time.median_us: expected a finite");
-    expect_reject("", ",\"time\":[1]", "time: expected an object, got an array");
-    expect_reject("", ",\"error\":5", "error: expected a string, got 5");
-    expect_reject("", ",\"env\":{\"throttled\":2}",
-                  "env.throttled: expected an integer from -1 to 1");
-    expect_reject("", ",\"env\":{\"sm_clock_mhz\":-2}", "env.sm_clock_mhz: expected an integer");
-    expect_reject("", ",\"env\":{\"throttle_reasons\":5}",
-                  "env.throttle_reasons: expected a hex string");
-    expect_reject("", ",\"env\":{\"throttle_reasons\":\"0x\"}", "env.throttle_reasons: expected");
-    expect_reject("", ",\"env\":{\"throttle_reasons\":\"12\"}", "env.throttle_reasons: expected");
-    expect_reject("", ",\"env\":{\"throttle_reasons\":\"0x1ffffffffffffffff\"}",
-                  "env.throttle_reasons: expected");
-    expect_reject("", ",\"env\":{\"throttle_reasons\":\"0xfg\"}", "env.throttle_reasons: expected");
-    expect_reject("", ",\"resources\":{\"smem_dynamic\":1e300}",
-                  "resources.smem_dynamic: expected an integer");
-    expect_reject("", ",\"schema\":2", "schema: record schema 2 is newer");
-    expect_reject("", ",\"schema\":0", "schema: expected an integer from 1 to 1");
 }
 
 /* The kernel family in the key: the default (mma, or empty) keeps the

@@ -12,26 +12,20 @@
 #include "grid/plan.h"
 #include "grid/shard.h"
 #include "grid/space.h"
+#include "tests/unit/testspace.h"
 
 /* A space with two problems of very different cost and a 3x3x2x2x2 grid. */
 static void make_space(space *s)
 {
-    memset(s, 0, sizeof *s);
-    s->smem_limit = 232448;
-    s->n_problems = 2;
-    s->problems[0] = (space_problem){4, 8, 512, 64, 0};
-    s->problems[1] = (space_problem){16, 16, 2048, 64, 0};
-    const int bm[] = {32, 64, 128}, bn[] = {32, 64, 128}, w[] = {2, 4}, st[] = {1, 2}, z[] = {0, 1};
-    memcpy(s->axis[SPACE_AXIS_BLOCK_M], bm, sizeof bm);
-    memcpy(s->axis[SPACE_AXIS_BLOCK_N], bn, sizeof bn);
-    memcpy(s->axis[SPACE_AXIS_NUM_WARPS], w, sizeof w);
-    memcpy(s->axis[SPACE_AXIS_STAGES], st, sizeof st);
-    memcpy(s->axis[SPACE_AXIS_SWIZZLE], z, sizeof z);
-    s->axis_len[0] = 3;
-    s->axis_len[1] = 3;
-    s->axis_len[2] = 2;
-    s->axis_len[3] = 2;
-    s->axis_len[4] = 2;
+    static const space_problem problems[] = {{4, 8, 512, 64, 0}, {16, 16, 2048, 64, 0}};
+    ts_space(s, 232448, problems, 2);
+    static const int bm[] = {32, 64, 128}, bn[] = {32, 64, 128}, w[] = {2, 4}, st[] = {1, 2},
+                     z[] = {0, 1};
+    ts_axis(s, SPACE_AXIS_BLOCK_M, bm, 3);
+    ts_axis(s, SPACE_AXIS_BLOCK_N, bn, 3);
+    ts_axis(s, SPACE_AXIS_NUM_WARPS, w, 2);
+    ts_axis(s, SPACE_AXIS_STAGES, st, 2);
+    ts_axis(s, SPACE_AXIS_SWIZZLE, z, 2);
     s->measure.n_modes = 2;
 }
 
@@ -64,6 +58,18 @@ static void clear_env(void)
     unsetenv("SLURM_NTASKS");
 }
 
+/* shard_from_env gives the part index of count (when it splits: want 1). */
+static void expect_env_shard(int want, int index, int count)
+{
+    shard sh;
+    char err[256];
+    assert_int_equal(shard_from_env(&sh, err, sizeof err), want);
+    if (want == 1) {
+        assert_int_equal(sh.index, index);
+        assert_int_equal(sh.count, count);
+    }
+}
+
 static void test_env(void **state)
 {
     (void)state;
@@ -76,16 +82,12 @@ static void test_env(void **state)
     setenv("SLURM_ARRAY_TASK_ID", "7", 1);
     setenv("SLURM_ARRAY_TASK_MIN", "5", 1);
     setenv("SLURM_ARRAY_TASK_MAX", "8", 1);
-    assert_int_equal(shard_from_env(&sh, err, sizeof err), 1);
-    assert_int_equal(sh.index, 2);
-    assert_int_equal(sh.count, 4);
+    expect_env_shard(1, 2, 4);
     /* array with COUNT only */
     clear_env();
     setenv("SLURM_ARRAY_TASK_ID", "1", 1);
     setenv("SLURM_ARRAY_TASK_COUNT", "3", 1);
-    assert_int_equal(shard_from_env(&sh, err, sizeof err), 1);
-    assert_int_equal(sh.index, 1);
-    assert_int_equal(sh.count, 3);
+    expect_env_shard(1, 1, 3);
     /* array id without a size is an error, not a silent whole plan */
     unsetenv("SLURM_ARRAY_TASK_COUNT");
     assert_int_equal(shard_from_env(&sh, err, sizeof err), -1);
@@ -94,13 +96,11 @@ static void test_env(void **state)
     clear_env();
     setenv("SLURM_PROCID", "2", 1);
     setenv("SLURM_NTASKS", "5", 1);
-    assert_int_equal(shard_from_env(&sh, err, sizeof err), 1);
-    assert_int_equal(sh.index, 2);
-    assert_int_equal(sh.count, 5);
+    expect_env_shard(1, 2, 5);
     /* a single task is no split */
     setenv("SLURM_PROCID", "0", 1);
     setenv("SLURM_NTASKS", "1", 1);
-    assert_int_equal(shard_from_env(&sh, err, sizeof err), 0);
+    expect_env_shard(0, 0, 0);
     clear_env();
 }
 

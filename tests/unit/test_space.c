@@ -376,6 +376,14 @@ static void test_problems(void **state)
     assert_int_equal(s.problems[2].seq_len, 512);
 }
 
+/* A BLOCK_M axis whose first value is not a positive multiple of 16 (got:
+ * how the error names the value). */
+#define BAD_BLOCK_M0(axis, got)                                                                    \
+    {                                                                                              \
+        WITH_A(AXES(axis, "[64]", "[4]", "[1]", "[0]")),                                           \
+            "t.json: axes.BLOCK_M[0]: expected a positive integer multiple of 16, got " got        \
+    }
+
 static void test_axes(void **state)
 {
     (void)state;
@@ -398,21 +406,14 @@ static void test_axes(void **state)
          "positive integer multiple of 16, got 64"},
         {WITH_A(AXES("[64, 128, 40]", "[64]", "[4]", "[1]", "[0]")),
          "t.json: axes.BLOCK_M[2]: expected a positive integer multiple of 16, got 40"},
-        {WITH_A(AXES("[0]", "[64]", "[4]", "[1]", "[0]")),
-         "t.json: axes.BLOCK_M[0]: expected a positive integer multiple of 16, got 0"},
-        {WITH_A(AXES("[-16]", "[64]", "[4]", "[1]", "[0]")),
-         "t.json: axes.BLOCK_M[0]: expected a positive integer multiple of 16, got -16"},
+        BAD_BLOCK_M0("[0]", "0"),
+        BAD_BLOCK_M0("[-16]", "-16"),
         {WITH_A(AXES("[528]", "[64]", "[4]", "[1]", "[0]")),
          "t.json: axes.BLOCK_M[0]: expected a multiple of 16 of at most 512, got 528"},
-        {WITH_A(AXES("[64.5]", "[64]", "[4]", "[1]", "[0]")),
-         "t.json: axes.BLOCK_M[0]: expected a positive integer multiple of 16, got 64.5"},
-        {WITH_A(AXES("['64']", "[64]", "[4]", "[1]", "[0]")),
-         "t.json: axes.BLOCK_M[0]: expected a positive integer multiple of 16, got \"64\""},
-        {WITH_A(AXES("[1e400]", "[64]", "[4]", "[1]", "[0]")),
-         "t.json: axes.BLOCK_M[0]: expected a positive integer multiple of 16, got a number too "
-         "large to represent"},
-        {WITH_A(AXES("[4294967312]", "[64]", "[4]", "[1]", "[0]")),
-         "t.json: axes.BLOCK_M[0]: expected a positive integer multiple of 16, got 4294967312"},
+        BAD_BLOCK_M0("[64.5]", "64.5"),
+        BAD_BLOCK_M0("['64']", "\"64\""),
+        BAD_BLOCK_M0("[1e400]", "a number too large to represent"),
+        BAD_BLOCK_M0("[4294967312]", "4294967312"),
         {WITH_A(AXES("[64, 128, 64]", "[64]", "[4]", "[1]", "[0]")),
          "t.json: axes.BLOCK_M[2]: expected distinct values, got 64 again (also at [0])"},
         {WITH_A(AXES("[64]", "[8]", "[4]", "[1]", "[0]")),
@@ -461,6 +462,34 @@ static void test_axes(void **state)
     /* Integral doubles are integers. */
     parse_ok(WITH_A(AXES("[64.0, 1.28e2]", "[64]", "[4]", "[1]", "[0]")), &s);
     assert_int_equal(s.axis[SPACE_AXIS_BLOCK_M][1], 128);
+}
+
+/* A parsed space's name, target (GPU, arch, shared-memory limit) and
+ * number of problems. */
+static void expect_target(const space *s, const char *name, const char *gpu, int arch,
+                          long smem_limit, int n_problems)
+{
+    assert_string_equal(s->name, name);
+    assert_string_equal(s->gpu, gpu);
+    assert_int_equal(s->arch, arch);
+    assert_int_equal(s->smem_limit, smem_limit);
+    assert_int_equal(s->n_problems, n_problems);
+}
+
+/* The stop rule's settings of a parsed measure object, its number of
+ * modes and the first mode. */
+static void expect_measure(const space_measure *m, int warmup, int min_samples, int max_samples,
+                           double noise, double max_seconds, double timeout_s, int n_modes,
+                           const char *mode0)
+{
+    assert_int_equal(m->warmup_runs, warmup);
+    assert_int_equal(m->min_samples, min_samples);
+    assert_int_equal(m->max_samples, max_samples);
+    assert_float_equal(m->noise, noise, 0);
+    assert_float_equal(m->max_seconds, max_seconds, 0);
+    assert_float_equal(m->timeout_s, timeout_s, 0);
+    assert_int_equal(m->n_modes, n_modes);
+    assert_string_equal(m->modes[0], mode0);
 }
 
 static void test_measure_and_tolerance(void **state)
@@ -543,14 +572,7 @@ static void test_measure_and_tolerance(void **state)
     parse_ok(WITH_M("{'warmup_runs': 0, 'min_samples': 300, 'max_samples': 300, 'noise': 0.5, "
                     "'max_seconds': 2, 'timeout_s': 0.25, 'modes': ['cold', 'hot']}"),
              &s);
-    assert_int_equal(s.measure.warmup_runs, 0);
-    assert_int_equal(s.measure.min_samples, 300);
-    assert_int_equal(s.measure.max_samples, 300);
-    assert_float_equal(s.measure.noise, 0.5, 0);
-    assert_float_equal(s.measure.max_seconds, 2, 0);
-    assert_float_equal(s.measure.timeout_s, 0.25, 0);
-    assert_int_equal(s.measure.n_modes, 2);
-    assert_string_equal(s.measure.modes[0], "cold");
+    expect_measure(&s.measure, 0, 300, 300, 0.5, 2, 0.25, 2, "cold");
     assert_string_equal(s.measure.modes[1], "hot");
     parse_ok(WITH_TOL("{'rel_l2': 0.1}"), &s);
     assert_float_equal(s.tolerance.rel_l2, 0.1, 0);
@@ -565,25 +587,14 @@ static void test_defaults(void **state)
     char *t = q(GOOD);
     char err[SPACE_ERR_LEN];
     assert_int_equal(space_parse(t, strlen(t), "dir/t.json", &s, err, sizeof err), 0);
-    assert_string_equal(s.name, "t");
+    expect_target(&s, "t", "", 89, 49152, 1);
     assert_string_equal(s.path, "dir/t.json");
-    assert_string_equal(s.gpu, "");
-    assert_int_equal(s.arch, 89);
-    assert_int_equal(s.smem_limit, 49152);
-    assert_int_equal(s.n_problems, 1);
     assert_int_equal(s.problems[0].batch, 4);
     assert_int_equal(s.problems[0].heads, 8);
     assert_int_equal(s.problems[0].seq_len, 512);
     assert_int_equal(s.problems[0].head_dim, 64);
     assert_int_equal(s.problems[0].causal, 0);
-    assert_int_equal(s.measure.warmup_runs, 3);
-    assert_int_equal(s.measure.min_samples, 10);
-    assert_int_equal(s.measure.max_samples, 200);
-    assert_float_equal(s.measure.noise, 0.01, 0);
-    assert_float_equal(s.measure.max_seconds, 0.5, 0);
-    assert_float_equal(s.measure.timeout_s, 10, 0);
-    assert_int_equal(s.measure.n_modes, 1);
-    assert_string_equal(s.measure.modes[0], "hot");
+    expect_measure(&s.measure, 3, 10, 200, 0.01, 0.5, 10, 1, "hot");
     assert_float_equal(s.tolerance.rel_l2, 5e-3, 0);
     assert_float_equal(s.tolerance.max_abs, 3e-2, 0);
     /* An empty measure / tolerance object also means all defaults. */
@@ -728,11 +739,7 @@ static void test_real_spaces(void **state)
         print_error("%s (run from the repository root)\n", err);
         fail();
     }
-    assert_string_equal(s.name, "l4");
-    assert_string_equal(s.gpu, "NVIDIA L4");
-    assert_int_equal(s.arch, 89);
-    assert_int_equal(s.smem_limit, 49152);
-    assert_int_equal(s.n_problems, 1);
+    expect_target(&s, "l4", "NVIDIA L4", 89, 49152, 1);
     assert_int_equal(s.problems[0].seq_len, 512);
     const int l4_len[SPACE_AXIS_COUNT] = {3, 3, 3, 3, 2};
     assert_memory_equal(s.axis_len, l4_len, sizeof l4_len);
@@ -865,17 +872,11 @@ static void test_axis_names(void **state)
     assert_string_equal(space_axis_name(SPACE_AXIS_COUNT), "?");
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_text_level),   cmocka_unit_test(test_syntax_errors),
-        cmocka_unit_test(test_top_level),    cmocka_unit_test(test_family),
-        cmocka_unit_test(test_target),       cmocka_unit_test(test_problems),
-        cmocka_unit_test(test_axes),         cmocka_unit_test(test_measure_and_tolerance),
-        cmocka_unit_test(test_defaults),     cmocka_unit_test(test_fnv_vectors),
-        cmocka_unit_test(test_err_buffer),   cmocka_unit_test(test_load),
-        cmocka_unit_test(test_real_spaces),  cmocka_unit_test(test_problem_text),
-        cmocka_unit_test(test_problem_cost), cmocka_unit_test(test_axis_names),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TU_MAIN(cmocka_unit_test(test_text_level), cmocka_unit_test(test_syntax_errors),
+        cmocka_unit_test(test_top_level), cmocka_unit_test(test_family),
+        cmocka_unit_test(test_target), cmocka_unit_test(test_problems), cmocka_unit_test(test_axes),
+        cmocka_unit_test(test_measure_and_tolerance), cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_fnv_vectors), cmocka_unit_test(test_err_buffer),
+        cmocka_unit_test(test_load), cmocka_unit_test(test_real_spaces),
+        cmocka_unit_test(test_problem_text), cmocka_unit_test(test_problem_cost),
+        cmocka_unit_test(test_axis_names))

@@ -177,6 +177,16 @@ static int visit_fn(const record *r, void *ctx)
     return v->stop_after > 0 && v->n >= v->stop_after;
 }
 
+/* Scans prefix into v (emptied first, stopping after stop_after records
+ * when > 0); the number of records visited. */
+static int scan_n(store *s, const char *prefix, visit *v, int stop_after)
+{
+    memset(v, 0, sizeof *v);
+    v->stop_after = stop_after;
+    assert_int_equal(store_scan(s, prefix, visit_fn, v), STORE_OK);
+    return v->n;
+}
+
 static void test_scan_prefix(void **state)
 {
     store *s = open_rw(*state);
@@ -194,15 +204,12 @@ static void test_scan_prefix(void **state)
             }
     assert_int_equal(store_count(s), 24);
 
-    visit v = {0};
-    assert_int_equal(store_scan(s, "GPU A|p1|", visit_fn, &v), STORE_OK);
-    assert_int_equal(v.n, 2);
+    visit v;
+    assert_int_equal(scan_n(s, "GPU A|p1|", &v, 0), 2);
     assert_string_equal(v.keys[0], "GPU A|p1|b0|c1|hot");
     assert_string_equal(v.keys[1], "GPU A|p1|b0|c2|hot");
 
-    memset(&v, 0, sizeof v);
-    assert_int_equal(store_scan(s, "GPU A|", visit_fn, &v), STORE_OK);
-    assert_int_equal(v.n, 6);
+    assert_int_equal(scan_n(s, "GPU A|", &v, 0), 6);
     for (int i = 0; i < v.n; i++)
         assert_int_equal(strncmp(v.keys[i], "GPU A|", 6), 0);
     /* Byte order: "p10|" < "p1|" ('0' < '|'). */
@@ -211,24 +218,15 @@ static void test_scan_prefix(void **state)
     assert_string_equal(v.keys[5], "GPU A|p2|b0|c2|hot");
 
     /* All of it, in key order. */
-    memset(&v, 0, sizeof v);
-    assert_int_equal(store_scan(s, "", visit_fn, &v), STORE_OK);
-    assert_int_equal(v.n, 24);
+    assert_int_equal(scan_n(s, "", &v, 0), 24);
     for (int i = 1; i < v.n; i++)
         assert_true(strcmp(v.keys[i - 1], v.keys[i]) < 0);
     assert_string_equal(v.keys[0], "GPU A PCIe|p10|b0|c1|hot");
-    memset(&v, 0, sizeof v);
-    assert_int_equal(store_scan(s, NULL, visit_fn, &v), STORE_OK);
-    assert_int_equal(v.n, 24);
+    assert_int_equal(scan_n(s, NULL, &v, 0), 24);
 
     /* Early stop; no match; a prefix longer than any key. */
-    memset(&v, 0, sizeof v);
-    v.stop_after = 3;
-    assert_int_equal(store_scan(s, "GPU", visit_fn, &v), STORE_OK);
-    assert_int_equal(v.n, 3);
-    memset(&v, 0, sizeof v);
-    assert_int_equal(store_scan(s, "GPU C", visit_fn, &v), STORE_OK);
-    assert_int_equal(v.n, 0);
+    assert_int_equal(scan_n(s, "GPU", &v, 3), 3);
+    assert_int_equal(scan_n(s, "GPU C", &v, 0), 0);
     char longp[700];
     memset(longp, 'G', sizeof longp - 1);
     longp[sizeof longp - 1] = '\0';
@@ -574,15 +572,8 @@ static void test_damaged_value(void **state)
     store_close(s);
 }
 
-int main(void)
-{
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_strerror),     STORE_TEST(test_put_get),
-        STORE_TEST(test_put_invalid),        STORE_TEST(test_resume_replace),
-        STORE_TEST(test_scan_prefix),        STORE_TEST(test_schema_meta),
-        STORE_TEST(test_open_errors),        STORE_TEST(test_map_growth),
+TU_MAIN(cmocka_unit_test(test_strerror), STORE_TEST(test_put_get), STORE_TEST(test_put_invalid),
+        STORE_TEST(test_resume_replace), STORE_TEST(test_scan_prefix), STORE_TEST(test_schema_meta),
+        STORE_TEST(test_open_errors), STORE_TEST(test_map_growth),
         STORE_TEST(test_concurrent_writers), STORE_TEST(test_concurrent_writers_tiny_map),
-        STORE_TEST(test_damaged_value),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+        STORE_TEST(test_damaged_value))

@@ -335,51 +335,42 @@ static void test_merge_rule(void **state)
     const char *dir = *state;
     store *dst = open_at(dir, "dst");
     store *src = open_at(dir, "src");
+    /* Per key k1..k8: the status of the record in dst and in src (-1: none)
+     * and the src record's noise, samples, timestamp and median (the rest
+     * as fill: noise 0.01, 20 samples, timestamp 1000, median 12.5). */
+    static const struct {
+        int dst, src;
+        double noise;
+        int samples;
+        double timestamp, median_us;
+    } cases[] = {
+        {RECORD_ST_WRONG, RECORD_ST_OK, 0.01, 20, 1000, 1.0},    /* k1: src ok -> replaced */
+        {RECORD_ST_OK, RECORD_ST_OK, 0.02, 500, 5000, 2.0},      /* k2: src noisier -> kept */
+        {RECORD_ST_OK, RECORD_ST_OK, 0.01, 40, 1000, 3.0},       /* k3: more samples -> replaced */
+        {RECORD_ST_OK, RECORD_ST_OK, 0.01, 20, 999, 4.0},        /* k4: src older -> kept */
+        {RECORD_ST_OK, RECORD_ST_OK, 0.01, 20, 1001, 5.0},       /* k5: src newer -> replaced */
+        {RECORD_ST_OK, RECORD_ST_CRASHED, 0.01, 20, 9999, 12.5}, /* k6: src crashed -> kept */
+        {-1, RECORD_ST_OK, 0.01, 20, 1000, 7.0},                 /* k7: only in src -> added */
+        {RECORD_ST_OK, -1, 0, 0, 0, 0},                          /* k8: only in dst */
+    };
     record r;
-    /* k1: dst wrong, src ok -> replaced. */
-    fill(&r, "G", "k1");
-    r.status = RECORD_ST_WRONG;
-    put(dst, &r);
-    r.status = RECORD_ST_OK;
-    r.time.median_us = 1.0;
-    put(src, &r);
-    /* k2: dst ok noise .01, src ok noise .02 (more samples, newer) -> kept. */
-    fill(&r, "G", "k2");
-    put(dst, &r);
-    r.time.noise = 0.02;
-    r.time.samples = 500;
-    r.timestamp = 5000;
-    r.time.median_us = 2.0;
-    put(src, &r);
-    /* k3: equal noise, src more samples -> replaced. */
-    fill(&r, "G", "k3");
-    put(dst, &r);
-    r.time.samples = 40;
-    r.time.median_us = 3.0;
-    put(src, &r);
-    /* k4: all equal but src older -> kept; k5: src newer -> replaced. */
-    fill(&r, "G", "k4");
-    put(dst, &r);
-    r.timestamp = 999;
-    r.time.median_us = 4.0;
-    put(src, &r);
-    fill(&r, "G", "k5");
-    put(dst, &r);
-    r.timestamp = 1001;
-    r.time.median_us = 5.0;
-    put(src, &r);
-    /* k6: dst ok, src crashed -> kept; k7: only in src -> added. */
-    fill(&r, "G", "k6");
-    put(dst, &r);
-    r.status = RECORD_ST_CRASHED;
-    r.timestamp = 9999;
-    put(src, &r);
-    fill(&r, "G", "k7");
-    r.time.median_us = 7.0;
-    put(src, &r);
-    /* k8: only in dst, untouched. */
-    fill(&r, "G", "k8");
-    put(dst, &r);
+    for (int i = 0; i < 8; i++) {
+        char cfg[16];
+        snprintf(cfg, sizeof cfg, "k%d", i + 1);
+        fill(&r, "G", cfg);
+        if (cases[i].dst >= 0) {
+            r.status = (record_status)cases[i].dst;
+            put(dst, &r);
+        }
+        if (cases[i].src >= 0) {
+            r.status = (record_status)cases[i].src;
+            r.time.noise = cases[i].noise;
+            r.time.samples = cases[i].samples;
+            r.timestamp = cases[i].timestamp;
+            r.time.median_us = cases[i].median_us;
+            put(src, &r);
+        }
+    }
     store_close(src);
 
     char path[600], err[1024] = "";

@@ -31,4 +31,14 @@ static inline void tu_rmtree(const char *path)
         fprintf(stderr, "warning: could not remove %s\n", path);
 }
 
+/* The main of a test file: runs the tests listed (cmocka_unit_test(fn), or
+ * a file's own setup/teardown wrapper) as one group; its status is the
+ * number of failed tests. Include <cmocka.h> first. */
+#define TU_MAIN(...)                                                                               \
+    int main(void)                                                                                 \
+    {                                                                                              \
+        const struct CMUnitTest tu_tests[] = {__VA_ARGS__};                                        \
+        return cmocka_run_group_tests(tu_tests, NULL, NULL);                                       \
+    }
+
 #endif /* TESTUTIL_H */
