@@ -120,7 +120,12 @@ assert e["config"] == {"BLOCK_M": 128, "BLOCK_N": 64, "NUM_WARPS": 8, "STAGES": 
                        "SWIZZLE": 1, "HEAD_DIM": 64}, e["config"]
 m = e["metrics"]
 assert set(m) == {"median_us", "min_us", "mean_us", "stdev_us", "cv", "noise", "samples",
-                  "launches_per_sample", "tflops", "gbps", "speedup_vs_baseline"}, set(m)
+                  "launches_per_sample", "tflops", "gbps", "speedup_vs_baseline",
+                  "ci_lo_us", "ci_hi_us", "rounds", "speedup_lo", "speedup_hi"}, set(m)
+# a fixture record from before intervals: none, never certain, no spread
+assert m["ci_lo_us"] is None and m["ci_hi_us"] is None and m["rounds"] == 0
+assert m["speedup_lo"] is None and m["speedup_hi"] is None
+assert e["tie_with_first"] is False and d["seeds"][1]["tie_with_first"] is True
 assert e["paths"] == {"q_in_regs": True, "lookahead": False}, e["paths"]
 assert e["clock"] == {"sm_min_mhz": None, "sm_median_mhz": None, "sm_max_mhz": None,
                       "ref_mhz": None, "blocks": 0, "discarded_blocks": 0,
