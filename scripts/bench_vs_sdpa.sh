@@ -11,10 +11,30 @@
 # as baseline records and prints the Top-3 per problem and mode with the
 # speedup over the fastest baseline. The baseline records stay in
 # STORE.baselines.jsonl.
+#
+# Without SPACE it benchmarks issue 27's table: the axes of spaces/h100.json
+# (every kernel family in it) at 16,16,2048,64; 4,16,2048,128; 4,8,512,64;
+# 4,8,512,128 and 4,8,512,64 causal, and prints scripts/bench_table.py's
+# side-by-side table (the best of each family, cuDNN, FA2, efficient; hot,
+# cold, batch; TF/s) last.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-space=${1:-$here/../spaces/h100.json}
 store=${2:-$(mktemp -d)/bench.lmdb}
+if [ -n "${1:-}" ]; then
+    space=$1
+else
+    space=$(dirname "$store")/bench_space.json
+    python3 - "$here/../spaces/h100.json" "$space" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["name"] = "h100-bench"
+shape = lambda b, h, s, dd, c=False: {"batch": b, "heads": h, "seq_len": s, "head_dim": dd,
+                                      "causal": c, "dtype": "fp16"}
+d["problems"] = [shape(16, 16, 2048, 64), shape(4, 16, 2048, 128), shape(4, 8, 512, 64),
+                 shape(4, 8, 512, 128), shape(4, 8, 512, 64, True)]
+json.dump(d, open(sys.argv[2], "w"), indent=1)
+PY
+fi
 fasweep=${FASWEEP:-$here/../build/fasweep}
 "$fasweep" grid --space "$space" --store "$store" --refine 4
 bash "$here/baselines.sh" "$space" "$store" "$fasweep"
@@ -31,3 +51,5 @@ PY
 for mode in hot cold batch; do
     "$fasweep" topk -k 3 --mode "$mode" --store "$store" --no-seeds
 done
+"$fasweep" export --store "$store" -o "$store.export.jsonl"
+python3 "$here/bench_table.py" "$store.export.jsonl" --json "$store.table.json"
