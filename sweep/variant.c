@@ -321,6 +321,33 @@ static int variant_sources(const char *dir, const char *src, size_t len, const f
     return 0;
 }
 
+/* A signal that would kill the process mid-compile (Ctrl-C, SIGTERM,
+ * SIGHUP) is held until the temp build folder is removed, then delivered
+ * as if never caught: no temp folder outlives the process. */
+static const int variant_sigs[] = {SIGINT, SIGTERM, SIGHUP};
+static volatile sig_atomic_t variant_signal;
+
+static void variant_on_signal(int sig)
+{
+    variant_signal = sig;
+}
+
+/* Catches the signals (on) or restores old and delivers a caught one. */
+static void variant_catch(int on, struct sigaction *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = variant_on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < 3; i++)
+        sigaction(variant_sigs[i], on ? &sa : &old[i], on ? &old[i] : NULL);
+    if (!on && variant_signal) {
+        const int sig = variant_signal;
+        variant_signal = 0;
+        raise(sig);
+    }
+}
+
 /* Runs nvcc in dir on the relative names of the private copy (no path of
  * the user's and none of the cache reaches nvcc's own shell steps), its
  * output into dir/compile.log. Returns the exit
@@ -359,6 +386,12 @@ static int variant_nvcc_run(const char *dir, const char *nvcc, int cc, char *log
     int status = 0;
     const time_t end = time(NULL) + VARIANT_COMPILE_LIMIT_S;
     while (waitpid(pid, &status, WNOHANG) == 0) {
+        if (variant_signal) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            snprintf(log, loglen, "interrupted (signal %d)", (int)variant_signal);
+            return -1;
+        }
         if (time(NULL) > end) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
@@ -638,10 +671,13 @@ int variant_build(task_variant *v, const fa_config *c, int cc, char *log, size_t
     const unsigned long long key = variant_key(src, len, c, cc, nvcc);
     snprintf(dir, sizeof dir, "%s/%016llx", root, key);
     struct stat st;
+    struct sigaction old[3];
+    variant_catch(1, old);
     const int rc = lstat(dir, &st) == 0
                        ? variant_entry(dir, v->path, log, loglen)
                        : variant_compile(v, root, dir, src, len, c, cc, nvcc, log, loglen);
     free(src);
+    variant_catch(0, old);
     if (rc == 0 && snprintf(v->so, sizeof v->so, "%s/variant.so", dir) >= (int)sizeof v->so) {
         snprintf(log, loglen, "variant cache path too long: %s (set FASWEEP_CACHE)", dir);
         return -1;

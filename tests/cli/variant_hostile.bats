@@ -104,6 +104,29 @@ assert "\u20ac" in r["error"] and len(r["error"].encode()) < 256, r["error"]
         { ls -la "$WORK/cache/variants"; flunk "not exactly one entry (temp folders left)"; }
 }
 
+@test "eval --kernel: SIGTERM mid-compile removes the temp folder; a dead run's old one is swept" {
+    export FASWEEP_CACHE="$WORK/cache"
+    cp "$REPO/kernels/mma/flash_fwd.cuh" k.cuh
+    printf '#!/bin/sh\nexec sleep 30\n' >slow-nvcc
+    chmod +x slow-nvcc
+    mkdir -p -m 0700 cache/variants/.tmp-dead cache/variants/.tmp-live
+    touch cache/variants/.tmp-dead/kernel.cuh
+    touch -d '1 hour ago' cache/variants/.tmp-dead
+    FASWEEP_NVCC="$WORK/slow-nvcc" "$FASWEEP" eval --problem 4,8,512,64 \
+        --config d64.m64.n64.w4.s2.z1 --kernel k.cuh 2>err &
+    local pid=$! i st=0
+    for i in $(seq 50); do # until the compile is under way
+        [ "$(find cache/variants -name 'wrapper.cu' | wc -l)" -eq 1 ] && break
+        sleep 0.1
+    done
+    kill -TERM "$pid"
+    wait "$pid" || st=$?
+    [ "$st" -eq 143 ] || { cat err; flunk "expected death by SIGTERM (143), got $st"; }
+    [ ! -e cache/variants/.tmp-dead ] || flunk "the dead run's temp folder was not swept"
+    [ -d cache/variants/.tmp-live ] || flunk "a recent temp folder (a live run's) was removed"
+    [ "$(ls -A cache/variants)" = .tmp-live ] || { ls -la cache/variants; flunk "left behind"; }
+}
+
 @test "eval --kernel: a kernel in a folder with a quote compiles, and is the same entry from another" {
     export FASWEEP_CACHE="$WORK/cache"
     mkdir 'q"d' clean
