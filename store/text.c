@@ -69,6 +69,30 @@ const char *text_bad_utf8(const char *s, size_t len)
     return text_check(s, len, 1);
 }
 
+size_t text_copy_utf8(char *dst, size_t n, const char *src)
+{
+    if (n == 0)
+        return 0;
+    const unsigned char *p = (const unsigned char *)src;
+    const size_t len = strlen(src);
+    size_t i = 0, o = 0;
+    while (i < len) {
+        unsigned cp;
+        const size_t k = text_utf8_seq(p + i, len - i, &cp);
+        const size_t w = k ? k : 1; /* an invalid byte is written as one '?' */
+        if (o + w > n - 1)
+            break; /* the next character does not fit whole */
+        if (k)
+            memcpy(dst + o, p + i, k);
+        else
+            dst[o] = '?';
+        o += w;
+        i += w;
+    }
+    dst[o] = '\0';
+    return o;
+}
+
 long text_json_nul_escape(const char *json, size_t len)
 {
     int in_string = 0;

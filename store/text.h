@@ -25,6 +25,14 @@ const char *text_bad(const char *s, size_t len);
  * UTF-8 is asked for; control characters are allowed (JSON escapes them). */
 const char *text_bad_utf8(const char *s, size_t len);
 
+/* Copies src (up to its NUL) into the field dst of n bytes as valid
+ * UTF-8: a byte that does not start a valid sequence becomes '?', and the
+ * copy is cut before the first character that does not fit whole, so a
+ * multi-byte character is never split (a record's free-text field such as
+ * `error` must be valid UTF-8, or the store and import refuse it). Always
+ * NUL-terminated when n > 0. Returns the bytes written (without the NUL). */
+size_t text_copy_utf8(char *dst, size_t n, const char *src);
+
 /* Where JSON text holds the escape \u0000 inside a string (the offset of
  * its backslash), or -1: a C string decoded from it would end early and
  * silently lose its tail (cJSON keeps no length), so a caller refuses such

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../kernels/fa_launch.h"
+#include "../store/text.h"
 #include "dispatch.h"
 #include "variant.h"
 
@@ -485,19 +486,22 @@ int engine_measure(engine *e, store *st, engine_job *jobs, size_t n, engine_keep
 
 /* ---- kernel variants ------------------------------------------------------------------------ */
 
-/* The compiler's lines as one line for a record's error field. */
+/* The compiler's lines as one line for a record's error field, cut on a
+ * character boundary (text_copy_utf8: the field must stay valid UTF-8). */
 static void engine_one_line(const char *log, char *out, size_t n)
 {
+    char line[1024];
     size_t k = 0;
-    for (const char *p = log; *p && k + 4 < n; p++) {
+    for (const char *p = log; *p && k + 4 < sizeof line; p++) {
         if (*p == '\n') {
-            memcpy(out + k, " | ", 3);
+            memcpy(line + k, " | ", 3);
             k += 3;
         } else if ((unsigned char)*p >= 0x20 && *p != 0x7f) {
-            out[k++] = *p;
+            line[k++] = *p;
         }
     }
-    out[k] = '\0';
+    line[k] = '\0';
+    text_copy_utf8(out, n, line);
 }
 
 int engine_variant(engine *e, task *t, record *r, char *log, size_t loglen)

@@ -20,6 +20,7 @@
 
 #include "../kernels/fa_launch.h"
 #include "../kernels/inject.h"
+#include "../store/text.h"
 #include "nvml.h"
 #include "progress.h"
 #include "stats.h"
@@ -85,22 +86,14 @@ static int ms_fail(measure_gpu *g, cudaError_t e, const char *what)
             return ms_fail((g), e_, (what));                                                       \
     } while (0)
 
-/* Copies text into a fixed field, cut to fit. */
-static void ms_copy(char *dst, size_t n, const char *src)
-{
-    const size_t len = strnlen(src, n - 1);
-    memcpy(dst, src, len);
-    dst[len] = '\0';
-}
-
 /* Puts prefix in front of g->err, cutting the end off when too long. */
 static void ms_prefix(measure_gpu *g, const char *prefix)
 {
     char e[sizeof g->err];
     memcpy(e, g->err, sizeof e);
-    ms_copy(g->err, sizeof g->err, prefix);
+    text_copy_utf8(g->err, sizeof g->err, prefix);
     const size_t len = strlen(g->err);
-    ms_copy(g->err + len, sizeof g->err - len, e);
+    text_copy_utf8(g->err + len, sizeof g->err - len, e);
 }
 
 /* Whether the context still works after a failed call: a non-sticky error
@@ -135,7 +128,7 @@ static int ms_device_info(measure_gpu *g)
     MS_CHECK(g, cudaRuntimeGetVersion(&rt), "cudaRuntimeGetVersion");
     MS_CHECK(g, cudaDeviceGetPCIBusId(in->pci, (int)sizeof in->pci, g->device),
              "cudaDeviceGetPCIBusId");
-    ms_copy(in->name, sizeof in->name, prop.name);
+    text_copy_utf8(in->name, sizeof in->name, prop.name);
     ms_uuid_text(&prop.uuid, in->uuid, sizeof in->uuid);
     in->cc = prop.major * 10 + prop.minor;
     in->sm_count = prop.multiProcessorCount;
@@ -143,10 +136,10 @@ static int ms_device_info(measure_gpu *g)
     snprintf(in->runtime, sizeof in->runtime, "%d.%d", rt / 1000, rt % 1000 / 10);
     nvml_open(&g->nvml, in->pci);
     if (g->nvml.driver[0])
-        ms_copy(in->driver, sizeof in->driver, g->nvml.driver);
+        text_copy_utf8(in->driver, sizeof in->driver, g->nvml.driver);
     else
         snprintf(in->driver, sizeof in->driver, "CUDA %d.%d", drv / 1000, drv % 1000 / 10);
-    ms_copy(in->build, sizeof in->build, fa_build_id());
+    text_copy_utf8(in->build, sizeof in->build, fa_build_id());
     return 0;
 }
 
@@ -661,7 +654,7 @@ static int ms_ready(measure_gpu *g, const task *t, const fa_instance *in, task_i
         r->max_abs = e.max_abs;
         if (st != RECORD_ST_OK) {
             r->status = st;
-            ms_copy(r->error, sizeof r->error, why);
+            text_copy_utf8(r->error, sizeof r->error, why);
         }
     }
     return st == RECORD_ST_OK;
@@ -764,7 +757,7 @@ static int ms_task(measure_gpu *g, const task *t, record *recs, double *timed_s,
                                       : fa_registry_find(&t->configs[i]);
         for (int m = 0; m < nm && !c[i].in; m++) {
             if (why[0])
-                ms_copy(recs[i * nm + m].error, sizeof recs->error, why);
+                text_copy_utf8(recs[i * nm + m].error, sizeof recs->error, why);
             else
                 ms_not_compiled(g, &recs[i * nm + m]);
         }
@@ -807,7 +800,7 @@ int measure_task(measure_gpu *g, const task *t, record *recs, double *timed_s,
     /* A CUDA failure: every record not finished is crashed with its text. */
     for (int i = 0; i < t->n_configs * t->n_modes; i++)
         if (recs[i].status == RECORD_ST_CRASHED && !recs[i].error[0])
-            ms_copy(recs[i].error, sizeof recs[i].error, g->err);
+            text_copy_utf8(recs[i].error, sizeof recs[i].error, g->err);
     /* A failed problem setup may have left half its buffers: start over. */
     if (!g->have_problem)
         ms_free_problem(g);

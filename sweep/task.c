@@ -7,42 +7,35 @@
 #include <time.h>
 
 #include "../kernels/family.h"
+#include "../store/text.h"
 
 #ifndef FASWEEP_VERSION
 #define FASWEEP_VERSION "unknown"
 #endif
 
-/* Copies text into a fixed field, cut to fit. */
-static void task_copy(char *dst, size_t n, const char *src)
-{
-    const size_t len = strnlen(src, n - 1);
-    memcpy(dst, src, len);
-    dst[len] = '\0';
-}
-
 void task_record_init(record *r, const task_device *dev, const space_problem *p, const fa_config *c,
                       const char *mode)
 {
     memset(r, 0, sizeof *r);
-    task_copy(r->device, sizeof r->device, dev->name);
+    text_copy_utf8(r->device, sizeof r->device, dev->name);
     space_problem_format(p, r->problem, sizeof r->problem);
-    task_copy(r->build, sizeof r->build, dev->build);
+    text_copy_utf8(r->build, sizeof r->build, dev->build);
     /* The family through the table: the engine names none itself. */
     const fa_family *f = fa_family_of(c);
-    task_copy(r->family, sizeof r->family, f ? f->name : "?");
+    text_copy_utf8(r->family, sizeof r->family, f ? f->name : "?");
     fa_config_format(c, r->config, sizeof r->config);
-    task_copy(r->mode, sizeof r->mode, mode);
+    text_copy_utf8(r->mode, sizeof r->mode, mode);
     r->kind = RECORD_KIND_KERNEL;
     r->status = RECORD_ST_CRASHED;
     r->time.noise = NAN;
     r->time.ci_lo_us = r->time.ci_hi_us = NAN;
     r->rel_l2 = r->max_abs = NAN;
     r->cta_cycles_mean = r->cta_cycles_max = r->waves = r->sm_imbalance = NAN;
-    task_copy(r->gpu_uuid, sizeof r->gpu_uuid, dev->uuid);
+    text_copy_utf8(r->gpu_uuid, sizeof r->gpu_uuid, dev->uuid);
     r->cc = dev->cc;
     r->sm_count = dev->sm_count;
-    task_copy(r->driver, sizeof r->driver, dev->driver);
-    task_copy(r->runtime, sizeof r->runtime, dev->runtime);
+    text_copy_utf8(r->driver, sizeof r->driver, dev->driver);
+    text_copy_utf8(r->runtime, sizeof r->runtime, dev->runtime);
     r->sm_clock_mhz = r->mem_clock_mhz = -1;
     r->throttled = -1;
     r->clock.min_mhz = r->clock.median_mhz = r->clock.max_mhz = r->clock.ref_mhz = -1;
@@ -53,17 +46,17 @@ void task_record_variant(record *r, const task_variant *v)
 {
     if (!v->build[0])
         return;
-    task_copy(r->build, sizeof r->build, v->build);
-    task_copy(r->kernel_path, sizeof r->kernel_path, v->path);
-    task_copy(r->kernel_hash, sizeof r->kernel_hash, v->hash);
+    text_copy_utf8(r->build, sizeof r->build, v->build);
+    text_copy_utf8(r->kernel_path, sizeof r->kernel_path, v->path);
+    text_copy_utf8(r->kernel_hash, sizeof r->kernel_hash, v->hash);
 }
 
 void task_provenance(record *r, const char *host, const char *space_name, const char *space_hash)
 {
-    task_copy(r->host, sizeof r->host, host);
-    task_copy(r->space_name, sizeof r->space_name, space_name);
-    task_copy(r->space_hash, sizeof r->space_hash, space_hash);
-    task_copy(r->version, sizeof r->version, FASWEEP_VERSION);
+    text_copy_utf8(r->host, sizeof r->host, host);
+    text_copy_utf8(r->space_name, sizeof r->space_name, space_name);
+    text_copy_utf8(r->space_hash, sizeof r->space_hash, space_hash);
+    text_copy_utf8(r->version, sizeof r->version, FASWEEP_VERSION);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     r->timestamp = (double)ts.tv_sec + ts.tv_nsec * 1e-9;

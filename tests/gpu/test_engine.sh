@@ -24,7 +24,9 @@
 #  10. eval --kernel: a copy of the kernel runs ok beside the compiled
 #      instance (its own src- build, within 10 %), a variant that traps is
 #      crashed, one that hangs timeout, one that does not compile
-#      compile_error (stored), and the next eval is ok
+#      compile_error (stored), and the next eval is ok; hostile input: a
+#      folder with a quote, an error cut inside UTF-8 text (stored, exported,
+#      imported), a changed cached library refused before any GPU work
 #  11. the several-GPU dispatcher with two workers sharing ONE GPU
 #      (FASWEEP_TEST_SHARE_GPU=1 --devices 0,0): injected fault and hang,
 #      kill -9 and resume, no process left; it is not a test of two GPUs
@@ -577,6 +579,54 @@ assert v["provenance"]["kernel_path"].endswith("same.cuh") and len(v["provenance
 ' || { why="stored variant records"; return 1; }
 }
 
+# eval --kernel against hostile input (issue 26, the GPU parts of items 2
+# and 4): a kernel in a folder whose name holds a quote compiles and runs ok
+# (no path reaches nvcc), a compile_error whose compiler line is cut inside
+# multi-byte text is stored and survives export and import (the cut is on
+# a character boundary), and a cached library changed after its build is
+# refused before any GPU work, nothing stored.
+t_variant_hostile() {
+    nvidia-smi -L >/dev/null 2>&1 || { echo "SKIP: no NVIDIA GPU"; return 77; }
+    local st=$tmp/vh.lmdb cfg prob so rc
+    read -r prob cfg < <(first_point)
+    export FASWEEP_CACHE=$tmp/vh-cache
+    mkdir -p "$tmp/q\"d"
+    cp "$root/kernels/mma/flash_fwd.cuh" "$tmp/q\"d/k.cuh"
+    python3 - "$root/kernels/mma/flash_fwd.cuh" "$tmp/u.cuh" <<'PY'
+import sys
+s = open(sys.argv[1]).read()
+bad = 'static const char *broken = no_such_name + "' + "\u20ac" * 120 + '";\n'
+i = s.index('#include "mma.h"') + len('#include "mma.h"\n')
+open(sys.argv[2], "w").write(s[:i] + bad + s[i:])
+PY
+    ev() { "$FASWEEP" eval --problem "$prob" --config "$cfg" --json --store "$st" "$@" \
+        2>>"$tmp/vh.err"; }
+    ev --kernel "$tmp/q\"d/k.cuh" >"$tmp/vh.out" ||
+        { why="a kernel under a folder with a quote: $(tail -2 "$tmp/vh.err")"; return 1; }
+    ev --kernel "$tmp/u.cuh" >>"$tmp/vh.out"
+    rc=$?
+    [ $rc -eq 1 ] || { why="the compile_error variant: exit $rc"; return 1; }
+    "$FASWEEP" export --format jsonl --store "$st" >"$tmp/vh.jsonl" &&
+        "$FASWEEP" import "$tmp/vh.jsonl" --store "$tmp/vh2.lmdb" >/dev/null 2>>"$tmp/vh.err" ||
+        { why="export and import of the records: $(tail -2 "$tmp/vh.err")"; return 1; }
+    python3 - "$tmp/vh.jsonl" <<'PY' || { why="stored records"; return 1; }
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8", errors="strict")]
+ok = [r for r in recs if r["status"] == "ok"]
+bad = [r for r in recs if r["status"] == "compile_error"]
+assert len(recs) == 2 and len(ok) == 1 and len(bad) == 1, [r["status"] for r in recs]
+assert 'q"d/k.cuh' in ok[0]["provenance"]["kernel_path"], ok[0]["provenance"]
+assert "\u20ac" in bad[0]["error"] and len(bad[0]["error"].encode()) < 256, bad[0]["error"]
+PY
+    so=$(find "$FASWEEP_CACHE" -name variant.so | head -1)
+    printf 'planted' >>"$so"
+    ev --kernel "$tmp/q\"d/k.cuh" >/dev/null
+    rc=$?
+    [ $rc -eq 1 ] && tail -1 "$tmp/vh.err" | grep -q "its hash differs" ||
+        { why="a changed cached library: exit $rc, $(tail -1 "$tmp/vh.err")"; return 1; }
+    [ "$(n_records "$st")" -eq 2 ] || { why="something was stored from a changed library"; return 1; }
+}
+
 t_h2h_unbiased() {
     local cfg=d64.m128.n64.w4.s2.z1
     if ! "$FASWEEP" list | grep -q "^$cfg "; then
@@ -600,6 +650,7 @@ run_test "full sweep of the CI space" t_full_sweep
 run_test "records: batch launches, clocks" t_records
 run_test "fasweep eval of one point" t_eval
 run_test "eval --kernel: variants ok, crashed, timeout, compile_error" t_variant
+run_test "eval --kernel: hostile paths, a cut UTF-8 error, a changed cached library" t_variant_hostile
 run_test "head-to-head without position bias" t_h2h_unbiased
 run_test "fault and hang injection" t_fault_injection
 run_test "refine: head-to-head of the best" t_refine
