@@ -55,7 +55,7 @@ typedef struct space_measure {
     int max_discards;       /* discarded blocks per record at most; 0: never discard (default 10) */
     double calibrate_ms;    /* length of the clock calibration load (default 50) */
     int rounds;             /* rounds each config is measured in, spread over the run, each by a
-                               fresh worker; the interval comes from them (sweep/rounds.h;
+                               fresh worker; the interval comes from them (store/rounds.h;
                                default 3, 1 to RECORD_MAX_ROUNDS) */
     double ci_floor;        /* relative half-width added in quadrature to every interval: what
                                two processes differ by with no drift (default 0.007) */

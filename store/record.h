@@ -48,7 +48,7 @@ typedef enum record_kind {
     RECORD_KIND_BASELINE /* another implementation timed the same way */
 } record_kind;
 
-/* Rounds a record is measured in (sweep/rounds.h): the median of each. */
+/* Rounds a record is measured in (store/rounds.h): the median of each. */
 #define RECORD_MAX_ROUNDS 8
 typedef struct record_rounds {
     int n;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rounds.h"
+#include "../store/rounds.h"
 
 int intervals_rounds_of(const record *held)
 {

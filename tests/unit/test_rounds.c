@@ -1,4 +1,4 @@
-/* test_rounds.c - intervals from rounds (sweep/rounds.h): the estimate, the
+/* test_rounds.c - intervals from rounds (store/rounds.h): the estimate, the
  * pooled residuals, the t widening, the bootstrap with its fixed seed, the
  * floor, and a simulated calibration: two independent "runs" of configs
  * under slow drift must land within each other's combined interval about
@@ -14,7 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "sweep/rounds.h"
+#include "store/rounds.h"
 
 static void test_estimate(void **st)
 {
