@@ -64,10 +64,12 @@ static int topk_report(const topk_args *a, const char *path, long stored, const 
                 path, topk_failed_count(r));
         return CLI_FAIL;
     }
-    if (a->no_seeds)
+    /* --json is for a program reading stdout: seeds only when asked. */
+    if (a->no_seeds || (a->json && !a->seeds_dir))
         return CLI_OK;
     char err[1024];
-    if (rank_write_seeds(r, a->seeds_dir, stderr, err, sizeof err) != 0) {
+    if (rank_write_seeds(r, a->seeds_dir ? a->seeds_dir : DEFAULT_SEEDS_DIR, stderr, err,
+                         sizeof err) != 0) {
         cli_say("%s", err);
         return CLI_FAIL;
     }
@@ -121,19 +123,21 @@ static const cli_opt topk_opts[] = {
      .kind = CLI_PATH,
      .at = CLI_AT(topk_args, seeds_dir),
      .value = "DIR",
-     .help = "where seeds go (default ./" DEFAULT_SEEDS_DIR ")"},
+     .help = "where seeds go (default ./" DEFAULT_SEEDS_DIR "); with --json, seeds are\n"
+             "written only when this is given"},
     {.name = "no-seeds", .kind = CLI_FLAG, .at = CLI_AT(topk_args, no_seeds), .help = "print only"},
     {.name = "json",
      .kind = CLI_FLAG,
      .at = CLI_AT(topk_args, json),
-     .help = "print one JSON document instead of the table"},
+     .help = "print one JSON document instead of the table (writes no seeds\n"
+             "unless --seeds-dir is given)"},
     CLI_OPT_STORE(topk_args),
     CLI_OPT_DEVICE_REFUSED,
     {0}};
 
 static int topk_main(int argc, char **argv)
 {
-    topk_args a = {.k = DEFAULT_K, .seeds_dir = DEFAULT_SEEDS_DIR};
+    topk_args a = {.k = DEFAULT_K};
     int first;
     int rc = cli_parse(argc, argv, &a, &first);
     if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
@@ -145,10 +149,12 @@ const cli_command cmd_topk = {
     .name = "topk",
     .summary = "rank stored results per (GPU, problem, mode); write seed files",
     .usage = "[OPTIONS]",
-    .about = "Ranks the stored \"ok\" kernel results of each (GPU, problem, mode) by median time\n"
-             "(ties: lower noise, then config text), prints the K best of each with their speedup\n"
-             "over the fastest stored baseline, and writes one seeds file per group\n"
-             "(DIR/DEVICE_PROBLEM_MODE.json, format in seeds/README.md; paths on stderr).\n",
+    .about =
+        "Ranks the stored \"ok\" kernel results of each (GPU, problem, mode) by median time\n"
+        "(ties: lower noise, then config text), prints the K best of each with their speedup\n"
+        "over the fastest stored baseline, and writes one seeds file per group\n"
+        "(DIR/DEVICE_PROBLEM_MODE.json, format in seeds/README.md; paths on stderr);\n"
+        "with --json it prints the ranking only, and writes seeds when --seeds-dir is given.\n",
     .opts = topk_opts,
     .exit = "0 ok, 1 missing or empty store, no match, only failed results or a seeds\n"
             "write error, 2 bad option.",
@@ -356,6 +362,10 @@ static int show_by_fields(store *s, const show_args *a, const char *path)
         const int rc = store_get(s, key, &r);
         if (rc == STORE_OK)
             return show_print(&r);
+        if (rc == STORE_EDAMAGED) {
+            cli_say("%s", store_last_error(s));
+            return CLI_FAIL;
+        }
         if (rc != STORE_NOTFOUND)
             return cli_store_fail(s, rc, "lookup");
         cli_say("no record with key '%s' in %s", key, path);
@@ -383,6 +393,10 @@ static int show_by_key(store *s, const char *key, const char *path)
     const int rc = store_get(s, key, &r);
     if (rc == STORE_OK)
         return show_print(&r);
+    if (rc == STORE_EDAMAGED) {
+        cli_say("%s", store_last_error(s)); /* the key, why, and how to remove it */
+        return CLI_FAIL;
+    }
     if (rc != STORE_NOTFOUND && rc != STORE_EINVAL)
         return cli_store_fail(s, rc, "lookup");
     cli_say("no record with key '%s' in %s (keys are DEVICE|PROBLEM|BUILD|CONFIG|MODE; "
