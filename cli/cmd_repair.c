@@ -3,8 +3,10 @@
  * again (contract: cli.h; the store's side is store_remove, store.h). A
  * readable record is removed only with --force.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../store/store.h"
 #include "cli.h"
@@ -16,6 +18,14 @@ typedef struct remove_args {
 
 static int remove_run(const char *path, const char *key, int force)
 {
+    /* Removing from a store that is not there must not create one. */
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        cli_say("no results store at %s (%s); pass the store's directory with --store or "
+                "FASWEEP_STORE",
+                path, strerror(errno));
+        return CLI_FAIL;
+    }
     store *s = cli_open_store(path, 0);
     if (!s)
         return CLI_FAIL;

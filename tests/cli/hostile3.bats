@@ -127,6 +127,11 @@ damaged_store() {
     expect_status 0
     run --separate-stderr "$FASWEEP" remove --store "$STORE"
     expect_status 2
+    # No store there: exit 1, and none is created.
+    run --separate-stderr "$FASWEEP" remove "$DAMAGED" --store none.lmdb
+    expect_status 1
+    expect_in "$stderr" "no results store at none.lmdb"
+    [ ! -e none.lmdb ] || flunk "remove created a store"
 }
 
 # ---- item 7: validation gaps ---------------------------------------------------------------
