@@ -16,6 +16,9 @@
  *     formats back to the same text, with every axis value the family
  *     allows; spreads (cv, noise) are NaN or >= 0; an ok record's median is
  *     at least 1e-6 us, no faster than its min_us, inside its interval.
+ * Seeds: tests/cli/fixtures (bad_issue26.jsonl holds a record of each kind
+ * the issue 26 validation refuses: bad configs, negative spreads, a 1e-320
+ * median, min_us over the median).
  * Build and run: make fuzz (ASan + UBSan; FUZZ_TIME seconds per target).
  */
 #include <cJSON.h>
