@@ -211,9 +211,10 @@ FAMILY_SRC := kernels/family.c $(wildcard kernels/*/*.c)
 $(BUILD)/fuzz_space: tests/fuzz/fuzz_space.c grid/space.c grid/space.h store/text.c store/text.h store/mode.c store/mode.h $(FAMILY_SRC)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) tests/fuzz/fuzz_space.c grid/space.c store/text.c store/mode.c $(FAMILY_SRC) -o $@ $(PKG_LIBS)
-$(BUILD)/fuzz_record: tests/fuzz/fuzz_record.c $(RECORD_SRC) $(wildcard store/*.h)
+# record.c checks a kernel record's config by its family's rules: the family table links in.
+$(BUILD)/fuzz_record: tests/fuzz/fuzz_record.c $(RECORD_SRC) $(wildcard store/*.h) $(FAMILY_SRC)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) tests/fuzz/fuzz_record.c $(RECORD_SRC) -o $@ $(PKG_LIBS)
+	$(FUZZ_CC) tests/fuzz/fuzz_record.c $(RECORD_SRC) $(FAMILY_SRC) -o $@ $(PKG_LIBS)
 fuzz: $(BUILD)/fuzz_space $(BUILD)/fuzz_record
 	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-record-corpus
 	$(BUILD)/fuzz_space -max_total_time=$(FUZZ_TIME) -timeout=5 -rss_limit_mb=2048 \

@@ -395,6 +395,16 @@ const char *cli_store_path(const char *opt)
     return (env && *env) ? env : CLI_DEFAULT_STORE;
 }
 
+/* One line per damaged record a command skips (store_on_damaged). */
+static void cli_on_damaged(const char *path, const char *key, const char *why, long count,
+                           void *ctx)
+{
+    (void)ctx;
+    cli_say("warning: %s: record '%s' is damaged (%s); skipped (%ld damaged so far); "
+            "`fasweep remove '%s' --store %s` deletes it",
+            path, key, why, count, key, path);
+}
+
 store *cli_open_store(const char *path, int read_only)
 {
     struct stat st;
@@ -411,6 +421,7 @@ store *cli_open_store(const char *path, int read_only)
         cli_say("%s", err[0] ? err : store_strerror(rc));
         return NULL;
     }
+    store_on_damaged(s, cli_on_damaged, NULL);
     return s;
 }
 

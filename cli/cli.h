@@ -108,6 +108,7 @@ typedef struct cli_command {
  * main.c: help. */
 extern const cli_command cmd_plan, cmd_grid, cmd_list, cmd_version, cmd_eval;
 extern const cli_command cmd_topk, cmd_export, cmd_import, cmd_merge, cmd_show, cmd_report;
+extern const cli_command cmd_remove;
 
 /* The command being run (main.c sets it), for its messages. */
 extern const cli_command *cli_current;

@@ -22,6 +22,20 @@ typedef struct export_args {
     int allow_missing;
 } export_args;
 
+/* An export that skipped damaged records (each named above, as it was
+ * met) wrote everything else, and still fails: the store is not whole.
+ * Returns rc, or CLI_FAIL after a line when records were skipped. */
+static int export_damaged(store *s, int rc)
+{
+    const long n = store_damaged(s);
+    if (n == 0 || rc != CLI_OK)
+        return rc;
+    cli_say("%ld damaged record%s skipped (named above); every other record was written; "
+            "`fasweep remove KEY` deletes a damaged record",
+            n, n == 1 ? " was" : "s were");
+    return CLI_FAIL;
+}
+
 /* ---- records: jsonl, csv -------------------------------------------------------------------- */
 
 typedef struct export_records {
@@ -49,8 +63,9 @@ static int export_records_run(const export_args *a, store_io_format fmt)
     export_records e = {s, a->prefix ? a->prefix : "", fmt};
     const int rc =
         a->file ? cli_write_file(a->file, export_records_to, &e) : export_records_to(stdout, &e);
+    const int out = export_damaged(s, rc);
     store_close(s);
-    return rc;
+    return out;
 }
 
 /* ---- one group for a tuner ------------------------------------------------------------------ */
@@ -198,6 +213,7 @@ static int export_tuner_run(const export_args *a, tuner_format fmt)
         rc = export_tuner_groups(a, &set, fmt, &m);
     }
     group_set_free(&set);
+    rc = export_damaged(st, rc);
     store_close(st);
     return rc;
 }
@@ -245,7 +261,10 @@ CLI_COMMAND(
     .usage = "[--format jsonl|csv] [OPTIONS]\n--format kernel-tuner|t4 --space FILE [OPTIONS]",
     .about =
         "jsonl, csv: every stored record (or those whose key starts with P) in key order,\n"
-        "as JSON lines (the format `fasweep import` reads) or CSV with a header row.\n"
+        "as JSON lines (the format `fasweep import` reads) or CSV with a header row (a text\n"
+        "cell starting with = + - @, tab or CR gets a leading ' so no spreadsheet runs it).\n"
+        "A damaged record (one that does not decode) is skipped with a warning naming its\n"
+        "key; the others are written, and the export then exits 1.\n"
         "\n"
         "kernel-tuner, t4: one (GPU, problem, mode) group laid over the grid of the space\n"
         "FILE, every grid point present: a Kernel Tuner cache file (replay it with\n"
@@ -254,5 +273,5 @@ CLI_COMMAND(
         "and timeout RuntimeFailedConfig (docs/tuners.md). One group per file: narrow the\n"
         "filter to one, or write one file per group into --dir DIR\n"
         "(DEVICE_PROBLEM_MODE.kt.json / .t4.json, paths on stderr).\n",
-    .exit = "0 ok, 1 missing store, no matching group, unmeasured points or write\n"
-            "error, 2 bad option or space file, or several groups for one file.");
+    .exit = "0 ok, 1 missing store, no matching group, unmeasured points, damaged records\n"
+            "skipped or write error, 2 bad option or space file, or several groups for one file.");

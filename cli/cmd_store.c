@@ -64,10 +64,12 @@ static int topk_report(const topk_args *a, const char *path, long stored, const 
                 path, topk_failed_count(r));
         return CLI_FAIL;
     }
-    if (a->no_seeds)
+    /* --json is for a program reading stdout: seeds only when asked. */
+    if (a->no_seeds || (a->json && !a->seeds_dir))
         return CLI_OK;
     char err[1024];
-    if (rank_write_seeds(r, a->seeds_dir, stderr, err, sizeof err) != 0) {
+    if (rank_write_seeds(r, a->seeds_dir ? a->seeds_dir : DEFAULT_SEEDS_DIR, stderr, err,
+                         sizeof err) != 0) {
         cli_say("%s", err);
         return CLI_FAIL;
     }
@@ -99,22 +101,27 @@ static const cli_opt topk_opts[] = {
     CLI_OPT_INT(NULL, 'k', topk_args, k, 1, INT_MAX, "N", "how many per group (default 8)"),
     CLI_OPT_FILTER(topk_args, "", "hot (default), cold or batch (docs/measurement.md)"),
     CLI_OPT_VAL("seeds-dir", CLI_PATH, topk_args, seeds_dir, "DIR",
-                "where seeds go (default ./" DEFAULT_SEEDS_DIR ")"),
+                "where seeds go (default ./" DEFAULT_SEEDS_DIR "); with --json, seeds are\n"
+                "written only when this is given"),
     CLI_OPT_FLAG("no-seeds", topk_args, no_seeds, "print only"),
-    CLI_OPT_FLAG("json", topk_args, json, "print one JSON document instead of the table"),
+    CLI_OPT_FLAG("json", topk_args, json,
+                 "print one JSON document instead of the table (writes no seeds\n"
+                 "unless --seeds-dir is given)"),
     CLI_OPT_STORE(topk_args),
     CLI_OPT_DEVICE_REFUSED,
     {0}};
 
-CLI_MAIN_NO_ARGS(topk, topk_args, topk_run, .k = DEFAULT_K, .seeds_dir = DEFAULT_SEEDS_DIR)
+CLI_MAIN_NO_ARGS(topk, topk_args, topk_run, .k = DEFAULT_K)
 
 CLI_COMMAND(
     topk, .summary = "rank stored results per (GPU, problem, mode); write seed files",
     .usage = "[OPTIONS]",
-    .about = "Ranks the stored \"ok\" kernel results of each (GPU, problem, mode) by median time\n"
-             "(ties: lower noise, then config text), prints the K best of each with their speedup\n"
-             "over the fastest stored baseline, and writes one seeds file per group\n"
-             "(DIR/DEVICE_PROBLEM_MODE.json, format in seeds/README.md; paths on stderr).\n",
+    .about =
+        "Ranks the stored \"ok\" kernel results of each (GPU, problem, mode) by median time\n"
+        "(ties: lower noise, then config text), prints the K best of each with their speedup\n"
+        "over the fastest stored baseline, and writes one seeds file per group\n"
+        "(DIR/DEVICE_PROBLEM_MODE.json, format in seeds/README.md; paths on stderr);\n"
+        "with --json it prints the ranking only, and writes seeds when --seeds-dir is given.\n",
     .exit = "0 ok, 1 missing or empty store, no match, only failed results or a seeds\n"
             "write error, 2 bad option.");
 
@@ -307,6 +314,10 @@ static int show_by_fields(store *s, const show_args *a, const char *path)
         const int rc = store_get(s, key, &r);
         if (rc == STORE_OK)
             return show_print(&r);
+        if (rc == STORE_EDAMAGED) {
+            cli_say("%s", store_last_error(s));
+            return CLI_FAIL;
+        }
         if (rc != STORE_NOTFOUND)
             return cli_store_fail(s, rc, "lookup");
         cli_say("no record with key '%s' in %s", key, path);
@@ -334,6 +345,10 @@ static int show_by_key(store *s, const char *key, const char *path)
     const int rc = store_get(s, key, &r);
     if (rc == STORE_OK)
         return show_print(&r);
+    if (rc == STORE_EDAMAGED) {
+        cli_say("%s", store_last_error(s)); /* the key, why, and how to remove it */
+        return CLI_FAIL;
+    }
     if (rc != STORE_NOTFOUND && rc != STORE_EINVAL)
         return cli_store_fail(s, rc, "lookup");
     cli_say("no record with key '%s' in %s (keys are DEVICE|PROBLEM|BUILD|CONFIG|MODE; "

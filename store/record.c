@@ -16,11 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kernels/family.h"
 #include "text.h"
 
 #ifndef FASWEEP_VERSION
 #define FASWEEP_VERSION "unknown"
 #endif
+
+/* The shortest time a record may hold, in us (one picosecond): below it a
+ * time is no measurement, and a ratio to it (a speedup) overflows. */
+#define REC_MIN_US 1e-6
 
 /* Largest integer a double holds exactly (smem_dynamic is a long). */
 #define REC_LONG_LIM 9007199254740992.0
@@ -584,7 +589,8 @@ static int rec_get_field(const rec_jctx *c, const rec_field *f, const cJSON *v, 
         return 0;
     case RF_STATUS:
         if (!cJSON_IsString(v) || record_status_parse(v->valuestring, (record_status *)p) != 0)
-            return rec_expected(c, f, v, "\"ok\", \"wrong\", \"crashed\" or \"timeout\"");
+            return rec_expected(c, f, v,
+                                "\"ok\", \"wrong\", \"crashed\", \"timeout\" or \"compile_error\"");
         return 0;
     case RF_FAMILY: {
         if (!cJSON_IsString(v) || !v->valuestring || !v->valuestring[0] ||
@@ -656,8 +662,9 @@ static int rec_get_members(const rec_jctx *c, const char *group, const cJSON *ob
     return 0;
 }
 
-/* An ok record's times: a finite median > 0 (what it is ranked by), and
- * the other times finite and not negative (0: left out). */
+/* An ok record's times: a finite median of at least REC_MIN_US (what it
+ * is ranked by), and the other times finite and not negative (0: left
+ * out); each round's median at least REC_MIN_US. */
 static int rec_times_bad(const record *r, const char **field, double *got)
 {
     const struct {
@@ -668,17 +675,107 @@ static int rec_times_bad(const record *r, const char **field, double *got)
              {"time.mean_us", r->time.mean_us},
              {"time.stdev_us", r->time.stdev_us}};
     for (size_t i = 0; i < sizeof t / sizeof *t; i++)
-        if (!isfinite(t[i].v) || t[i].v < 0 || (i == 0 && t[i].v == 0)) {
+        if (!isfinite(t[i].v) || t[i].v < 0 || (i == 0 && t[i].v < REC_MIN_US)) {
             *field = t[i].name;
             *got = t[i].v;
             return 1;
         }
     for (int i = 0; i < r->time.round.n; i++)
-        if (!isfinite(r->time.round.us[i]) || r->time.round.us[i] <= 0) {
+        if (!isfinite(r->time.round.us[i]) || r->time.round.us[i] < REC_MIN_US) {
             *field = "time.round_us";
             *got = r->time.round.us[i];
             return 1;
         }
+    return 0;
+}
+
+/* An ok record's times agree with each other: the fastest sample is no
+ * slower than the median or the mean (each when given, > 0). On failure
+ * names the field and the two numbers. */
+static int rec_times_inconsistent(const record *r, const char **field, double *got, double *bound)
+{
+    const double min = r->time.min_us;
+    if (!(min > 0))
+        return 0;
+    if (min > r->time.median_us) {
+        *field = "time.min_us";
+        *got = min;
+        *bound = r->time.median_us;
+        return 1;
+    }
+    if (r->time.mean_us > 0 && min > r->time.mean_us) {
+        *field = "time.min_us";
+        *got = min;
+        *bound = r->time.mean_us;
+        return 1;
+    }
+    return 0;
+}
+
+/* The spreads of any record: cv a finite number >= 0 (or null: unknown),
+ * noise likewise (null: no estimate). A negative spread would win every
+ * merge and tie. */
+static int rec_spread_bad(const record *r, const char **field, double *got)
+{
+    if (!isnan(r->time.cv) && !(isfinite(r->time.cv) && r->time.cv >= 0)) {
+        *field = "time.cv";
+        *got = r->time.cv;
+        return 1;
+    }
+    if (!isnan(r->time.noise) && !(isfinite(r->time.noise) && r->time.noise >= 0)) {
+        *field = "time.noise";
+        *got = r->time.noise;
+        return 1;
+    }
+    return 0;
+}
+
+/* Whether value v is one the axis ax allows (the planner's rule for a
+ * space's axis values, grid/space.c). */
+static int rec_axis_ok(const fa_axis *ax, int v)
+{
+    if (v < ax->lo || v > ax->hi)
+        return 0;
+    if (ax->step > 1 && v % ax->step != 0)
+        return 0;
+    return !ax->set || (v >= 0 && v < 64 && (ax->set & (1ULL << v)));
+}
+
+/* A kernel record's config is a point of its family, by the planner's
+ * rules: the family's own text (fa_config_parse_in), every axis value one
+ * the family allows, and the family's static rules (without a shared
+ * memory limit: that is the space's). A family this build does not know
+ * cannot be checked (a store may hold records of a newer build); a
+ * baseline's config is its free name. 0, or -1 with the reason in why. */
+static int rec_config_bad(const record *r, char *why, size_t n)
+{
+    if (r->kind != RECORD_KIND_KERNEL)
+        return 0;
+    const int fam = fa_family_index(record_family(r));
+    const fa_family *f = fa_family_get(fam);
+    if (!f)
+        return 0;
+    fa_config c;
+    if (fa_config_parse_in(fam, r->config, &c) != 0)
+        return rec_err(why, n,
+                       "\"%s\" is not a config of kernel family %s (its form: %s, each value a "
+                       "plain decimal integer)",
+                       r->config, f->name, f->text_example);
+    const int v[FA_CONFIG_SLOTS] = {c.head_dim,  c.block_m, c.block_n,
+                                    c.num_warps, c.stages,  c.swizzle};
+    for (int i = 1; i < FA_CONFIG_SLOTS; i++) {
+        const fa_axis *ax = &f->axes[i];
+        if (!rec_axis_ok(ax, v[i]))
+            return rec_err(why, n, "\"%s\": %s is %d, expected %s", r->config, ax->name, v[i],
+                           v[i] > ax->hi && ax->over ? ax->over : ax->what);
+    }
+    const int rej = f->check(&c, LONG_MAX);
+    if (rej != FA_REJ_OK) {
+        char text[160];
+        f->reject_text(rej, &c, LONG_MAX, text, sizeof text);
+        return rec_err(why, n, "\"%s\" is no point of kernel family %s: %s", r->config, f->name,
+                       text);
+    }
     return 0;
 }
 
@@ -745,13 +842,26 @@ static int rec_valid(const record *r, char *field, size_t fn, char *why, size_t 
             return rec_err(why, wn, "%s", bad);
         }
     }
+    if (rec_config_bad(r, why, wn) != 0)
+        return rec_err(field, fn, "key.config");
     const char *tf;
-    double got;
+    double got, bound;
     if (r->status == RECORD_ST_OK && rec_times_bad(r, &tf, &got)) {
         rec_err(field, fn, "%s", tf);
         return rec_err(why, wn,
-                       "an ok record needs a finite median_us > 0 and finite times >= 0, got %g",
-                       got);
+                       "an ok record needs a finite median_us > 0 (at least %g) and finite "
+                       "times >= 0, got %g",
+                       REC_MIN_US, got);
+    }
+    if (r->status == RECORD_ST_OK && rec_times_inconsistent(r, &tf, &got, &bound)) {
+        rec_err(field, fn, "%s", tf);
+        return rec_err(why, wn,
+                       "%g is slower than the median or mean %g; the fastest sample cannot be", got,
+                       bound);
+    }
+    if (rec_spread_bad(r, &tf, &got)) {
+        rec_err(field, fn, "%s", tf);
+        return rec_err(why, wn, "a spread must be a finite number >= 0 (or null), got %g", got);
     }
     if (r->time.round.n < 0 || r->time.round.n > RECORD_MAX_ROUNDS) {
         rec_err(field, fn, "time.round_us");
@@ -806,7 +916,7 @@ int record_from_json(const cJSON *j, record *out, char *err, size_t errlen)
                              "missing; every record needs key.device, key.problem, key.build, "
                              "key.config, key.mode, kind and status"),
                    -1;
-    char field[48], why[160];
+    char field[48], why[320];
     if (rec_valid(&r, field, sizeof field, why, sizeof why) != 0)
         return rec_err(err, errlen, "%s: %s", field, why);
     *out = r;
@@ -815,7 +925,7 @@ int record_from_json(const cJSON *j, record *out, char *err, size_t errlen)
 
 int record_check(const record *r, char *why, size_t n)
 {
-    char field[48], reason[160];
+    char field[48], reason[320];
     if (rec_valid(r, field, sizeof field, reason, sizeof reason) != 0)
         return rec_err(why, n, "%s %s", field, reason);
     return 0;

@@ -11,7 +11,9 @@
  *                      DEVICE|PROBLEM|BUILD|FAMILY|CONFIG|MODE
  * for a record of another family (kernels/family.h): six fields, so the
  * two forms never collide. The store knows no family table: a family is a
- * name here (lower-case letters, digits, '_'; 1 to 15 bytes).
+ * name here (lower-case letters, digits, '_'; 1 to 15 bytes); only the
+ * validation of a kernel record's config asks the family table
+ * (kernels/family.h) about it.
  *
  * JSON: the store's value format and the import/export line format
  * (docs/store.md lists every field). Functions here return 0 on success
@@ -151,10 +153,15 @@ int record_family_is_default(const record *r);
 /* Whether r may be written, by the same rules from_json reads with: a valid
  * key (a known mode), a known status and kind, every text field
  * NUL-terminated, names valid UTF-8 without control characters (C0, DEL,
- * C1), free text (error) valid UTF-8, and an ok record with a finite
- * median > 0 and its other times finite and >= 0. 0, or -1 with the
- * reason in why
- * ("key.device is empty"). */
+ * C1), free text (error) valid UTF-8; a kernel record's config a point of
+ * its family by the planner's rules (kernels/family.h: the family's text,
+ * axis values and static rules; a family this build does not know is not
+ * checked, a baseline's config is a free name); time.cv and time.noise NaN
+ * or finite >= 0; and an ok record with a finite median of at least 1e-6
+ * us, its other times finite and >= 0, min_us (when > 0) no slower than the
+ * median and the mean, rounds of at least 1e-6 us and an interval around
+ * the median (or none). 0, or -1 with the reason in why ("key.device is
+ * empty"). */
 int record_check(const record *r, char *why, size_t n);
 
 /* The JSON form. to_json returns a new cJSON object (NULL when out of

@@ -64,6 +64,12 @@ struct store {
     ino_t ino;
     char path[PATH_MAX];
     char err[ST_ERR_LEN];
+    /* Damaged records: the handler, and the (path, key) hashes it was
+     * called for (so each is reported once). */
+    store_damaged_fn on_damaged;
+    void *damaged_ctx;
+    unsigned long long *damaged;
+    long n_damaged, cap_damaged;
 };
 
 /* ---- error text ------------------------------------------------------------------------------ */
@@ -187,6 +193,8 @@ const char *store_strerror(int code)
         return "invalid record or argument";
     case STORE_ENOMEM:
         return "out of memory";
+    case STORE_EDAMAGED:
+        return "damaged record";
     default:
         return "unknown store error";
     }
@@ -248,7 +256,7 @@ typedef int (*st_txn_fn)(store *s, MDB_txn *txn, void *ctx);
 
 static int st_is_store_code(int rc)
 {
-    return rc <= STORE_EIO && rc >= STORE_ENOMEM;
+    return rc <= STORE_EIO && rc >= STORE_EDAMAGED;
 }
 
 /* Runs fn in one write transaction and commits; all or nothing. */
@@ -283,33 +291,91 @@ static int st_write(store *s, const char *what, st_txn_fn fn, void *ctx)
 
 /* ---- record values ------------------------------------------------------------------------- */
 
-/* Decodes the value v stored under key k into *out; an undecodable value
- * is STORE_EINVAL naming the key. */
-static int st_decode(store *s, const MDB_val *k, const MDB_val *v, record *out)
+/* Why the value v stored under key k does not decode into *out (a short
+ * reason in why), or 0 when it does. */
+static int st_decode_why(const MDB_val *k, const MDB_val *v, record *out, char *why, size_t n)
 {
-    char key[160];
-    text_clean(k->mv_data, k->mv_size, 120, 0, key, sizeof key);
     cJSON *j = cJSON_ParseWithLength(v->mv_data, v->mv_size);
     if (!j)
-        return st_fail(s, STORE_EINVAL,
-                       "%s: record %s: value is not JSON; the store is damaged: export what "
-                       "reads and start a new store",
-                       s->path, key);
-    char why[512];
-    int rc = record_from_json(j, out, why, sizeof why);
+        return snprintf(why, n, "value is not JSON"), -1;
+    int rc = record_from_json(j, out, why, n);
     cJSON_Delete(j);
     if (rc != 0)
-        return st_fail(s, STORE_EINVAL,
-                       "%s: record %s: %s; fix or delete it (e.g. export, edit, "
-                       "import into a new store)",
-                       s->path, key, why);
+        return -1;
     char own[RECORD_KEY_LEN];
     if (record_key(out, own, sizeof own) != 0 || strlen(own) != k->mv_size ||
         memcmp(own, k->mv_data, k->mv_size) != 0)
-        return st_fail(s, STORE_EINVAL,
-                       "%s: record %s: its key fields do not match its key; the store is damaged",
-                       s->path, key);
-    return STORE_OK;
+        return snprintf(why, n, "its key fields do not match its key"), -1;
+    return 0;
+}
+
+/* Decodes the value v stored under key k into *out; an undecodable value
+ * is STORE_EDAMAGED, naming the key and how to remove it. */
+static int st_decode(store *s, const MDB_val *k, const MDB_val *v, record *out)
+{
+    char why[512];
+    if (st_decode_why(k, v, out, why, sizeof why) == 0)
+        return STORE_OK;
+    char key[160];
+    text_clean(k->mv_data, k->mv_size, 120, 0, key, sizeof key);
+    return st_fail(s, STORE_EDAMAGED,
+                   "%s: record %s: %s; the record is damaged: `fasweep remove '%s' --store %s` "
+                   "deletes it (the other records read)",
+                   s->path, key, why, key, s->path);
+}
+
+void store_on_damaged(store *s, store_damaged_fn fn, void *ctx)
+{
+    if (!s)
+        return;
+    s->on_damaged = fn;
+    s->damaged_ctx = ctx;
+}
+
+long store_damaged(const store *s)
+{
+    return s ? s->n_damaged : 0;
+}
+
+/* FNV-1a 64 of path and key: how a reported damaged record is known. */
+static unsigned long long st_damaged_hash(const char *path, const MDB_val *k)
+{
+    unsigned long long h = 0xcbf29ce484222325ULL;
+    for (const char *p = path; *p; p++)
+        h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+    h = (h ^ 0xffu) * 0x100000001b3ULL; /* a separator no path byte is */
+    for (size_t i = 0; i < k->mv_size; i++)
+        h = (h ^ ((const unsigned char *)k->mv_data)[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* Reports the damaged record k of the store at path through s's handler,
+ * once per (path, key). Returns 1 when there is a handler (the caller
+ * skips or replaces the record), 0 when there is none (it fails). */
+static int st_note_damaged(store *s, const char *path, const MDB_val *k, const MDB_val *v)
+{
+    if (!s->on_damaged)
+        return 0;
+    const unsigned long long h = st_damaged_hash(path, k);
+    for (long i = 0; i < s->n_damaged; i++)
+        if (s->damaged[i] == h)
+            return 1;
+    if (s->n_damaged == s->cap_damaged) {
+        const long cap = s->cap_damaged ? 2 * s->cap_damaged : 16;
+        unsigned long long *p = realloc(s->damaged, (size_t)cap * sizeof *p);
+        if (!p)
+            return 1; /* not remembered: it may be reported again */
+        s->damaged = p;
+        s->cap_damaged = cap;
+    }
+    s->damaged[s->n_damaged++] = h;
+    char key[160], why[512];
+    record scratch;
+    text_clean(k->mv_data, k->mv_size, 120, 0, key, sizeof key);
+    if (st_decode_why(k, v, &scratch, why, sizeof why) == 0)
+        snprintf(why, sizeof why, "does not decode");
+    s->on_damaged(path, key, why, s->n_damaged, s->damaged_ctx);
+    return 1;
 }
 
 /* Checks a record before it is written (record_check). */
@@ -402,9 +468,10 @@ static int st_if_better_txn(store *s, MDB_txn *txn, void *ctx)
     if (rc == 0) {
         record old;
         rc = st_decode(s, &k, &v, &old);
-        if (rc != STORE_OK)
+        /* A damaged record is replaced when the caller skips them. */
+        if (rc != STORE_OK && !(rc == STORE_EDAMAGED && st_note_damaged(s, s->path, &k, &v)))
             return rc;
-        if (!record_better(b->r, &old))
+        if (rc == STORE_OK && !record_better(b->r, &old))
             return 0;
     } else if (rc != MDB_NOTFOUND) {
         return rc;
@@ -453,6 +520,47 @@ int store_get(store *s, const char *key, record *out)
     mdb_txn_abort(txn);
     if (rc == STORE_OK)
         *out = r;
+    return rc;
+}
+
+typedef struct st_remove {
+    const char *key;
+    int force;
+    int found; /* 1 the key is there */
+} st_remove;
+
+/* Deletes the record at r->key when it is damaged, or at all with force. */
+static int st_remove_txn(store *s, MDB_txn *txn, void *ctx)
+{
+    st_remove *r = ctx;
+    MDB_val k = {strlen(r->key), (void *)r->key}, v;
+    int rc = mdb_get(txn, s->results, &k, &v);
+    r->found = rc == 0;
+    if (rc)
+        return rc == MDB_NOTFOUND ? 0 : rc;
+    record rec;
+    char why[512];
+    if (!r->force && st_decode_why(&k, &v, &rec, why, sizeof why) == 0) {
+        char key[160];
+        text_clean(k.mv_data, k.mv_size, 120, 0, key, sizeof key);
+        return st_fail(s, STORE_EINVAL,
+                       "%s: record %s reads fine, so it is not removed; pass --force to remove "
+                       "a readable record",
+                       s->path, key);
+    }
+    return mdb_del(txn, s->results, &k, NULL);
+}
+
+int store_remove(store *s, const char *key, int force)
+{
+    if (!s)
+        return STORE_EINVAL;
+    if (!key || !*key || strlen(key) > ST_KEY_MAX)
+        return st_fail(s, STORE_EINVAL, "store_remove: key must be 1 to %d bytes", ST_KEY_MAX);
+    st_remove r = {key, force != 0, 0};
+    const int rc = st_write(s, "removing a record", st_remove_txn, &r);
+    if (rc == STORE_OK && !r.found)
+        return STORE_NOTFOUND;
     return rc;
 }
 
@@ -519,10 +627,13 @@ static int st_read_batch(store *s, const char *prefix, int first, st_batch *b)
             break;
         }
         if (st_decode(s, &k, &v, &b->r[b->n]) != STORE_OK) {
-            b->error = STORE_EINVAL;
-            break;
+            if (!st_note_damaged(s, s->path, &k, &v)) {
+                b->error = STORE_EDAMAGED;
+                break;
+            }
+        } else {
+            b->n++;
         }
-        b->n++;
         const size_t len = k.mv_size < ST_KEY_MAX ? k.mv_size : ST_KEY_MAX;
         memcpy(b->last, k.mv_data, len);
         b->last[len] = '\0';
@@ -831,6 +942,18 @@ static int st_check_length(store *s, const char *path, char *err, size_t errlen)
     return STORE_OK;
 }
 
+/* Whether a reader must go without LMDB's lock file: lock.mdb is there
+ * but this user may not write it, or it is not there and cannot be made
+ * (the directory is not writable). A shared results store, for one. */
+static int st_lock_unwritable(const char *path)
+{
+    char lock[PATH_MAX + 16];
+    snprintf(lock, sizeof lock, "%s/lock.mdb", path);
+    if (access(lock, F_OK) == 0)
+        return access(lock, R_OK | W_OK) != 0;
+    return access(path, W_OK) != 0;
+}
+
 static int st_open_env(store *s, const char *path, int read_only, int fresh, char *err,
                        size_t errlen)
 {
@@ -845,7 +968,10 @@ static int st_open_env(store *s, const char *path, int read_only, int fresh, cha
     if (!rc && fresh)
         rc = mdb_env_set_mapsize(s->env, mapsize);
     if (!rc)
-        rc = mdb_env_open(s->env, path, MDB_NOTLS | (read_only ? MDB_RDONLY : 0), 0644);
+        rc = mdb_env_open(s->env, path,
+                          MDB_NOTLS | (read_only ? MDB_RDONLY : 0) |
+                              (read_only && st_lock_unwritable(path) ? MDB_NOLOCK : 0),
+                          0644);
     if (rc) {
         st_put_err(err, errlen, "%s: cannot open the store: %s; %s", path, mdb_strerror(rc),
                    st_hint(rc));
@@ -895,6 +1021,7 @@ void store_close(store *s)
         return;
     if (s->env)
         mdb_env_close(s->env);
+    free(s->damaged);
     free(s);
 }
 
@@ -919,9 +1046,10 @@ static int st_merge_one(store *dst, MDB_txn *txn, st_merge *m, const MDB_val *k,
         return rc;
     record b;
     rc = st_decode(dst, &key, &dv, &b);
-    if (rc)
+    /* A damaged destination record: the source's replaces it. */
+    if (rc && !(rc == STORE_EDAMAGED && st_note_damaged(dst, dst->path, &key, &dv)))
         return rc;
-    if (!record_better(a, &b)) {
+    if (rc == STORE_OK && !record_better(a, &b)) {
         m->st.kept++;
         return 0;
     }
@@ -950,6 +1078,10 @@ static int st_merge_txn(store *dst, MDB_txn *txn, void *ctx)
          rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         record a;
         rc = st_decode(m->src, &k, &v, &a);
+        if (rc == STORE_EDAMAGED && st_note_damaged(dst, m->src->path, &k, &v)) {
+            rc = 0; /* skipped, reported */
+            continue;
+        }
         if (rc) {
             st_fail(dst, rc, "%s", m->src->err);
             break;

@@ -44,12 +44,19 @@
 #define STORE_ESCHEMA (-2) /* store written by a newer fasweep */
 #define STORE_EINVAL (-3)  /* a record or argument is malformed */
 #define STORE_ENOMEM (-4)
+#define STORE_EDAMAGED (-5) /* a stored value does not decode: a damaged record (err names it) */
 
 typedef struct store store; /* an open environment */
 
 /* Opens (creating directory and files on first use) the store at path.
  * read_only: 1 opens without creating or writing. Returns STORE_OK and
- * *out, or an error with a message in err naming the path and what to do. */
+ * *out, or an error with a message in err naming the path and what to do.
+ * A read-only open of a store whose lock.mdb this user may not write (a
+ * shared results store; or no lock.mdb in a directory it may not write)
+ * reads without LMDB's lock file (MDB_NOLOCK): nothing is written there,
+ * but a writer committing at the same time is not seen by the lock, so
+ * such a read is only as safe as the store is quiet (a shared, finished
+ * store is). */
 int store_open(const char *path, int read_only, store **out, char *err, size_t errlen);
 void store_close(store *s);
 
@@ -65,13 +72,40 @@ int store_put_if_better(store *s, const record *r, int *written);
 /* Writes all n records in one transaction: all or none. */
 int store_put_many(store *s, const record *r, size_t n);
 
-/* Reads the record at key into *out: STORE_OK, STORE_NOTFOUND, or error. */
+/* Reads the record at key into *out: STORE_OK, STORE_NOTFOUND,
+ * STORE_EDAMAGED (the value is there but does not decode; err says why),
+ * or another error. */
 int store_get(store *s, const char *key, record *out);
+
+/* Damaged records: a value that does not decode (not JSON, a record
+ * record_from_json refuses, key fields that are not its key). By default
+ * a read that meets one fails with STORE_EDAMAGED naming its key. With a
+ * handler set, store_scan skips it, store_merge skips a damaged source
+ * record and replaces a damaged destination record, and
+ * store_put_if_better replaces one; each calls fn(path, key, why, count,
+ * ctx) once per (store path, key) for the life of the handle (a retried
+ * transaction or a second scan does not repeat it), count being the
+ * damaged records reported so far (1, 2, ...). key is printable text
+ * (text_clean), why a short reason ("value is not JSON"). fn runs inside a
+ * read transaction: it must not use the store. */
+typedef void (*store_damaged_fn)(const char *path, const char *key, const char *why, long count,
+                                 void *ctx);
+void store_on_damaged(store *s, store_damaged_fn fn, void *ctx);
+/* Damaged records reported through the handler so far (0 without one). */
+long store_damaged(const store *s);
+
+/* Deletes the record at key, in its own transaction, only when its value
+ * does not decode (a damaged record), or whatever it holds when force is
+ * 1. STORE_OK, STORE_NOTFOUND, STORE_EINVAL (it decodes and force is 0;
+ * err says so), or an error. */
+int store_remove(store *s, const char *key, int force);
 
 /* Calls fn for every record whose key starts with prefix ("" for all), in
  * key order; stops early when fn returns non-zero. Returns STORE_OK or an
- * error. A record that fails to decode is an error (STORE_EINVAL) naming
- * its key in err. */
+ * error. A record that fails to decode is skipped when a damaged-record
+ * handler is set (store_on_damaged), else it ends the scan with
+ * STORE_EDAMAGED naming its key in err (the records before it were
+ * delivered). */
 typedef int (*store_visit_fn)(const record *r, void *ctx);
 int store_scan(store *s, const char *prefix, store_visit_fn fn, void *ctx);
 

@@ -21,14 +21,22 @@
 /* ---- export -------------------------------------------------------------------------------- */
 
 /* RFC 4180: a field holding a comma, quote or line break is quoted, with
- * quotes doubled; anything else is written as is. */
-static void io_csv_field(FILE *out, const char *s)
+ * quotes doubled; anything else is written as is. A text field (text: 1)
+ * that a spreadsheet would read as a formula (it starts with = + - @, a
+ * tab or CR: CSV injection) gets a leading single quote, which spreadsheets
+ * show as text; numbers are never text fields, so they stay numbers. */
+static void io_csv_field(FILE *out, const char *s, int text)
 {
+    const int guard = text && s[0] && strchr("=+-@\t\r", s[0]);
     if (!strpbrk(s, ",\"\r\n")) {
+        if (guard)
+            fputc('\'', out);
         fputs(s, out);
         return;
     }
     fputc('"', out);
+    if (guard)
+        fputc('\'', out);
     for (; *s; s++) {
         if (*s == '"')
             fputc('"', out);
@@ -44,7 +52,7 @@ static void io_csv_field(FILE *out, const char *s)
 static void io_csv_leaf(FILE *out, const cJSON *v, int header)
 {
     if (header) {
-        io_csv_field(out, v->string);
+        io_csv_field(out, v->string, 0);
     } else if (cJSON_IsArray(v)) {
         const cJSON *e;
         int first = 1;
@@ -59,7 +67,7 @@ static void io_csv_leaf(FILE *out, const cJSON *v, int header)
                 fprintf(out, "%.17g", e->valuedouble);
         }
     } else if (cJSON_IsString(v) || cJSON_IsRaw(v))
-        io_csv_field(out, v->valuestring);
+        io_csv_field(out, v->valuestring, cJSON_IsString(v)); /* raw: a number */
     else if (cJSON_IsNumber(v))
         fprintf(out, "%.0f", v->valuedouble);
 }

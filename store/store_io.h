@@ -12,7 +12,11 @@
 typedef enum store_io_format { STORE_IO_CSV, STORE_IO_JSONL } store_io_format;
 
 /* Writes every record whose key starts with prefix to out, one per line
- * (CSV with a header row; flat columns). Returns STORE_OK or an error. */
+ * (CSV with a header row; flat columns; a text cell starting with = + - @,
+ * tab or CR is prefixed with ' so a spreadsheet does not run it as a
+ * formula; numbers are written as numbers). Returns STORE_OK or an error.
+ * A damaged record is skipped when s has a damaged-record handler
+ * (store_on_damaged; store_damaged(s) counts them), else it is an error. */
 int store_io_export(store *s, const char *prefix, store_io_format fmt, FILE *out);
 
 /* Reads JSON lines (one record_to_json object per line; blank lines

@@ -8,12 +8,16 @@
 load helpers
 
 # A valid record line with fields changed: rec_line DEVICE CONFIG [JSON-PATCH]
-# (the patch is a Python expression applied to the dict `r`).
+# (the patch is a Python expression applied to the dict `r`). A CONFIG that
+# is no kernel config text (c, c1, ...) makes the record a baseline of that
+# name: a kernel record's config must be its family's (issue 26).
 rec_line() {
     python3 - "$FIX/results.jsonl" "$1" "$2" "${3:-}" <<'PY'
-import json, sys
+import json, re, sys
 r = json.loads(open(sys.argv[1]).readline())
 r["key"]["device"], r["key"]["config"] = sys.argv[2], sys.argv[3]
+if not re.match(r"d\d", sys.argv[3]):
+    r["kind"] = "baseline"
 if sys.argv[4]:
     exec(sys.argv[4])
 print(json.dumps(r))
@@ -26,7 +30,7 @@ big_store() {
 import json, sys
 r = json.loads(open(sys.argv[1]).readline())
 for i in range(int(sys.argv[2])):
-    r["key"]["config"] = "d64.m64.n64.w4.s%d.z%d" % (i // 2 + 1, i % 2)
+    r["key"]["device"] = "G%05d" % i  # distinct keys, each a valid config
     print(json.dumps(r))
 PY
     "$FASWEEP" import big.jsonl --store "$1" >/dev/null || flunk "import of the big store failed"
@@ -216,8 +220,8 @@ json.dump(d, open("c1.json", "w"))
 }
 
 @test "merge: a source ok record without time.noise loses to one with noise (one rule)" {
-    rec_line G c 'r["time"]["noise"] = 0.5; r["time"]["median_us"] = 50.0' >dst.jsonl
-    rec_line G c 'del r["time"]["noise"]; r["time"]["median_us"] = 10.0' >src.jsonl
+    rec_line G c 'r["time"]["noise"] = 0.5; r["time"]["median_us"] = 50.0; r["time"]["min_us"] = 0' >dst.jsonl
+    rec_line G c 'del r["time"]["noise"]; r["time"]["median_us"] = 10.0; r["time"]["min_us"] = 0' >src.jsonl
     "$FASWEEP" import dst.jsonl --store dst.lmdb >/dev/null
     "$FASWEEP" import src.jsonl --store src.lmdb >/dev/null
     [ "$("$FASWEEP" export --store src.lmdb | json_eval - 'd["time"]["noise"]')" = "null" ] ||

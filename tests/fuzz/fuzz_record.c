@@ -10,15 +10,25 @@
  *   - record_to_json, printed and parsed again, gives the same text (the
  *     codec is lossless on anything it accepts);
  *   - with the previous accepted record: record_better is never true both
- *     ways, and record_rank_order is antisymmetric.
+ *     ways, and record_rank_order is antisymmetric;
+ *   - the validation of issue 26 holds on it, checked here independently:
+ *     a kernel record of a known family has a config its family parses and
+ *     formats back to the same text, with every axis value the family
+ *     allows; spreads (cv, noise) are NaN or >= 0; an ok record's median is
+ *     at least 1e-6 us, no faster than its min_us, inside its interval.
+ * Seeds: tests/cli/fixtures (bad_issue26.jsonl holds a record of each kind
+ * the issue 26 validation refuses: bad configs, negative spreads, a 1e-320
+ * median, min_us over the median).
  * Build and run: make fuzz (ASan + UBSan; FUZZ_TIME seconds per target).
  */
 #include <cJSON.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/family.h"
 #include "store/record.h"
 #include "store/store_io.h"
 
@@ -39,6 +49,42 @@ static void check_pair(const record *a, const record *b)
         abort();
 }
 
+/* Whether v is a value the axis allows (the planner's rule). */
+static int axis_ok(const fa_axis *ax, int v)
+{
+    return v >= ax->lo && v <= ax->hi && (ax->step <= 1 || v % ax->step == 0) &&
+           (!ax->set || (v >= 0 && v < 64 && (ax->set >> v) & 1));
+}
+
+/* Aborts when an accepted record breaks the validation of issue 26. */
+static void check_valid(const record *r)
+{
+    const fa_family *f = fa_family_get(fa_family_index(record_family(r)));
+    if (r->kind == RECORD_KIND_KERNEL && f) {
+        fa_config c;
+        char back[64];
+        if (fa_config_parse_in(fa_family_index(f->name), r->config, &c) != 0)
+            abort();
+        fa_config_format(&c, back, sizeof back);
+        if (strcmp(back, r->config) != 0)
+            abort();
+        const int v[FA_CONFIG_SLOTS] = {c.head_dim,  c.block_m, c.block_n,
+                                        c.num_warps, c.stages,  c.swizzle};
+        for (int i = 1; i < FA_CONFIG_SLOTS; i++)
+            if (!axis_ok(&f->axes[i], v[i]))
+                abort();
+    }
+    if (r->time.cv < 0 || r->time.noise < 0 || isinf(r->time.cv) || isinf(r->time.noise))
+        abort();
+    if (r->status != RECORD_ST_OK)
+        return;
+    if (!(r->time.median_us >= 1e-6) || (r->time.min_us > 0 && r->time.min_us > r->time.median_us))
+        abort();
+    if (record_has_ci(r) &&
+        !(r->time.ci_lo_us <= r->time.median_us && r->time.median_us <= r->time.ci_hi_us))
+        abort();
+}
+
 /* The record's line, as export writes it (caller frees), or NULL. */
 static char *line_of(const record *r)
 {
@@ -56,6 +102,7 @@ static void check_line(const char *line, size_t len, record *prev, int *have_pre
         return;
     if (record_check(&r, why, sizeof why) != 0 || record_key(&r, key, sizeof key) != 0)
         abort();
+    check_valid(&r);
     char *t = line_of(&r);
     if (!t)
         return; /* out of memory */

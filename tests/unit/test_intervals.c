@@ -195,7 +195,8 @@ static void test_update_pass(void **state)
     /* 20 configs, 3 rounds each, +-1 % around their truth */
     for (int c = 0; c < 20; c++) {
         char cfg[32];
-        snprintf(cfg, sizeof cfg, "c%02d", c);
+        /* real mma configs: a kernel record's config is its family's */
+        snprintf(cfg, sizeof cfg, "d64.m%d.n64.w1.s2.z1", 16 * (c + 1));
         record acc, r = ok_rec(cfg, 100 + c);
         intervals_combine(NULL, &r, &acc);
         for (int k = 1; k < 3; k++) {
@@ -206,7 +207,7 @@ static void test_update_pass(void **state)
         assert_int_equal(store_put(s, &acc), STORE_OK);
     }
     /* an old record of the group (no rounds) is left alone */
-    record old = ok_rec("old", 50);
+    record old = ok_rec("d64.m512.n64.w1.s2.z1", 50);
     old.timestamp = 1;
     assert_int_equal(store_put(s, &old), STORE_OK);
     long n = 0;
@@ -214,14 +215,17 @@ static void test_update_pass(void **state)
                      STORE_OK);
     assert_int_equal(n, 20);
     record r;
-    assert_int_equal(store_get(s, "NVIDIA H100|b4.h8.s512.d64.nc|0123456789abcdef|c05|hot", &r),
-                     STORE_OK);
+    assert_int_equal(
+        store_get(s, "NVIDIA H100|b4.h8.s512.d64.nc|0123456789abcdef|d64.m96.n64.w1.s2.z1|hot", &r),
+        STORE_OK);
     assert_true(record_has_ci(&r));
     const double half = (r.time.ci_hi_us - r.time.ci_lo_us) / 2 / r.time.median_us;
     /* rounds spread 1 %: the mean of 3 about 0.6 % (sd), so +-0.8..1.6 % */
     assert_true(half > 0.005 && half < 0.02);
-    assert_int_equal(store_get(s, "NVIDIA H100|b4.h8.s512.d64.nc|0123456789abcdef|old|hot", &r),
-                     STORE_OK);
+    assert_int_equal(
+        store_get(s, "NVIDIA H100|b4.h8.s512.d64.nc|0123456789abcdef|d64.m512.n64.w1.s2.z1|hot",
+                  &r),
+        STORE_OK);
     assert_false(record_has_ci(&r));
     /* the same data: the same interval (fixed seed), nothing rewritten */
     assert_int_equal(intervals_update(s, "NVIDIA H100", "b4.h8.s512.d64.nc", "hot", 1e8, 0.003, &n),

@@ -171,7 +171,8 @@ static void test_json_non_finite(void **state)
 static void test_json_defaults(void **state)
 {
     (void)state;
-    const char *t = "{\"key\":{\"device\":\"G\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"c\","
+    const char *t = "{\"key\":{\"device\":\"G\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"d64."
+                    "m64.n64.w4.s2.z1\","
                     "\"mode\":\"hot\"},\"kind\":\"kernel\",\"status\":\"crashed\"}";
     cJSON *j = cJSON_Parse(t);
     record r;
@@ -199,7 +200,8 @@ static int decode(const char *keyx, const char *extra, char *err, size_t n)
 {
     char t[1024];
     snprintf(t, sizeof t,
-             "{\"key\":{\"device\":\"G\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"c\","
+             "{\"key\":{\"device\":\"G\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"d64.m64."
+             "n64.w4.s2.z1\","
              "\"mode\":\"hot\"%s},\"kind\":\"kernel\",\"status\":\"wrong\"%s}",
              keyx, extra);
     cJSON *j = cJSON_Parse(t);
@@ -358,30 +360,39 @@ static void test_from_json_rejects_fields(void **state)
         const char *json; /* a whole record */
         const char *want;
     } cases[] = {
-        {"{\"key\":{\"device\":\"G\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"c\",\"mode\":"
+        {"{\"key\":{\"device\":\"G\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"d64.m64.n64.w4."
+         "s2.z1\",\"mode\":"
          "\"hot\"},\"kind\":\"kernel\",\"status\":\"good\"}",
-         "status: expected \"ok\", \"wrong\", \"crashed\" or \"timeout\", got \"good\""},
-        {"{\"key\":{\"device\":\"G\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"c\",\"mode\":"
+         "status: expected \"ok\", \"wrong\", \"crashed\", \"timeout\" or \"compile_error\", got "
+         "\"good\""},
+        {"{\"key\":{\"device\":\"G\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"d64.m64.n64.w4."
+         "s2.z1\",\"mode\":"
          "\"hot\"},\"kind\":\"kernal\",\"status\":\"ok\"}",
          "kind: expected \"kernel\" or \"baseline\", got \"kernal\""},
-        {"{\"key\":{\"device\":\"G\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"c\"},\"kind\":"
+        {"{\"key\":{\"device\":\"G\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"d64.m64.n64.w4."
+         "s2.z1\"},\"kind\":"
          "\"kernel\",\"status\":\"ok\"}",
          "key.mode: missing"},
-        {"{\"key\":{\"device\":\"G\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"c\",\"mode\":"
+        {"{\"key\":{\"device\":\"G\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"d64.m64.n64.w4."
+         "s2.z1\",\"mode\":"
          "\"hot\"},\"kind\":\"kernel\"}",
          "status: missing"},
         {"{\"kind\":\"kernel\",\"status\":\"ok\"}", "key.device: missing"},
-        {"{\"key\":{\"device\":\"\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"c\",\"mode\":"
+        {"{\"key\":{\"device\":\"\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"d64.m64.n64.w4."
+         "s2.z1\",\"mode\":"
          "\"hot\"},\"kind\":\"kernel\",\"status\":\"ok\"}",
          "key.device: is empty"},
-        {"{\"key\":{\"device\":\"G|H\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"c\",\"mode\":"
+        {"{\"key\":{\"device\":\"G|H\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"d64.m64.n64."
+         "w4.s2.z1\",\"mode\":"
          "\"hot\"},\"kind\":\"kernel\",\"status\":\"ok\"}",
          "key.device: holds '|'"},
-        {"{\"key\":{\"device\":\"G\",\"problem\":\"p\\n\",\"build\":\"b\",\"config\":\"c\","
+        {"{\"key\":{\"device\":\"G\",\"problem\":\"p\\n\",\"build\":\"b\",\"config\":\"d64.m64.n64."
+         "w4.s2.z1\","
          "\"mode\":"
          "\"hot\"},\"kind\":\"kernel\",\"status\":\"ok\"}",
          "key.problem: holds a control character (\\x0a)"},
-        {"{\"key\":{\"device\":\"G\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"c\",\"mode\":"
+        {"{\"key\":{\"device\":\"G\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"d64.m64.n64.w4."
+         "s2.z1\",\"mode\":"
          "\"hotterer\"},\"kind\":\"kernel\",\"status\":\"ok\"}",
          "key.mode: text is 8 bytes, longer than the 7 this field holds"},
         {"[1,2]", "expected a JSON object (one record), got an array"},
@@ -407,7 +418,8 @@ static void test_from_json_rejects_fields(void **state)
     memset(dev, 'G', 64);
     dev[64] = '\0';
     snprintf(t, sizeof t,
-             "{\"key\":{\"device\":\"%s\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"c\","
+             "{\"key\":{\"device\":\"%s\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"d64.m64."
+             "n64.w4.s2.z1\","
              "\"mode\":\"hot\"},\"kind\":\"kernel\",\"status\":\"wrong\"}",
              dev);
     cJSON *j = cJSON_Parse(t);
@@ -417,7 +429,8 @@ static void test_from_json_rejects_fields(void **state)
     cJSON_Delete(j);
     dev[63] = '\0'; /* 63 fits */
     snprintf(t, sizeof t,
-             "{\"key\":{\"device\":\"%s\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"c\","
+             "{\"key\":{\"device\":\"%s\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"d64.m64."
+             "n64.w4.s2.z1\","
              "\"mode\":\"hot\"},\"kind\":\"kernel\",\"status\":\"wrong\"}",
              dev);
     j = cJSON_Parse(t);
@@ -566,6 +579,99 @@ static void test_rank_order(void **state)
     /* The tie rule (intervals): tests/unit/test_intervals.c. */
 }
 
+/* An ok record of kind `kind`, family `fam` (NULL: none given), config
+ * `cfg` and time object members `time`, through from_json: rc, err. */
+static int decode_ok(const char *kind, const char *fam, const char *cfg, const char *time,
+                     char *err, size_t n)
+{
+    char t[1024], famx[64] = "";
+    if (fam)
+        snprintf(famx, sizeof famx, ",\"family\":\"%s\"", fam);
+    snprintf(t, sizeof t,
+             "{\"key\":{\"device\":\"G\",\"problem\":\"p\",\"build\":\"b\"%s,\"config\":"
+             "\"%s\",\"mode\":\"hot\"},\"kind\":\"%s\",\"status\":\"ok\",\"time\":{%s}}",
+             famx, cfg, kind, time);
+    cJSON *j = cJSON_Parse(t);
+    assert_non_null(j);
+    record r;
+    err[0] = '\0';
+    const int rc = record_from_json(j, &r, err, n);
+    cJSON_Delete(j);
+    return rc;
+}
+
+static void expect_ok_reject(const char *kind, const char *fam, const char *cfg, const char *time,
+                             const char *want)
+{
+    char err[512];
+    const int rc = decode_ok(kind, fam, cfg, time, err, sizeof err);
+    if (rc != -1 || strstr(err, want) == NULL) {
+        print_error("config %s, time {%s}\nwant: ...%s...\ngot:  %s (rc %d)\n", cfg, time, want,
+                    err, rc);
+        fail();
+    }
+}
+
+/* Issue 26 item 7: a kernel record's config is a point of its family by
+ * the planner's rules (the field named); times and spreads finite,
+ * non-negative and consistent. The same rules on import, merge and eval:
+ * from_json and record_check are one validation. */
+static void test_validation_gaps(void **state)
+{
+    (void)state;
+    char err[512];
+    const char *t = "\"median_us\":150,\"min_us\":149,\"noise\":0.01,\"cv\":0.02";
+    assert_int_equal(decode_ok("kernel", NULL, "d64.m64.n64.w4.s2.z1", t, err, sizeof err), 0);
+    /* Configs: the planner's values, its text, its rules. */
+    expect_ok_reject("kernel", NULL, "d64.m-64.n64.w4.s2.z1", t, "key.config: ");
+    expect_ok_reject("kernel", NULL, "d64.m-64.n64.w4.s2.z1", t, "BLOCK_M is -64");
+    expect_ok_reject("kernel", NULL, "d64.m99999999999.n64.w4.s2.z1", t,
+                     "key.config: \"d64.m99999999999.n64.w4.s2.z1\" is not a config of kernel "
+                     "family mma");
+    expect_ok_reject("kernel", NULL, "d64.m128.n64.w3.s2.z1", t, "NUM_WARPS is 3");
+    expect_ok_reject("kernel", NULL, "d64.m1024.n64.w4.s2.z1", t, "BLOCK_M is 1024");
+    expect_ok_reject("kernel", NULL, "d64.m128.n64.w4.s9.z1", t, "STAGES is 9");
+    expect_ok_reject("kernel", NULL, "d96.m128.n64.w4.s2.z1", t, "key.config: ");
+    expect_ok_reject("kernel", NULL, "d64.m16.n64.w4.s2.z1", t, "key.config: ");
+    expect_ok_reject("kernel", NULL, "d064.m128.n64.w4.s2.z1", t, "key.config: ");
+    expect_ok_reject("kernel", NULL, "sdpa", t, "key.config: ");
+    expect_ok_reject("kernel", "mma", "d64.m-64.n64.w4.s2.z1", t, "key.config: ");
+    /* A baseline keeps a free name; a family this build does not know
+     * cannot be checked. */
+    assert_int_equal(decode_ok("baseline", NULL, "torch sdpa (flash)", t, err, sizeof err), 0);
+    assert_int_equal(decode_ok("kernel", "wgmma", "anything.goes", t, err, sizeof err), 0);
+    /* Times and spreads. */
+    const char *cfg = "d64.m64.n64.w4.s2.z1";
+    expect_ok_reject("kernel", NULL, cfg, "\"median_us\":1e-320,\"min_us\":150", "time.median_us");
+    expect_ok_reject("kernel", NULL, cfg, "\"median_us\":1e-320", "time.median_us");
+    expect_ok_reject("kernel", NULL, cfg, "\"median_us\":100,\"min_us\":150",
+                     "time.min_us: 150 is slower than the median or mean 100");
+    expect_ok_reject("kernel", NULL, cfg, "\"median_us\":100,\"min_us\":90,\"mean_us\":80",
+                     "time.min_us");
+    expect_ok_reject("kernel", NULL, cfg, "\"median_us\":100,\"noise\":-1", "time.noise: ");
+    expect_ok_reject("kernel", NULL, cfg, "\"median_us\":100,\"cv\":-1e308", "time.cv: ");
+    expect_ok_reject("kernel", NULL, cfg, "\"median_us\":100,\"round_us\":[100,0]",
+                     "time.round_us");
+    expect_ok_reject("kernel", NULL, cfg, "\"median_us\":100,\"ci_lo_us\":101,\"ci_hi_us\":102",
+                     "time.ci_lo_us");
+    /* null spreads are "unknown", not bad */
+    assert_int_equal(decode_ok("kernel", NULL, cfg, "\"median_us\":100,\"noise\":null,\"cv\":null",
+                               err, sizeof err),
+                     0);
+    /* A failed record: its spreads are still checked, its times are not. */
+    record r;
+    fill_simple(&r, "G", "p", "c");
+    r.status = RECORD_ST_CRASHED;
+    r.time.noise = -0.5;
+    assert_int_equal(record_check(&r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "time.noise"));
+    /* The engine's path (store_put, eval) refuses the same config. */
+    fill_simple(&r, "G", "p", "d64.m-64.n64.w4.s2.z1");
+    r.kind = RECORD_KIND_KERNEL;
+    assert_int_equal(record_check(&r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "key.config"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -580,6 +686,7 @@ int main(void)
         cmocka_unit_test(test_from_json_mutations),
         cmocka_unit_test(test_better),
         cmocka_unit_test(test_rank_order),
+        cmocka_unit_test(test_validation_gaps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

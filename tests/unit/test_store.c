@@ -558,13 +558,17 @@ static void test_damaged_value(void **state)
 
     s = open_rw(dir);
     record back;
-    assert_int_equal(store_get(s, "G|p|b0|b|hot", &back), STORE_EINVAL);
+    /* Damaged, not missing and not a bad argument: its own code, and the
+     * message names the key and how to remove it. */
+    assert_int_equal(store_get(s, "G|p|b0|b|hot", &back), STORE_EDAMAGED);
     assert_non_null(strstr(store_last_error(s), "record G|p|b0|b|hot: value is not JSON"));
-    assert_int_equal(store_get(s, "G|p|b0|d|hot", &back), STORE_EINVAL);
+    assert_non_null(strstr(store_last_error(s), "fasweep remove 'G|p|b0|b|hot'"));
+    assert_int_equal(store_get(s, "G|p|b0|d|hot", &back), STORE_EDAMAGED);
     assert_non_null(strstr(store_last_error(s), "do not match its key"));
-    /* A scan delivers what precedes the damage, then fails naming it. */
+    /* Without a handler a scan delivers what precedes the damage, then
+     * fails naming it. */
     visit v = {0};
-    assert_int_equal(store_scan(s, "G|", visit_fn, &v), STORE_EINVAL);
+    assert_int_equal(store_scan(s, "G|", visit_fn, &v), STORE_EDAMAGED);
     assert_int_equal(v.n, 1);
     assert_string_equal(v.keys[0], "G|p|b0|a|hot");
     assert_non_null(strstr(store_last_error(s), "G|p|b0|b|hot"));
@@ -572,8 +576,103 @@ static void test_damaged_value(void **state)
     store_close(s);
 }
 
+typedef struct damaged_log {
+    char keys[8][160], why[8][160];
+    long count[8];
+    int n;
+} damaged_log;
+
+static void log_damaged(const char *path, const char *key, const char *why, long count, void *ctx)
+{
+    damaged_log *l = ctx;
+    assert_non_null(path);
+    if (l->n < 8) {
+        snprintf(l->keys[l->n], sizeof l->keys[0], "%s", key);
+        snprintf(l->why[l->n], sizeof l->why[0], "%s", why);
+        l->count[l->n] = count;
+    }
+    l->n++;
+}
+
+/* Issue 26 item 5: with a handler, a scan skips damaged records (each
+ * reported once, with the count), so one bad value locks nothing;
+ * store_put_if_better replaces a damaged record. */
+static void test_damaged_skipped(void **state)
+{
+    const char *dir = *state;
+    store *s = open_rw(dir);
+    record r;
+    const char *cfgs[] = {"a", "c", "e"};
+    for (int i = 0; i < 3; i++) {
+        fill_simple(&r, "G", "p", cfgs[i]);
+        assert_int_equal(store_put(s, &r), STORE_OK);
+    }
+    store_close(s);
+    raw_put(dir, "results", "G|p|b0|b|hot", "{not json");
+    raw_put(dir, "results", "G|p|b0|d|hot", "{\"kind\":\"kernel\"}");
+
+    s = open_rw(dir);
+    damaged_log log = {0};
+    store_on_damaged(s, log_damaged, &log);
+    visit v = {0};
+    assert_int_equal(store_scan(s, "G|", visit_fn, &v), STORE_OK);
+    assert_int_equal(v.n, 3);
+    assert_string_equal(v.keys[0], "G|p|b0|a|hot");
+    assert_string_equal(v.keys[1], "G|p|b0|c|hot");
+    assert_string_equal(v.keys[2], "G|p|b0|e|hot");
+    assert_int_equal(log.n, 2);
+    assert_string_equal(log.keys[0], "G|p|b0|b|hot");
+    assert_string_equal(log.why[0], "value is not JSON");
+    assert_int_equal(log.count[0], 1);
+    assert_string_equal(log.keys[1], "G|p|b0|d|hot");
+    assert_non_null(strstr(log.why[1], "key.device: missing"));
+    assert_int_equal(log.count[1], 2);
+    /* A second scan reports nothing new. */
+    memset(&v, 0, sizeof v);
+    assert_int_equal(store_scan(s, "", visit_fn, &v), STORE_OK);
+    assert_int_equal(v.n, 3);
+    assert_int_equal(log.n, 2);
+    assert_int_equal(store_damaged(s), 2);
+    /* A record of a damaged key replaces it when it comes in. */
+    fill_simple(&r, "G", "p", "b");
+    int written = 0;
+    assert_int_equal(store_put_if_better(s, &r, &written), STORE_OK);
+    assert_int_equal(written, 1);
+    record back;
+    assert_int_equal(store_get(s, "G|p|b0|b|hot", &back), STORE_OK);
+    store_close(s);
+}
+
+/* store_remove deletes a damaged record, a readable one only by force. */
+static void test_remove(void **state)
+{
+    const char *dir = *state;
+    store *s = open_rw(dir);
+    record r;
+    fill_simple(&r, "G", "p", "a");
+    assert_int_equal(store_put(s, &r), STORE_OK);
+    store_close(s);
+    raw_put(dir, "results", "G|p|b0|b|hot", "[1");
+    s = open_rw(dir);
+    assert_int_equal(store_remove(s, "G|p|b0|a|hot", 0), STORE_EINVAL);
+    assert_non_null(strstr(store_last_error(s), "--force"));
+    assert_int_equal(store_count(s), 2);
+    assert_int_equal(store_remove(s, "G|p|b0|b|hot", 0), STORE_OK);
+    assert_int_equal(store_count(s), 1);
+    assert_int_equal(store_remove(s, "G|p|b0|b|hot", 0), STORE_NOTFOUND);
+    assert_int_equal(store_remove(s, "G|p|b0|a|hot", 1), STORE_OK);
+    assert_int_equal(store_count(s), 0);
+    assert_int_equal(store_remove(s, "", 0), STORE_EINVAL);
+    store_close(s);
+    /* Read-only: refused. */
+    assert_int_equal(store_open(dir, 1, &s, NULL, 0), STORE_OK);
+    assert_int_equal(store_remove(s, "G|p|b0|a|hot", 1), STORE_EINVAL);
+    assert_non_null(strstr(store_last_error(s), "read-only"));
+    store_close(s);
+}
+
 TU_MAIN(cmocka_unit_test(test_strerror), STORE_TEST(test_put_get), STORE_TEST(test_put_invalid),
         STORE_TEST(test_resume_replace), STORE_TEST(test_scan_prefix), STORE_TEST(test_schema_meta),
         STORE_TEST(test_open_errors), STORE_TEST(test_map_growth),
         STORE_TEST(test_concurrent_writers), STORE_TEST(test_concurrent_writers_tiny_map),
-        STORE_TEST(test_damaged_value))
+        STORE_TEST(test_damaged_value), STORE_TEST(test_damaged_skipped), STORE_TEST(test_remove))

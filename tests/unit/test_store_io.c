@@ -34,6 +34,14 @@ static void fill(record *r, const char *device, const char *config)
     r->timestamp = 1000;
 }
 
+static void count_damaged(const char *path, const char *key, const char *why, long count, void *ctx)
+{
+    (void)path;
+    (void)key;
+    (void)why;
+    *(long *)ctx = count;
+}
+
 static store *open_at(const char *dir, const char *name)
 {
     char path[600], err[1024] = "";
@@ -124,12 +132,12 @@ static void test_export_csv(void **state)
 
     out = export_str(s, "", STORE_IO_CSV);
     const char *row1 =
-        "GPU A,b1.h2.s128.d64.nc,abc123,c1,hot,kernel,wrong,\"rel_l2 0.5, \"\"max\"\"\nnext\","
+        "GPU A,b1.h2.s128.d64.nc,abc123,c1,hot,baseline,wrong,\"rel_l2 0.5, \"\"max\"\"\nnext\","
         "12.5,0,0,0,0,0.01,20,0,0,0,,0,0,,0.30000000000000004,0,0,49152,0,0,0,0,0,0,0,0,0,0,0,0,0,,"
         "89,"
         "0,,,-1,-1,0x24,1,\"h,1\",,,,1000,,\n";
     const char *row2 =
-        "GPU B,b1.h2.s128.d64.nc,abc123,c2,hot,kernel,ok,,12.5,0,0,0,0,0.01,20,0,0,0,,"
+        "GPU B,b1.h2.s128.d64.nc,abc123,c2,hot,baseline,ok,,12.5,0,0,0,0,0.01,20,0,0,0,,"
         "0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,,0,0,,,-1,-1,0x0,-1,,,,,1000,,\n";
     char want[4096];
     snprintf(want, sizeof want, "%s%s%s", csv_header, row1, row2);
@@ -140,6 +148,37 @@ static void test_export_csv(void **state)
     out = export_str(s, "GPU B|", STORE_IO_CSV);
     snprintf(want, sizeof want, "%s%s", csv_header, row2);
     assert_string_equal(out, want);
+    free(out);
+    store_close(s);
+}
+
+/* Issue 26 item 10: a text cell a spreadsheet would run as a formula
+ * (= + - @, tab, CR first) gets a leading ' (inside the quotes when the
+ * cell is quoted); numbers, negative ones too, stay numbers. */
+static void test_export_csv_formula(void **state)
+{
+    store *s = open_at(*state, "s");
+    record r;
+    fill(&r, "=HYPERLINK(\"x\")", "@SUM(A1)");
+    r.status = RECORD_ST_WRONG;
+    snprintf(r.error, sizeof r.error, "\t-2+3");
+    snprintf(r.host, sizeof r.host, "+h");
+    snprintf(r.driver, sizeof r.driver, "-1");
+    r.rel_l2 = -0.5;
+    r.regs = -3;
+    put(s, &r);
+    char *out = export_str(s, "", STORE_IO_CSV);
+    const char *row = strchr(out, '\n') + 1;
+    const char *head = "\"'=HYPERLINK(\"\"x\"\")\",b1.h2.s128.d64.nc,abc123,'@SUM(A1),hot,";
+    if (strncmp(row, head, strlen(head)) != 0) {
+        print_error("want: %s...\ngot:  %s", head, row);
+        fail();
+    }
+    assert_non_null(strstr(row, ",wrong,'\t-2+3,12.5,"));
+    assert_non_null(strstr(row, ",-0.5,"));
+    assert_non_null(strstr(row, ",-3,"));
+    assert_non_null(strstr(row, ",'-1,"));
+    assert_non_null(strstr(row, ",'+h,"));
     free(out);
     store_close(s);
 }
@@ -449,11 +488,19 @@ static void test_merge_refusals(void **state)
     record_key(&r, key, sizeof key);
     snprintf(path, sizeof path, "%s/src", dir);
     raw_put(path, "results", key, "{\"kind\":\"kernel\"}");
-    assert_int_equal(store_merge(dst, path, &st, err, sizeof err), STORE_EINVAL);
+    assert_int_equal(store_merge(dst, path, &st, err, sizeof err), STORE_EDAMAGED);
     assert_non_null(strstr(err, key));
     assert_non_null(strstr(err, "key.device: missing"));
     assert_int_equal(store_count(dst), 1);
     assert_int_equal(st.added + st.replaced + st.kept, 0);
+    /* With a damaged-record handler (issue 26 item 5) the damaged source
+     * record is skipped and reported; the rest is merged. */
+    long seen = 0;
+    store_on_damaged(dst, count_damaged, &seen);
+    assert_int_equal(store_merge(dst, path, &st, err, sizeof err), STORE_OK);
+    assert_int_equal(seen, 1);
+    assert_int_equal(st.added, 1); /* a0 */
+    assert_int_equal(store_count(dst), 2);
     store_close(dst);
 
     /* A read-only destination. */
@@ -472,13 +519,10 @@ static void test_merge_refusals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        STORE_TEST(test_export_csv),
-        STORE_TEST(test_export_jsonl),
-        STORE_TEST(test_export_import_round_trip),
-        STORE_TEST(test_export_write_error),
-        STORE_TEST(test_import_good),
-        STORE_TEST(test_import_atomic),
-        STORE_TEST(test_merge_rule),
+        STORE_TEST(test_export_csv),         STORE_TEST(test_export_csv_formula),
+        STORE_TEST(test_export_jsonl),       STORE_TEST(test_export_import_round_trip),
+        STORE_TEST(test_export_write_error), STORE_TEST(test_import_good),
+        STORE_TEST(test_import_atomic),      STORE_TEST(test_merge_rule),
         STORE_TEST(test_merge_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

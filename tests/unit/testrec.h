@@ -30,7 +30,7 @@ static inline void fill_full(record *r)
     r->time.mean_us = 123456789.123456789;
     r->time.stdev_us = 4.9e-324; /* the smallest subnormal */
     r->time.cv = DBL_MAX;
-    r->time.noise = -0.0078125;
+    r->time.noise = 0.0078125;
     r->time.samples = 397;
     r->time.launches = 50;
     r->time.ci_lo_us = 0.25;
@@ -74,7 +74,9 @@ static inline void fill_full(record *r)
     r->timestamp = 1717171717.123456;
 }
 
-/* A small valid record: device/problem/config vary with the arguments. */
+/* A small valid record: device/problem/config vary with the arguments. A
+ * baseline, so config is a free name (a kernel record's config must be a
+ * config of its family: fill_kernel). */
 static inline void fill_simple(record *r, const char *device, const char *problem,
                                const char *config)
 {
@@ -84,7 +86,7 @@ static inline void fill_simple(record *r, const char *device, const char *proble
     snprintf(r->build, sizeof r->build, "b0");
     snprintf(r->config, sizeof r->config, "%s", config);
     snprintf(r->mode, sizeof r->mode, "hot");
-    r->kind = RECORD_KIND_KERNEL;
+    r->kind = RECORD_KIND_BASELINE;
     r->status = RECORD_ST_OK;
     r->time.median_us = 10.5;
     r->time.noise = 0.01;
