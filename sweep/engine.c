@@ -128,9 +128,9 @@ static int engine_fold(store *st, record *r, int fold)
     int rc = STORE_NOTFOUND;
     if (fold && record_key(r, key, sizeof key) == 0)
         rc = store_get(st, key, &held);
-    if (rc != STORE_OK && rc != STORE_NOTFOUND)
+    if (rc != STORE_OK && rc != STORE_NOTFOUND && rc != STORE_EDAMAGED)
         return rc;
-    intervals_combine(rc == STORE_OK ? &held : NULL, r, &out);
+    intervals_combine(rc == STORE_OK ? &held : NULL, r, &out); /* a damaged one is replaced */
     *r = out;
     return STORE_OK;
 }

@@ -45,7 +45,7 @@ static int refine_candidates(const refine_env *e, int problem, const char *mode,
         char key[RECORD_KEY_LEN];
         task_record_init(&r, &e->eng->dev, &e->s->problems[problem], &pt->cfg, mode);
         int rc = record_key(&r, key, sizeof key) == 0 ? store_get(e->st, key, &r) : STORE_EINVAL;
-        if (rc == STORE_NOTFOUND)
+        if (rc == STORE_NOTFOUND || rc == STORE_EDAMAGED) /* nothing to refine there */
             continue;
         if (rc != STORE_OK) {
             progress_say(e->prog, "reading the store failed: %s (%s)", store_strerror(rc),

@@ -138,7 +138,8 @@ static run_item *run_items(run_ctx *c, size_t *n_out, long *stored, int *rc)
             int have = 0;
             if (src == STORE_OK && run_done_record(c, &r, &have)) {
                 (*stored)++;
-            } else if (src == STORE_OK || src == STORE_NOTFOUND) {
+            } else if (src == STORE_OK || src == STORE_NOTFOUND || src == STORE_EDAMAGED) {
+                /* a damaged record is measured again, which replaces it */
                 it->need[it->n_need++] = m;
                 if (have < it->first_round)
                     it->first_round = have;
