@@ -326,7 +326,8 @@ const cli_command cmd_merge = {
              "destination), each source in one transaction. On a key clash the better record\n"
              "wins: \"ok\" beats any failure; of two \"ok\" records the lower noise, then more\n"
              "samples, then the newer. Prints per source how many records were added, replaced\n"
-             "and kept.\n",
+             "and kept. Every source is opened before the destination: a missing or unreadable\n"
+             "source is exit 1 and creates no destination.\n",
     .opts = store_only_opts,
     .exit = "0 ok, 1 a source could not be read or merged, 2 bad option.",
     .fn = merge_main,
