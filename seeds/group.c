@@ -281,45 +281,60 @@ int group_file_names(const group_id *ids, size_t n, const char *suffix,
 
 /* ---- the guard ------------------------------------------------------------------------------ */
 
-/* The whole of the regular file at path as a NUL-terminated text (caller
- * frees), or NULL: no such file, not a regular file (a FIFO is never
- * opened for reading: O_NONBLOCK), unreadable, or out of memory. */
-static char *group_read_all(const char *path)
+/* Reads the whole of the file at path into *text (caller frees; *len
+ * bytes, NUL-terminated). Returns 0 when read; 1 when there is nothing to
+ * check: no such path (a dangling link too), or not a regular file (a FIFO
+ * is never waited on: O_NONBLOCK; file_write deals with nodes); -1 when it
+ * cannot be read (errno says why: permission, I/O, out of memory). */
+static int group_read_all(const char *path, char **text, size_t *len)
 {
+    *text = NULL;
+    *len = 0;
     const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
-        return NULL;
+        return errno == ENOENT ? 1 : -1;
     struct stat st;
-    char *buf = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (unsigned long long)st.st_size < SIZE_MAX) {
-        size_t cap = (size_t)st.st_size + 1, len = 0;
-        buf = malloc(cap);
-        /* Read to the end, not st_size: the file may grow meanwhile. */
-        for (ssize_t got = 1; buf && got > 0;) {
-            if (len + 1 == cap) {
-                char *nb = realloc(buf, cap * 2);
-                if (!nb) {
-                    free(buf);
-                    buf = NULL;
-                    break;
-                }
-                buf = nb;
-                cap *= 2;
-            }
-            got = read(fd, buf + len, cap - 1 - len);
-            if (got < 0 && errno == EINTR)
-                got = 1;
-            else if (got < 0) {
-                free(buf);
-                buf = NULL;
-            } else
-                len += (size_t)got;
-        }
-        if (buf)
-            buf[len] = '\0';
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        const int e = errno;
+        const int rc = S_ISREG(st.st_mode) ? -1 : 1;
+        close(fd);
+        errno = e;
+        return rc;
     }
+    size_t cap = (size_t)st.st_size + 1, n = 0;
+    char *buf = malloc(cap);
+    int rc = buf ? 0 : -1;
+    /* Read to the end, not to st_size: the file may have grown since. */
+    for (ssize_t got = 1; rc == 0 && got > 0;) {
+        if (n + 1 == cap) {
+            char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+            if (!nb) {
+                errno = ENOMEM;
+                rc = -1;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        got = read(fd, buf + n, cap - 1 - n);
+        if (got > 0)
+            n += (size_t)got;
+        else if (got < 0 && errno != EINTR)
+            rc = -1;
+        else if (got < 0)
+            got = 1;
+    }
+    const int e = errno;
     close(fd);
-    return buf;
+    if (rc != 0) {
+        free(buf);
+        errno = e;
+        return -1;
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return 0;
 }
 
 /* The group a document names: top level (seeds), "fasweep" (Kernel
@@ -349,10 +364,21 @@ static const char *group_doc_id(const cJSON *d, group_id *id)
 int group_file_foreign(const char *path, const group_id *id, const char *dir_option, char *err,
                        size_t errlen)
 {
-    char *text = group_read_all(path);
-    if (!text)
+    char *text;
+    size_t len;
+    const int got = group_read_all(path, &text, &len);
+    if (got == 1)
         return 0;
-    cJSON *d = cJSON_Parse(text);
+    if (got < 0) {
+        /* Unread, it might be another group's: refused, not replaced. */
+        snprintf(err, errlen,
+                 "cannot read %s to check whose file it is (%s): not overwritten (move it away, "
+                 "or pass another %s)",
+                 path, strerror(errno), dir_option);
+        return 1;
+    }
+    /* By its length: a NUL byte inside does not end the document early. */
+    cJSON *d = cJSON_ParseWithLength(text, len);
     free(text);
     group_id there;
     const char *kind = d ? group_doc_id(d, &there) : NULL;

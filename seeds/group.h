@@ -125,10 +125,12 @@ int group_file_names(const group_id *ids, size_t n, const char *suffix,
  * names its group at the top (seeds: "device", "problem"."text", "mode"),
  * under "fasweep" (a Kernel Tuner cache) or under "metadata" (T4), each
  * with device, problem and mode. Returns 1 with one line in err naming the
- * file and both groups ("...; move it away or pass another `dir_option`");
- * 0 when it may be replaced: no such file, a file of the same group, or a
- * file that is not a group's document (not JSON, cut short, another
- * schema, not a regular file: file_write deals with nodes). */
+ * file and both groups ("...; move it away or pass another `dir_option`"),
+ * or the file and why it could not be read (a file it cannot read may be
+ * another group's: refused too); 0 when it may be replaced: no such file
+ * (a dangling link too), a file of the same group, or a file that is not a
+ * group's document (not JSON, cut short, another schema, not a regular
+ * file: file_write deals with nodes). */
 int group_file_foreign(const char *path, const group_id *id, const char *dir_option, char *err,
                        size_t errlen);
 

@@ -177,23 +177,32 @@ static int rank_ix_cmp(const void *pa, const void *pb)
 }
 
 /* Puts g's kept records fastest first: the indices sorted (records are
- * large: sorting them would move each log n times), then one copy each
- * into a fresh array. 0, or -1 when out of memory. */
-static int rank_finish(rank_group *g, rank_heap *h)
+ * large: sorting them would move each log n times), then the records
+ * moved along the permutation's cycles in place, each once (no second
+ * array: k records of memory, not 2k). */
+static void rank_finish(rank_group *g, rank_heap *h)
 {
-    if (g->n_top < 2)
-        return 0;
+    const int n = g->n_top;
+    if (n < 2)
+        return;
     rank_sort_pool = g->top;
-    qsort(h->ix, (size_t)g->n_top, sizeof *h->ix, rank_ix_cmp);
+    qsort(h->ix, (size_t)n, sizeof *h->ix, rank_ix_cmp);
     rank_sort_pool = NULL;
-    record *sorted = malloc((size_t)g->n_top * sizeof *sorted);
-    if (!sorted)
-        return -1;
-    for (int i = 0; i < g->n_top; i++)
-        sorted[i] = g->top[h->ix[i]];
-    free(g->top);
-    g->top = sorted;
-    return 0;
+    /* top[j] must become the old top[ix[j]]; ix[j] = j marks j done. */
+    for (int i = 0; i < n; i++) {
+        if (h->ix[i] == i)
+            continue;
+        const record first = g->top[i];
+        int j = i;
+        while (h->ix[j] != i) {
+            const int src = h->ix[j];
+            g->top[j] = g->top[src];
+            h->ix[j] = j;
+            j = src;
+        }
+        g->top[j] = first;
+        h->ix[j] = j;
+    }
 }
 
 static void rank_offer_baseline(rank_group *g, const record *r)
@@ -260,8 +269,8 @@ int rank_topk(store *s, const rank_filter *f, int k, rank_result *out)
     if (rc == STORE_OK)
         rc = sc.rc;
     for (int i = 0; i < out->n_groups; i++) {
-        if (rc == STORE_OK && rank_finish(&out->groups[i], &sc.heaps[i]) != 0)
-            rc = STORE_ENOMEM;
+        if (rc == STORE_OK)
+            rank_finish(&out->groups[i], &sc.heaps[i]);
         free(sc.heaps[i].ix);
     }
     free(sc.heaps);

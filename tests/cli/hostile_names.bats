@@ -166,10 +166,13 @@ PY
     expect_status 0
 }
 
-# A regression guard, not a benchmark: at 8968aad this took about 50 s (an
-# insertion sort copying whole records, O(n k)); a heap takes well under a
-# second. The bound is generous for slow, shared CI machines.
-@test "topk -k 2147483647 on a 60k-record group is O(n log n): under 5 s" {
+# A regression guard, not a benchmark: at 8968aad this took about 50 s on a
+# quiet machine (264 s on the shared 2-core one; an insertion sort copying
+# whole records, O(n k)); with a heap the ranking is well under a second
+# and the store scan (decoding 60k records, ~1.5 s) dominates. The bound is
+# generous for slow, shared CI machines: 5 s, or 30 s under ASan+UBSan
+# (FASWEEP_ASAN: about 9 s measured there).
+@test "topk -k 2147483647 on a 60k-record group is O(n log n): under 5 s (30 s under ASan)" {
     python3 - "$FIX/results.jsonl" >big.jsonl <<'PY'
 import json, sys
 r = json.loads(open(sys.argv[1]).readline())
@@ -193,7 +196,9 @@ PY
     echo "$output" | awk '$2 == "d64.m64.n64.w4.s2.z1" { if ($3 + 0 < last) bad = 1; last = $3 + 0 }
         END { exit bad }' || flunk "not in median order"
     [ "$(echo "$output" | awk '$1 == 1 { print $3 }')" = "100.00" ] || flunk "rank 1 is not the best"
-    python3 -c "import sys; sys.exit(0 if $t1 - $t0 < 5 else 1)" ||
+    local limit=5
+    [ -z "${FASWEEP_ASAN:-}" ] || limit=30
+    python3 -c "import sys; sys.exit(0 if $t1 - $t0 < $limit else 1)" ||
         flunk "topk -k 2147483647 took $(python3 -c "print(round($t1 - $t0, 1))") s at 60k records"
 }
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "seeds/group.h"
 #include "store/text.h"
@@ -132,6 +133,32 @@ static void test_guard_whole_file(void **state)
     assert_int_equal(group_file_foreign(path, &me, "--seeds-dir", err, sizeof err), 1);
 }
 
+/* A NUL byte inside the file does not end the document: the file is
+ * parsed to its length (cJSON reads a NUL between tokens as white space),
+ * so the group after it is still seen. A file it cannot read is refused,
+ * not replaced (a test only a non-root user can run: root reads it all). */
+static void test_guard_nul_and_unreadable(void **state)
+{
+    dirfix *f = *state;
+    char path[600], err[1024] = "";
+    snprintf(path, sizeof path, "%s/x.json", f->dir);
+    const group_id me = {"NVIDIA L4", "b4.h8.s512.d64.nc", "hot"};
+    FILE *o = fopen(path, "w");
+    assert_non_null(o);
+    static const char doc[] = "{\"seeds\": [],\n\0\"device\": \"NVIDIA L40\", \"problem\": "
+                              "{\"text\": \"b4.h8.s512.d64.nc\"}, \"mode\": \"hot\"}\n";
+    assert_int_equal(fwrite(doc, 1, sizeof doc - 1, o), sizeof doc - 1);
+    assert_int_equal(fclose(o), 0);
+    assert_int_equal(group_file_foreign(path, &me, "--seeds-dir", err, sizeof err), 1);
+    assert_non_null(strstr(err, "holds the seeds of NVIDIA L40"));
+    if (geteuid() != 0) {
+        assert_int_equal(chmod(path, 0), 0);
+        assert_int_equal(group_file_foreign(path, &me, "--seeds-dir", err, sizeof err), 1);
+        assert_non_null(strstr(err, "cannot read"));
+        assert_int_equal(chmod(path, 0600), 0);
+    }
+}
+
 /* The tuner files name their group under "fasweep" (Kernel Tuner cache)
  * and "metadata" (T4). */
 static void test_guard_tuner_files(void **state)
@@ -216,6 +243,7 @@ int main(void)
         cmocka_unit_test(test_plain_names),
         cmocka_unit_test(test_run_names),
         cmocka_unit_test_setup_teardown(test_guard_whole_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_guard_nul_and_unreadable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_guard_tuner_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_guard_not_a_group, setup, teardown),
         cmocka_unit_test(test_lay_out_too_wide),
