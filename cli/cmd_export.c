@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -153,6 +154,67 @@ static int export_group_file(const export_args *a, const group *g, tuner_format 
     return rc;
 }
 
+/* The run's file names (group_file_names: a hash only where two groups of
+ * the run share a plain name); NULL after a message when they cannot be
+ * told apart or out of memory. */
+static char (*export_names(const group_set *set, tuner_format fmt))[GROUP_NAME_LEN]
+{
+    const size_t n = (size_t)set->n;
+    group_id *ids = malloc(n * sizeof *ids);
+    char(*names)[GROUP_NAME_LEN] = malloc(n * sizeof *names);
+    char err[1024];
+    int rc = -1;
+    if (ids && names) {
+        for (size_t i = 0; i < n; i++)
+            ids[i] = (group_id){set->groups[i].device, set->groups[i].problem, set->groups[i].mode};
+        rc = group_file_names(ids, n, fmt == TUNER_T4 ? ".t4.json" : ".kt.json", names, err,
+                              sizeof err);
+    } else {
+        snprintf(err, sizeof err, "out of memory naming %zu files", n);
+    }
+    free(ids);
+    if (rc != 0) {
+        cli_say("%s", err);
+        free(names);
+        return NULL;
+    }
+    return names;
+}
+
+/* One file per group into --dir: every name and every guard (a file of
+ * another group there is never replaced) checked before the first write. */
+static int export_tuner_dir(const export_args *a, const group_set *set, tuner_format fmt,
+                            const tuner_meta *m)
+{
+    char(*names)[GROUP_NAME_LEN] = export_names(set, fmt);
+    if (!names)
+        return CLI_FAIL;
+    char failed[PATH_MAX];
+    const int e = file_mkdirs(a->dir, 0777, failed, sizeof failed);
+    int rc = CLI_OK;
+    if (e) {
+        cli_say("cannot create %s: %s; pass a writable --dir DIR", failed, strerror(e));
+        rc = CLI_FAIL;
+    }
+    char path[PATH_MAX], err[PATH_MAX + 1024];
+    for (int i = 0; i < set->n && rc == CLI_OK; i++) {
+        const group *g = &set->groups[i];
+        const group_id id = {g->device, g->problem, g->mode};
+        if (snprintf(path, sizeof path, "%s/%s", a->dir, names[i]) >= (int)sizeof path)
+            rc = cli_usage_error("--dir path too long: %s", a->dir);
+        else if (group_file_foreign(path, &id, "--dir", err, sizeof err)) {
+            cli_say("%s", err);
+            rc = CLI_FAIL;
+        }
+    }
+    for (int i = 0; i < set->n && rc == CLI_OK; i++) {
+        snprintf(path, sizeof path, "%s/%s", a->dir, names[i]);
+        rc = export_group_file(a, &set->groups[i], fmt, m, path);
+    }
+    free(names);
+    return rc;
+}
+
 static int export_tuner_groups(const export_args *a, const group_set *set, tuner_format fmt,
                                const tuner_meta *m)
 {
@@ -166,24 +228,7 @@ static int export_tuner_groups(const export_args *a, const group_set *set, tuner
     }
     if (!a->dir)
         return export_group_file(a, &set->groups[0], fmt, m, a->file);
-    char failed[PATH_MAX];
-    const int e = file_mkdirs(a->dir, 0777, failed, sizeof failed);
-    if (e) {
-        cli_say("cannot create %s: %s; pass a writable --dir DIR", failed, strerror(e));
-        return CLI_FAIL;
-    }
-    for (int i = 0; i < set->n; i++) {
-        const group *g = &set->groups[i];
-        char name[256], path[PATH_MAX];
-        group_file_name(g->device, g->problem, g->mode, fmt == TUNER_T4 ? ".t4.json" : ".kt.json",
-                        name, sizeof name);
-        if (snprintf(path, sizeof path, "%s/%s", a->dir, name) >= (int)sizeof path)
-            return cli_usage_error("--dir path too long: %s", a->dir);
-        const int rc = export_group_file(a, g, fmt, m, path);
-        if (rc)
-            return rc;
-    }
-    return CLI_OK;
+    return export_tuner_dir(a, set, fmt, m);
 }
 
 static int export_tuner_run(const export_args *a, tuner_format fmt)
@@ -272,6 +317,7 @@ CLI_COMMAND(
         "points carry the median in ms as `time`; rejected ones InvalidConfig; wrong, crashed\n"
         "and timeout RuntimeFailedConfig (docs/tuners.md). One group per file: narrow the\n"
         "filter to one, or write one file per group into --dir DIR\n"
-        "(DEVICE_PROBLEM_MODE.kt.json / .t4.json, paths on stderr).\n",
+        "(DEVICE_PROBLEM_MODE.kt.json / .t4.json by seeds/README.md's naming rule, paths\n"
+        "on stderr; a file there of another group is not replaced: exit 1).\n",
     .exit = "0 ok, 1 missing store, no matching group, unmeasured points, damaged records\n"
             "skipped or write error, 2 bad option or space file, or several groups for one file.");

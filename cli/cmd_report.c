@@ -56,13 +56,19 @@ static int report_run(const report_args *a)
         return rc;
     }
     rc = CLI_OK;
-    for (int i = 0; i < set.n && rc == CLI_OK; i++)
+    for (int i = 0; i < set.n && rc == CLI_OK; i++) {
+        const group *g = &set.groups[i];
         if (group_lay_out(&set.groups[i], a->space_path ? &sp : NULL) < 0) {
-            cli_say("out of memory (or over %d values on an axis) laying out %s %s %s",
-                    SPACE_MAX_AXIS, set.groups[i].device, set.groups[i].problem,
-                    set.groups[i].mode);
+            cli_say("out of memory laying out %s %s %s", g->device, g->problem, g->mode);
             rc = CLI_FAIL;
+        } else if (g->no_grid[0]) {
+            /* One odd group (an import may hold any values) is flagged, not
+             * fatal: the page draws it without a heatmap. */
+            cli_say("warning: %s | %s | %s: %s; it is drawn without a heatmap, the other "
+                    "groups in full",
+                    g->device, g->problem, g->mode, g->no_grid);
         }
+    }
     if (rc == CLI_OK && set.n == 0) {
         if (store_count(st) > 0)
             cli_say("no records in %s match the filter (GPU %s, problem %s, mode %s)", path,

@@ -211,6 +211,32 @@ CLI_COMMAND(
 
 /* ---- merge ---------------------------------------------------------------------------------- */
 
+/* Whether every source opens as a store (read-only), checked before the
+ * destination is opened: opening it creates it, and a merge that cannot
+ * start must leave nothing behind (was: an empty new store). 0, or the
+ * exit status after a message. */
+static int merge_sources_open(char **srcs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(srcs[i], &st) != 0) {
+            cli_say("merge source %s: %s; pass an existing store directory, nothing was merged",
+                    srcs[i], strerror(errno));
+            return CLI_FAIL;
+        }
+        store *src = NULL;
+        char err[1024] = "";
+        const int rc = store_open(srcs[i], 1, &src, err, sizeof err);
+        store_close(src);
+        if (rc != STORE_OK) {
+            cli_say("merge source %s cannot be read: %s; nothing was merged", srcs[i],
+                    err[0] ? err : store_strerror(rc));
+            return CLI_FAIL;
+        }
+    }
+    return 0;
+}
+
 static int merge_run(const char *path, char **srcs, int n)
 {
     for (int i = 0; i < n; i++)
@@ -218,6 +244,9 @@ static int merge_run(const char *path, char **srcs, int n)
             cli_say("cannot merge %s into itself; pass other stores", srcs[i]);
             return CLI_USAGE;
         }
+    const int pre = merge_sources_open(srcs, n);
+    if (pre)
+        return pre;
     store *s = cli_open_store(path, 0);
     if (!s)
         return CLI_FAIL;
@@ -258,7 +287,8 @@ CLI_COMMAND(merge, .summary = "merge other stores into the store", .usage = "SRC
                 "destination), each source in one transaction. On a key clash the better record\n"
                 "wins: \"ok\" beats any failure; of two \"ok\" records the lower noise, then more\n"
                 "samples, then the newer. Prints per source how many records were added, replaced\n"
-                "and kept.\n",
+                "and kept. Every source is opened before the destination: a missing or unreadable\n"
+                "source is exit 1 and creates no destination.\n",
             .exit = "0 ok, 1 a source could not be read or merged, 2 bad option.");
 
 /* ---- show ----------------------------------------------------------------------------------- */

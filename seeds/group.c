@@ -5,12 +5,18 @@
 
 #include "../store/text.h"
 
+#include <cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- loading -------------------------------------------------------------------------------- */
 
@@ -172,55 +178,223 @@ static void group_slug(const char *s, const char *keep, char *buf, size_t n, siz
     buf[*len] = '\0';
 }
 
-/* Whether a device name reads back from its slug: words of capitals and
- * digits, single spaces between them ("NVIDIA H100 80GB HBM3"). */
-static int group_device_plain(const char *s)
-{
-    int prev_space = 1;
-    for (; *s; s++) {
-        if (*s == ' ') {
-            if (prev_space)
-                return 0;
-            prev_space = 1;
-        } else if ((*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')) {
-            prev_space = 0;
-        } else {
-            return 0;
-        }
-    }
-    return !prev_space;
-}
-
-/* Whether a problem text is the canonical one (space_problem_format). */
-static int group_problem_plain(const char *s)
-{
-    space_problem p;
-    char back[64];
-    return space_problem_parse(s, &p) == 0 && space_problem_format(&p, back, sizeof back) > 0 &&
-           strcmp(back, s) == 0;
-}
-
-/* Appends "-" and 8 hex digits of the FNV-1a hash of s. */
-static void group_hash_suffix(const char *s, char *buf, size_t n, size_t *len)
-{
-    const unsigned long long h = text_fnv1a(TEXT_FNV_INIT, s, strlen(s));
-    *len += (size_t)snprintf(buf + *len, n - *len, "-%08llx", h & 0xffffffffULL);
-}
-
 void group_file_name(const char *device, const char *problem, const char *mode, const char *suffix,
                      char *buf, size_t n)
 {
     size_t len = 0;
     group_slug(device, NULL, buf, n, &len);
-    if (!group_device_plain(device))
-        group_hash_suffix(device, buf, n, &len);
     buf[len++] = '_';
     group_slug(problem, ".", buf, n, &len);
-    if (!group_problem_plain(problem))
-        group_hash_suffix(problem, buf, n, &len);
     buf[len++] = '_';
     group_slug(mode, NULL, buf, n, &len); /* a known mode: a plain word */
     snprintf(buf + len, n - len, "%s", suffix);
+}
+
+/* The hashed name of a group whose plain name another of its run shares:
+ * the plain one with "_" and 16 hex digits of FNV-1a 64 of
+ * "DEVICE|PROBLEM|MODE" before the suffix. */
+static void group_hashed_name(const group_id *id, const char *suffix, char *buf, size_t n)
+{
+    unsigned long long h = text_fnv1a(TEXT_FNV_INIT, id->device, strlen(id->device));
+    h = text_fnv1a(h, "|", 1);
+    h = text_fnv1a(h, id->problem, strlen(id->problem));
+    h = text_fnv1a(h, "|", 1);
+    h = text_fnv1a(h, id->mode, strlen(id->mode));
+    char hs[GROUP_NAME_LEN];
+    snprintf(hs, sizeof hs, "_%016llx%s", h, suffix);
+    group_file_name(id->device, id->problem, id->mode, hs, buf, n);
+}
+
+/* qsort has no context argument: the names being sorted, for one call. */
+static _Thread_local char (*group_sort_names)[GROUP_NAME_LEN];
+
+static int group_name_cmp(const void *pa, const void *pb)
+{
+    const size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    const int c = strcmp(group_sort_names[a], group_sort_names[b]);
+    return c ? c : (a > b) - (a < b);
+}
+
+/* The indices 0..n-1 ordered by names[i] (ties by index); NULL when out of
+ * memory. Sorting keeps the collision check O(n log n) for any store. */
+static size_t *group_names_order(char (*names)[GROUP_NAME_LEN], size_t n)
+{
+    size_t *ix = malloc((n ? n : 1) * sizeof *ix);
+    if (!ix)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        ix[i] = i;
+    group_sort_names = names;
+    qsort(ix, n, sizeof *ix, group_name_cmp);
+    group_sort_names = NULL;
+    return ix;
+}
+
+static void group_id_text(const group_id *id, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s | %s | %s", id->device, id->problem, id->mode);
+}
+
+int group_file_names(const group_id *ids, size_t n, const char *suffix,
+                     char (*names)[GROUP_NAME_LEN], char *err, size_t errlen)
+{
+    for (size_t i = 0; i < n; i++)
+        group_file_name(ids[i].device, ids[i].problem, ids[i].mode, suffix, names[i],
+                        GROUP_NAME_LEN);
+    size_t *ix = group_names_order(names, n);
+    if (!ix) {
+        snprintf(err, errlen, "out of memory naming %zu group files", n);
+        return -1;
+    }
+    /* Every run of equal plain names: each of its groups gets its hash. */
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && strcmp(names[ix[i]], names[ix[j]]) == 0)
+            j++;
+        for (size_t m = i; j - i > 1 && m < j; m++)
+            group_hashed_name(&ids[ix[m]], suffix, names[ix[m]], GROUP_NAME_LEN);
+        i = j;
+    }
+    free(ix);
+    /* Still one name for two groups: refused, never one file for both. */
+    ix = group_names_order(names, n);
+    if (!ix) {
+        snprintf(err, errlen, "out of memory naming %zu group files", n);
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; i + 1 < n && rc == 0; i++)
+        if (strcmp(names[ix[i]], names[ix[i + 1]]) == 0) {
+            char a[200], b[200];
+            group_id_text(&ids[ix[i]], a, sizeof a);
+            group_id_text(&ids[ix[i + 1]], b, sizeof b);
+            snprintf(err, errlen,
+                     "groups %s and %s would share the file name %s (seeds/README.md, \"File "
+                     "name\"); nothing written: write them one at a time (--gpu, --problem) "
+                     "into different directories",
+                     a, b, names[ix[i]]);
+            rc = -1;
+        }
+    free(ix);
+    return rc;
+}
+
+/* ---- the guard ------------------------------------------------------------------------------ */
+
+/* Reads the whole of the file at path into *text (caller frees; *len
+ * bytes, NUL-terminated). Returns 0 when read; 1 when there is nothing to
+ * check: no such path (a dangling link too), or not a regular file (a FIFO
+ * is never waited on: O_NONBLOCK; file_write deals with nodes); -1 when it
+ * cannot be read (errno says why: permission, I/O, out of memory). */
+static int group_read_all(const char *path, char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 1 : -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        const int e = errno;
+        const int rc = S_ISREG(st.st_mode) ? -1 : 1;
+        close(fd);
+        errno = e;
+        return rc;
+    }
+    size_t cap = (size_t)st.st_size + 1, n = 0;
+    char *buf = malloc(cap);
+    int rc = buf ? 0 : -1;
+    /* Read to the end, not to st_size: the file may have grown since. */
+    for (ssize_t got = 1; rc == 0 && got > 0;) {
+        if (n + 1 == cap) {
+            char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+            if (!nb) {
+                errno = ENOMEM;
+                rc = -1;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        got = read(fd, buf + n, cap - 1 - n);
+        if (got > 0)
+            n += (size_t)got;
+        else if (got < 0 && errno != EINTR)
+            rc = -1;
+        else if (got < 0)
+            got = 1;
+    }
+    const int e = errno;
+    close(fd);
+    if (rc != 0) {
+        free(buf);
+        errno = e;
+        return -1;
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return 0;
+}
+
+/* The group a document names: top level (seeds), "fasweep" (Kernel
+ * Tuner cache) or "metadata" (T4). The kind of file it is, or NULL when it
+ * names none. */
+static const char *group_doc_id(const cJSON *d, group_id *id)
+{
+    const cJSON *at[3] = {d, cJSON_GetObjectItemCaseSensitive(d, "fasweep"),
+                          cJSON_GetObjectItemCaseSensitive(d, "metadata")};
+    static const char *const kind[3] = {"seeds", "Kernel Tuner cache", "T4 results"};
+    for (int i = 0; i < 3; i++) {
+        if (!cJSON_IsObject(at[i]))
+            continue;
+        const cJSON *dev = cJSON_GetObjectItemCaseSensitive(at[i], "device");
+        const cJSON *prob = cJSON_GetObjectItemCaseSensitive(at[i], "problem");
+        const cJSON *mode = cJSON_GetObjectItemCaseSensitive(at[i], "mode");
+        if (cJSON_IsObject(prob)) /* seeds: {"text": ..., "batch": ...} */
+            prob = cJSON_GetObjectItemCaseSensitive(prob, "text");
+        if (cJSON_IsString(dev) && cJSON_IsString(prob) && cJSON_IsString(mode)) {
+            *id = (group_id){dev->valuestring, prob->valuestring, mode->valuestring};
+            return kind[i];
+        }
+    }
+    return NULL;
+}
+
+int group_file_foreign(const char *path, const group_id *id, const char *dir_option, char *err,
+                       size_t errlen)
+{
+    char *text;
+    size_t len;
+    const int got = group_read_all(path, &text, &len);
+    if (got == 1)
+        return 0;
+    if (got < 0) {
+        /* Unread, it might be another group's: refused, not replaced. */
+        snprintf(err, errlen,
+                 "cannot read %s to check whose file it is (%s): not overwritten (move it away, "
+                 "or pass another %s)",
+                 path, strerror(errno), dir_option);
+        return 1;
+    }
+    /* By its length: a NUL byte inside does not end the document early. */
+    cJSON *d = cJSON_ParseWithLength(text, len);
+    free(text);
+    group_id there;
+    const char *kind = d ? group_doc_id(d, &there) : NULL;
+    const int other = kind && (strcmp(there.device, id->device) ||
+                               strcmp(there.problem, id->problem) || strcmp(there.mode, id->mode));
+    if (other) {
+        char a[200], b[200];
+        group_id_text(&there, a, sizeof a);
+        group_id_text(id, b, sizeof b);
+        snprintf(err, errlen,
+                 "%s holds the %s of %s, not of %s: not overwritten (move it away, or pass "
+                 "another %s)",
+                 path, kind, a, b, dir_option);
+    }
+    cJSON_Delete(d);
+    return other;
 }
 
 /* ---- the grid ------------------------------------------------------------------------------- */
@@ -252,7 +426,9 @@ static int group_int_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The axes from the values the group's kernel records hold (sorted). */
+/* The axes from the values the group's kernel records hold (sorted).
+ * -1, with g->no_grid saying why and every axis empty, when one holds more
+ * than SPACE_MAX_AXIS values. */
 static int group_axes_from_records(group *g)
 {
     memset(g->axis_len, 0, sizeof g->axis_len);
@@ -268,8 +444,13 @@ static int group_axes_from_records(group *g)
                 seen = g->axis[a][j] == v[a];
             if (seen)
                 continue;
-            if (g->axis_len[a] == SPACE_MAX_AXIS)
+            if (g->axis_len[a] == SPACE_MAX_AXIS) {
+                snprintf(g->no_grid, sizeof g->no_grid,
+                         "its records hold more than %d values of %s: no grid", SPACE_MAX_AXIS,
+                         space_axis_name((space_axis_id)a));
+                memset(g->axis_len, 0, sizeof g->axis_len);
                 return -1;
+            }
             g->axis[a][g->axis_len[a]++] = v[a];
         }
     }
@@ -334,13 +515,15 @@ int group_lay_out(group *g, const space *s)
     for (int i = 0; s && parsed && group_space_for(s, g) && i < s->n_problems && !from_space; i++)
         from_space = memcmp(&s->problems[i], &p, sizeof p) == 0;
     g->family = from_space ? s->family : FA_FAMILY_DEFAULT;
+    g->no_grid[0] = '\0';
     if (from_space) {
         memcpy(g->axis_len, s->axis_len, sizeof g->axis_len);
         memcpy(g->axis, s->axis, sizeof g->axis);
         g->smem_limit = s->smem_limit;
     } else {
-        if (group_axes_from_records(g) != 0)
-            return -1;
+        /* Too many values gives no grid (every axis empty: no cells), not
+         * an error: the group's other parts still read. */
+        group_axes_from_records(g);
         g->smem_limit = 0;
     }
     g->from_space = from_space;

@@ -56,6 +56,10 @@ typedef struct group {
     size_t n_cells;
     long smem_limit; /* the space's; 0 without one */
     int from_space;  /* 1: laid over a space's grid; 0: over the records' own axes */
+    /* Why the group has no grid although it has records, or "": its
+     * records hold more than SPACE_MAX_AXIS values on an axis and no space
+     * gives its grid (group_lay_out). */
+    char no_grid[96];
 } group;
 
 typedef struct group_set {
@@ -75,23 +79,60 @@ void group_free(group *g);
  * "NVIDIA H100" covers "NVIDIA H100 80GB HBM3"; or g's records were
  * measured under s: their provenance holds its hash) and holds g's
  * problem; otherwise (s NULL too) over the axis values its records hold.
- * Returns 1
- * when s held the problem, 0 when the records' axes were used, -1 when out
- * of memory or the records' axes do not fit SPACE_MAX_AXIS. */
+ * Records holding more than SPACE_MAX_AXIS values on an axis (an import
+ * may) give no grid: n_cells 0 and g->no_grid says why, so one odd group
+ * does not stop a report or export of the others. Returns 1 when s held the
+ * problem, 0 when the records' axes were used (or gave no grid), -1 when
+ * out of memory. */
 int group_lay_out(group *g, const space *s);
 
 /* Whether a build id is a kernel variant's. */
 int group_is_variant(const char *build);
 
-/* The file name of a group's file: DEVICE_PROBLEM_MODE then suffix
- * (".json"), a function of the group alone (never of a filter or of the
- * other groups), and one that two groups never share: a device name or
- * problem text that its slug does not give back (lower case, punctuation,
- * odd bytes) gets 8 hex digits of its hash too ("nvidia-l4" is "NVIDIA
- * L4"; "nvidia l4" is "nvidia-l4-1f0c2a9b"). Any '/' or other odd byte
- * becomes '-', so the name never leaves its directory. */
+/* Longest file name group_file_names makes, its NUL included. */
+#define GROUP_NAME_LEN 256
+
+/* A group as its file names see it: device, problem text and mode. */
+typedef struct group_id {
+    const char *device, *problem, *mode;
+} group_id;
+
+/* The plain file name of a group's file: DEVICE_PROBLEM_MODE then suffix
+ * (".json"), by the rule of seeds/README.md ("File name"): DEVICE is the
+ * device name lowercased, every run of characters outside [a-z0-9]
+ * squeezed into one '-', none at either end ("unknown" when nothing is
+ * left); PROBLEM the same keeping '.' too; MODE the mode. No hash: the
+ * name is read off the group. Any '/' or other odd byte becomes '-', so the
+ * name never leaves its directory. */
 void group_file_name(const char *device, const char *problem, const char *mode, const char *suffix,
                      char *buf, size_t n);
+
+/* The file names of the n groups one run writes (ids, each group once):
+ * each its plain name (group_file_name), except that every group whose
+ * plain name another group of the run shares gets "_" and 16 hex digits of
+ * the FNV-1a 64 hash of "DEVICE|PROBLEM|MODE" before the suffix (so
+ * "nviDiA-=+L4-" and "nvIdiA_=,l4__" get two hashed names when written
+ * together, and each its plain name when written alone). names[i] is ids[i]'s.
+ * Returns 0; or -1 when two names are still one after that (a hash
+ * collision, or a plain name equal to a hashed one) or out of memory, with
+ * one line in err naming both groups; nothing is written then. */
+int group_file_names(const group_id *ids, size_t n, const char *suffix,
+                     char (*names)[GROUP_NAME_LEN], char *err, size_t errlen);
+
+/* The guard before a group's file is replaced: whether the file at path
+ * (followed through a link) is a regular file holding a JSON document of
+ * another group than id. It reads and parses the whole file; the document
+ * names its group at the top (seeds: "device", "problem"."text", "mode"),
+ * under "fasweep" (a Kernel Tuner cache) or under "metadata" (T4), each
+ * with device, problem and mode. Returns 1 with one line in err naming the
+ * file and both groups ("...; move it away or pass another `dir_option`"),
+ * or the file and why it could not be read (a file it cannot read may be
+ * another group's: refused too); 0 when it may be replaced: no such file
+ * (a dangling link too), a file of the same group, or a file that is not a
+ * group's document (not JSON, cut short, another schema, not a regular
+ * file: file_write deals with nodes). */
+int group_file_foreign(const char *path, const group_id *id, const char *dir_option, char *err,
+                       size_t errlen);
 
 /* The narrowest store key prefix for a device and problem (either may be
  * NULL): "", "DEVICE|" or "DEVICE|PROBLEM|". */

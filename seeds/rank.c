@@ -2,8 +2,9 @@
  * forms, and the seeds files (format: seeds/README.md).
  *
  * One store scan fills the groups. Each group keeps only its k best records
- * (a sorted array grown on demand, never more than k long), so memory stays
- * bounded by groups * k however large the store is.
+ * (a heap grown on demand, never more than k long, sorted at the end), so
+ * memory stays bounded by groups * k however large the store is, and a
+ * group of n records costs O(n log k) whatever k is.
  */
 #include "rank.h"
 
@@ -45,14 +46,25 @@ static int rank_cmp(const record *a, const record *b)
 
 /* ---- scanning ------------------------------------------------------------------------------- */
 
+/* A group's k best while scanning: the records in a pool (grown by
+ * doubling, never past k) and a binary max-heap of pool indices by
+ * rank_cmp, the worst kept on top. A record better than the top replaces
+ * it in place: O(log k) comparisons and one record copy per record
+ * offered, O(n log k) for a group of n (was an insertion sort moving whole
+ * records, O(n k)). */
+typedef struct rank_heap {
+    int *ix; /* heap of indices into the group's top (the pool) */
+    int cap; /* capacity of both */
+} rank_heap;
+
 typedef struct rank_scan {
     const rank_filter *f;
     const char *mode;
     int k;
     rank_result *res;
     int cap_groups;
-    int *cap_top; /* capacity of each group's top array */
-    int rc;       /* first error met inside the visitor */
+    rank_heap *heaps; /* one per group */
+    int rc;           /* first error met inside the visitor */
 } rank_scan;
 
 /* The group of r, created when new. NULL when out of memory. */
@@ -71,10 +83,10 @@ static rank_group *rank_group_of(rank_scan *sc, const record *r)
         if (!ng)
             return NULL;
         res->groups = ng;
-        int *nc = realloc(sc->cap_top, (size_t)cap * sizeof *nc);
-        if (!nc)
+        rank_heap *nh = realloc(sc->heaps, (size_t)cap * sizeof *nh);
+        if (!nh)
             return NULL;
-        sc->cap_top = nc;
+        sc->heaps = nh;
         sc->cap_groups = cap;
     }
     rank_group *g = &res->groups[res->n_groups];
@@ -82,33 +94,115 @@ static rank_group *rank_group_of(rank_scan *sc, const record *r)
     snprintf(g->device, sizeof g->device, "%s", r->device);
     snprintf(g->problem, sizeof g->problem, "%s", r->problem);
     snprintf(g->mode, sizeof g->mode, "%s", sc->mode);
-    sc->cap_top[res->n_groups] = 0;
+    sc->heaps[res->n_groups] = (rank_heap){0};
     res->n_groups++;
     return g;
 }
 
-/* Inserts r into g's sorted top list when it is among the k best. */
-static int rank_offer(rank_scan *sc, rank_group *g, int *cap, const record *r)
+/* Whether pool[a] ranks after pool[b]: the heap's order (worst on top). */
+static int rank_worse(const record *pool, int a, int b)
 {
-    if (g->n_top == sc->k && rank_cmp(r, &g->top[g->n_top - 1]) >= 0)
+    return rank_cmp(&pool[a], &pool[b]) > 0;
+}
+
+static void rank_sift_up(const record *pool, int *ix, int i)
+{
+    while (i > 0) {
+        const int up = (i - 1) / 2;
+        if (!rank_worse(pool, ix[i], ix[up]))
+            break;
+        const int t = ix[i];
+        ix[i] = ix[up];
+        ix[up] = t;
+        i = up;
+    }
+}
+
+static void rank_sift_down(const record *pool, int *ix, int n)
+{
+    for (int i = 0;;) {
+        const int l = 2 * i + 1, rr = l + 1;
+        int w = i;
+        if (l < n && rank_worse(pool, ix[l], ix[w]))
+            w = l;
+        if (rr < n && rank_worse(pool, ix[rr], ix[w]))
+            w = rr;
+        if (w == i)
+            return;
+        const int t = ix[i];
+        ix[i] = ix[w];
+        ix[w] = t;
+        i = w;
+    }
+}
+
+/* Keeps r in g's heap when it is among the k best. 0, or -1 when out of
+ * memory. */
+static int rank_offer(rank_scan *sc, rank_group *g, rank_heap *h, const record *r)
+{
+    if (g->n_top == sc->k) {
+        if (rank_cmp(r, &g->top[h->ix[0]]) >= 0)
+            return 0;
+        g->top[h->ix[0]] = *r; /* the worst's slot */
+        rank_sift_down(g->top, h->ix, g->n_top);
         return 0;
-    if (g->n_top < sc->k && g->n_top == *cap) {
-        int ncap = *cap ? 2 * *cap : 8;
+    }
+    if (g->n_top == h->cap) {
+        int ncap = h->cap ? (h->cap > sc->k / 2 ? sc->k : 2 * h->cap) : 8;
         if (ncap > sc->k)
             ncap = sc->k;
         record *nt = realloc(g->top, (size_t)ncap * sizeof *nt);
         if (!nt)
             return -1;
         g->top = nt;
-        *cap = ncap;
+        int *ni = realloc(h->ix, (size_t)ncap * sizeof *ni);
+        if (!ni)
+            return -1;
+        h->ix = ni;
+        h->cap = ncap;
     }
-    int i = g->n_top < sc->k ? g->n_top++ : g->n_top - 1; /* slot freed at the end */
-    while (i > 0 && rank_cmp(r, &g->top[i - 1]) < 0) {
-        g->top[i] = g->top[i - 1];
-        i--;
-    }
-    g->top[i] = *r;
+    g->top[g->n_top] = *r;
+    h->ix[g->n_top] = g->n_top;
+    rank_sift_up(g->top, h->ix, g->n_top);
+    g->n_top++;
     return 0;
+}
+
+/* qsort has no context argument: the pool being ordered, for one call. */
+static _Thread_local const record *rank_sort_pool;
+
+static int rank_ix_cmp(const void *pa, const void *pb)
+{
+    return rank_cmp(&rank_sort_pool[*(const int *)pa], &rank_sort_pool[*(const int *)pb]);
+}
+
+/* Puts g's kept records fastest first: the indices sorted (records are
+ * large: sorting them would move each log n times), then the records
+ * moved along the permutation's cycles in place, each once (no second
+ * array: k records of memory, not 2k). */
+static void rank_finish(rank_group *g, rank_heap *h)
+{
+    const int n = g->n_top;
+    if (n < 2)
+        return;
+    rank_sort_pool = g->top;
+    qsort(h->ix, (size_t)n, sizeof *h->ix, rank_ix_cmp);
+    rank_sort_pool = NULL;
+    /* top[j] must become the old top[ix[j]]; ix[j] = j marks j done. */
+    for (int i = 0; i < n; i++) {
+        if (h->ix[i] == i)
+            continue;
+        const record first = g->top[i];
+        int j = i;
+        while (h->ix[j] != i) {
+            const int src = h->ix[j];
+            g->top[j] = g->top[src];
+            h->ix[j] = j;
+            j = src;
+        }
+        g->top[j] = first;
+        h->ix[j] = j;
+    }
 }
 
 static void rank_offer_baseline(rank_group *g, const record *r)
@@ -145,7 +239,7 @@ static int rank_visit(const record *r, void *ctx)
         return 0;
     }
     g->n_ok++;
-    if (rank_offer(sc, g, &sc->cap_top[g - sc->res->groups], r) != 0) {
+    if (rank_offer(sc, g, &sc->heaps[g - sc->res->groups], r) != 0) {
         sc->rc = STORE_ENOMEM;
         return 1;
     }
@@ -172,9 +266,14 @@ int rank_topk(store *s, const rank_filter *f, int k, rank_result *out)
     char prefix[RECORD_KEY_LEN];
     group_key_prefix(f ? f->device : NULL, f ? f->problem : NULL, prefix, sizeof prefix);
     int rc = store_scan(s, prefix, rank_visit, &sc);
-    free(sc.cap_top);
     if (rc == STORE_OK)
         rc = sc.rc;
+    for (int i = 0; i < out->n_groups; i++) {
+        if (rc == STORE_OK)
+            rank_finish(&out->groups[i], &sc.heaps[i]);
+        free(sc.heaps[i].ix);
+    }
+    free(sc.heaps);
     if (rc != STORE_OK) {
         rank_free(out);
         return rc;
@@ -594,35 +693,6 @@ static int rank_mkdirs(const char *dir, char *err, size_t errlen)
     return e ? -1 : 0;
 }
 
-/* Whether the seeds file at path (if any) is of another group than g: a
- * last guard, so a file of one group is never overwritten with another's. */
-static int rank_other_group(const char *path, const rank_group *g, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    char buf[4096];
-    const size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    cJSON *d = cJSON_ParseWithOpts(buf, NULL, 0);
-    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(d, "device");
-    const cJSON *prob =
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d, "problem"), "text");
-    const cJSON *mode = cJSON_GetObjectItemCaseSensitive(d, "mode");
-    const int other = cJSON_IsString(dev) && cJSON_IsString(prob) && cJSON_IsString(mode) &&
-                      (strcmp(dev->valuestring, g->device) ||
-                       strcmp(prob->valuestring, g->problem) || strcmp(mode->valuestring, g->mode));
-    if (other)
-        snprintf(err, errlen,
-                 "%s holds the seeds of %s | %s | %s, not of %s | %s | %s: not overwritten "
-                 "(move it away, or pass another --seeds-dir)",
-                 path, dev->valuestring, prob->valuestring, mode->valuestring, g->device,
-                 g->problem, g->mode);
-    cJSON_Delete(d);
-    return other;
-}
-
 static int rank_write_group(const rank_group *g, const char *path, const char *now, char *err,
                             size_t errlen)
 {
@@ -638,25 +708,58 @@ static int rank_write_group(const rank_group *g, const char *path, const char *n
     return rc;
 }
 
+/* The run's file names (group_file_names), one per group; NULL with err
+ * set when two groups would share one or out of memory. */
+static char (*rank_names(const rank_result *r, char *err, size_t errlen))[GROUP_NAME_LEN]
+{
+    const size_t n = (size_t)r->n_groups;
+    group_id *ids = malloc(n * sizeof *ids);
+    char(*names)[GROUP_NAME_LEN] = malloc(n * sizeof *names);
+    if (!ids || !names) {
+        snprintf(err, errlen, "out of memory naming %zu seeds files", n);
+        free(ids);
+        free(names);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        ids[i] = (group_id){r->groups[i].device, r->groups[i].problem, r->groups[i].mode};
+    if (group_file_names(ids, n, ".json", names, err, errlen) != 0) {
+        free(names);
+        names = NULL;
+    }
+    free(ids);
+    return names;
+}
+
 int rank_write_seeds(const rank_result *r, const char *dir, FILE *paths, char *err, size_t errlen)
 {
     if (r->n_groups == 0)
         return 0;
-    if (rank_mkdirs(dir, err, errlen) != 0)
+    /* Names first: a clash refuses the run before any file is touched. */
+    char(*names)[GROUP_NAME_LEN] = rank_names(r, err, errlen);
+    if (!names)
         return -1;
+    if (rank_mkdirs(dir, err, errlen) != 0) {
+        free(names);
+        return -1;
+    }
     char now[32];
     rank_now(now, sizeof now);
     int rc = 0;
+    char path[4096 + GROUP_NAME_LEN];
+    /* Every guard before any write: a refused run writes nothing. */
     for (int i = 0; i < r->n_groups && rc == 0; i++) {
-        char name[256], path[4096 + 256];
         const rank_group *g = &r->groups[i];
-        group_file_name(g->device, g->problem, g->mode, ".json", name, sizeof name);
-        snprintf(path, sizeof path, "%s/%s", dir, name);
-        rc = rank_other_group(path, &r->groups[i], err, errlen)
-                 ? -1
-                 : rank_write_group(&r->groups[i], path, now, err, errlen);
+        const group_id id = {g->device, g->problem, g->mode};
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        rc = group_file_foreign(path, &id, "--seeds-dir", err, errlen) ? -1 : 0;
+    }
+    for (int i = 0; i < r->n_groups && rc == 0; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        rc = rank_write_group(&r->groups[i], path, now, err, errlen);
         if (rc == 0 && paths)
             fprintf(paths, "%s\n", path);
     }
+    free(names);
     return rc;
 }

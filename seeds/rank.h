@@ -5,6 +5,8 @@
  * records with status "ok" are ranked by median time, ties broken by lower
  * noise, then by config text. Baseline records are not ranked; the fastest
  * "ok" baseline of the group gives each entry's speedup.
+ * Cost: one store scan; a group of n records keeps its k best in a heap,
+ * O(n log k) comparisons and at most k records of memory, for any k.
  * Seeds format: seeds/README.md.
  */
 #ifndef RANK_H
@@ -50,11 +52,14 @@ struct cJSON *rank_json(const rank_result *r);
 int rank_print_json(const rank_result *r, FILE *out);
 
 /* Writes one seeds file per group under dir (created if missing), named
- * DEVICE_PROBLEM_MODE.json by a function of the group alone (seeds/README.md:
- * two groups never share a name), each written to a temp file then
- * renamed. A file there that holds another group's seeds is not
- * overwritten (an error). Prints each path written to `paths` when
- * non-NULL. Returns 0, or -1 with err naming the file and errno text. */
+ * DEVICE_PROBLEM_MODE.json by group_file_names (seeds/README.md, "File
+ * name": no hash unless two groups of r share a plain name; two groups
+ * never share a file), each written to a temp file then renamed. Before
+ * anything is written every name and every existing file is checked: names
+ * that cannot be told apart, or a file there that holds another group's
+ * seeds (group_file_foreign: the whole file is read), are an error and
+ * nothing is written. Prints each path written to `paths` when non-NULL.
+ * Returns 0, or -1 with one line in err (the groups, the file, errno text). */
 int rank_write_seeds(const rank_result *r, const char *dir, FILE *paths, char *err, size_t errlen);
 
 #endif /* RANK_H */

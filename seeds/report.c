@@ -358,6 +358,13 @@ static void rp_legend(FILE *o, const rp_counts *c)
 
 static void rp_heatmap(FILE *o, const group *g, const rp_counts *c)
 {
+    if (g->no_grid[0]) {
+        fputs("<p class=\"none flagged\">No heatmap: ", o);
+        rp_esc(o, g->no_grid);
+        fputs(" (pass --space FILE for a space that holds this problem to draw its grid).</p>\n",
+              o);
+        return;
+    }
     if (g->n_cells == 0) {
         fputs("<p class=\"none\">No kernel records in this group: no heatmap.</p>\n", o);
         return;
@@ -588,7 +595,13 @@ static void rp_group(FILE *o, const group *g, int from_space, int k)
     rp_esc(o, g->device);
     fputs("\" data-problem=\"", o);
     rp_esc(o, g->problem);
-    fprintf(o, "\" data-mode=\"%s\">\n<h2>", g->mode);
+    fprintf(o, "\" data-mode=\"%s\"", g->mode);
+    if (g->no_grid[0]) { /* flagged: drawn without its grid (group.h) */
+        fputs(" data-no-grid=\"", o);
+        rp_esc(o, g->no_grid);
+        fputs("\"", o);
+    }
+    fputs(">\n<h2>", o);
     rp_esc(o, g->device);
     fputs(" &#183; ", o);
     rp_esc(o, g->problem);

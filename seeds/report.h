@@ -18,6 +18,10 @@
  *   - the clock state: the SM clock range of the records, the calibrated
  *     clock, blocks discarded, records measured under the threshold or with
  *     NVML throttle reasons, named.
+ * A group with no grid (group.h's no_grid: its records hold more values on
+ * an axis than a grid has room for) is flagged, not dropped: its section
+ * carries data-no-grid="WHY" and a <p class="none flagged"> in place of the
+ * heatmap; its summary, Top-K and clocks are drawn as for any group.
  * Every text from the store (device names, problems, errors, configs) is
  * HTML-escaped. Machine-readable hooks for tests: each group is a
  * <section class="group">, its summary a <p class="summary"> with data-*

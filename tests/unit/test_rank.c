@@ -22,6 +22,7 @@
 
 #include "seeds/rank.h"
 #include "store/store.h"
+#include "store/text.h"
 #include "tests/unit/testutil.h"
 
 #define DEV_A "NVIDIA H100 80GB HBM3"
@@ -219,6 +220,51 @@ static void test_k_limits(void **state)
     for (int i = 1; i < 6; i++)
         assert_true(r.groups[0].top[i - 1].time.median_us < r.groups[0].top[i].time.median_us);
     rank_free(&r);
+}
+
+/* The ranking order the heap must give back (rank.h): record_rank_order,
+ * then build. */
+static int ref_order(const void *pa, const void *pb)
+{
+    const record *a = pa, *b = pb;
+    const int c = record_rank_order(a->time.median_us, a->time.noise, a->config, b->time.median_us,
+                                    b->time.noise, b->config);
+    return c ? c : strcmp(a->build, b->build);
+}
+
+/* The k best by the heap (O(n log k)) are the first k of a full sort, for
+ * every k around the edges: medians with many ties (then noise, then
+ * config, then build decide), arriving in a scrambled order. */
+static void test_topk_heap_matches_sort(void **state)
+{
+    fixture *f = *state;
+    enum { N = 300 };
+    record *all = calloc(N, sizeof *all);
+    assert_non_null(all);
+    for (int i = 0; i < N; i++) {
+        const int x = (i * 7919) % N;
+        char cfg[64];
+        snprintf(cfg, sizeof cfg, "d64.m64.n64.w4.s%d.z%d", x % 4 + 1, x % 2);
+        all[i] = rec(DEV_A, PROB_1, cfg, "hot", RECORD_KIND_KERNEL, RECORD_ST_OK, 10 + x % 17,
+                     0.01 * (x % 3));
+        snprintf(all[i].build, sizeof all[i].build, "%016x", 0x10000000u + (unsigned)x);
+        put(f, all[i]);
+    }
+    qsort(all, N, sizeof *all, ref_order);
+    const int ks[] = {1, 2, 7, 64, N - 1, N, N + 1, INT_MAX};
+    for (size_t t = 0; t < sizeof ks / sizeof *ks; t++) {
+        rank_result r;
+        assert_int_equal(rank_topk(f->s, NULL, ks[t], &r), STORE_OK);
+        assert_int_equal(r.n_groups, 1);
+        const int want = ks[t] < N ? ks[t] : N;
+        assert_int_equal(r.groups[0].n_top, want);
+        for (int i = 0; i < want; i++) {
+            assert_string_equal(r.groups[0].top[i].build, all[i].build);
+            assert_string_equal(r.groups[0].top[i].config, all[i].config);
+        }
+        rank_free(&r);
+    }
+    free(all);
 }
 
 /* Devices, problems and modes never mix; groups come sorted. */
@@ -534,9 +580,8 @@ static void test_seeds_write(void **state)
     rank_free(&r);
 }
 
-/* The seeds file of group g, as a path under dir: the name must be a
- * function of the group alone, so it is computed from a ranking of that
- * group only. */
+/* The one file name under a fresh directory after writing the seeds of
+ * one group alone (a ranking of that group only), as a path under dir. */
 static void seed_path_alone(fixture *f, const char *dev, const char *prob, const char *dir,
                             char *path, size_t n)
 {
@@ -549,6 +594,7 @@ static void seed_path_alone(fixture *f, const char *dev, const char *prob, const
     assert_int_equal(r.n_groups, 1);
     assert_int_equal(rank_write_seeds(&r, sub, NULL, err, sizeof err), 0);
     rank_free(&r);
+    assert_int_equal(count_files(sub), 1);
     DIR *d = opendir(sub);
     assert_non_null(d);
     for (struct dirent *e; (e = readdir(d));)
@@ -557,8 +603,9 @@ static void seed_path_alone(fixture *f, const char *dev, const char *prob, const
     closedir(d);
 }
 
-/* Device names that slug alike get distinct files, each named by its group
- * alone (whatever else the store or the filter holds); odd bytes never make
+/* Device names that slug alike: written alone, each gets the plain name
+ * (no hash: seeds/README.md's rule); written in one run, each gets the
+ * plain name with its group's hash, so none is lost. Odd bytes never make
  * a path leave the directory. */
 static void test_seeds_names(void **state)
 {
@@ -574,29 +621,32 @@ static void test_seeds_names(void **state)
     assert_int_equal(rank_write_seeds(&r, dir, NULL, err, sizeof err), 0);
     rank_free(&r);
     assert_int_equal(count_files(dir), 4);
-    /* A plain name keeps its plain slug; the others carry a hash. */
-    char p[800];
+    const char *devs[] = {"GPU x", "gpu-X", "GPU X"};
     struct stat st;
-    snprintf(p, sizeof p, "%s/gpu-x_b4.h8.s512.d64.nc_hot.json", dir);
-    assert_int_equal(stat(p, &st), 0);
-    const char *devs[] = {"GPU x", "gpu-X", "GPU X", "../../etc"};
-    const char *probs[] = {PROB_1, PROB_1, PROB_1, "../x/y"};
-    char names[4][1100];
-    for (int i = 0; i < 4; i++) {
-        seed_path_alone(f, devs[i], probs[i], dir, names[i], sizeof names[i]);
-        assert_int_equal(stat(names[i], &st), 0); /* the same name as with every group */
-        cJSON *j = read_json(names[i]);
+    for (int i = 0; i < 3; i++) {
+        /* Written together: gpu-x_PROBLEM_hot_HASH.json, the hash FNV-1a 64
+         * of "DEVICE|PROBLEM|MODE". */
+        char id[128], p[900];
+        snprintf(id, sizeof id, "%s|%s|hot", devs[i], PROB_1);
+        snprintf(p, sizeof p, "%s/gpu-x_" PROB_1 "_hot_%016llx.json", dir,
+                 (unsigned long long)text_fnv1a(TEXT_FNV_INIT, id, strlen(id)));
+        assert_int_equal(stat(p, &st), 0);
+        cJSON *j = read_json(p);
         assert_non_null(j);
         assert_string_equal(get(j, "device")->valuestring, devs[i]);
         cJSON_Delete(j);
-        for (int k = 0; k < i; k++)
-            assert_string_not_equal(names[i], names[k]);
+        /* Alone: the plain name. */
+        char alone[1100];
+        seed_path_alone(f, devs[i], PROB_1, dir, alone, sizeof alone);
+        assert_non_null(strstr(alone, "/seeds/gpu-x_" PROB_1 "_hot.json"));
     }
-    assert_non_null(strstr(names[3], "/seeds/etc-"));
-    assert_non_null(strstr(names[3], "_..-x-y-"));
+    char p[900];
+    snprintf(p, sizeof p, "%s/etc_..-x-y_hot.json", dir);
+    assert_int_equal(stat(p, &st), 0);
     /* The bad problem text gives null numbers, not made-up ones. */
-    cJSON *j = read_json(names[3]);
+    cJSON *j = read_json(p);
     assert_non_null(j);
+    assert_string_equal(get(j, "device")->valuestring, "../../etc");
     assert_true(cJSON_IsNull(get(get(j, "problem"), "batch")));
     cJSON_Delete(j);
 }
@@ -651,19 +701,13 @@ static void test_seeds_dir_error(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        RANK_TEST(test_empty_store),
-        RANK_TEST(test_k_must_be_positive),
-        RANK_TEST(test_order_and_ties),
-        RANK_TEST(test_nan_noise_order),
-        RANK_TEST(test_k_limits),
-        RANK_TEST(test_groups_and_filters),
-        RANK_TEST(test_failed_and_baselines),
-        RANK_TEST(test_no_baseline_dash),
-        RANK_TEST(test_json),
-        RANK_TEST(test_seeds_write),
-        RANK_TEST(test_seeds_names),
-        RANK_TEST(test_seeds_other_group),
-        RANK_TEST(test_seeds_dir_error),
+        RANK_TEST(test_empty_store),        RANK_TEST(test_k_must_be_positive),
+        RANK_TEST(test_order_and_ties),     RANK_TEST(test_nan_noise_order),
+        RANK_TEST(test_k_limits),           RANK_TEST(test_topk_heap_matches_sort),
+        RANK_TEST(test_groups_and_filters), RANK_TEST(test_failed_and_baselines),
+        RANK_TEST(test_no_baseline_dash),   RANK_TEST(test_json),
+        RANK_TEST(test_seeds_write),        RANK_TEST(test_seeds_names),
+        RANK_TEST(test_seeds_other_group),  RANK_TEST(test_seeds_dir_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
