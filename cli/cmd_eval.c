@@ -4,6 +4,7 @@
  * (contract: cli.h).
  */
 #include <cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 
 #include "../kernels/fa_launch.h"
 #include "../seeds/rank.h"
+#include "../store/mode.h"
 #include "../store/store.h"
 #include "cli.h"
 #include "../grid/plan.h"
@@ -22,6 +24,7 @@ typedef struct eval_args {
     const char *configs_text, *mode, *store, *space_path, *kernel;
     cli_problem problem;
     int json, device;
+    int mode_set; /* --mode given (else a kernel file's mode= may set it) */
 } eval_args;
 
 /* ---- arguments ------------------------------------------------------------------------------- */
@@ -127,7 +130,8 @@ typedef struct eval_ref {
 static void eval_reference(store *st, const record *mine, int n, eval_ref *ref)
 {
     memset(ref, 0, sizeof *ref);
-    rank_filter f = {mine[0].device, mine[0].problem, mine[0].mode};
+    /* Variants too: an evolution loop compares with its earlier candidates. */
+    rank_filter f = {mine[0].device, mine[0].problem, mine[0].mode, 1};
     rank_result rr;
     if (rank_topk(st, &f, TASK_MAX_CONFIGS + 1, &rr) != STORE_OK)
         return;
@@ -378,7 +382,9 @@ static const cli_opt eval_opts[] = {
      .help = "an edited copy of kernels/mma/flash_fwd.cuh: compiled for the local GPU at\n"
              "the config (one), cached, run in place of the compiled instance; its\n"
              "records' build is src-HASH of the source (a source that does not\n"
-             "compile is status compile_error, found before any GPU work)"},
+             "compile is status compile_error, found before any GPU work); without\n"
+             "--problem/--config/--mode, its first line `// fasweep: problem=P config=C\n"
+             "mode=M` gives them (`fasweep topk --emit-source` writes it)"},
     {.name = "space",
      .kind = CLI_PATH,
      .at = CLI_AT(eval_args, space_path),
@@ -399,17 +405,85 @@ static const cli_opt eval_opts[] = {
      .help = "the CUDA device ordinal (default 0)"},
     {0}};
 
+/* ---- the config a kernel file names ---------------------------------------------------------- */
+
+/* The value of `key=` in a tag line, into buf; 0, or -1 when absent. */
+static int eval_tag_value(const char *line, const char *key, char *buf, size_t n)
+{
+    const size_t kl = strlen(key);
+    for (const char *p = line; (p = strstr(p, key)) != NULL; p += kl) {
+        if ((p != line && p[-1] != ' ' && p[-1] != '\t') || p[kl] != '=')
+            continue;
+        const char *v = p + kl + 1;
+        const size_t len = strcspn(v, " \t\r\n");
+        if (len == 0 || len >= n)
+            return -1;
+        memcpy(buf, v, len);
+        buf[len] = '\0';
+        return 0;
+    }
+    return -1;
+}
+
+/* Fills what --problem, --config and --mode left out from the kernel
+ * file's first line, `// fasweep: problem=P config=C mode=M` (what `topk
+ * --emit-source` writes; mode optional). Returns 0, or a usage error. */
+static int eval_from_kernel(eval_args *a)
+{
+    static char cfg[256], mode[16];
+    FILE *f = fopen(a->kernel, "r");
+    char line[1024] = "";
+    if (!f)
+        return cli_usage_error("cannot read --kernel %s: %s", a->kernel, strerror(errno));
+    const int got = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    char prob[64];
+    if (!got || strncmp(line, RANK_SOURCE_TAG, strlen(RANK_SOURCE_TAG)) != 0 ||
+        eval_tag_value(line, "problem", prob, sizeof prob) ||
+        eval_tag_value(line, "config", cfg, sizeof cfg))
+        return cli_usage_error("--kernel %s does not start with a line '%s problem=P config=C' "
+                               "(as `fasweep topk --emit-source` writes); pass --problem P and "
+                               "--config C",
+                               a->kernel, RANK_SOURCE_TAG);
+    space_problem sp;
+    if (!a->problem.set) {
+        if (space_problem_parse(prob, &sp) != 0 ||
+            space_problem_format(&sp, a->problem.text, sizeof a->problem.text) >=
+                (int)sizeof a->problem.text)
+            return cli_usage_error("--kernel %s: its problem=%s is not a problem text like "
+                                   "b4.h8.s512.d64.nc; pass --problem P",
+                                   a->kernel, prob);
+        a->problem.set = 1;
+    }
+    if (!a->configs_text)
+        a->configs_text = cfg;
+    if (!a->mode_set && eval_tag_value(line, "mode", mode, sizeof mode) == 0) {
+        if (!mode_find(mode))
+            return cli_usage_error("--kernel %s: its mode=%s is not one of %s; pass --mode M",
+                                   a->kernel, mode, mode_names_text());
+        a->mode = mode;
+    }
+    return 0;
+}
+
 static int eval_main(int argc, char **argv)
 {
-    eval_args a = {.mode = "hot"};
+    eval_args a = {0};
     int first;
     int rc = cli_parse(argc, argv, &a, &first);
     if (rc >= 0 || (rc = cli_no_args(argc, argv, first)))
         return rc;
+    a.mode_set = a.mode != NULL;
+    if (!a.mode)
+        a.mode = "hot";
+    if (a.kernel && (!a.problem.set || !a.configs_text) && (rc = eval_from_kernel(&a)))
+        return rc;
     if (!a.problem.set)
-        return cli_usage_error("--problem P is required");
+        return cli_usage_error("--problem P is required (or --kernel FILE that names it, as "
+                               "`fasweep topk --emit-source` writes)");
     if (!a.configs_text)
-        return cli_usage_error("--config C is required");
+        return cli_usage_error("--config C is required (or --kernel FILE that names it, as "
+                               "`fasweep topk --emit-source` writes)");
     static space s;
     static task t;
     if ((rc = eval_space(&a, &s)) || (rc = eval_task(&a, &s, &t)))
@@ -420,7 +494,7 @@ static int eval_main(int argc, char **argv)
 const cli_command cmd_eval = {
     .name = "eval",
     .summary = "check and time one point (or a head-to-head of a few), into the store",
-    .usage = "--problem P --config C[,C...] [OPTIONS]",
+    .usage = "--problem P --config C[,C...] [OPTIONS]\n--kernel FILE [OPTIONS]",
     .about =
         "Checks and times one point exactly as `grid` does (the same worker, gate, timing and\n"
         "record, crash isolation included) and stores it like a grid record: the objective\n"

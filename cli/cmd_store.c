@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../kernels/fa_launch.h"
+#include "../seeds/group.h"
 #include "../seeds/rank.h"
 #include "../store/store.h"
 #include "../store/store_io.h"
@@ -22,10 +23,26 @@
 /* ---- topk ----------------------------------------------------------------------------------- */
 
 typedef struct topk_args {
-    int k, json, no_seeds;
-    const char *gpu, *mode, *seeds_dir, *store;
+    int k, json, no_seeds, variants;
+    const char *gpu, *mode, *seeds_dir, *store, *emit_source;
     cli_problem problem;
 } topk_args;
+
+/* The headers this binary was built with, the templates among them
+ * (build/gen/embedded.c, named without their folder). */
+extern const char *const fa_embedded_names[];
+extern const char *const fa_embedded_texts[];
+
+/* A family's template text as built into this binary, or NULL. */
+static const char *topk_template_text(const char *header)
+{
+    const char *slash = strrchr(header, '/');
+    const char *base = slash ? slash + 1 : header;
+    for (int i = 0; fa_embedded_names[i]; i++)
+        if (strcmp(fa_embedded_names[i], base) == 0)
+            return fa_embedded_texts[i];
+    return NULL;
+}
 
 static long topk_ok_count(const rank_result *r)
 {
@@ -50,23 +67,29 @@ static int topk_report(const topk_args *a, const char *path, long stored, const 
         if (stored > 0)
             cli_say("no results in %s match the filter (GPU %s, problem %s, mode %s)", path,
                     a->gpu ? a->gpu : "any", a->problem.set ? a->problem.text : "any",
-                    a->mode ? a->mode : "hot");
+                    a->mode ? a->mode : "any");
         else
             cli_say("no results in %s; run fasweep grid first", path);
         return CLI_FAIL;
     }
-    const int rc = a->json ? emit_json(rank_json(r)) : (rank_print(r, stdout), CLI_OK);
-    if (rc)
-        return rc;
     if (topk_ok_count(r) == 0) {
+        const int rc = a->json ? emit_json(rank_json(r)) : (rank_print(r, stdout), CLI_OK);
+        if (rc)
+            return rc;
         cli_say("no ok kernel results in %s (%ld matching kernel records failed: wrong, "
                 "crashed or timeout; `fasweep show` prints their errors); no seeds written",
                 path, topk_failed_count(r));
         return CLI_FAIL;
     }
-    if (a->no_seeds)
-        return CLI_OK;
+    /* The sources first: the seeds (and --json) name the files written. */
     char err[1024];
+    if (rank_write_sources(r, stderr, err, sizeof err) != 0) {
+        cli_say("%s", err);
+        return CLI_FAIL;
+    }
+    const int rc = a->json ? emit_json(rank_json(r)) : (rank_print(r, stdout), CLI_OK);
+    if (rc || a->no_seeds)
+        return rc;
     if (rank_write_seeds(r, a->seeds_dir, stderr, err, sizeof err) != 0) {
         cli_say("%s", err);
         return CLI_FAIL;
@@ -80,10 +103,15 @@ static int topk_run(const topk_args *a)
     store *s = cli_open_store(path, 1);
     if (!s)
         return CLI_FAIL;
-    rank_filter f = {
-        .device = a->gpu, .problem = a->problem.set ? a->problem.text : NULL, .mode = a->mode};
+    rank_filter f = {.device = a->gpu,
+                     .problem = a->problem.set ? a->problem.text : NULL,
+                     .mode = a->mode,
+                     .variants = a->variants};
     rank_result r;
     const int src = rank_topk(s, &f, a->k, &r);
+    const rank_sources sources = {topk_template_text, fa_build_id(), a->emit_source,
+                                  a->store ? path : NULL};
+    r.src = &sources;
     int rc;
     if (src != STORE_OK)
         rc = cli_store_fail(s, src, "ranking");
@@ -116,7 +144,19 @@ static const cli_opt topk_opts[] = {
      .kind = CLI_MODE,
      .at = CLI_AT(topk_args, mode),
      .value = "M",
-     .help = "hot (default), cold or batch (docs/measurement.md)"},
+     .help = "only this mode: hot, cold or batch (default: every mode stored, one\n"
+             "section each; docs/measurement.md)"},
+    {.name = "variants",
+     .kind = CLI_FLAG,
+     .at = CLI_AT(topk_args, variants),
+     .help = "rank edited kernels (`fasweep eval --kernel`, build src-HASH) too, marked\n"
+             "`variant`; without it they are only counted"},
+    {.name = "emit-source",
+     .kind = CLI_PATH,
+     .at = CLI_AT(topk_args, emit_source),
+     .value = "DIR",
+     .help = "write each seed's kernel source, standalone, to\n"
+             "DIR/DEVICE_PROBLEM_MODE.RANK.cuh (`fasweep eval --kernel FILE` re-scores it)"},
     {.name = "seeds-dir",
      .kind = CLI_PATH,
      .at = CLI_AT(topk_args, seeds_dir),
@@ -148,7 +188,9 @@ const cli_command cmd_topk = {
     .about = "Ranks the stored \"ok\" kernel results of each (GPU, problem, mode) by median time\n"
              "(ties: lower noise, then config text), prints the K best of each with their speedup\n"
              "over the fastest stored baseline, and writes one seeds file per group\n"
-             "(DIR/DEVICE_PROBLEM_MODE.json, format in seeds/README.md; paths on stderr).\n",
+             "(DIR/DEVICE_PROBLEM_MODE.json, format in docs/seeds.md; paths on stderr). Every\n"
+             "mode stored gets its own section unless --mode picks one. Records of edited\n"
+             "kernels (eval --kernel) are ranked only with --variants, marked `variant`.\n",
     .opts = topk_opts,
     .exit = "0 ok, 1 missing or empty store, no match, only failed results or a seeds\n"
             "write error, 2 bad option.",
@@ -330,9 +372,16 @@ static int show_visit(const record *r, void *ctx)
     return 0;
 }
 
+/* The record's JSON; a kernel variant's (eval --kernel, build src-HASH)
+ * with "variant": true, so it is never taken for the template's. */
 static int show_print(const record *r)
 {
-    return emit_json(record_to_json(r));
+    cJSON *o = record_to_json(r);
+    if (o && group_is_variant(r->build) && !cJSON_AddTrueToObject(o, "variant")) {
+        cJSON_Delete(o);
+        o = NULL;
+    }
+    return emit_json(o);
 }
 
 /* Finds the record named by fields; without --build, over every build. */
