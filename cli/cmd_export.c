@@ -41,7 +41,7 @@ static int export_records_run(const export_args *a, store_io_format fmt)
 {
     if (a->dir || a->space_path || a->gpu || a->mode || a->problem.set || a->allow_missing)
         return cli_usage_error("--dir, --space, --gpu, --problem, --mode and --allow-missing "
-                               "go with --format kernel-tuner or t4; for %s use --prefix",
+                               "go with --format kernel-tuner, t4 or t1; for %s use --prefix",
                                a->format);
     store *s = cli_open_store(cli_store_path(a->store), 1);
     if (!s)
@@ -127,7 +127,8 @@ static int export_groups(const export_args *a, store *st, const space *sp, group
 static int export_group_file(const export_args *a, const group *g, tuner_format fmt,
                              const tuner_meta *m, const char *path)
 {
-    if (export_complete(a, g))
+    /* T1 describes the search, not results: holes do not matter to it. */
+    if (fmt != TUNER_T1 && export_complete(a, g))
         return CLI_FAIL;
     export_group e = {g, fmt, m, a->allow_missing};
     if (!path)
@@ -160,7 +161,10 @@ static int export_tuner_groups(const export_args *a, const group_set *set, tuner
     for (int i = 0; i < set->n; i++) {
         const group *g = &set->groups[i];
         char name[256], path[PATH_MAX];
-        group_file_name(g->device, g->problem, g->mode, fmt == TUNER_T4 ? ".t4.json" : ".kt.json",
+        group_file_name(g->device, g->problem, g->mode,
+                        fmt == TUNER_T4   ? ".t4.json"
+                        : fmt == TUNER_T1 ? ".t1.json"
+                                          : ".kt.json",
                         name, sizeof name);
         if (snprintf(path, sizeof path, "%s/%s", a->dir, name) >= (int)sizeof path)
             return cli_usage_error("--dir path too long: %s", a->dir);
@@ -209,7 +213,7 @@ static const cli_opt export_opts[] = {
      .kind = CLI_STR,
      .at = CLI_AT(export_args, format),
      .value = "F",
-     .help = "jsonl (default), csv, kernel-tuner or t4"},
+     .help = "jsonl (default), csv, kernel-tuner, t4 or t1"},
     {.name = "prefix",
      .kind = CLI_STR,
      .at = CLI_AT(export_args, prefix),
@@ -270,13 +274,13 @@ static int export_main(int argc, char **argv)
         return export_records_run(&a, STORE_IO_JSONL);
     if (tuner_format_parse(a.format, &tf) == 0)
         return export_tuner_run(&a, tf);
-    return cli_usage_error("--format wants jsonl, csv, kernel-tuner or t4, got '%s'", a.format);
+    return cli_usage_error("--format wants jsonl, csv, kernel-tuner, t4 or t1, got '%s'", a.format);
 }
 
 const cli_command cmd_export = {
     .name = "export",
     .summary = "write stored records as CSV or JSON lines, or a group for Kernel Tuner / T4",
-    .usage = "[--format jsonl|csv] [OPTIONS]\n--format kernel-tuner|t4 --space FILE [OPTIONS]",
+    .usage = "[--format jsonl|csv] [OPTIONS]\n--format kernel-tuner|t4|t1 --space FILE [OPTIONS]",
     .about =
         "jsonl, csv: every stored record (or those whose key starts with P) in key order,\n"
         "as JSON lines (the format `fasweep import` reads) or CSV with a header row.\n"
@@ -285,9 +289,17 @@ const cli_command cmd_export = {
         "FILE, every grid point present: a Kernel Tuner cache file (replay it with\n"
         "tune_kernel(..., simulation_mode=True, cache=FILE)) or a T4 results file. Measured\n"
         "points carry the median in ms as `time`; rejected ones InvalidConfig; wrong, crashed\n"
-        "and timeout RuntimeFailedConfig (docs/tuners.md). One group per file: narrow the\n"
-        "filter to one, or write one file per group into --dir DIR\n"
-        "(DEVICE_PROBLEM_MODE.kt.json / .t4.json, paths on stderr).\n",
+        "and timeout RuntimeFailedConfig (docs/tuners.md). Both carry the planner's rules\n"
+        "as Kernel Tuner restriction strings (`restrictions`) and the thread block size\n"
+        "block_size_x = 32*NUM_WARPS as a tune parameter.\n"
+        "\n"
+        "t1: Kernel Tuner's T1 input file for the group (kernel file, search space,\n"
+        "restrictions, objective): kernel_tuner.tune_kernel_T1(FILE, cache_filepath=KT,\n"
+        "simulation_mode=True) replays the kernel-tuner export KT, run from the repository\n"
+        "root (KernelFile is the template's path there).\n"
+        "\n"
+        "One group per file: narrow the filter to one, or write one file per group into\n"
+        "--dir DIR (DEVICE_PROBLEM_MODE.kt.json / .t4.json / .t1.json, paths on stderr).\n",
     .opts = export_opts,
     .exit = "0 ok, 1 missing store, no matching group, unmeasured points or write\n"
             "error, 2 bad option or space file, or several groups for one file.",

@@ -31,13 +31,29 @@
 
 #include "group.h"
 
-typedef enum tuner_format { TUNER_KERNEL_TUNER, TUNER_T4 } tuner_format;
+typedef enum tuner_format { TUNER_KERNEL_TUNER, TUNER_T4, TUNER_T1 } tuner_format;
 
-/* "kernel-tuner" or "t4". Returns 0, or -1 for another text. */
+/* "kernel-tuner", "t4" or "t1". Returns 0, or -1 for another text. */
 int tuner_format_parse(const char *text, tuner_format *out);
 
 /* The kernel name a Kernel Tuner replay passes (tune_kernel's kernel_name). */
 #define TUNER_KERNEL_NAME "flash_fwd"
+
+/* The tune parameter every format adds beside the axes: the thread block's
+ * x size, 32*NUM_WARPS (Kernel Tuner's name for it, so it knows the block
+ * dimensions and says nothing of "no thread block dims"). */
+#define TUNER_BLOCK_X "block_size_x"
+
+#define TUNER_MAX_RESTRICTIONS 8
+#define TUNER_RESTRICTION_LEN 128
+
+/* The planner's rules for g's grid (family mma; HEAD_DIM the problem's,
+ * the smem limit the space's) as Kernel Tuner restriction strings over
+ * the tune parameters, e.g. "BLOCK_M % (16*NUM_WARPS) == 0", into out (max
+ * >= TUNER_MAX_RESTRICTIONS entries). A point meets them all exactly when
+ * the planner accepts it (tests/tuners checks it with Kernel Tuner).
+ * Returns how many, or -1 for a family or problem it cannot state. */
+int tuner_restrictions(const group *g, char (*out)[TUNER_RESTRICTION_LEN], int max);
 
 /* What the file says about where it came from. */
 typedef struct tuner_meta {

@@ -443,7 +443,7 @@ assert s[1]["config"]["BLOCK_M"] == 128 and s[1]["provenance"]["kernel_source"] 
     expect_in "$stderr" "-o FILE and --dir DIR exclude each other"
     run --separate-stderr "$FASWEEP" export --format csv --gpu "NVIDIA L4" --store "$STORE"
     expect_status 2
-    expect_in "$stderr" "go with --format kernel-tuner or t4; for csv use --prefix"
+    expect_in "$stderr" "go with --format kernel-tuner, t4 or t1; for csv use --prefix"
     echo '{' >bad.json
     run --separate-stderr "$FASWEEP" export --format kernel-tuner --space bad.json --store "$STORE"
     expect_status 2
