@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../kernels/fa_launch.h"
+#include "../seeds/group.h"
 #include "../seeds/rank.h"
 #include "../store/mode.h"
 #include "../store/store.h"
@@ -163,8 +164,67 @@ static void eval_num_or_null(cJSON *o, const char *key, double v)
         cJSON_AddNullToObject(o, key);
 }
 
-/* One line of JSON per record: what a tuner reads. */
-static void eval_print_json(const record *r, const eval_ref *ref)
+/* The compiler's messages of a log as {file, line, severity, message}:
+ * nvcc's lines `FILE(LINE): error: TEXT` (at most 16; others skipped). */
+static cJSON *eval_compile_errors(const char *log)
+{
+    cJSON *a = cJSON_CreateArray();
+    int n = 0;
+    for (const char *p = log; a && p && *p && n < 16; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        const size_t len = strcspn(p, "\n");
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
+        char *paren = strstr(line, "): ");
+        char *open = paren ? paren : NULL;
+        while (open && open > line && *open != '(')
+            open--;
+        if (!paren || !open || *open != '(')
+            continue;
+        char *end;
+        const long ln = strtol(open + 1, &end, 10);
+        const char *rest = paren + 3;
+        const char *colon = strstr(rest, ": ");
+        if (end != paren || ln <= 0 || !colon)
+            continue;
+        *open = '\0';
+        cJSON *e = cJSON_CreateObject();
+        if (!e || !cJSON_AddItemToArray(a, e)) {
+            cJSON_Delete(e);
+            break;
+        }
+        cJSON_AddStringToObject(e, "file", line);
+        cJSON_AddNumberToObject(e, "line", (double)ln);
+        char sev[32];
+        snprintf(sev, sizeof sev, "%.*s", (int)(colon - rest), rest);
+        cJSON_AddStringToObject(e, "severity", sev);
+        cJSON_AddStringToObject(e, "message", colon + 2);
+        n++;
+    }
+    return a;
+}
+
+/* The gate a record went through: its errors against the tolerances, and
+ * whether it passed (null: not reached, e.g. compile_error, crashed). */
+static void eval_gate_json(cJSON *o, const record *r, const space_tolerance *tol)
+{
+    cJSON *g = cJSON_AddObjectToObject(o, "gate");
+    if (!g)
+        return;
+    eval_num_or_null(g, "rel_l2", r->rel_l2);
+    eval_num_or_null(g, "max_abs", r->max_abs);
+    cJSON_AddNumberToObject(g, "rel_l2_max", tol->rel_l2);
+    cJSON_AddNumberToObject(g, "max_abs_max", tol->max_abs);
+    if (r->status == RECORD_ST_OK || r->status == RECORD_ST_WRONG)
+        cJSON_AddBoolToObject(g, "passed", r->status == RECORD_ST_OK);
+    else
+        cJSON_AddNullToObject(g, "passed");
+}
+
+/* One line of JSON per record: what a tuner reads. log: the compiler's
+ * full output for a compile_error (the record's error holds its first
+ * 255 bytes), else NULL. */
+static void eval_print_json(const record *r, const eval_ref *ref, const space_tolerance *tol,
+                            const char *log)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
@@ -201,6 +261,18 @@ static void eval_print_json(const record *r, const eval_ref *ref)
     eval_num_or_null(o, "clock_mhz", r->clock.median_mhz);
     cJSON_AddBoolToObject(o, "clock_below_threshold", r->clock.below == 1);
     cJSON_AddStringToObject(o, "error", r->error);
+    /* An edited kernel (its file), and what its compiler said. */
+    cJSON_AddBoolToObject(o, "variant", group_is_variant(r->build));
+    if (r->kernel_path[0])
+        cJSON_AddStringToObject(o, "kernel", r->kernel_path);
+    else
+        cJSON_AddNullToObject(o, "kernel");
+    cJSON_AddNumberToObject(o, "max_blocks_per_sm", r->max_blocks_per_sm);
+    eval_gate_json(o, r, tol);
+    cJSON *ce =
+        eval_compile_errors(r->status == RECORD_ST_COMPILE_ERROR ? (log ? log : r->error) : "");
+    if (!ce || !cJSON_AddItemToObject(o, "compile_errors", ce))
+        cJSON_Delete(ce);
     char *t = cJSON_PrintUnformatted(o);
     if (t)
         puts(t);
@@ -236,6 +308,7 @@ static void eval_print_text(const record *r, const eval_ref *ref)
  * in, each stored record is printed, and any that is not ok fails. */
 typedef struct eval_out {
     const eval_args *a;
+    const space_tolerance *tol; /* the gate's */
     store *st;
     eval_ref ref;
     int n;                        /* records of the task */
@@ -271,7 +344,7 @@ static int eval_print(eval_out *o)
         if (record_key(r, key, sizeof key) == 0)
             (void)store_get(o->st, key, r); /* else: the record as the engine stored it */
         if (o->a->json)
-            eval_print_json(r, &o->ref);
+            eval_print_json(r, &o->ref, o->tol, NULL);
         else
             eval_print_text(r, &o->ref);
         if (r->status != RECORD_ST_OK)
@@ -282,7 +355,8 @@ static int eval_print(eval_out *o)
 
 /* A variant that does not compile: its compile_error record stored (with
  * a GPU and so a store st) and printed. Returns the exit status. */
-static int eval_compile_error(const eval_args *a, engine *e, store *st, record *r, const char *log)
+static int eval_compile_error(const eval_args *a, const space *s, engine *e, store *st, record *r,
+                              const char *log)
 {
     fprintf(stderr, "%s\n", log);
     if (st) {
@@ -297,7 +371,7 @@ static int eval_compile_error(const eval_args *a, engine *e, store *st, record *
     }
     const eval_ref ref = {0};
     if (a->json)
-        eval_print_json(r, &ref);
+        eval_print_json(r, &ref, &s->tolerance, log);
     else
         eval_print_text(r, &ref);
     return CLI_FAIL;
@@ -329,7 +403,7 @@ static int eval_run(const eval_args *a, const space *s, task *t)
             cli_say("cannot compile the kernel variant %s: %s", a->kernel, log);
             rc = CLI_FAIL;
         } else if (vr > 0) {
-            rc = eval_compile_error(a, &e, st, &r, log);
+            rc = eval_compile_error(a, s, &e, st, &r, log);
         }
     }
     if (rc == CLI_OK && !gpu) {
@@ -343,6 +417,7 @@ static int eval_run(const eval_args *a, const space *s, task *t)
         static eval_out o;
         memset(&o, 0, sizeof o);
         o.a = a;
+        o.tol = &s->tolerance;
         o.st = st;
         const engine_sink sink = {&o, eval_measured, eval_stored, NULL};
         if (engine_measure(&e, st, &job, 1, ENGINE_PUT, &sink) != 0) {

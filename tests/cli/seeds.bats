@@ -126,3 +126,29 @@ assert s["rescore"]["source_argv"] == ["fasweep", "eval", "--kernel", sys.argv[1
     expect_status 2
     expect_in "$stderr" "its mode=warm is not one of"
 }
+
+@test "eval --json: a compile error's file, line and message; the gate not reached" {
+    export CUDA_VISIBLE_DEVICES="" FASWEEP_CACHE="$WORK/cache"
+    python3 - "$REPO/kernels/mma/flash_fwd.cuh" bad.cuh <<'PY'
+import sys
+s = open(sys.argv[1]).read()
+i = s.index("{", s.index("__global__"))
+open(sys.argv[2], "w").write(s[:i + 1] + "\n    int broken = no_such_name;\n" + s[i + 1:])
+PY
+    local want
+    want=$(grep -n "no_such_name" bad.cuh | cut -d: -f1)
+    run --separate-stderr "$FASWEEP" eval --problem 4,8,512,64 --config d64.m64.n64.w4.s2.z1 \
+        --kernel bad.cuh --json --store "$STORE"
+    expect_status 1
+    python3 -c '
+import json, sys
+o = json.loads(sys.stdin.readline())
+assert o["status"] == "compile_error" and o["variant"] is True, o
+assert o["kernel"].endswith("/bad.cuh"), o["kernel"]
+e = o["compile_errors"][0]
+assert e["file"].endswith("bad.cuh") and e["line"] == int(sys.argv[1]), e
+assert e["severity"] == "error" and "no_such_name" in e["message"], e
+g = o["gate"]
+assert g["passed"] is None and g["rel_l2_max"] == 0.005 and g["max_abs_max"] == 0.03, g
+' "$want" <<<"$output" || flunk "eval --json: $output"
+}
