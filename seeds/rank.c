@@ -1,5 +1,5 @@
 /* rank.c - Top-K per (device, problem, mode) group, its table and JSON
- * forms, and the seeds files (format: seeds/README.md).
+ * forms, and the seeds files and standalone sources (format: docs/seeds.md).
  *
  * One store scan fills the groups. Each group keeps only its k best records
  * (a sorted array grown on demand, never more than k long), so memory stays

@@ -5,7 +5,8 @@
  *   kernel-tuner  a Kernel Tuner (>= 1.0) cache file: replayed by
  *                 tune_kernel(..., simulation_mode=True, cache=FILE) with
  *                 any strategy and no GPU. tune_params_keys are BLOCK_M,
- *                 BLOCK_N, NUM_WARPS, STAGES, SWIZZLE over the grid's axes;
+ *                 BLOCK_N, NUM_WARPS, STAGES, SWIZZLE over the grid's axes,
+ *                 then block_size_x;
  *                 every grid point has an entry (its key the values joined
  *                 by "," in that order), `cache` is the last key. Measured
  *                 points carry `time` (the median, ms, always a float) and
@@ -21,7 +22,20 @@
  *                 point with configuration, times, invalidity (correct,
  *                 constraints, correctness, runtime, timeout, compile),
  *                 correctness and measurements (unmeasured points, when
- *                 allowed, are left out: T4 has no word for them).
+ *                 allowed, are left out: T4 has no word for them);
+ *   t1            Kernel Tuner's T1 input file (schema/T1/1.0.0): the
+ *                 search space, its restrictions, the kernel file (the
+ *                 family's template path, resolved by Kernel Tuner from
+ *                 the working directory), Q/K/V/O as float vectors (all
+ *                 its 1.5 loader converts); tune_kernel_T1 with the
+ *                 kernel-tuner export as cache replays it.
+ *
+ * Every format carries the planner's rules as Kernel Tuner restriction
+ * strings (tuner_restrictions: kernel-tuner `restrictions`, t4
+ * metadata.restrictions, t1 Conditions) and the thread block size
+ * TUNER_BLOCK_X = 32*NUM_WARPS as a tune parameter; the kernel-tuner cache
+ * holds every point of the tune parameters' product (a block_size_x that
+ * is not its NUM_WARPS' is InvalidConfig), so keys have six values.
  */
 #ifndef TUNER_H
 #define TUNER_H

@@ -1,6 +1,6 @@
 /* sha256.h - SHA-256 (FIPS 180-4) of a byte string, as lower-case hex.
  *
- * What a seed names its kernel source by (seeds/README.md): the SHA-256 of
+ * What a seed names its kernel source by (docs/seeds.md, source.sha256): the SHA-256 of
  * the template text this binary embeds, or of a kernel variant's file, so
  * a reader can check with `sha256sum` that a source is the one measured.
  * No allocation, no state beyond the call.
