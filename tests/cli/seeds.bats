@@ -152,3 +152,18 @@ g = o["gate"]
 assert g["passed"] is None and g["rel_l2_max"] == 0.005 and g["max_abs_max"] == 0.03, g
 ' "$want" <<<"$output" || flunk "eval --json: $output"
 }
+
+@test "report: a variant is counted in a note, ranked and labelled only with --variants" {
+    import_with_variant
+    run --separate-stderr "$FASWEEP" report --gpu "$L4" --problem "$P1" --mode hot \
+        --store "$STORE" -o plain.html
+    expect_status 0
+    grep -q 'class="note variants" data-variants="1"' plain.html || flunk "no variants note"
+    ! grep -q '(variant src-' plain.html || flunk "a variant ranked without --variants"
+    run --separate-stderr "$FASWEEP" report --gpu "$L4" --problem "$P1" --mode hot --variants \
+        --store "$STORE" -o with.html
+    expect_status 0
+    grep -q '1\. d64.m64.n64.w4.s2.z1 (variant src-[0-9a-f]\{16\})' with.html ||
+        flunk "the variant is not first and labelled"
+    ! grep -q 'class="note variants"' with.html || flunk "a note though ranked"
+}
