@@ -24,7 +24,7 @@
 
 typedef struct topk_args {
     int k, json, no_seeds, variants;
-    const char *gpu, *mode, *seeds_dir, *store, *emit_source;
+    const char *gpu, *mode, *seeds_dir, *store, *emit_source, *space_path;
     cli_problem problem;
 } topk_args;
 
@@ -99,6 +99,12 @@ static int topk_report(const topk_args *a, const char *path, long stored, const 
 
 static int topk_run(const topk_args *a)
 {
+    static space sp;
+    char serr[SPACE_ERR_LEN];
+    if (a->space_path && space_load(a->space_path, &sp, serr, sizeof serr) != 0) {
+        cli_say("%s", serr);
+        return CLI_USAGE;
+    }
     const char *path = cli_store_path(a->store);
     store *s = cli_open_store(path, 1);
     if (!s)
@@ -109,8 +115,9 @@ static int topk_run(const topk_args *a)
                      .variants = a->variants};
     rank_result r;
     const int src = rank_topk(s, &f, a->k, &r);
-    const rank_sources sources = {topk_template_text, fa_build_id(), a->emit_source,
-                                  a->store ? path : NULL};
+    const rank_sources sources = {
+        topk_template_text,         fa_build_id(), a->emit_source, a->store ? path : NULL,
+        a->space_path ? &sp : NULL, a->space_path};
     r.src = &sources;
     int rc;
     if (src != STORE_OK)
@@ -151,6 +158,12 @@ static const cli_opt topk_opts[] = {
      .at = CLI_AT(topk_args, variants),
      .help = "rank edited kernels (`fasweep eval --kernel`, build src-HASH) too, marked\n"
              "`variant`; without it they are only counted"},
+    {.name = "space",
+     .kind = CLI_PATH,
+     .at = CLI_AT(topk_args, space_path),
+     .value = "FILE",
+     .help = "the space the seeds were swept with: its tolerances are the seeds' gate\n"
+             "and their eval commands take --space FILE (default: the defaults)"},
     {.name = "emit-source",
      .kind = CLI_PATH,
      .at = CLI_AT(topk_args, emit_source),

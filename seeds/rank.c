@@ -660,6 +660,7 @@ static void rank_rescore_json(cJSON *e, const rank_group *g, int i, const rank_s
 {
     const record *r = &g->top[i];
     const char *store = src ? src->store_path : NULL;
+    const char *space = src && src->space ? src->space_path : NULL;
     char cfg[96];
     rank_eval_config(r, cfg, sizeof cfg);
     cJSON *o = rank_add_obj(e, "rescore", ok);
@@ -670,6 +671,8 @@ static void rank_rescore_json(cJSON *e, const rank_group *g, int i, const rank_s
         argv[n++] = "--kernel", argv[n++] = so->path;
     argv[n++] = "--json";
     const int tail = n;
+    if (space)
+        argv[n++] = "--space", argv[n++] = space;
     if (store)
         argv[n++] = "--store", argv[n++] = store;
     argv[n] = NULL;
@@ -678,10 +681,10 @@ static void rank_rescore_json(cJSON *e, const rank_group *g, int i, const rank_s
         rank_null_pair(o, "source_argv", "source_command", ok);
         return;
     }
-    const char *sv[8] = {"fasweep", "eval", "--kernel", file, "--json"};
+    const char *sv[12] = {"fasweep", "eval", "--kernel", file, "--json"};
     int m = 5;
-    if (n > tail)
-        sv[m++] = "--store", sv[m++] = store;
+    for (int j = tail; j < n; j++) /* the same --space and --store */
+        sv[m++] = argv[j];
     sv[m] = NULL;
     rank_command_json(o, "source_argv", "source_command", sv, ok);
 }
@@ -706,21 +709,31 @@ static void rank_source_json(cJSON *e, const rank_source *so, const char *file, 
         rank_null(o, "file", ok);
 }
 
-/* The correctness gate every seed passed, and a re-score applies. */
-static void rank_gate_json(cJSON *e, int *ok)
+/* The correctness gate every seed passed, and a re-score applies: the
+ * tolerances of topk's --space when given (saying whether the record was
+ * measured under that space), else the defaults. */
+static void rank_gate_json(cJSON *e, const record *r, const rank_sources *src, int *ok)
 {
+    const space *sp = src ? src->space : NULL;
     cJSON *o = rank_add_obj(e, "gate", ok);
     rank_str(o, "reference",
              "fp32 GPU reference (kernels/reference.cu) on the problem's random fp16 inputs; "
              "the output is poisoned with NaN before the launch",
              ok);
     rank_str(o, "rule", "every output finite, rel_l2 <= rel_l2_max and max_abs <= max_abs_max", ok);
-    rank_num(o, "rel_l2_max", SPACE_DEFAULT_REL_L2, ok);
-    rank_num(o, "max_abs_max", SPACE_DEFAULT_MAX_ABS, ok);
-    rank_str(o, "tolerance_from",
-             "the defaults (docs/spaces.md, tolerance): every shipped space and `fasweep eval` "
-             "without --space use them",
-             ok);
+    rank_num(o, "rel_l2_max", sp ? sp->tolerance.rel_l2 : SPACE_DEFAULT_REL_L2, ok);
+    rank_num(o, "max_abs_max", sp ? sp->tolerance.max_abs : SPACE_DEFAULT_MAX_ABS, ok);
+    char from[512];
+    if (!sp)
+        snprintf(from, sizeof from,
+                 "the defaults (docs/spaces.md, tolerance): every shipped space and `fasweep "
+                 "eval` without --space use them");
+    else
+        snprintf(from, sizeof from, "the space %s (topk --space)%s", src->space_path,
+                 strcmp(sp->hash, r->space_hash) == 0
+                     ? ", the one the record was measured under"
+                     : "; the record was measured under another space (provenance.space_hash)");
+    rank_str(o, "tolerance_from", from, ok);
 }
 
 static cJSON *rank_entry_json(const rank_group *g, int i, const rank_sources *src, int *ok)
@@ -751,7 +764,7 @@ static cJSON *rank_entry_json(const rank_group *g, int i, const rank_sources *sr
     if (has_file)
         rank_source_file(src, g, i, file, sizeof file);
     rank_source_json(e, &so, has_file ? file : NULL, ok);
-    rank_gate_json(e, ok);
+    rank_gate_json(e, r, src, ok);
     rank_rescore_json(e, g, i, src, &so, has_file ? file : NULL, ok);
     free(so.text);
     return e;

@@ -42,9 +42,12 @@ typedef struct rank_sources {
     /* The text of a family's template (its fa_family.header path) as this
      * binary embeds it, or NULL when it has none. */
     const char *(*template_text)(const char *header);
-    const char *build;      /* this binary's build id (fa_build_id()) */
-    const char *dir;        /* --emit-source DIR, or NULL: no files */
-    const char *store_path; /* the store the seeds came from, for the eval command */
+    const char *build;         /* this binary's build id (fa_build_id()) */
+    const char *dir;           /* --emit-source DIR, or NULL: no files */
+    const char *store_path;    /* the store the seeds came from, for the eval command */
+    const struct space *space; /* topk --space: the gate's tolerances and the eval
+                                  command's --space (space_path); NULL: the defaults */
+    const char *space_path;
 } rank_sources;
 
 typedef struct rank_result {

@@ -167,3 +167,26 @@ assert g["passed"] is None and g["rel_l2_max"] == 0.005 and g["max_abs_max"] == 
         flunk "the variant is not first and labelled"
     ! grep -q 'class="note variants"' with.html || flunk "a note though ranked"
 }
+
+@test "topk --space: the space's tolerances are the gate, its path in the eval commands" {
+    "$FASWEEP" import "$FIX/results.jsonl" --store "$STORE" >/dev/null
+    sed 's/"rel_l2": 0.005/"rel_l2": 0.004/' "$REPO/spaces/l4.json" >tight.json
+    grep -q '"rel_l2": 0.004' tight.json || flunk "no tolerance to change in spaces/l4.json"
+    run --separate-stderr "$FASWEEP" topk -k 1 --json --no-seeds --gpu "$L4" --problem "$P1" \
+        --mode hot --space tight.json --emit-source src --store "$STORE"
+    expect_status 0
+    python3 -c '
+import json, sys
+s = json.load(sys.stdin)["groups"][0]["seeds"][0]
+g = s["gate"]
+assert g["rel_l2_max"] == 0.004 and g["max_abs_max"] == 0.03, g
+assert "tight.json" in g["tolerance_from"] and "another space" in g["tolerance_from"], g
+for k in ("argv", "source_argv"):
+    a = s["rescore"][k]
+    assert a[a.index("--space") + 1] == "tight.json", a
+' <<<"$output" || flunk "gate or commands: $output"
+    echo '{' >bad.json
+    run --separate-stderr "$FASWEEP" topk --space bad.json --store "$STORE"
+    expect_status 2
+    expect_in "$stderr" "bad.json"
+}
