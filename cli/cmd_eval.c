@@ -164,41 +164,48 @@ static void eval_num_or_null(cJSON *o, const char *key, double v)
         cJSON_AddNullToObject(o, key);
 }
 
-/* The compiler's messages of a log as {file, line, severity, message}:
- * nvcc's lines `FILE(LINE): error: TEXT` (at most 16; others skipped). */
+/* One compiler line `FILE(LINE): SEVERITY: TEXT` as {file, line, severity,
+ * message} (line is cut at its '(' for the file); NULL for another line. */
+static cJSON *eval_compile_message(char *line)
+{
+    char *paren = strstr(line, "): ");
+    char *open = paren;
+    while (open && open > line && *open != '(')
+        open--;
+    if (!open || *open != '(')
+        return NULL;
+    char *end;
+    const long ln = strtol(open + 1, &end, 10);
+    const char *sev = paren + 3, *colon = strstr(sev, ": ");
+    if (end != paren || ln <= 0 || !colon || colon - sev > 31)
+        return NULL;
+    *open = '\0';
+    cJSON *e = cJSON_CreateObject();
+    if (!e)
+        return NULL;
+    char sv[32];
+    snprintf(sv, sizeof sv, "%.*s", (int)(colon - sev), sev);
+    cJSON_AddStringToObject(e, "file", line);
+    cJSON_AddNumberToObject(e, "line", (double)ln);
+    cJSON_AddStringToObject(e, "severity", sv);
+    cJSON_AddStringToObject(e, "message", colon + 2);
+    return e;
+}
+
+/* The compiler's messages of a log (nvcc's `FILE(LINE): error: TEXT`
+ * lines, at most 16; other lines skipped) as an array. */
 static cJSON *eval_compile_errors(const char *log)
 {
     cJSON *a = cJSON_CreateArray();
     int n = 0;
-    for (const char *p = log; a && p && *p && n < 16; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-        const size_t len = strcspn(p, "\n");
+    for (const char *p = log; a && *p && n < 16; p += strcspn(p, "\n"), p += *p == '\n') {
         char line[1024];
+        const size_t len = strcspn(p, "\n");
         snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
-        char *paren = strstr(line, "): ");
-        char *open = paren ? paren : NULL;
-        while (open && open > line && *open != '(')
-            open--;
-        if (!paren || !open || *open != '(')
-            continue;
-        char *end;
-        const long ln = strtol(open + 1, &end, 10);
-        const char *rest = paren + 3;
-        const char *colon = strstr(rest, ": ");
-        if (end != paren || ln <= 0 || !colon)
-            continue;
-        *open = '\0';
-        cJSON *e = cJSON_CreateObject();
-        if (!e || !cJSON_AddItemToArray(a, e)) {
+        cJSON *e = eval_compile_message(line);
+        if (e && !cJSON_AddItemToArray(a, e))
             cJSON_Delete(e);
-            break;
-        }
-        cJSON_AddStringToObject(e, "file", line);
-        cJSON_AddNumberToObject(e, "line", (double)ln);
-        char sev[32];
-        snprintf(sev, sizeof sev, "%.*s", (int)(colon - rest), rest);
-        cJSON_AddStringToObject(e, "severity", sev);
-        cJSON_AddStringToObject(e, "message", colon + 2);
-        n++;
+        n += e != NULL;
     }
     return a;
 }

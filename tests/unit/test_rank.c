@@ -729,7 +729,7 @@ static void test_sources_written(void **state)
     snprintf(dir, sizeof dir, "%s/src", f->dir);
     rank_result r;
     assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
-    const rank_sources src = {fake_template, BUILD, dir, NULL};
+    const rank_sources src = {.template_text = fake_template, .build = BUILD, .dir = dir};
     r.src = &src;
     assert_int_equal(rank_write_sources(&r, NULL, err, sizeof err), 0);
     snprintf(path, sizeof path, "%s/nvidia-h100-80gb-hbm3_%s_hot.1.cuh", dir, PROB_1);
