@@ -123,7 +123,7 @@ $(GEN)/.stamp: $(KBUILD)/geninst $(SPACES) $(KERNEL_HDR) kernels/registry.cu Mak
 	@mkdir -p $(GEN)
 	$(KBUILD)/geninst --out $(GEN) --shards $(SHARDS) --archs "$(ARCHS)" \
 	  --hash-files "$(KERNEL_HDR) kernels/registry.cu" --flags "$(NVFLAGS)" \
-	  --embed "kernels/fa_config.h kernels/fa_launch.h $(wildcard kernels/*/*.h)" $(SPACES)
+	  --embed "kernels/fa_config.h kernels/fa_launch.h $(wildcard kernels/*/*.h kernels/*/*.cuh)" $(SPACES)
 	@touch $@
 $(GEN_CU) $(GEN)/registry_table.inc $(GEN)/build_id.h $(GEN)/embedded.c: $(GEN)/.stamp ;
 

@@ -4,13 +4,16 @@
  * (contract: cli.h).
  */
 #include <cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../kernels/fa_launch.h"
+#include "../seeds/group.h"
 #include "../seeds/rank.h"
+#include "../store/mode.h"
 #include "../store/store.h"
 #include "cli.h"
 #include "../grid/plan.h"
@@ -22,6 +25,7 @@ typedef struct eval_args {
     const char *configs_text, *mode, *store, *space_path, *kernel;
     cli_problem problem;
     int json, device;
+    int mode_set; /* --mode given (else a kernel file's mode= may set it) */
 } eval_args;
 
 /* ---- arguments ------------------------------------------------------------------------------- */
@@ -127,7 +131,8 @@ typedef struct eval_ref {
 static void eval_reference(store *st, const record *mine, int n, eval_ref *ref)
 {
     memset(ref, 0, sizeof *ref);
-    rank_filter f = {mine[0].device, mine[0].problem, mine[0].mode};
+    /* Variants too: an evolution loop compares with its earlier candidates. */
+    rank_filter f = {mine[0].device, mine[0].problem, mine[0].mode, 1};
     rank_result rr;
     if (rank_topk(st, &f, TASK_MAX_CONFIGS + 1, &rr) != STORE_OK)
         return;
@@ -159,8 +164,74 @@ static void eval_num_or_null(cJSON *o, const char *key, double v)
         cJSON_AddNullToObject(o, key);
 }
 
-/* One line of JSON per record: what a tuner reads. */
-static void eval_print_json(const record *r, const eval_ref *ref)
+/* One compiler line `FILE(LINE): SEVERITY: TEXT` as {file, line, severity,
+ * message} (line is cut at its '(' for the file); NULL for another line. */
+static cJSON *eval_compile_message(char *line)
+{
+    char *paren = strstr(line, "): ");
+    char *open = paren;
+    while (open && open > line && *open != '(')
+        open--;
+    if (!open || *open != '(')
+        return NULL;
+    char *end;
+    const long ln = strtol(open + 1, &end, 10);
+    const char *sev = paren + 3, *colon = strstr(sev, ": ");
+    if (end != paren || ln <= 0 || !colon || colon - sev > 31)
+        return NULL;
+    *open = '\0';
+    cJSON *e = cJSON_CreateObject();
+    if (!e)
+        return NULL;
+    char sv[32];
+    snprintf(sv, sizeof sv, "%.*s", (int)(colon - sev), sev);
+    cJSON_AddStringToObject(e, "file", line);
+    cJSON_AddNumberToObject(e, "line", (double)ln);
+    cJSON_AddStringToObject(e, "severity", sv);
+    cJSON_AddStringToObject(e, "message", colon + 2);
+    return e;
+}
+
+/* The compiler's messages of a log (nvcc's `FILE(LINE): error: TEXT`
+ * lines, at most 16; other lines skipped) as an array. */
+static cJSON *eval_compile_errors(const char *log)
+{
+    cJSON *a = cJSON_CreateArray();
+    int n = 0;
+    for (const char *p = log; a && *p && n < 16; p += strcspn(p, "\n"), p += *p == '\n') {
+        char line[1024];
+        const size_t len = strcspn(p, "\n");
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
+        cJSON *e = eval_compile_message(line);
+        if (e && !cJSON_AddItemToArray(a, e))
+            cJSON_Delete(e);
+        n += e != NULL;
+    }
+    return a;
+}
+
+/* The gate a record went through: its errors against the tolerances, and
+ * whether it passed (null: not reached, e.g. compile_error, crashed). */
+static void eval_gate_json(cJSON *o, const record *r, const space_tolerance *tol)
+{
+    cJSON *g = cJSON_AddObjectToObject(o, "gate");
+    if (!g)
+        return;
+    eval_num_or_null(g, "rel_l2", r->rel_l2);
+    eval_num_or_null(g, "max_abs", r->max_abs);
+    cJSON_AddNumberToObject(g, "rel_l2_max", tol->rel_l2);
+    cJSON_AddNumberToObject(g, "max_abs_max", tol->max_abs);
+    if (r->status == RECORD_ST_OK || r->status == RECORD_ST_WRONG)
+        cJSON_AddBoolToObject(g, "passed", r->status == RECORD_ST_OK);
+    else
+        cJSON_AddNullToObject(g, "passed");
+}
+
+/* One line of JSON per record: what a tuner reads. log: the compiler's
+ * full output for a compile_error (the record's error holds its first
+ * 255 bytes), else NULL. */
+static void eval_print_json(const record *r, const eval_ref *ref, const space_tolerance *tol,
+                            const char *log)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
@@ -197,6 +268,18 @@ static void eval_print_json(const record *r, const eval_ref *ref)
     eval_num_or_null(o, "clock_mhz", r->clock.median_mhz);
     cJSON_AddBoolToObject(o, "clock_below_threshold", r->clock.below == 1);
     cJSON_AddStringToObject(o, "error", r->error);
+    /* An edited kernel (its file), and what its compiler said. */
+    cJSON_AddBoolToObject(o, "variant", group_is_variant(r->build));
+    if (r->kernel_path[0])
+        cJSON_AddStringToObject(o, "kernel", r->kernel_path);
+    else
+        cJSON_AddNullToObject(o, "kernel");
+    cJSON_AddNumberToObject(o, "max_blocks_per_sm", r->max_blocks_per_sm);
+    eval_gate_json(o, r, tol);
+    cJSON *ce =
+        eval_compile_errors(r->status == RECORD_ST_COMPILE_ERROR ? (log ? log : r->error) : "");
+    if (!ce || !cJSON_AddItemToObject(o, "compile_errors", ce))
+        cJSON_Delete(ce);
     char *t = cJSON_PrintUnformatted(o);
     if (t)
         puts(t);
@@ -232,6 +315,7 @@ static void eval_print_text(const record *r, const eval_ref *ref)
  * in, each stored record is printed, and any that is not ok fails. */
 typedef struct eval_out {
     const eval_args *a;
+    const space_tolerance *tol; /* the gate's */
     store *st;
     eval_ref ref;
     int n;                        /* records of the task */
@@ -267,7 +351,7 @@ static int eval_print(eval_out *o)
         if (record_key(r, key, sizeof key) == 0)
             (void)store_get(o->st, key, r); /* else: the record as the engine stored it */
         if (o->a->json)
-            eval_print_json(r, &o->ref);
+            eval_print_json(r, &o->ref, o->tol, NULL);
         else
             eval_print_text(r, &o->ref);
         if (r->status != RECORD_ST_OK)
@@ -278,7 +362,8 @@ static int eval_print(eval_out *o)
 
 /* A variant that does not compile: its compile_error record stored (with
  * a GPU and so a store st) and printed. Returns the exit status. */
-static int eval_compile_error(const eval_args *a, engine *e, store *st, record *r, const char *log)
+static int eval_compile_error(const eval_args *a, const space *s, engine *e, store *st, record *r,
+                              const char *log)
 {
     fprintf(stderr, "%s\n", log);
     if (st) {
@@ -293,7 +378,7 @@ static int eval_compile_error(const eval_args *a, engine *e, store *st, record *
     }
     const eval_ref ref = {0};
     if (a->json)
-        eval_print_json(r, &ref);
+        eval_print_json(r, &ref, &s->tolerance, log);
     else
         eval_print_text(r, &ref);
     return CLI_FAIL;
@@ -325,7 +410,7 @@ static int eval_run(const eval_args *a, const space *s, task *t)
             cli_say("cannot compile the kernel variant %s: %s", a->kernel, log);
             rc = CLI_FAIL;
         } else if (vr > 0) {
-            rc = eval_compile_error(a, &e, st, &r, log);
+            rc = eval_compile_error(a, s, &e, st, &r, log);
         }
     }
     if (rc == CLI_OK && !gpu) {
@@ -339,6 +424,7 @@ static int eval_run(const eval_args *a, const space *s, task *t)
         static eval_out o;
         memset(&o, 0, sizeof o);
         o.a = a;
+        o.tol = &s->tolerance;
         o.st = st;
         const engine_sink sink = {&o, eval_measured, eval_stored, NULL};
         if (engine_measure(&e, st, &job, 1, ENGINE_PUT, &sink) != 0) {
@@ -353,20 +439,89 @@ static int eval_run(const eval_args *a, const space *s, task *t)
     return rc;
 }
 
-/* The required options checked, the space and the task built, the run.
- * Returns the exit status. */
-static int eval_command(const eval_args *a)
+/* ---- the config a kernel file names ---------------------------------------------------------- */
+
+/* The value of `key=` in a tag line, into buf; 0, or -1 when absent. */
+static int eval_tag_value(const char *line, const char *key, char *buf, size_t n)
 {
-    if (!a->problem.set)
-        return cli_usage_error("--problem P is required");
+    const size_t kl = strlen(key);
+    for (const char *p = line; (p = strstr(p, key)) != NULL; p += kl) {
+        if ((p != line && p[-1] != ' ' && p[-1] != '\t') || p[kl] != '=')
+            continue;
+        const char *v = p + kl + 1;
+        const size_t len = strcspn(v, " \t\r\n");
+        if (len == 0 || len >= n)
+            return -1;
+        memcpy(buf, v, len);
+        buf[len] = '\0';
+        return 0;
+    }
+    return -1;
+}
+
+/* Fills what --problem, --config and --mode left out from the kernel
+ * file's first line, `// fasweep: problem=P config=C mode=M` (what `topk
+ * --emit-source` writes; mode optional). Returns 0, or a usage error. */
+static int eval_from_kernel(eval_args *a)
+{
+    static char cfg[256], mode[16];
+    FILE *f = fopen(a->kernel, "r");
+    char line[1024] = "";
+    if (!f)
+        return cli_usage_error("cannot read --kernel %s: %s", a->kernel, strerror(errno));
+    const int got = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    char prob[64];
+    if (!got || strncmp(line, RANK_SOURCE_TAG, strlen(RANK_SOURCE_TAG)) != 0 ||
+        eval_tag_value(line, "problem", prob, sizeof prob) ||
+        eval_tag_value(line, "config", cfg, sizeof cfg))
+        return cli_usage_error("--kernel %s does not start with a line '%s problem=P config=C' "
+                               "(as `fasweep topk --emit-source` writes); pass --problem P and "
+                               "--config C",
+                               a->kernel, RANK_SOURCE_TAG);
+    space_problem sp;
+    if (!a->problem.set) {
+        if (space_problem_parse(prob, &sp) != 0 ||
+            space_problem_format(&sp, a->problem.text, sizeof a->problem.text) >=
+                (int)sizeof a->problem.text)
+            return cli_usage_error("--kernel %s: its problem=%s is not a problem text like "
+                                   "b4.h8.s512.d64.nc; pass --problem P",
+                                   a->kernel, prob);
+        a->problem.set = 1;
+    }
     if (!a->configs_text)
-        return cli_usage_error("--config C is required");
+        a->configs_text = cfg;
+    if (!a->mode_set && eval_tag_value(line, "mode", mode, sizeof mode) == 0) {
+        if (!mode_find(mode))
+            return cli_usage_error("--kernel %s: its mode=%s is not one of %s; pass --mode M",
+                                   a->kernel, mode, mode_names_text());
+        a->mode = mode;
+    }
+    return 0;
+}
+
+/* The required options checked (a kernel file may name them), the space
+ * and the task built, the run. Returns the exit status. */
+static int eval_command(const eval_args *given)
+{
+    eval_args a = *given;
+    int rc;
+    a.mode_set = a.mode != NULL;
+    if (!a.mode)
+        a.mode = "hot";
+    if (a.kernel && (!a.problem.set || !a.configs_text) && (rc = eval_from_kernel(&a)))
+        return rc;
+    if (!a.problem.set)
+        return cli_usage_error("--problem P is required (or --kernel FILE that names it, as "
+                               "`fasweep topk --emit-source` writes)");
+    if (!a.configs_text)
+        return cli_usage_error("--config C is required (or --kernel FILE that names it, as "
+                               "`fasweep topk --emit-source` writes)");
     static space s;
     static task t;
-    int rc;
-    if ((rc = eval_space(a, &s)) || (rc = eval_task(a, &s, &t)))
+    if ((rc = eval_space(&a, &s)) || (rc = eval_task(&a, &s, &t)))
         return rc;
-    return eval_run(a, &s, &t);
+    return eval_run(&a, &s, &t);
 }
 
 static const cli_opt eval_opts[] = {
@@ -380,7 +535,9 @@ static const cli_opt eval_opts[] = {
                 "an edited copy of kernels/mma/flash_fwd.cuh: compiled for the local GPU at\n"
                 "the config (one), cached, run in place of the compiled instance; its\n"
                 "records' build is src-HASH of the source (a source that does not\n"
-                "compile is status compile_error, found before any GPU work)"),
+                "compile is status compile_error, found before any GPU work); without\n"
+                "--problem/--config/--mode, its first line `// fasweep: problem=P config=C\n"
+                "mode=M` gives them (`fasweep topk --emit-source` writes it)"),
     CLI_OPT_VAL("space", CLI_PATH, eval_args, space_path, "FILE",
                 "take the measurement settings and tolerances from this space (else the\n"
                 "defaults a space gets) and name it in the records' provenance"),
@@ -389,11 +546,11 @@ static const cli_opt eval_opts[] = {
     CLI_OPT_CUDA_DEVICE(eval_args, device),
     {0}};
 
-CLI_MAIN_NO_ARGS(eval, eval_args, eval_command, .mode = "hot")
+CLI_MAIN_NO_ARGS(eval, eval_args, eval_command)
 
 CLI_COMMAND(
     eval, .summary = "check and time one point (or a head-to-head of a few), into the store",
-    .usage = "--problem P --config C[,C...] [OPTIONS]",
+    .usage = "--problem P --config C[,C...] [OPTIONS]\n--kernel FILE [OPTIONS]",
     .about =
         "Checks and times one point exactly as `grid` does (the same worker, gate, timing and\n"
         "record, crash isolation included) and stores it like a grid record: the objective\n"

@@ -56,7 +56,7 @@ static int export_records_run(const export_args *a, store_io_format fmt)
 {
     if (a->dir || a->space_path || a->gpu || a->mode || a->problem.set || a->allow_missing)
         return cli_usage_error("--dir, --space, --gpu, --problem, --mode and --allow-missing "
-                               "go with --format kernel-tuner or t4; for %s use --prefix",
+                               "go with --format kernel-tuner, t4 or t1; for %s use --prefix",
                                a->format);
     store *s = cli_open_store(cli_store_path(a->store), 1);
     if (!s)
@@ -143,7 +143,8 @@ static int export_groups(const export_args *a, store *st, const space *sp, group
 static int export_group_file(const export_args *a, const group *g, tuner_format fmt,
                              const tuner_meta *m, const char *path)
 {
-    if (export_complete(a, g))
+    /* T1 describes the search, not results: holes do not matter to it. */
+    if (fmt != TUNER_T1 && export_complete(a, g))
         return CLI_FAIL;
     export_group e = {g, fmt, m, a->allow_missing};
     if (!path)
@@ -167,8 +168,11 @@ static char (*export_names(const group_set *set, tuner_format fmt))[GROUP_NAME_L
     if (ids && names) {
         for (size_t i = 0; i < n; i++)
             ids[i] = (group_id){set->groups[i].device, set->groups[i].problem, set->groups[i].mode};
-        rc = group_file_names(ids, n, fmt == TUNER_T4 ? ".t4.json" : ".kt.json", names, err,
-                              sizeof err);
+        rc = group_file_names(ids, n,
+                              fmt == TUNER_T4   ? ".t4.json"
+                              : fmt == TUNER_T1 ? ".t1.json"
+                                                : ".kt.json",
+                              names, err, sizeof err);
     } else {
         snprintf(err, sizeof err, "out of memory naming %zu files", n);
     }
@@ -273,14 +277,15 @@ static int export_run(const export_args *a)
         return export_records_run(a, STORE_IO_JSONL);
     if (tuner_format_parse(a->format, &tf) == 0)
         return export_tuner_run(a, tf);
-    return cli_usage_error("--format wants jsonl, csv, kernel-tuner or t4, got '%s'", a->format);
+    return cli_usage_error("--format wants jsonl, csv, kernel-tuner, t4 or t1, got '%s'",
+                           a->format);
 }
 
 /* ---- the command ---------------------------------------------------------------------------- */
 
 static const cli_opt export_opts[] = {
     CLI_OPT_VAL("format", CLI_STR, export_args, format, "F",
-                "jsonl (default), csv, kernel-tuner or t4"),
+                "jsonl (default), csv, kernel-tuner, t4 or t1"),
     CLI_OPT_VAL("prefix", CLI_STR, export_args, prefix, "P",
                 "jsonl, csv: only keys starting with P (DEVICE|PROBLEM|BUILD|CONFIG|MODE)"),
     CLI_OPT_VAL("space", CLI_PATH, export_args, space_path, "FILE",
@@ -303,7 +308,7 @@ CLI_MAIN_NO_ARGS(export, export_args, export_run, .format = "jsonl")
 CLI_COMMAND(
     export,
     .summary = "write stored records as CSV or JSON lines, or a group for Kernel Tuner / T4",
-    .usage = "[--format jsonl|csv] [OPTIONS]\n--format kernel-tuner|t4 --space FILE [OPTIONS]",
+    .usage = "[--format jsonl|csv] [OPTIONS]\n--format kernel-tuner|t4|t1 --space FILE [OPTIONS]",
     .about =
         "jsonl, csv: every stored record (or those whose key starts with P) in key order,\n"
         "as JSON lines (the format `fasweep import` reads) or CSV with a header row (a text\n"
@@ -315,9 +320,17 @@ CLI_COMMAND(
         "FILE, every grid point present: a Kernel Tuner cache file (replay it with\n"
         "tune_kernel(..., simulation_mode=True, cache=FILE)) or a T4 results file. Measured\n"
         "points carry the median in ms as `time`; rejected ones InvalidConfig; wrong, crashed\n"
-        "and timeout RuntimeFailedConfig (docs/tuners.md). One group per file: narrow the\n"
-        "filter to one, or write one file per group into --dir DIR\n"
-        "(DEVICE_PROBLEM_MODE.kt.json / .t4.json by seeds/README.md's naming rule, paths\n"
-        "on stderr; a file there of another group is not replaced: exit 1).\n",
+        "and timeout RuntimeFailedConfig (docs/tuners.md). Both carry the planner's rules\n"
+        "as Kernel Tuner restriction strings (`restrictions`) and the thread block size\n"
+        "block_size_x = 32*NUM_WARPS as a tune parameter.\n"
+        "\n"
+        "t1: Kernel Tuner's T1 input file for the group (kernel file, search space,\n"
+        "restrictions, objective): kernel_tuner.tune_kernel_T1(FILE, cache_filepath=KT,\n"
+        "simulation_mode=True) replays the kernel-tuner export KT, run from the repository\n"
+        "root (KernelFile is the template's path there).\n"
+        "\n"
+        "One group per file: narrow the filter to one, or write one file per group into\n"
+        "--dir DIR (DEVICE_PROBLEM_MODE.kt.json / .t4.json / .t1.json by seeds/README.md's\n"
+        "naming rule, paths on stderr; a file there of another group is not replaced: exit 1).\n",
     .exit = "0 ok, 1 missing store, no matching group, unmeasured points, damaged records\n"
             "skipped or write error, 2 bad option or space file, or several groups for one file.");

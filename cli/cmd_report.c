@@ -17,7 +17,7 @@
 typedef struct report_args {
     const char *store, *space_path, *gpu, *mode, *file;
     cli_problem problem;
-    int k;
+    int k, variants;
 } report_args;
 
 typedef struct report_job {
@@ -79,7 +79,8 @@ static int report_run(const report_args *a)
         rc = CLI_FAIL;
     }
     if (rc == CLI_OK) {
-        const report_meta m = {path, a->space_path, FASWEEP_VERSION, fa_build_id(), a->k};
+        const report_meta m = {path,          a->space_path, FASWEEP_VERSION,
+                               fa_build_id(), a->k,          a->variants};
         const report_job j = {&set, &m};
         rc = cli_write_file(a->file, report_to, (void *)&j);
         if (rc == CLI_OK)
@@ -99,6 +100,9 @@ static const cli_opt report_opts[] = {
                 "(without it: the axis values the records hold)"),
     CLI_OPT_FILTER(report_args, "", "only this mode: hot, cold or batch"),
     CLI_OPT_INT(NULL, 'k', report_args, k, 1, 1000, "N", "Top-K bars per group (default 8)"),
+    CLI_OPT_FLAG("variants", report_args, variants,
+                 "rank edited kernels (`fasweep eval --kernel`, build src-HASH) in the\n"
+                 "Top-K too, labelled variant; without it they are only counted"),
     CLI_OPT_STORE(report_args),
     CLI_OPT_DEVICE_REFUSED,
     {0}};

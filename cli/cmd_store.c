@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../kernels/fa_launch.h"
+#include "../seeds/group.h"
 #include "../seeds/rank.h"
 #include "../store/store.h"
 #include "../store/store_io.h"
@@ -22,10 +23,26 @@
 /* ---- topk ----------------------------------------------------------------------------------- */
 
 typedef struct topk_args {
-    int k, json, no_seeds;
-    const char *gpu, *mode, *seeds_dir, *store;
+    int k, json, no_seeds, variants;
+    const char *gpu, *mode, *seeds_dir, *store, *emit_source, *space_path;
     cli_problem problem;
 } topk_args;
+
+/* The headers this binary was built with, the templates among them
+ * (build/gen/embedded.c, named without their folder). */
+extern const char *const fa_embedded_names[];
+extern const char *const fa_embedded_texts[];
+
+/* A family's template text as built into this binary, or NULL. */
+static const char *topk_template_text(const char *header)
+{
+    const char *slash = strrchr(header, '/');
+    const char *base = slash ? slash + 1 : header;
+    for (int i = 0; fa_embedded_names[i]; i++)
+        if (strcmp(fa_embedded_names[i], base) == 0)
+            return fa_embedded_texts[i];
+    return NULL;
+}
 
 static long topk_ok_count(const rank_result *r)
 {
@@ -50,24 +67,31 @@ static int topk_report(const topk_args *a, const char *path, long stored, const 
         if (stored > 0)
             cli_say("no results in %s match the filter (GPU %s, problem %s, mode %s)", path,
                     a->gpu ? a->gpu : "any", a->problem.set ? a->problem.text : "any",
-                    a->mode ? a->mode : "hot");
+                    a->mode ? a->mode : "any");
         else
             cli_say("no results in %s; run fasweep grid first", path);
         return CLI_FAIL;
     }
-    const int rc = a->json ? emit_json(rank_json(r)) : (rank_print(r, stdout), CLI_OK);
-    if (rc)
-        return rc;
     if (topk_ok_count(r) == 0) {
+        const int rc = a->json ? emit_json(rank_json(r)) : (rank_print(r, stdout), CLI_OK);
+        if (rc)
+            return rc;
         cli_say("no ok kernel results in %s (%ld matching kernel records failed: wrong, "
-                "crashed or timeout; `fasweep show` prints their errors); no seeds written",
+                "crashed, timeout or compile_error; `fasweep show` prints their errors); no "
+                "seeds written",
                 path, topk_failed_count(r));
         return CLI_FAIL;
     }
-    /* --json is for a program reading stdout: seeds only when asked. */
-    if (a->no_seeds || (a->json && !a->seeds_dir))
-        return CLI_OK;
+    /* The sources first: the seeds (and --json) name the files written. */
     char err[1024];
+    if (rank_write_sources(r, stderr, err, sizeof err) != 0) {
+        cli_say("%s", err);
+        return CLI_FAIL;
+    }
+    const int rc = a->json ? emit_json(rank_json(r)) : (rank_print(r, stdout), CLI_OK);
+    /* --json is for a program reading stdout: seeds only when asked. */
+    if (rc || a->no_seeds || (a->json && !a->seeds_dir))
+        return rc;
     if (rank_write_seeds(r, a->seeds_dir ? a->seeds_dir : DEFAULT_SEEDS_DIR, stderr, err,
                          sizeof err) != 0) {
         cli_say("%s", err);
@@ -76,13 +100,24 @@ static int topk_report(const topk_args *a, const char *path, long stored, const 
     return CLI_OK;
 }
 
+typedef struct topk_ctx {
+    const topk_args *a;
+    const space *sp;
+} topk_ctx;
+
 static int topk_in(store *s, const char *path, const void *ctx)
 {
-    const topk_args *a = ctx;
-    rank_filter f = {
-        .device = a->gpu, .problem = a->problem.set ? a->problem.text : NULL, .mode = a->mode};
+    const topk_ctx *t = ctx;
+    const topk_args *a = t->a;
+    rank_filter f = {.device = a->gpu,
+                     .problem = a->problem.set ? a->problem.text : NULL,
+                     .mode = a->mode,
+                     .variants = a->variants};
     rank_result r;
     const int src = rank_topk(s, &f, a->k, &r);
+    const rank_sources sources = {topk_template_text,     fa_build_id(), a->emit_source,
+                                  a->store ? path : NULL, t->sp,         a->space_path};
+    r.src = &sources;
     int rc;
     if (src != STORE_OK)
         rc = cli_store_fail(s, src, "ranking");
@@ -94,12 +129,30 @@ static int topk_in(store *s, const char *path, const void *ctx)
 
 static int topk_run(const topk_args *a)
 {
-    return cli_read_store(a->store, topk_in, a);
+    static space sp;
+    char serr[SPACE_ERR_LEN];
+    if (a->space_path && space_load(a->space_path, &sp, serr, sizeof serr) != 0) {
+        cli_say("%s", serr);
+        return CLI_USAGE;
+    }
+    const topk_ctx t = {a, a->space_path ? &sp : NULL};
+    return cli_read_store(a->store, topk_in, &t);
 }
 
 static const cli_opt topk_opts[] = {
     CLI_OPT_INT(NULL, 'k', topk_args, k, 1, INT_MAX, "N", "how many per group (default 8)"),
-    CLI_OPT_FILTER(topk_args, "", "hot (default), cold or batch (docs/measurement.md)"),
+    CLI_OPT_FILTER(topk_args, "",
+                   "only this mode: hot, cold or batch (default: every mode stored, one\n"
+                   "section each; docs/measurement.md)"),
+    CLI_OPT_FLAG("variants", topk_args, variants,
+                 "rank edited kernels (`fasweep eval --kernel`, build src-HASH) too, marked\n"
+                 "`variant`; without it they are only counted"),
+    CLI_OPT_VAL("space", CLI_PATH, topk_args, space_path, "FILE",
+                "the space the seeds were swept with: its tolerances are the seeds' gate\n"
+                "and their eval commands take --space FILE (default: the defaults)"),
+    CLI_OPT_VAL("emit-source", CLI_PATH, topk_args, emit_source, "DIR",
+                "write each seed's kernel source, standalone, to\n"
+                "DIR/DEVICE_PROBLEM_MODE.RANK.cuh (`fasweep eval --kernel FILE` re-scores it)"),
     CLI_OPT_VAL("seeds-dir", CLI_PATH, topk_args, seeds_dir, "DIR",
                 "where seeds go (default ./" DEFAULT_SEEDS_DIR "); with --json, seeds are\n"
                 "written only when this is given"),
@@ -116,12 +169,13 @@ CLI_MAIN_NO_ARGS(topk, topk_args, topk_run, .k = DEFAULT_K)
 CLI_COMMAND(
     topk, .summary = "rank stored results per (GPU, problem, mode); write seed files",
     .usage = "[OPTIONS]",
-    .about =
-        "Ranks the stored \"ok\" kernel results of each (GPU, problem, mode) by median time\n"
-        "(ties: lower noise, then config text), prints the K best of each with their speedup\n"
-        "over the fastest stored baseline, and writes one seeds file per group\n"
-        "(DIR/DEVICE_PROBLEM_MODE.json, format in seeds/README.md; paths on stderr);\n"
-        "with --json it prints the ranking only, and writes seeds when --seeds-dir is given.\n",
+    .about = "Ranks the stored \"ok\" kernel results of each (GPU, problem, mode) by median time\n"
+             "(ties: lower noise, then config text), prints the K best of each with their speedup\n"
+             "over the fastest stored baseline, and writes one seeds file per group\n"
+             "(DIR/DEVICE_PROBLEM_MODE.json, format in docs/seeds.md; paths on stderr). Every\n"
+             "mode stored gets its own section unless --mode picks one. Records of edited\n"
+             "kernels (eval --kernel) are ranked only with --variants, marked `variant`. With\n"
+             "--json it prints the ranking only, and writes seeds when --seeds-dir is given.\n",
     .exit = "0 ok, 1 missing or empty store, no match, only failed results or a seeds\n"
             "write error, 2 bad option.");
 
@@ -318,9 +372,16 @@ static int show_visit(const record *r, void *ctx)
     return 0;
 }
 
+/* The record's JSON; a kernel variant's (eval --kernel, build src-HASH)
+ * with "variant": true, so it is never taken for the template's. */
 static int show_print(const record *r)
 {
-    return emit_json(record_to_json(r));
+    cJSON *o = record_to_json(r);
+    if (o && group_is_variant(r->build) && !cJSON_AddTrueToObject(o, "variant")) {
+        cJSON_Delete(o);
+        o = NULL;
+    }
+    return emit_json(o);
 }
 
 /* Finds the record named by fields; without --build, over every build. */

@@ -1,5 +1,5 @@
 /* rank.c - Top-K per (device, problem, mode) group, its table and JSON
- * forms, and the seeds files (format: seeds/README.md).
+ * forms, and the seeds files and standalone sources (format: docs/seeds.md).
  *
  * One store scan fills the groups. Each group keeps only its k best records
  * (a heap grown on demand, never more than k long, sorted at the end), so
@@ -20,6 +20,8 @@
 
 #include "../kernels/family.h"
 #include "../store/file.h"
+#include "../store/mode.h"
+#include "../store/sha256.h"
 #include "../store/text.h"
 #include "group.h"
 #include "../grid/plan.h"
@@ -46,6 +48,9 @@ static int rank_cmp(const record *a, const record *b)
 
 /* ---- scanning ------------------------------------------------------------------------------- */
 
+/* The room a group has for its mode's name (a longer one is no mode). */
+#define RANK_MODE_ROOM sizeof(((rank_group *)0)->mode)
+
 /* A group's k best while scanning: the records in a pool (grown by
  * doubling, never past k) and a binary max-heap of pool indices by
  * rank_cmp, the worst kept on top. A record better than the top replaces
@@ -59,7 +64,7 @@ typedef struct rank_heap {
 
 typedef struct rank_scan {
     const rank_filter *f;
-    const char *mode;
+    const char *mode; /* NULL: every mode */
     int k;
     rank_result *res;
     int cap_groups;
@@ -74,7 +79,8 @@ static rank_group *rank_group_of(rank_scan *sc, const record *r)
     /* Records arrive in key order, so the match is almost always the last. */
     for (int i = res->n_groups - 1; i >= 0; i--) {
         rank_group *g = &res->groups[i];
-        if (strcmp(g->device, r->device) == 0 && strcmp(g->problem, r->problem) == 0)
+        if (strcmp(g->device, r->device) == 0 && strcmp(g->problem, r->problem) == 0 &&
+            strcmp(g->mode, r->mode) == 0)
             return g;
     }
     if (res->n_groups == sc->cap_groups) {
@@ -93,7 +99,7 @@ static rank_group *rank_group_of(rank_scan *sc, const record *r)
     memset(g, 0, sizeof *g);
     snprintf(g->device, sizeof g->device, "%s", r->device);
     snprintf(g->problem, sizeof g->problem, "%s", r->problem);
-    snprintf(g->mode, sizeof g->mode, "%s", sc->mode);
+    snprintf(g->mode, sizeof g->mode, "%s", r->mode);
     sc->heaps[res->n_groups] = (rank_heap){0};
     res->n_groups++;
     return g;
@@ -219,7 +225,7 @@ static int rank_visit(const record *r, void *ctx)
 {
     rank_scan *sc = ctx;
     const rank_filter *f = sc->f;
-    if (strcmp(r->mode, sc->mode) != 0)
+    if (sc->mode ? strcmp(r->mode, sc->mode) != 0 : strlen(r->mode) >= RANK_MODE_ROOM)
         return 0;
     if (f && f->device && strcmp(r->device, f->device) != 0)
         return 0;
@@ -238,6 +244,12 @@ static int rank_visit(const record *r, void *ctx)
         g->n_failed++;
         return 0;
     }
+    /* An edited kernel is another kernel, not a point of the template's
+     * space: counted, and ranked only when asked for. */
+    if (group_is_variant(r->build) && !(f && f->variants)) {
+        g->n_variants++;
+        return 0;
+    }
     g->n_ok++;
     if (rank_offer(sc, g, &sc->heaps[g - sc->res->groups], r) != 0) {
         sc->rc = STORE_ENOMEM;
@@ -246,11 +258,23 @@ static int rank_visit(const record *r, void *ctx)
     return 0;
 }
 
+/* A mode's place in the table's order (store/mode.h); an unknown one
+ * (imported) after every known one. */
+static int rank_mode_order(const char *mode)
+{
+    const int i = mode_index(mode);
+    return i < 0 ? MODE_COUNT : i;
+}
+
 static int rank_group_cmp(const void *pa, const void *pb)
 {
     const rank_group *a = pa, *b = pb;
-    const int c = strcmp(a->device, b->device);
-    return c ? c : strcmp(a->problem, b->problem);
+    int c = strcmp(a->device, b->device);
+    if (!c)
+        c = strcmp(a->problem, b->problem);
+    if (!c)
+        c = rank_mode_order(a->mode) - rank_mode_order(b->mode);
+    return c ? c : strcmp(a->mode, b->mode);
 }
 
 int rank_topk(store *s, const rank_filter *f, int k, rank_result *out)
@@ -259,8 +283,9 @@ int rank_topk(store *s, const rank_filter *f, int k, rank_result *out)
         return STORE_EINVAL;
     out->groups = NULL;
     out->n_groups = 0;
-    const char *mode = (f && f->mode) ? f->mode : mode_default()->name;
-    if (strlen(mode) >= sizeof out->groups->mode)
+    out->src = NULL;
+    const char *mode = f ? f->mode : NULL;
+    if (mode && strlen(mode) >= RANK_MODE_ROOM)
         return STORE_EINVAL;
     rank_scan sc = {.f = f, .mode = mode, .k = k, .res = out};
     char prefix[RECORD_KEY_LEN];
@@ -319,6 +344,11 @@ static void rank_print_group(const rank_group *g, FILE *out)
     rank_print_header(g, out);
     if (g->n_top == 0) {
         fprintf(out, "  no ok kernel results (%ld failed)\n", g->n_failed);
+        if (g->n_variants)
+            fprintf(out,
+                    "  (%ld ok records of edited kernels (variants) not ranked: pass "
+                    "--variants)\n",
+                    g->n_variants);
         return;
     }
     fprintf(out, "%4s  %-24s %10s %7s %4s %10s %8s %6s %5s %8s %8s %6s\n", "rank", "config",
@@ -342,14 +372,26 @@ static void rank_print_group(const rank_group *g, FILE *out)
          * calibrated clock's threshold (docs/measurement.md, "Clocks"). */
         if (r->clock.median_mhz > 0)
             snprintf(mhz, sizeof mhz, "%d%s", r->clock.median_mhz, r->clock.below == 1 ? "!" : "");
-        fprintf(out, "%4d  %-24s %10.2f %7s %4s %10.2f %8.2f %6.2f %5d %8ld %8s %6s\n", i + 1,
+        fprintf(out, "%4d  %-24s %10.2f %7s %4s %10.2f %8.2f %6.2f %5d %8ld %8s %6s%s%s\n", i + 1,
                 r->config, r->time.median_us, ci, tie, r->time.min_us, r->tflops,
-                100.0 * r->time.cv, r->regs, (long)r->smem_static + r->smem_dynamic, sp, mhz);
+                100.0 * r->time.cv, r->regs, (long)r->smem_static + r->smem_dynamic, sp, mhz,
+                group_is_variant(r->build) ? "  variant " : "",
+                group_is_variant(r->build) ? r->build : "");
     }
     if (no_ci)
         fprintf(out,
                 "  (+-95%% none: measured before intervals, or in too few rounds: never ranked "
                 "as certain, a tie with every other)\n");
+    for (int i = 0; i < g->n_top; i++)
+        if (group_is_variant(g->top[i].build)) {
+            fprintf(out, "  (variant: an edited kernel source measured by `fasweep eval --kernel`, "
+                         "build src-HASH of its text; `fasweep show` names the file)\n");
+            break;
+        }
+    if (g->n_variants)
+        fprintf(out,
+                "  (%ld ok records of edited kernels (variants) not ranked: pass --variants)\n",
+                g->n_variants);
     for (int i = 0; i < g->n_top; i++)
         if (g->top[i].clock.below == 1) {
             fprintf(out, "  (MHz with !: some of its timed blocks ran under the calibrated clock "
@@ -539,6 +581,8 @@ static void rank_details_json(cJSON *e, const record *r, int *ok)
     rank_num(rs, "smem_static", r->smem_static, ok);
     rank_num(rs, "smem_dynamic", (double)r->smem_dynamic, ok);
     rank_num(rs, "local_bytes", r->local_bytes, ok);
+    /* The same figure under the name `fasweep eval --json` gives it. */
+    rank_num(rs, "spill_bytes", r->local_bytes, ok);
     rank_num(rs, "max_blocks_per_sm", r->max_blocks_per_sm, ok);
 
     cJSON *cy = rank_add_obj(e, "cycles", ok);
@@ -575,7 +619,223 @@ static void rank_provenance_json(cJSON *e, const record *r, int *ok)
     rank_str(p, "fasweep_version", r->version, ok);
 }
 
-static cJSON *rank_entry_json(const rank_group *g, int i, int *ok)
+/* ---- a seed's source, gate and re-scoring command -------------------------------------------- */
+
+/* The source a seed was measured from, as far as this binary knows it. */
+typedef struct rank_source {
+    char *text;       /* malloc'd, or NULL: not available */
+    const char *path; /* the template's path, or the variant's file */
+    int same_build;   /* 1: text is what was measured (build matches, or the hash) */
+} rank_source;
+
+/* A variant's file when it still holds the text measured (its FNV-1a is the
+ * record's kernel_hash); NULL otherwise. */
+static char *rank_variant_text(const record *r)
+{
+    FILE *f = fopen(r->kernel_path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *t = malloc(cap + 1);
+    while (t) {
+        n += fread(t + n, 1, cap - n, f);
+        if (n < cap || cap >= (size_t)(4 << 20))
+            break;
+        char *nt = realloc(t, 2 * cap + 1);
+        if (!nt) {
+            free(t);
+            t = NULL;
+            break;
+        }
+        t = nt;
+        cap *= 2;
+    }
+    const int bad = ferror(f) || !feof(f);
+    fclose(f);
+    char hex[20];
+    if (t)
+        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)text_fnv1a(TEXT_FNV_INIT, t, n));
+    if (!t || bad || strcmp(hex, r->kernel_hash) != 0 || memchr(t, '\0', n)) {
+        free(t);
+        return NULL;
+    }
+    t[n] = '\0';
+    return t;
+}
+
+static rank_source rank_source_of(const rank_sources *src, const record *r)
+{
+    rank_source o = {0};
+    if (group_is_variant(r->build)) {
+        o.path = r->kernel_path;
+        o.text = r->kernel_path[0] && r->kernel_hash[0] ? rank_variant_text(r) : NULL;
+        o.same_build = o.text != NULL;
+        return o;
+    }
+    const fa_family *f = fa_family_get(fa_family_index(record_family(r)));
+    o.path = f ? f->header : "";
+    const char *t = f && src && src->template_text ? src->template_text(f->header) : NULL;
+    o.text = t ? strdup(t) : NULL;
+    o.same_build = o.text && src->build && strcmp(src->build, r->build) == 0;
+    return o;
+}
+
+/* The config as `fasweep eval --config` takes it: FAMILY:TEXT but for the
+ * default family. */
+static void rank_eval_config(const record *r, char *buf, size_t n)
+{
+    const char *fam = record_family(r);
+    if (strcmp(fam, FA_FAMILY_DEFAULT_NAME) == 0)
+        snprintf(buf, n, "%s", r->config);
+    else
+        snprintf(buf, n, "%s:%s", fam, r->config);
+}
+
+/* The standalone source's path: DIR/DEVICE_PROBLEM_MODE.RANK.cuh (the
+ * group's file name, seeds/group.h, with the rank). */
+static void rank_source_file(const rank_sources *src, const rank_group *g, int i, char *buf,
+                             size_t n)
+{
+    char suffix[32], name[256];
+    snprintf(suffix, sizeof suffix, ".%d.cuh", i + 1);
+    group_file_name(g->device, g->problem, g->mode, suffix, name, sizeof name);
+    snprintf(buf, n, "%s/%s", src->dir, name);
+}
+
+/* Appends text to the string in buf (n bytes), cut at the end. */
+static void rank_append(char *buf, size_t n, const char *text)
+{
+    const size_t len = strlen(buf);
+    snprintf(buf + len, n - len, "%s", text);
+}
+
+/* One word of a shell command, in single quotes when it has other bytes
+ * than these (a ' as '\''). */
+static void rank_shell_word(char *buf, size_t n, const char *w)
+{
+    if (buf[0])
+        rank_append(buf, n, " ");
+    if (*w &&
+        strspn(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._,/:=+-@%") ==
+            strlen(w)) {
+        rank_append(buf, n, w);
+        return;
+    }
+    rank_append(buf, n, "'");
+    for (const char *p = w; *p; p++) {
+        const char c[2] = {*p, '\0'};
+        rank_append(buf, n, *p == '\'' ? "'\\''" : c);
+    }
+    rank_append(buf, n, "'");
+}
+
+/* An argv as a JSON array under key, and as one shell line under key_line. */
+static void rank_command_json(cJSON *o, const char *key, const char *key_line,
+                              const char *const *argv, int *ok)
+{
+    cJSON *a = cJSON_AddArrayToObject(o, key);
+    char line[4096] = "";
+    for (int i = 0; argv[i]; i++) {
+        if (!a || !cJSON_AddItemToArray(a, cJSON_CreateString(argv[i])))
+            *ok = 0;
+        rank_shell_word(line, sizeof line, argv[i]);
+    }
+    if (!a)
+        *ok = 0;
+    rank_str(o, key_line, line, ok);
+}
+
+static void rank_null_pair(cJSON *o, const char *a, const char *b, int *ok)
+{
+    rank_null(o, a, ok);
+    rank_null(o, b, ok);
+}
+
+/* The commands that measure the seed again as `grid` did, into the same
+ * store: by config (a variant's with its file), and by the standalone
+ * source when one was written. */
+static void rank_rescore_json(cJSON *e, const rank_group *g, int i, const rank_sources *src,
+                              const rank_source *so, const char *file, int *ok)
+{
+    const record *r = &g->top[i];
+    const char *store = src ? src->store_path : NULL;
+    const char *space = src && src->space ? src->space_path : NULL;
+    char cfg[96];
+    rank_eval_config(r, cfg, sizeof cfg);
+    cJSON *o = rank_add_obj(e, "rescore", ok);
+    const char *argv[16] = {"fasweep",  "eval", "--problem", g->problem,
+                            "--config", cfg,    "--mode",    g->mode};
+    int n = 8;
+    if (group_is_variant(r->build))
+        argv[n++] = "--kernel", argv[n++] = so->path;
+    argv[n++] = "--json";
+    const int tail = n;
+    if (space)
+        argv[n++] = "--space", argv[n++] = space;
+    if (store)
+        argv[n++] = "--store", argv[n++] = store;
+    argv[n] = NULL;
+    rank_command_json(o, "argv", "command", argv, ok);
+    if (!file) {
+        rank_null_pair(o, "source_argv", "source_command", ok);
+        return;
+    }
+    const char *sv[12] = {"fasweep", "eval", "--kernel", file, "--json"};
+    int m = 5;
+    for (int j = tail; j < n; j++) /* the same --space and --store */
+        sv[m++] = argv[j];
+    sv[m] = NULL;
+    rank_command_json(o, "source_argv", "source_command", sv, ok);
+}
+
+/* Where the seed's source is, what it hashes to, and its standalone file. */
+static void rank_source_json(cJSON *e, const rank_source *so, const char *file, int *ok)
+{
+    cJSON *o = rank_add_obj(e, "source", ok);
+    rank_str(o, "path", so->path ? so->path : "", ok);
+    if (so->text) {
+        char hex[SHA256_HEX_LEN];
+        sha256_hex(so->text, strlen(so->text), hex);
+        rank_str(o, "sha256", hex, ok);
+    } else {
+        rank_null(o, "sha256", ok);
+    }
+    if (o && !cJSON_AddBoolToObject(o, "same_build", so->same_build))
+        *ok = 0;
+    if (file)
+        rank_str(o, "file", file, ok);
+    else
+        rank_null(o, "file", ok);
+}
+
+/* The correctness gate every seed passed, and a re-score applies: the
+ * tolerances of topk's --space when given (saying whether the record was
+ * measured under that space), else the defaults. */
+static void rank_gate_json(cJSON *e, const record *r, const rank_sources *src, int *ok)
+{
+    const space *sp = src ? src->space : NULL;
+    cJSON *o = rank_add_obj(e, "gate", ok);
+    rank_str(o, "reference",
+             "fp32 GPU reference (kernels/reference.cu) on the problem's random fp16 inputs; "
+             "the output is poisoned with NaN before the launch",
+             ok);
+    rank_str(o, "rule", "every output finite, rel_l2 <= rel_l2_max and max_abs <= max_abs_max", ok);
+    rank_num(o, "rel_l2_max", sp ? sp->tolerance.rel_l2 : SPACE_DEFAULT_REL_L2, ok);
+    rank_num(o, "max_abs_max", sp ? sp->tolerance.max_abs : SPACE_DEFAULT_MAX_ABS, ok);
+    char from[512];
+    if (!sp)
+        snprintf(from, sizeof from,
+                 "the defaults (docs/spaces.md, tolerance): every shipped space and `fasweep "
+                 "eval` without --space use them");
+    else
+        snprintf(from, sizeof from, "the space %s (topk --space)%s", src->space_path,
+                 strcmp(sp->hash, r->space_hash) == 0
+                     ? ", the one the record was measured under"
+                     : "; the record was measured under another space (provenance.space_hash)");
+    rank_str(o, "tolerance_from", from, ok);
+}
+
+static cJSON *rank_entry_json(const rank_group *g, int i, const rank_sources *src, int *ok)
 {
     const record *r = &g->top[i];
     cJSON *e = cJSON_CreateObject();
@@ -588,17 +848,30 @@ static cJSON *rank_entry_json(const rank_group *g, int i, int *ok)
      * (record_tie): an evolution loop should not chase the difference. */
     cJSON_AddBoolToObject(e, "tie_with_first", i > 0 && record_tie(r, &g->top[0]));
     rank_str(e, "family", record_family(r), ok);
+    /* An edited kernel (eval --kernel), not the family's template. */
+    if (!cJSON_AddBoolToObject(e, "variant", group_is_variant(r->build)))
+        *ok = 0;
     rank_config_json(e, r, ok);
     rank_str(e, "config_text", r->config, ok);
     rank_metrics_json(e, g, r, ok);
     rank_details_json(e, r, ok);
     rank_clock_json(e, r, ok);
     rank_provenance_json(e, r, ok);
+    rank_source so = rank_source_of(src, r);
+    char file[4096 + 256];
+    const int has_file = so.text && src && src->dir;
+    if (has_file)
+        rank_source_file(src, g, i, file, sizeof file);
+    rank_source_json(e, &so, has_file ? file : NULL, ok);
+    rank_gate_json(e, r, src, ok);
+    rank_rescore_json(e, g, i, src, &so, has_file ? file : NULL, ok);
+    free(so.text);
     return e;
 }
 
 /* The seeds document of one group (also one element of --json output). */
-static cJSON *rank_group_json(const rank_group *g, const char *generated_at)
+static cJSON *rank_group_json(const rank_group *g, const rank_sources *src,
+                              const char *generated_at)
 {
     int ok = 1;
     cJSON *doc = cJSON_CreateObject();
@@ -613,12 +886,13 @@ static cJSON *rank_group_json(const rank_group *g, const char *generated_at)
     cJSON *counts = rank_add_obj(doc, "counts", &ok);
     rank_num(counts, "ok", (double)g->n_ok, &ok);
     rank_num(counts, "failed", (double)g->n_failed, &ok);
+    rank_num(counts, "variants_not_ranked", (double)g->n_variants, &ok);
     rank_baseline_json(doc, g, &ok);
     cJSON *seeds = cJSON_AddArrayToObject(doc, "seeds");
     if (!seeds)
         ok = 0;
     for (int i = 0; ok && i < g->n_top; i++) {
-        cJSON *e = rank_entry_json(g, i, &ok);
+        cJSON *e = rank_entry_json(g, i, src, &ok);
         if (e && !cJSON_AddItemToArray(seeds, e)) {
             cJSON_Delete(e);
             ok = 0;
@@ -657,7 +931,7 @@ cJSON *rank_json(const rank_result *r)
     int ok = groups != NULL;
     rank_str(doc, "schema", RANK_TOPK_SCHEMA, &ok);
     for (int i = 0; ok && i < r->n_groups; i++) {
-        cJSON *g = rank_group_json(&r->groups[i], now);
+        cJSON *g = rank_group_json(&r->groups[i], r->src, now);
         if (!g || !cJSON_AddItemToArray(groups, g)) {
             cJSON_Delete(g);
             ok = 0;
@@ -677,26 +951,23 @@ int rank_print_json(const rank_result *r, FILE *out)
 
 /* ---- seeds files ---------------------------------------------------------------------------- */
 
-/* mkdir -p of the seeds directory. */
-static int rank_mkdirs(const char *dir, char *err, size_t errlen)
+/* mkdir -p of the seeds (or sources) directory, named by its option. */
+static int rank_mkdirs(const char *dir, const char *opt, char *err, size_t errlen)
 {
     char failed[4096];
     const int e = file_mkdirs(dir, 0777, failed, sizeof failed);
     struct stat st;
     if (e == ENOTDIR && stat(dir, &st) == 0)
-        snprintf(err, errlen,
-                 "seeds directory %s exists but is not a directory; pass another "
-                 "--seeds-dir",
-                 dir);
+        snprintf(err, errlen, "%s %s exists but is not a directory; pass another one", opt, dir);
     else if (e)
-        snprintf(err, errlen, "cannot create seeds directory %s: %s", failed, strerror(e));
+        snprintf(err, errlen, "cannot create the %s directory %s: %s", opt, failed, strerror(e));
     return e ? -1 : 0;
 }
 
-static int rank_write_group(const rank_group *g, const char *path, const char *now, char *err,
-                            size_t errlen)
+static int rank_write_group(const rank_result *r, const rank_group *g, const char *path,
+                            const char *now, char *err, size_t errlen)
 {
-    cJSON *doc = rank_group_json(g, now);
+    cJSON *doc = rank_group_json(g, r->src, now);
     char *text = doc ? cJSON_Print(doc) : NULL;
     cJSON_Delete(doc);
     if (!text) {
@@ -739,7 +1010,7 @@ int rank_write_seeds(const rank_result *r, const char *dir, FILE *paths, char *e
     char(*names)[GROUP_NAME_LEN] = rank_names(r, err, errlen);
     if (!names)
         return -1;
-    if (rank_mkdirs(dir, err, errlen) != 0) {
+    if (rank_mkdirs(dir, "--seeds-dir", err, errlen) != 0) {
         free(names);
         return -1;
     }
@@ -756,10 +1027,77 @@ int rank_write_seeds(const rank_result *r, const char *dir, FILE *paths, char *e
     }
     for (int i = 0; i < r->n_groups && rc == 0; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        rc = rank_write_group(&r->groups[i], path, now, err, errlen);
+        rc = rank_write_group(r, &r->groups[i], path, now, err, errlen);
         if (rc == 0 && paths)
             fprintf(paths, "%s\n", path);
     }
     free(names);
+    return rc;
+}
+
+/* ---- standalone sources --------------------------------------------------------------------- */
+
+/* The source text without a first line of RANK_SOURCE_TAG (a variant made
+ * from an emitted source carries one: it is replaced, not stacked). */
+static const char *rank_source_body(const char *text)
+{
+    if (strncmp(text, RANK_SOURCE_TAG, strlen(RANK_SOURCE_TAG)) != 0)
+        return text;
+    const char *nl = strchr(text, '\n');
+    return nl ? nl + 1 : "";
+}
+
+/* The file of seed i of g: the tag line eval reads, where it came from,
+ * then the source as measured. */
+static int rank_write_source(const rank_group *g, int i, const rank_source *so, const char *path,
+                             char *err, size_t errlen)
+{
+    const record *r = &g->top[i];
+    char cfg[96], hex[SHA256_HEX_LEN];
+    rank_eval_config(r, cfg, sizeof cfg);
+    sha256_hex(so->text, strlen(so->text), hex);
+    const char *body = rank_source_body(so->text);
+    const size_t n = strlen(body) + 2048;
+    char *text = malloc(n);
+    if (!text) {
+        snprintf(err, errlen, "%s: out of memory building the source", path);
+        return -1;
+    }
+    snprintf(text, n,
+             "%s problem=%s config=%s mode=%s\n"
+             "// Seed %d of %s | %s | %s (fasweep topk --emit-source): %s at this config,\n"
+             "// sha256 %s%s, build %s, median %.3f us.\n"
+             "// Re-score: fasweep eval --kernel THIS_FILE (the line above gives problem, "
+             "config and mode).\n%s",
+             RANK_SOURCE_TAG, g->problem, cfg, g->mode, i + 1, g->device, g->problem, g->mode,
+             so->path, hex, so->same_build ? "" : " (as this fasweep has it; the build differs)",
+             r->build, r->time.median_us, body);
+    const int rc = file_write_text(path, text, err, errlen) == 0 ? 0 : -1;
+    free(text);
+    return rc;
+}
+
+int rank_write_sources(const rank_result *r, FILE *paths, char *err, size_t errlen)
+{
+    const rank_sources *src = r->src;
+    if (!src || !src->dir || r->n_groups == 0)
+        return 0;
+    if (rank_mkdirs(src->dir, "--emit-source", err, errlen) != 0)
+        return -1;
+    int rc = 0;
+    for (int gi = 0; gi < r->n_groups && rc == 0; gi++) {
+        const rank_group *g = &r->groups[gi];
+        for (int i = 0; i < g->n_top && rc == 0; i++) {
+            rank_source so = rank_source_of(src, &g->top[i]);
+            char path[4096 + 256];
+            if (so.text) {
+                rank_source_file(src, g, i, path, sizeof path);
+                rc = rank_write_source(g, i, &so, path, err, errlen);
+                if (rc == 0 && paths)
+                    fprintf(paths, "%s\n", path);
+            }
+            free(so.text);
+        }
+    }
     return rc;
 }

@@ -394,15 +394,23 @@ static int rp_order(const void *pa, const void *pb)
 }
 
 /* The group's ok records of one kind, in the ranking order; baselines one
- * per name (its best). Caller frees. */
-static const record **rp_ranked(const group *g, record_kind kind, int *n)
+ * per name (its best); kernel variants (build src-HASH) only when
+ * variants, else counted in *left_out (may be NULL). Caller frees. */
+static const record **rp_ranked(const group *g, record_kind kind, int variants, int *n,
+                                int *left_out)
 {
     const record **v = malloc((g->n_recs + 1) * sizeof *v);
     *n = 0;
     for (size_t i = 0; v && i < g->n_recs; i++) {
         const record *r = &g->recs[i];
-        if (r->kind == kind && r->status == RECORD_ST_OK)
-            v[(*n)++] = r;
+        if (r->kind != kind || r->status != RECORD_ST_OK)
+            continue;
+        if (kind == RECORD_KIND_KERNEL && !variants && group_is_variant(r->build)) {
+            if (left_out)
+                (*left_out)++;
+            continue;
+        }
+        v[(*n)++] = r;
     }
     if (v && *n > 1)
         qsort(v, (size_t)*n, sizeof *v, rp_order);
@@ -430,7 +438,7 @@ static void rp_bar(FILE *o, const record *r, int rank, const record *first, doub
             RP_BAR_LABEL - 6, y + 15, rank);
     rp_esc(o, r->config);
     if (group_is_variant(r->build)) {
-        fputs(" (", o);
+        fputs(" (variant ", o);
         rp_esc(o, r->build);
         fputs(")", o);
     }
@@ -463,12 +471,17 @@ static void rp_bar(FILE *o, const record *r, int rank, const record *first, doub
     fputs("</text></g>\n", o);
 }
 
-static void rp_topk(FILE *o, const group *g, int k)
+static void rp_topk(FILE *o, const group *g, int k, int variants)
 {
-    int nk = 0, nb = 0;
-    const record **ks = rp_ranked(g, RECORD_KIND_KERNEL, &nk);
-    const record **bs = rp_ranked(g, RECORD_KIND_BASELINE, &nb);
+    int nk = 0, nb = 0, left = 0;
+    const record **ks = rp_ranked(g, RECORD_KIND_KERNEL, variants, &nk, &left);
+    const record **bs = rp_ranked(g, RECORD_KIND_BASELINE, 1, &nb, NULL);
     fprintf(o, "<h3>Top-%d</h3>\n", k);
+    if (left)
+        fprintf(o,
+                "<p class=\"note variants\" data-variants=\"%d\">%d ok record%s of edited kernels "
+                "(variants, build src-HASH) not ranked: pass --variants.</p>\n",
+                left, left, left == 1 ? "" : "s");
     if (nk == 0)
         fputs("<p class=\"none\">No ok kernel record in this group.</p>\n", o);
     if (nk > k)
@@ -587,7 +600,7 @@ static void rp_mode(FILE *o, const char *mode)
             d->measures, d->uncertainty_text, d->stop);
 }
 
-static void rp_group(FILE *o, const group *g, int from_space, int k)
+static void rp_group(FILE *o, const group *g, int from_space, int k, int variants)
 {
     rp_counts c;
     rp_count(g, &c);
@@ -609,7 +622,7 @@ static void rp_group(FILE *o, const group *g, int from_space, int k)
     rp_mode(o, g->mode);
     rp_summary(o, g, &c, from_space);
     rp_heatmap(o, g, &c);
-    rp_topk(o, g, k);
+    rp_topk(o, g, k, variants);
     rp_clocks(o, g);
     fputs("</section>\n", o);
 }
@@ -645,7 +658,7 @@ int report_write(const group_set *set, const report_meta *m, FILE *out)
     if (set->n == 0)
         fputs("<p class=\"none\">No records match.</p>\n", out);
     for (int i = 0; i < set->n; i++) {
-        rp_group(out, &set->groups[i], set->groups[i].from_space, m->k);
+        rp_group(out, &set->groups[i], set->groups[i].from_space, m->k, m->variants);
     }
     fputs("</body></html>\n", out);
     return 0;

@@ -14,7 +14,9 @@
  *     (config, status, median, noise, registers, shared memory, clock);
  *   - the Top-K as horizontal bars with +-2 noise whiskers, statistical ties
  *     with the first marked (record_tie, the refine report's rule), a line
- *     per baseline (e.g. the SDPA backends);
+ *     per baseline (e.g. the SDPA backends); kernel variants (edited
+ *     sources, build src-HASH) only when asked (meta.variants), labelled
+ *     "(variant src-HASH)", else counted in a <p class="note variants">;
  *   - the clock state: the SM clock range of the records, the calibrated
  *     clock, blocks discarded, records measured under the threshold or with
  *     NVML throttle reasons, named.
@@ -41,6 +43,8 @@ typedef struct report_meta {
     const char *version;    /* fasweep's */
     const char *build;      /* this binary's kernel build id */
     int k;                  /* Top-K bars per group */
+    int variants;           /* 1: rank kernel variants (src- builds) in the Top-K too,
+                               marked "variant"; 0: count them in a note */
 } report_meta;
 
 /* Writes the page for set's groups (each laid out: group_lay_out) to out.

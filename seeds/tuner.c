@@ -4,6 +4,7 @@
  */
 #include "tuner.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -110,13 +111,27 @@ static const int *tuner_values(const fa_config *c, int v[SPACE_AXIS_COUNT])
     return v;
 }
 
-/* The configuration: the five axes, as the tuner names them. */
-static void tuner_params(tuner_doc *d, cJSON *o, const fa_config *c)
+/* The thread block's x size a point launches with: 32 threads per warp
+ * (the mma template's CTA is one dimension of NUM_WARPS warps). */
+static int tuner_block_x(const fa_config *c)
+{
+    return 32 * c->num_warps;
+}
+
+/* The configuration: the five axes, as the tuner names them, and the
+ * thread block size bx (tuner_block_x for every real point). */
+static void tuner_params_bx(tuner_doc *d, cJSON *o, const fa_config *c, int bx)
 {
     int v[SPACE_AXIS_COUNT];
     tuner_values(c, v);
     for (int a = 0; a < SPACE_AXIS_COUNT; a++)
         td_int(d, o, space_axis_name((space_axis_id)a), v[a]);
+    td_int(d, o, TUNER_BLOCK_X, bx);
+}
+
+static void tuner_params(tuner_doc *d, cJSON *o, const fa_config *c)
+{
+    tuner_params_bx(d, o, c, tuner_block_x(c));
 }
 
 /* The record's figures beside the objective (names as in the store). */
@@ -229,11 +244,28 @@ static cJSON *tuner_kt_entry(tuner_doc *d, const group_cell *c)
 
 /* The entry's key: the values joined by "," in tune_params_keys order,
  * as Python's str() writes ints. */
-static void tuner_kt_key(const fa_config *c, char *buf, size_t n)
+static void tuner_kt_key(const fa_config *c, int bx, char *buf, size_t n)
 {
     int v[SPACE_AXIS_COUNT];
     tuner_values(c, v);
-    snprintf(buf, n, "%d,%d,%d,%d,%d", v[0], v[1], v[2], v[3], v[4]);
+    snprintf(buf, n, "%d,%d,%d,%d,%d,%d", v[0], v[1], v[2], v[3], v[4], bx);
+}
+
+/* A point whose block_size_x is not its NUM_WARPS' (the tuner's product
+ * of the axes has it; no kernel launches so): InvalidConfig, as the
+ * restriction block_size_x == 32*NUM_WARPS says. */
+static cJSON *tuner_kt_bx_entry(tuner_doc *d, const group_cell *c, int bx)
+{
+    cJSON *e = td_check(d, cJSON_CreateObject());
+    tuner_params_bx(d, e, &c->cfg, bx);
+    td_str(d, e, "__error__", "InvalidConfig");
+    const char *zero[] = {"compile_time", "verification_time", "benchmark_time", "strategy_time",
+                          "framework_time"};
+    for (size_t i = 0; i < sizeof zero / sizeof *zero; i++)
+        td_float(d, e, zero[i], 0.0);
+    td_str(d, e, "status", "rejected");
+    td_str(d, e, "reason", "block_size_x");
+    return e;
 }
 
 static void tuner_axes(tuner_doc *d, cJSON *o, const group *g)
@@ -245,6 +277,47 @@ static void tuner_axes(tuner_doc *d, cJSON *o, const group *g)
                 d->ok = 0;
         td_add(d, o, space_axis_name((space_axis_id)a), vals);
     }
+    cJSON *bx = td_check(d, cJSON_CreateArray());
+    for (int j = 0; bx && j < g->axis_len[SPACE_AXIS_NUM_WARPS]; j++)
+        if (!cJSON_AddItemToArray(
+                bx, td_check(d, cJSON_CreateNumber(32 * g->axis[SPACE_AXIS_NUM_WARPS][j]))))
+            d->ok = 0;
+    td_add(d, o, TUNER_BLOCK_X, bx);
+}
+
+/* ---- the planner's rules as restrictions ---------------------------------------------------- */
+
+int tuner_restrictions(const group *g, char (*out)[TUNER_RESTRICTION_LEN], int max)
+{
+    space_problem p;
+    if (max < TUNER_MAX_RESTRICTIONS || space_problem_parse(g->problem, &p) != 0 ||
+        g->family != fa_family_index(FA_FAMILY_DEFAULT_NAME))
+        return -1;
+    /* kernels/mma/mma.c's mma_check, rule for rule (HEAD_DIM is the
+     * problem's: a constant here); fp16 elements, 16-byte chunks. */
+    const long tile = 2L * p.head_dim; /* bytes of one row */
+    int n = 0;
+    snprintf(out[n++], TUNER_RESTRICTION_LEN, "%s == 32*NUM_WARPS", TUNER_BLOCK_X);
+    snprintf(out[n++], TUNER_RESTRICTION_LEN, "BLOCK_M %% (16*NUM_WARPS) == 0");
+    snprintf(out[n++], TUNER_RESTRICTION_LEN, "(BLOCK_M*%ld//16) %% (32*NUM_WARPS) == 0", tile);
+    snprintf(out[n++], TUNER_RESTRICTION_LEN, "(BLOCK_N*%ld//16) %% (32*NUM_WARPS) == 0", tile);
+    if (g->smem_limit > 0 && g->smem_limit < LONG_MAX)
+        snprintf(out[n++], TUNER_RESTRICTION_LEN, "BLOCK_M*%ld + 2*STAGES*BLOCK_N*%ld <= %ld", tile,
+                 tile, g->smem_limit);
+    return n;
+}
+
+/* The restrictions as a JSON array under key (empty when the family has
+ * none this file can state). */
+static void tuner_restrictions_json(tuner_doc *d, cJSON *o, const char *key, const group *g)
+{
+    char r[TUNER_MAX_RESTRICTIONS][TUNER_RESTRICTION_LEN];
+    const int n = tuner_restrictions(g, r, TUNER_MAX_RESTRICTIONS);
+    cJSON *a = td_check(d, cJSON_CreateArray());
+    for (int i = 0; a && i < n; i++)
+        if (!cJSON_AddItemToArray(a, td_check(d, cJSON_CreateString(r[i]))))
+            d->ok = 0;
+    td_add(d, o, key, a);
 }
 
 static void tuner_problem_size(tuner_doc *d, cJSON *o, const char *key, const group *g)
@@ -282,18 +355,31 @@ static cJSON *tuner_kt_doc(tuner_doc *d, const group *g, const tuner_meta *m)
         if (!cJSON_AddItemToArray(
                 keys, td_check(d, cJSON_CreateString(space_axis_name((space_axis_id)a)))))
             d->ok = 0;
+    if (keys && !cJSON_AddItemToArray(keys, td_check(d, cJSON_CreateString(TUNER_BLOCK_X))))
+        d->ok = 0;
     td_add(d, doc, "tune_params_keys", keys);
     cJSON *tp = td_check(d, cJSON_CreateObject());
     tuner_axes(d, tp, g);
     td_add(d, doc, "tune_params", tp);
+    /* The planner's rules: pass them as tune_kernel's restrictions and a
+     * search visits exactly the accepted points. */
+    tuner_restrictions_json(d, doc, "restrictions", g);
     td_str(d, doc, "objective", "time");
     td_add(d, doc, "fasweep", tuner_origin(d, g, m));
-    /* Kernel Tuner reads `cache` as the last key (it checks the ending). */
+    /* Kernel Tuner reads `cache` as the last key (it checks the ending).
+     * Every point of the product of the tune_params is in it, those whose
+     * block_size_x is not their NUM_WARPS' as InvalidConfig. */
     cJSON *cache = td_check(d, cJSON_CreateObject());
     for (size_t i = 0; cache && i < g->n_cells; i++) {
-        char key[64];
-        tuner_kt_key(&g->cells[i].cfg, key, sizeof key);
-        td_add(d, cache, key, tuner_kt_entry(d, &g->cells[i]));
+        const group_cell *c = &g->cells[i];
+        for (int j = 0; j < g->axis_len[SPACE_AXIS_NUM_WARPS]; j++) {
+            const int bx = 32 * g->axis[SPACE_AXIS_NUM_WARPS][j];
+            char key[80];
+            tuner_kt_key(&c->cfg, bx, key, sizeof key);
+            td_add(d, cache, key,
+                   bx == tuner_block_x(&c->cfg) ? tuner_kt_entry(d, c)
+                                                : tuner_kt_bx_entry(d, c, bx));
+        }
     }
     td_add(d, doc, "cache", cache);
     return doc;
@@ -394,6 +480,7 @@ static cJSON *tuner_t4_doc(tuner_doc *d, const group *g, const tuner_meta *m, in
     cJSON *tp = td_check(d, cJSON_CreateObject());
     tuner_axes(d, tp, g);
     td_add(d, meta, "tune_params", tp);
+    tuner_restrictions_json(d, meta, "restrictions", g);
     td_add(d, doc, "metadata", meta);
     cJSON *res = td_check(d, cJSON_CreateArray());
     for (size_t i = 0; res && i < g->n_cells; i++) {
@@ -409,6 +496,144 @@ static cJSON *tuner_t4_doc(tuner_doc *d, const group *g, const tuner_meta *m, in
     return doc;
 }
 
+/* ---- T1: Kernel Tuner's input file ------------------------------------------------------------
+ */
+
+/* One tuning parameter: its values as the Python list text T1 wants. */
+static void tuner_t1_param(tuner_doc *d, cJSON *list, const char *name, const int *v, int n,
+                           int mul)
+{
+    char vals[512] = "[";
+    for (int i = 0; i < n; i++) {
+        const size_t len = strlen(vals);
+        snprintf(vals + len, sizeof vals - len, "%s%d", i ? ", " : "", mul * v[i]);
+    }
+    const size_t len = strlen(vals);
+    snprintf(vals + len, sizeof vals - len, "]");
+    cJSON *p = td_check(d, cJSON_CreateObject());
+    td_str(d, p, "Name", name);
+    td_str(d, p, "Type", "int");
+    td_str(d, p, "Values", vals);
+    if (p && !cJSON_AddItemToArray(list, p)) {
+        cJSON_Delete(p);
+        d->ok = 0;
+    }
+}
+
+/* The tune parameters a restriction names (T1 wants them listed). */
+static cJSON *tuner_t1_names(tuner_doc *d, const char *expr)
+{
+    cJSON *a = td_check(d, cJSON_CreateArray());
+    for (int i = 0; a && i <= SPACE_AXIS_COUNT; i++) {
+        const char *n = i < SPACE_AXIS_COUNT ? space_axis_name((space_axis_id)i) : TUNER_BLOCK_X;
+        if (strstr(expr, n) && !cJSON_AddItemToArray(a, td_check(d, cJSON_CreateString(n))))
+            d->ok = 0;
+    }
+    return a;
+}
+
+static cJSON *tuner_t1_space(tuner_doc *d, const group *g)
+{
+    cJSON *cs = td_check(d, cJSON_CreateObject());
+    cJSON *params = td_check(d, cJSON_CreateArray());
+    for (int a = 0; params && a < SPACE_AXIS_COUNT; a++)
+        tuner_t1_param(d, params, space_axis_name((space_axis_id)a), g->axis[a], g->axis_len[a], 1);
+    if (params)
+        tuner_t1_param(d, params, TUNER_BLOCK_X, g->axis[SPACE_AXIS_NUM_WARPS],
+                       g->axis_len[SPACE_AXIS_NUM_WARPS], 32);
+    td_add(d, cs, "TuningParameters", params);
+    char r[TUNER_MAX_RESTRICTIONS][TUNER_RESTRICTION_LEN];
+    const int n = tuner_restrictions(g, r, TUNER_MAX_RESTRICTIONS);
+    cJSON *conds = td_check(d, cJSON_CreateArray());
+    for (int i = 0; conds && i < n; i++) {
+        cJSON *c = td_check(d, cJSON_CreateObject());
+        td_add(d, c, "Parameters", tuner_t1_names(d, r[i]));
+        td_str(d, c, "Expression", r[i]);
+        if (c && !cJSON_AddItemToArray(conds, c)) {
+            cJSON_Delete(c);
+            d->ok = 0;
+        }
+    }
+    td_add(d, cs, "Conditions", conds);
+    return cs;
+}
+
+/* Q, K, V and O as float vectors: T1's loader (Kernel Tuner 1.5) converts
+ * only those; the kernel's are fp16 of the same element count, and a
+ * simulated run never launches it. */
+static cJSON *tuner_t1_args(tuner_doc *d, const space_problem *p)
+{
+    cJSON *args = td_check(d, cJSON_CreateArray());
+    const char *names[4] = {"Q", "K", "V", "O"};
+    for (int i = 0; args && i < 4; i++) {
+        cJSON *a = td_check(d, cJSON_CreateObject());
+        td_str(d, a, "Name", names[i]);
+        td_str(d, a, "Type", "float");
+        td_str(d, a, "MemoryType", "Vector");
+        td_int(d, a, "Size", (double)p->batch * p->heads * p->seq_len * p->head_dim);
+        td_str(d, a, "FillType", "Constant");
+        td_float(d, a, "FillValue", 0.0);
+        td_str(d, a, "AccessType", i < 3 ? "ReadOnly" : "WriteOnly");
+        if (a && !cJSON_AddItemToArray(args, a)) {
+            cJSON_Delete(a);
+            d->ok = 0;
+        }
+    }
+    return args;
+}
+
+static cJSON *tuner_t1_kernel(tuner_doc *d, const group *g)
+{
+    cJSON *k = td_check(d, cJSON_CreateObject());
+    space_problem p;
+    const int parsed = space_problem_parse(g->problem, &p) == 0;
+    const fa_family *f = fa_family_get(g->family);
+    td_str(d, k, "Language", "CUDA");
+    td_str(d, k, "KernelName", TUNER_KERNEL_NAME);
+    /* Resolved by Kernel Tuner against the working directory, then the T1
+     * file's folder and its parent: run from the repository root. */
+    td_str(d, k, "KernelFile", f ? f->header : "");
+    td_str(d, k, "GlobalSizeType", "CUDA");
+    cJSON *dev = td_check(d, cJSON_CreateObject());
+    td_str(d, dev, "Name", g->device);
+    td_add(d, k, "Device", dev);
+    if (parsed)
+        tuner_problem_size(d, k, "ProblemSize", g);
+    /* The launch: one CTA per BLOCK_M query rows of each (batch, head),
+     * 32*NUM_WARPS threads in x. */
+    cJSON *gs = td_check(d, cJSON_CreateObject());
+    td_str(d, gs, "X", "(ProblemSize[2] + BLOCK_M - 1) // BLOCK_M");
+    td_str(d, gs, "Y", "ProblemSize[0] * ProblemSize[1]");
+    td_add(d, k, "GlobalSize", gs);
+    cJSON *ls = td_check(d, cJSON_CreateObject());
+    td_str(d, ls, "X", TUNER_BLOCK_X);
+    td_add(d, k, "LocalSize", ls);
+    if (parsed)
+        td_add(d, k, "Arguments", tuner_t1_args(d, &p));
+    return k;
+}
+
+static cJSON *tuner_t1_doc(tuner_doc *d, const group *g, const tuner_meta *m)
+{
+    cJSON *doc = td_check(d, cJSON_CreateObject());
+    cJSON *gen = td_check(d, cJSON_CreateObject());
+    td_int(d, gen, "FormatVersion", 1);
+    td_str(d, gen, "TimeUnit", "Milliseconds");
+    td_add(d, doc, "General", gen);
+    td_add(d, doc, "ConfigurationSpace", tuner_t1_space(d, g));
+    cJSON *search = td_check(d, cJSON_CreateObject());
+    td_str(d, search, "Name", "brute_force");
+    td_add(d, doc, "Search", search);
+    td_add(d, doc, "KernelSpecification", tuner_t1_kernel(d, g));
+    /* The objective (T1 has no field for it: tune_kernel_T1's objective
+     * argument, "time" by default, is this one). */
+    cJSON *o = tuner_origin(d, g, m);
+    td_str(d, o, "objective_name", "time");
+    td_bool(d, o, "objective_higher_is_better", 0);
+    td_add(d, doc, "fasweep", o);
+    return doc;
+}
+
 /* ---- the file ------------------------------------------------------------------------------- */
 
 int tuner_format_parse(const char *text, tuner_format *out)
@@ -417,6 +642,8 @@ int tuner_format_parse(const char *text, tuner_format *out)
         *out = TUNER_KERNEL_TUNER;
     else if (strcmp(text, "t4") == 0)
         *out = TUNER_T4;
+    else if (strcmp(text, "t1") == 0)
+        *out = TUNER_T1;
     else
         return -1;
     return 0;
@@ -426,13 +653,17 @@ int tuner_write(const group *g, tuner_format fmt, const tuner_meta *meta, int al
                 FILE *out, char *err, size_t errlen)
 {
     tuner_doc d = {1};
-    cJSON *doc =
-        fmt == TUNER_T4 ? tuner_t4_doc(&d, g, meta, allow_missing) : tuner_kt_doc(&d, g, meta);
+    cJSON *doc = fmt == TUNER_T4   ? tuner_t4_doc(&d, g, meta, allow_missing)
+                 : fmt == TUNER_T1 ? tuner_t1_doc(&d, g, meta)
+                                   : tuner_kt_doc(&d, g, meta);
     char *text = d.ok && doc ? cJSON_PrintUnformatted(doc) : NULL;
     cJSON_Delete(doc);
     if (!text) {
         snprintf(err, errlen, "out of memory building the %s file of %s %s %s",
-                 fmt == TUNER_T4 ? "t4" : "kernel-tuner", g->device, g->problem, g->mode);
+                 fmt == TUNER_T4   ? "t4"
+                 : fmt == TUNER_T1 ? "t1"
+                                   : "kernel-tuner",
+                 g->device, g->problem, g->mode);
         return -1;
     }
     fputs(text, out);

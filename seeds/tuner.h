@@ -5,7 +5,8 @@
  *   kernel-tuner  a Kernel Tuner (>= 1.0) cache file: replayed by
  *                 tune_kernel(..., simulation_mode=True, cache=FILE) with
  *                 any strategy and no GPU. tune_params_keys are BLOCK_M,
- *                 BLOCK_N, NUM_WARPS, STAGES, SWIZZLE over the grid's axes;
+ *                 BLOCK_N, NUM_WARPS, STAGES, SWIZZLE over the grid's axes,
+ *                 then block_size_x;
  *                 every grid point has an entry (its key the values joined
  *                 by "," in that order), `cache` is the last key. Measured
  *                 points carry `time` (the median, ms, always a float) and
@@ -21,7 +22,20 @@
  *                 point with configuration, times, invalidity (correct,
  *                 constraints, correctness, runtime, timeout, compile),
  *                 correctness and measurements (unmeasured points, when
- *                 allowed, are left out: T4 has no word for them).
+ *                 allowed, are left out: T4 has no word for them);
+ *   t1            Kernel Tuner's T1 input file (schema/T1/1.0.0): the
+ *                 search space, its restrictions, the kernel file (the
+ *                 family's template path, resolved by Kernel Tuner from
+ *                 the working directory), Q/K/V/O as float vectors (all
+ *                 its 1.5 loader converts); tune_kernel_T1 with the
+ *                 kernel-tuner export as cache replays it.
+ *
+ * Every format carries the planner's rules as Kernel Tuner restriction
+ * strings (tuner_restrictions: kernel-tuner `restrictions`, t4
+ * metadata.restrictions, t1 Conditions) and the thread block size
+ * TUNER_BLOCK_X = 32*NUM_WARPS as a tune parameter; the kernel-tuner cache
+ * holds every point of the tune parameters' product (a block_size_x that
+ * is not its NUM_WARPS' is InvalidConfig), so keys have six values.
  */
 #ifndef TUNER_H
 #define TUNER_H
@@ -31,13 +45,29 @@
 
 #include "group.h"
 
-typedef enum tuner_format { TUNER_KERNEL_TUNER, TUNER_T4 } tuner_format;
+typedef enum tuner_format { TUNER_KERNEL_TUNER, TUNER_T4, TUNER_T1 } tuner_format;
 
-/* "kernel-tuner" or "t4". Returns 0, or -1 for another text. */
+/* "kernel-tuner", "t4" or "t1". Returns 0, or -1 for another text. */
 int tuner_format_parse(const char *text, tuner_format *out);
 
 /* The kernel name a Kernel Tuner replay passes (tune_kernel's kernel_name). */
 #define TUNER_KERNEL_NAME "flash_fwd"
+
+/* The tune parameter every format adds beside the axes: the thread block's
+ * x size, 32*NUM_WARPS (Kernel Tuner's name for it, so it knows the block
+ * dimensions and says nothing of "no thread block dims"). */
+#define TUNER_BLOCK_X "block_size_x"
+
+#define TUNER_MAX_RESTRICTIONS 8
+#define TUNER_RESTRICTION_LEN 128
+
+/* The planner's rules for g's grid (family mma; HEAD_DIM the problem's,
+ * the smem limit the space's) as Kernel Tuner restriction strings over
+ * the tune parameters, e.g. "BLOCK_M % (16*NUM_WARPS) == 0", into out (max
+ * >= TUNER_MAX_RESTRICTIONS entries). A point meets them all exactly when
+ * the planner accepts it (tests/tuners checks it with Kernel Tuner).
+ * Returns how many, or -1 for a family or problem it cannot state. */
+int tuner_restrictions(const group *g, char (*out)[TUNER_RESTRICTION_LEN], int max);
 
 /* What the file says about where it came from. */
 typedef struct tuner_meta {

@@ -85,7 +85,7 @@ load helpers
     expect_in "$stderr" "--problem wants"
     run --separate-stderr "$FASWEEP" export --format xml --store "$STORE"
     expect_status 2
-    expect_in "$stderr" "--format wants jsonl, csv, kernel-tuner or t4"
+    expect_in "$stderr" "--format wants jsonl, csv, kernel-tuner, t4 or t1"
     run --separate-stderr "$FASWEEP" grid --space "$REPO/spaces/ci.json" --device x
     expect_status 2
     run --separate-stderr "$FASWEEP" grid --space "$REPO/spaces/ci.json" --refine -2

@@ -13,8 +13,8 @@ P1="b4.h8.s512.d64.nc"
 P2="b1.h2.s200.d128.c"
 
 # Config column of the table rows of one group (rows start with the rank).
-group_configs() { # DEVICE PROBLEM
-    awk -v hdr="$1 | $2 | " 'index($0, hdr) == 1 { on = 1; next } on && /^$/ { on = 0 }
+group_configs() { # DEVICE PROBLEM [MODE, default hot]
+    awk -v hdr="$1 | $2 | ${3:-hot} | " 'index($0, hdr) == 1 { on = 1; next } on && /^$/ { on = 0 }
         on && $1 ~ /^[0-9]+$/ { print $2 }' <<<"$output"
 }
 
@@ -67,7 +67,10 @@ group_configs() { # DEVICE PROBLEM
     expect_in "$output" "$H100 | $P1 | hot | 4 ok, 0 failed | best baseline: sdpa-flash 41.80 us"
     expect_in "$output" "$H100 | $P2 | hot | 2 ok, 0 failed | best baseline: none"
     expect_not_in "$output" "sdpa-cudnn"
-    expect_not_in "$output" "| cold |"
+    # No --mode: every mode stored, one section each (hot before cold).
+    expect_in "$output" "$L4 | $P1 | cold | 2 ok, 0 failed | best baseline: none"
+    [ "$(grep -n "$L4 | $P1 | hot" <<<"$output" | cut -d: -f1)" -lt \
+        "$(grep -n "$L4 | $P1 | cold" <<<"$output" | cut -d: -f1)" ] || flunk "hot after cold"
     # Median order; the 158.40 tie goes to the lower noise (n32: 0.07 % < 0.11 %);
     # wrong/crashed/timeout configs are not ranked.
     local got
@@ -88,18 +91,20 @@ group_configs() { # DEVICE PROBLEM
     [[ "$row" =~ \ -\ +-$ ]] || flunk "no-baseline speedup: $row"
     # Seeds: one file per group, paths on stderr.
     for f in nvidia-l4_b4.h8.s512.d64.nc_hot nvidia-l4_b1.h2.s200.d128.c_hot \
-        nvidia-h100-80gb-hbm3_b4.h8.s512.d64.nc_hot nvidia-h100-80gb-hbm3_b1.h2.s200.d128.c_hot; do
+        nvidia-h100-80gb-hbm3_b4.h8.s512.d64.nc_hot nvidia-h100-80gb-hbm3_b1.h2.s200.d128.c_hot \
+        nvidia-l4_b4.h8.s512.d64.nc_cold; do
         [ -f "seeds/$f.json" ] || flunk "missing seeds/$f.json"
         expect_in "$stderr" "seeds/$f.json"
         json_valid <"seeds/$f.json" || flunk "seeds/$f.json is not JSON"
     done
-    [ "$(ls seeds | wc -l)" -eq 4 ] || flunk "extra files in seeds/: $(ls seeds)"
+    [ "$(ls seeds | wc -l)" -eq 5 ] || flunk "extra files in seeds/: $(ls seeds)"
 }
 
 @test "seeds file: schema fields and values" {
     import_fixture
     "$FASWEEP" topk -k 3 --store "$STORE" 2>/dev/null || flunk "topk failed"
-    run python3 - "seeds/nvidia-l4_b4.h8.s512.d64.nc_hot.json" <<'PY'
+    run python3 - "seeds/nvidia-l4_b4.h8.s512.d64.nc_hot.json" \
+        "$(sha256sum "$REPO/kernels/mma/flash_fwd.cuh" | cut -c1-64)" <<'PY'
 import json, re, sys
 d = json.load(open(sys.argv[1]))
 assert d["schema"] == "fasweep.seeds/1"
@@ -109,7 +114,7 @@ assert d["device"] == "NVIDIA L4" and d["mode"] == "hot"
 assert d["problem"] == {"text": "b4.h8.s512.d64.nc", "batch": 4, "heads": 8, "seq_len": 512,
                         "head_dim": 64, "causal": False, "dtype": "fp16"}, d["problem"]
 assert d["baseline"] == {"name": "sdpa-flash", "median_us": 181.2}, d["baseline"]
-assert d["counts"] == {"ok": 5, "failed": 3}, d["counts"]
+assert d["counts"] == {"ok": 5, "failed": 3, "variants_not_ranked": 0}, d["counts"]
 s = d["seeds"]
 assert [e["rank"] for e in s] == [1, 2, 3]
 assert [e["config_text"] for e in s] == ["d64.m128.n64.w8.s2.z1", "d64.m64.n64.w4.s2.z1",
@@ -134,7 +139,18 @@ assert m["median_us"] == 148.3 and m["samples"] == 120 and m["noise"] == 0.0012
 assert abs(m["speedup_vs_baseline"] - 181.2 / 148.3) < 1e-9
 assert set(e["errors"]) == {"rel_l2", "max_abs"}
 assert e["resources"] == {"regs": 96, "smem_static": 0, "smem_dynamic": 49152,
-                          "local_bytes": 0, "max_blocks_per_sm": 2}, e["resources"]
+                          "local_bytes": 0, "spill_bytes": 0, "max_blocks_per_sm": 2}, e["resources"]
+# Standalone: not a variant, the template's SHA-256 (as this binary embeds it),
+# the gate, and the command that re-scores it into the same store.
+assert e["variant"] is False
+src = e["source"]
+assert src["path"] == "kernels/mma/flash_fwd.cuh" and src["file"] is None
+assert src["sha256"] == sys.argv[2], src
+assert src["same_build"] is False  # the fixture's build is not this binary's
+assert e["gate"]["rel_l2_max"] == 0.005 and e["gate"]["max_abs_max"] == 0.03
+assert e["rescore"]["argv"][:9] == ["fasweep", "eval", "--problem", "b4.h8.s512.d64.nc",
+    "--config", "d64.m128.n64.w8.s2.z1", "--mode", "hot", "--json"], e["rescore"]
+assert e["rescore"]["command"] == " ".join(e["rescore"]["argv"])
 assert set(e["cycles"]) >= {"cta_cycles_mean", "cta_cycles_max", "waves", "sm_imbalance"}
 p = e["provenance"]
 for k in ("build", "kernel_source", "space_name", "space_hash", "timestamp", "host",
@@ -170,7 +186,7 @@ assert len(d["seeds"]) == 2
     run --separate-stderr "$FASWEEP" topk --mode cold --seeds-dir out/cold --store "$STORE"
     expect_status 0
     expect_in "$output" "$L4 | $P1 | cold | 2 ok, 0 failed"
-    [ "$(group_configs "$L4" "$P1" | tr '\n' ' ')" = "d64.m128.n64.w8.s2.z1 d64.m64.n64.w4.s2.z1 " ] ||
+    [ "$(group_configs "$L4" "$P1" cold | tr '\n' ' ')" = "d64.m128.n64.w8.s2.z1 d64.m64.n64.w4.s2.z1 " ] ||
         flunk "cold order"
     [ -f out/cold/nvidia-l4_b4.h8.s512.d64.nc_cold.json ] || flunk "no cold seeds file"
     [ "$(ls out/cold | wc -l)" -eq 1 ] || flunk "cold: $(ls out/cold)"
@@ -213,12 +229,14 @@ assert len(d["seeds"]) == 2
 import json, sys
 d = json.load(sys.stdin)
 g = d["groups"]
-assert [(x["device"], x["problem"]["text"]) for x in g] == [
-    ("NVIDIA H100 80GB HBM3", "b1.h2.s200.d128.c"), ("NVIDIA H100 80GB HBM3", "b4.h8.s512.d64.nc"),
-    ("NVIDIA L4", "b1.h2.s200.d128.c"), ("NVIDIA L4", "b4.h8.s512.d64.nc")], g
-assert [len(x["seeds"]) for x in g] == [2, 2, 0, 2]
+assert [(x["device"], x["problem"]["text"], x["mode"]) for x in g] == [
+    ("NVIDIA H100 80GB HBM3", "b1.h2.s200.d128.c", "hot"),
+    ("NVIDIA H100 80GB HBM3", "b4.h8.s512.d64.nc", "hot"),
+    ("NVIDIA L4", "b1.h2.s200.d128.c", "hot"), ("NVIDIA L4", "b4.h8.s512.d64.nc", "hot"),
+    ("NVIDIA L4", "b4.h8.s512.d64.nc", "cold")], g
+assert [len(x["seeds"]) for x in g] == [2, 2, 0, 2, 2]
 assert g[1]["seeds"][0]["config_text"] == "d64.m128.n128.w8.s2.z1"
-assert g[2]["counts"] == {"ok": 0, "failed": 2}
+assert g[2]["counts"] == {"ok": 0, "failed": 2, "variants_not_ranked": 0}
 ' <<<"$output"
     expect_status 0
 }
@@ -429,7 +447,7 @@ assert s[1]["config"]["BLOCK_M"] == 128 and s[1]["provenance"]["kernel_source"] 
     expect_in "$stderr" "-o FILE and --dir DIR exclude each other"
     run --separate-stderr "$FASWEEP" export --format csv --gpu "NVIDIA L4" --store "$STORE"
     expect_status 2
-    expect_in "$stderr" "go with --format kernel-tuner or t4; for csv use --prefix"
+    expect_in "$stderr" "go with --format kernel-tuner, t4 or t1; for csv use --prefix"
     echo '{' >bad.json
     run --separate-stderr "$FASWEEP" export --format kernel-tuner --space bad.json --store "$STORE"
     expect_status 2

@@ -11,6 +11,7 @@ import sys
 import tempfile
 import unittest
 import warnings
+from pathlib import Path
 
 import jsonschema
 import kernel_tuner
@@ -18,6 +19,7 @@ import kernel_tuner
 FASWEEP = os.environ["FASWEEP"]
 SPACE = "spaces/l4.json"
 AXES = ["BLOCK_M", "BLOCK_N", "NUM_WARPS", "STAGES", "SWIZZLE"]
+KEYS = AXES + ["block_size_x"]  # the thread block size, 32*NUM_WARPS: Kernel Tuner's name
 
 
 def load(path):
@@ -37,15 +39,22 @@ def fasweep(*args, check=True):
     return p
 
 
-def replay(cache, strategy, options=None):
-    """tune_kernel in simulation mode on an exported cache: (results, env)."""
+def replay(cache, strategy, options=None, restrict=True):
+    """tune_kernel in simulation mode on an exported cache, with the
+    restrictions it carries (or none): (results, env)."""
     doc = load(cache)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return kernel_tuner.tune_kernel(
             doc["kernel_name"], "", tuple(doc["problem_size"]), [], doc["tune_params"],
+            restrictions=doc["restrictions"] if restrict else None,
             strategy=strategy, strategy_options=options, cache=cache, simulation_mode=True,
             verbose=False, quiet=True)
+
+
+def x0_of(config):
+    """A seed's config as a point of the exports' tune_params (KEYS)."""
+    return [config[a] for a in AXES] + [32 * config["NUM_WARPS"]]
 
 
 def best_of(results):
@@ -55,6 +64,11 @@ def best_of(results):
 
 def cfg_of(r):
     return [r[a] for a in AXES]
+
+
+def cfg_text(r):
+    """A point's config text (HEAD_DIM 64: the l4 space's problems)."""
+    return "d64.m%d.n%d.w%d.s%d.z%d" % tuple(r[a] for a in AXES)
 
 
 class TunerExports(unittest.TestCase):
@@ -77,6 +91,10 @@ class TunerExports(unittest.TestCase):
                 "--store", cls.store, "-o", cls.kt)
         plan = json.loads(fasweep("plan", "--space", SPACE, "--json").stdout)
         cls.grid = len(plan["points"])
+        # What the planner accepts (not_compiled: valid, not in this CI build).
+        cls.accepted = {p["config"] for p in plan["points"]
+                        if p["reason"] in ("ok", "not_compiled")}
+        cls.warps = len(load(cls.kt)["tune_params"]["NUM_WARPS"])
 
     @classmethod
     def tearDownClass(cls):
@@ -88,31 +106,38 @@ class TunerExports(unittest.TestCase):
         self.assertIn(text.strip()[-3:], ("}\n}", "}}}"))  # the ending Kernel Tuner checks
 
     def test_brute_force_finds_topk_top1(self):
-        results, env = replay(self.kt, "brute_force")
-        self.assertEqual(len(results), self.grid)  # the whole grid, no holes
+        # Without the restrictions: the whole product of the tune_params, no
+        # holes (a block_size_x that is not 32*NUM_WARPS is InvalidConfig).
+        results, env = replay(self.kt, "brute_force", restrict=False)
+        self.assertEqual(len(results), self.grid * self.warps)
         errors = {}
         for r in results:
             if "__error__" in r:
                 errors[str(r["__error__"])] = errors.get(str(r["__error__"]), 0) + 1
-        self.assertEqual(errors, {"InvalidConfig": 90, "RuntimeFailedConfig": 3})
+        self.assertEqual(errors, {"InvalidConfig": 90 + self.grid * (self.warps - 1),
+                                  "RuntimeFailedConfig": 3})
+        # With them: only the accepted points.
+        results, env = replay(self.kt, "brute_force")
+        errors = {str(r["__error__"]) for r in results if "__error__" in r}
+        self.assertEqual(errors, {"RuntimeFailedConfig"})
         best = best_of(results)
         self.assertEqual(cfg_of(best), [self.top1[a] for a in AXES])
         self.assertIsInstance(best["time"], float)
 
     def test_genetic_algorithm_from_top1_seed(self):
         seed_file = glob.glob(os.path.join(self.seeds, "*_hot.json"))[0]
-        x0 = [load(seed_file)["seeds"][0]["config"][a] for a in AXES]
+        x0 = x0_of(load(seed_file)["seeds"][0]["config"])
         results, env = replay(self.kt, "genetic_algorithm", {"x0": x0, "max_fevals": 20})
         evaluated = [r for r in results if r]
-        self.assertEqual(cfg_of(evaluated[0]), x0)  # the search starts at the seed
-        self.assertEqual(cfg_of(best_of(evaluated)), x0)
+        self.assertEqual(cfg_of(evaluated[0]), x0[:5])  # the search starts at the seed
+        self.assertEqual(cfg_of(best_of(evaluated)), x0[:5])
 
     def test_every_point_once_and_float_times(self):
         doc = load(self.kt)
-        self.assertEqual(doc["tune_params_keys"], AXES)
-        self.assertEqual(len(doc["cache"]), self.grid)
+        self.assertEqual(doc["tune_params_keys"], KEYS)
+        self.assertEqual(len(doc["cache"]), self.grid * self.warps)
         for key, e in doc["cache"].items():
-            self.assertEqual(key, ",".join(str(e[a]) for a in AXES))
+            self.assertEqual(key, ",".join(str(e[a]) for a in KEYS))
             if "__error__" not in e:
                 self.assertIsInstance(e["time"], float)
                 self.assertAlmostEqual(e["time"], e["median_us"] / 1000)
@@ -148,7 +173,101 @@ class TunerExports(unittest.TestCase):
         self.assertEqual(names, ["nvidia-l4_b4.h8.s512.d64.nc_batch.kt.json",
                                  "nvidia-l4_b4.h8.s512.d64.nc_hot.kt.json"])
         results, _ = replay(os.path.join(d, names[0]), "brute_force")
-        self.assertEqual(len(results), self.grid)
+        self.assertEqual(len(results), len(self.accepted))
+
+    def test_restrictions_visit_exactly_the_accepted_points(self):
+        """The planner's rules as Kernel Tuner restrictions: brute force
+        over them visits the points the planner accepts, no other, and
+        Kernel Tuner knows the thread block size (no warning about it)."""
+        doc = load(self.kt)
+        self.assertIn("BLOCK_M % (16*NUM_WARPS) == 0", doc["restrictions"])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            results, _ = kernel_tuner.tune_kernel(
+                doc["kernel_name"], "", tuple(doc["problem_size"]), [], doc["tune_params"],
+                restrictions=doc["restrictions"], strategy="brute_force", cache=self.kt,
+                simulation_mode=True, verbose=False, quiet=True)
+        self.assertEqual({cfg_text(r) for r in results}, self.accepted)
+        self.assertEqual(len(results), len(self.accepted))
+        self.assertFalse([w for w in caught if "thread block" in str(w.message)],
+                         [str(w.message) for w in caught])
+        t4 = os.path.join(self.tmp.name, "r.t4.json")
+        fasweep("export", "--format", "t4", "--space", SPACE, "--mode", "hot", "--store",
+                self.store, "-o", t4)
+        self.assertEqual(load(t4)["metadata"]["restrictions"], doc["restrictions"])
+
+    def test_t1_runs_from_the_export(self):
+        """`export --format t1`: Kernel Tuner's own T1 schema accepts it, and
+        tune_kernel_T1 with the exported cache in simulation mode brute-forces
+        exactly the accepted points (run from the repository root: KernelFile
+        is the template's path there)."""
+        t1 = os.path.join(self.tmp.name, "hot.t1.json")
+        fasweep("export", "--format", "t1", "--space", SPACE, "--mode", "hot", "--store",
+                self.store, "-o", t1)
+        doc = load(t1)
+        schema = load(os.path.join(os.path.dirname(kernel_tuner.__file__),
+                                   "schema/T1/1.0.0/input-schema.json"))
+        jsonschema.validate(doc, schema)
+        self.assertEqual(doc["KernelSpecification"]["KernelFile"], "kernels/mma/flash_fwd.cuh")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _, t4 = kernel_tuner.tune_kernel_T1(Path(t1), cache_filepath=Path(self.kt),
+                                                simulation_mode=True)
+        got = [cfg_text(r["configuration"]) for r in t4["results"]]
+        self.assertEqual(len(got), len(self.accepted))
+        self.assertEqual(set(got), self.accepted)
+        self.assertFalse([w for w in caught if "thread block" in str(w.message)])
+        # a T1 file the schema refuses is refused: the check can fail
+        del doc["KernelSpecification"]["KernelFile"]
+        with self.assertRaises(jsonschema.ValidationError):
+            jsonschema.validate(doc, schema)
+
+    def test_seeds_valid_against_docs_schema(self):
+        """The seeds files and topk --json's groups against
+        docs/seeds.schema.json (draft 2020-12), variants and sources too."""
+        schema = load("docs/seeds.schema.json")
+        jsonschema.Draft202012Validator.check_schema(schema)
+        v = jsonschema.Draft202012Validator(schema)
+        files = glob.glob(os.path.join(self.seeds, "*.json"))
+        self.assertTrue(files)
+        for f in files:
+            v.validate(load(f))
+        # A store with a kernel variant whose file is gone: ranked with
+        # --variants, marked, no sha256 and no standalone file.
+        t = self.tmp.name
+        store = os.path.join(t, "schema.lmdb")
+        fasweep("import", os.path.join(t, "fixture.jsonl"), "--store", store)
+        line = json.loads(lines(os.path.join(t, "fixture.jsonl"))[0])
+        line["key"]["build"] = "src-0123456789abcdef"
+        line["provenance"]["kernel_path"] = os.path.join(t, "gone.cuh")
+        line["provenance"]["kernel_hash"] = "0123456789abcdef"
+        line["time"]["median_us"] = line["time"]["min_us"] = line["time"]["mean_us"] = 1.0
+        with open(os.path.join(t, "schema.jsonl"), "w") as f:
+            f.write(json.dumps(line) + "\n")
+        fasweep("import", os.path.join(t, "schema.jsonl"), "--store", store)
+        src = os.path.join(t, "src")
+        top = json.loads(fasweep("topk", "-k", "3", "--json", "--no-seeds", "--variants",
+                                 "--emit-source", src, "--store", store).stdout)
+        self.assertTrue(top["groups"])
+        variants = 0
+        for g in top["groups"]:
+            v.validate(g)
+            for s in g["seeds"]:
+                variants += s["variant"]
+                if s["variant"]:
+                    self.assertIsNone(s["source"]["sha256"])
+                    self.assertIsNone(s["source"]["file"])
+                else:
+                    self.assertTrue(os.path.isfile(s["source"]["file"]), s["source"])
+        self.assertEqual(variants, 1)
+        bad = load(files[0])
+        bad["seeds"][0]["source"]["sha256"] = "not-a-hash"
+        with self.assertRaises(jsonschema.ValidationError):
+            v.validate(bad)
+        bad = load(files[0])
+        bad["schema"] = "fasweep.seeds/2"
+        with self.assertRaises(jsonschema.ValidationError):
+            v.validate(bad)
 
     def test_missing_points_refused_or_marked(self):
         t = self.tmp.name

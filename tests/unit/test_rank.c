@@ -21,6 +21,7 @@
 #include <cJSON.h>
 
 #include "seeds/rank.h"
+#include "store/sha256.h"
 #include "store/store.h"
 #include "store/text.h"
 #include "tests/unit/testutil.h"
@@ -267,6 +268,37 @@ static void test_topk_heap_matches_sort(void **state)
     free(all);
 }
 
+/* Records of edited kernels (build src-HASH) are counted, not ranked,
+ * unless the filter asks for them; then they rank beside the instances. */
+static void test_variants_only_when_asked(void **state)
+{
+    fixture *f = *state;
+    put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 20, 0.01);
+    record v = rec(DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", "hot", RECORD_KIND_KERNEL, RECORD_ST_OK,
+                   10, 0.01);
+    snprintf(v.build, sizeof v.build, "src-0123456789abcdef");
+    put(f, v);
+    rank_result r;
+    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    assert_int_equal(r.n_groups, 1);
+    assert_int_equal(r.groups[0].n_top, 1);
+    assert_int_equal(r.groups[0].n_variants, 1);
+    assert_string_equal(r.groups[0].top[0].build, BUILD);
+    rank_free(&r);
+    rank_filter flt = {.variants = 1};
+    assert_int_equal(rank_topk(f->s, &flt, 8, &r), STORE_OK);
+    assert_int_equal(r.groups[0].n_top, 2);
+    assert_int_equal(r.groups[0].n_variants, 0);
+    assert_string_equal(r.groups[0].top[0].build, "src-0123456789abcdef");
+    cJSON *doc = rank_json(&r);
+    const cJSON *seeds =
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "groups"), 0), "seeds");
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(seeds, 0), "variant")));
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(cJSON_GetArrayItem(seeds, 1), "variant")));
+    cJSON_Delete(doc);
+    rank_free(&r);
+}
+
 /* Devices, problems and modes never mix; groups come sorted. */
 static void test_groups_and_filters(void **state)
 {
@@ -278,15 +310,28 @@ static void test_groups_and_filters(void **state)
     put(f, rec(DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", "cold", RECORD_KIND_KERNEL, RECORD_ST_OK, 5,
                0.01));
 
-    rank_result r = topk_all(f, 8);
-    assert_int_equal(r.n_groups, 3);
+    rank_result r;
+    /* No mode: every mode, one group each, in the table's order (hot, cold). */
+    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    assert_int_equal(r.n_groups, 4);
     assert_string_equal(r.groups[0].device, DEV_A);
     assert_string_equal(r.groups[0].problem, PROB_2); /* "b16..." < "b4..." */
     assert_string_equal(r.groups[1].device, DEV_A);
     assert_string_equal(r.groups[1].problem, PROB_1);
+    assert_string_equal(r.groups[1].mode, "hot");
     assert_int_equal(r.groups[1].n_top, 2); /* the cold record is not here */
     assert_true(r.groups[1].top[0].time.median_us == 20);
-    assert_string_equal(r.groups[2].device, DEV_B);
+    assert_string_equal(r.groups[2].problem, PROB_1);
+    assert_string_equal(r.groups[2].mode, "cold");
+    assert_int_equal(r.groups[2].n_top, 1);
+    assert_true(r.groups[2].top[0].time.median_us == 5);
+    assert_string_equal(r.groups[3].device, DEV_B);
+    rank_free(&r);
+
+    rank_filter hot = {.mode = "hot"};
+    assert_int_equal(rank_topk(f->s, &hot, 8, &r), STORE_OK);
+    assert_int_equal(r.n_groups, 3);
+    assert_string_equal(r.groups[1].mode, "hot");
     rank_free(&r);
 
     rank_filter flt = {.mode = "cold"};
@@ -296,18 +341,18 @@ static void test_groups_and_filters(void **state)
     assert_true(r.groups[0].top[0].time.median_us == 5);
     rank_free(&r);
 
-    flt = (rank_filter){.device = DEV_A};
+    flt = (rank_filter){.device = DEV_A, .mode = "hot"};
     assert_int_equal(rank_topk(f->s, &flt, 8, &r), STORE_OK);
     assert_int_equal(r.n_groups, 2);
     rank_free(&r);
 
-    flt = (rank_filter){.device = DEV_A, .problem = PROB_1};
+    flt = (rank_filter){.device = DEV_A, .problem = PROB_1, .mode = "hot"};
     assert_int_equal(rank_topk(f->s, &flt, 8, &r), STORE_OK);
     assert_int_equal(r.n_groups, 1);
     assert_string_equal(r.groups[0].problem, PROB_1);
     rank_free(&r);
 
-    flt = (rank_filter){.problem = PROB_1}; /* both devices */
+    flt = (rank_filter){.problem = PROB_1, .mode = "hot"}; /* both devices */
     assert_int_equal(rank_topk(f->s, &flt, 8, &r), STORE_OK);
     assert_int_equal(r.n_groups, 2);
     assert_string_equal(r.groups[0].device, DEV_A);
@@ -588,7 +633,7 @@ static void seed_path_alone(fixture *f, const char *dev, const char *prob, const
     char sub[560], err[512];
     snprintf(sub, sizeof sub, "%s/alone", f->dir);
     tu_rmtree(sub);
-    rank_filter flt = {dev, prob, NULL};
+    rank_filter flt = {dev, prob, NULL, 0};
     rank_result r;
     assert_int_equal(rank_topk(f->s, &flt, 8, &r), STORE_OK);
     assert_int_equal(r.n_groups, 1);
@@ -696,18 +741,94 @@ static void test_seeds_dir_error(void **state)
 }
 
 /* A test that gets a fresh store (fixture *). */
+/* SHA-256 against the FIPS 180-4 examples (one block, two blocks). */
+static void test_sha256_vectors(void **state)
+{
+    (void)state;
+    char hex[SHA256_HEX_LEN];
+    sha256_hex("abc", 3, hex);
+    assert_string_equal(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    sha256_hex("", 0, hex);
+    assert_string_equal(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    sha256_hex(two, strlen(two), hex);
+    assert_string_equal(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+/* A small file's text (caller frees), or NULL. */
+static char *read_text(const char *path)
+{
+    FILE *fp = fopen(path, "r");
+    char *buf = fp ? calloc(1, 1 << 16) : NULL;
+    if (buf)
+        fread(buf, 1, (1 << 16) - 1, fp);
+    if (fp)
+        fclose(fp);
+    return buf;
+}
+
+static const char *fake_template(const char *header)
+{
+    return strcmp(header, "kernels/mma/flash_fwd.cuh") == 0 ? "TEMPLATE BODY\n" : NULL;
+}
+
+/* --emit-source: one file per seed, the tag line eval reads first, then
+ * the template; the seed names the file and the template's SHA-256. */
+static void test_sources_written(void **state)
+{
+    fixture *f = *state;
+    put_k(f, DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", 20, 0.01);
+    char dir[600], err[512], path[900];
+    snprintf(dir, sizeof dir, "%s/src", f->dir);
+    rank_result r;
+    assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
+    const rank_sources src = {.template_text = fake_template, .build = BUILD, .dir = dir};
+    r.src = &src;
+    assert_int_equal(rank_write_sources(&r, NULL, err, sizeof err), 0);
+    snprintf(path, sizeof path, "%s/nvidia-h100-80gb-hbm3_%s_hot.1.cuh", dir, PROB_1);
+    char *text = read_text(path);
+    assert_non_null(text);
+    char want[256];
+    snprintf(want, sizeof want, "// fasweep: problem=%s config=d64.m64.n64.w4.s1.z0 mode=hot\n",
+             PROB_1);
+    assert_memory_equal(text, want, strlen(want));
+    assert_non_null(strstr(text, "\nTEMPLATE BODY\n"));
+    free(text);
+    cJSON *doc = rank_json(&r);
+    const cJSON *seed = cJSON_GetArrayItem(
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "groups"), 0), "seeds"), 0);
+    const cJSON *so = cJSON_GetObjectItem(seed, "source");
+    char hex[SHA256_HEX_LEN];
+    sha256_hex("TEMPLATE BODY\n", 14, hex);
+    assert_string_equal(cJSON_GetObjectItem(so, "sha256")->valuestring, hex);
+    assert_string_equal(cJSON_GetObjectItem(so, "file")->valuestring, path);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(so, "same_build")));
+    cJSON_Delete(doc);
+    rank_free(&r);
+}
+
 #define RANK_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        RANK_TEST(test_empty_store),        RANK_TEST(test_k_must_be_positive),
-        RANK_TEST(test_order_and_ties),     RANK_TEST(test_nan_noise_order),
-        RANK_TEST(test_k_limits),           RANK_TEST(test_topk_heap_matches_sort),
-        RANK_TEST(test_groups_and_filters), RANK_TEST(test_failed_and_baselines),
-        RANK_TEST(test_no_baseline_dash),   RANK_TEST(test_json),
-        RANK_TEST(test_seeds_write),        RANK_TEST(test_seeds_names),
-        RANK_TEST(test_seeds_other_group),  RANK_TEST(test_seeds_dir_error),
+        RANK_TEST(test_empty_store),
+        RANK_TEST(test_k_must_be_positive),
+        RANK_TEST(test_order_and_ties),
+        RANK_TEST(test_nan_noise_order),
+        RANK_TEST(test_k_limits),
+        RANK_TEST(test_topk_heap_matches_sort),
+        RANK_TEST(test_groups_and_filters),
+        RANK_TEST(test_variants_only_when_asked),
+        RANK_TEST(test_sources_written),
+        cmocka_unit_test(test_sha256_vectors),
+        RANK_TEST(test_failed_and_baselines),
+        RANK_TEST(test_no_baseline_dash),
+        RANK_TEST(test_json),
+        RANK_TEST(test_seeds_write),
+        RANK_TEST(test_seeds_names),
+        RANK_TEST(test_seeds_other_group),
+        RANK_TEST(test_seeds_dir_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
