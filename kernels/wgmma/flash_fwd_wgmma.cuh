@@ -1,5 +1,5 @@
 // flash_fwd_wgmma.cuh - FlashAttention forward for Hopper (sm_90a): TMA + mbarrier ring,
-// warp specialisation, wgmma. Same contract as kernels/flash_fwd.cuh: fp16 Q, K, V, O
+// warp specialisation, wgmma. Same contract as kernels/mma/flash_fwd.cuh: fp16 Q, K, V, O
 // [B, H, S, HEAD_DIM] contiguous, fp32 accumulation, any S >= 1, causal or not.
 //
 // CTA = 1 producer warpgroup (one thread issues every TMA) + CONSUMER_WG consumer
