@@ -387,3 +387,25 @@ PY
     expect_in "$stderr" "bad.json: families.wgmma.axes.NUM_WARPS: unknown key, expected one of BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, PIPELINE (check the spelling)"
     [ -z "$output" ] || flunk "stdout should be empty"
 }
+
+@test "geninst: wgmma instances go to the sm_90a shards when ARCHS holds 90, and nowhere otherwise" {
+    (unset MAKEFLAGS MFLAGS MAKELEVEL BUILD KBUILD SPACES SAN ARCHS
+     make -s -C "$REPO" KBUILD="$BATS_TEST_TMPDIR/kb" "$BATS_TEST_TMPDIR/kb/geninst") >/dev/null ||
+        flunk "building geninst failed"
+    local g="$BATS_TEST_TMPDIR/kb/geninst"
+    mkdir with without
+    run --separate-stderr "$g" --out with --shards 2 --arch-shards 2 --archs "89 90" "$REPO/spaces/ci.json"
+    expect_status 0
+    grep -q '^FA_WG_INSTANCE(64, 64, 64, 1, 2, 1)$' with/inst_sm90a_0.cu || flunk "no wgmma line in the sm_90a shard"
+    grep -q '^#include "kernels/wgmma/flash_fwd_wgmma.cuh"$' with/inst_sm90a_0.cu || flunk "no template include"
+    ! grep -q 'FA_WG\|wgmma' with/inst_0.cu with/inst_1.cu || flunk "a wgmma line in an ARCHS shard"
+    ! grep -q 'FA_INSTANCE' with/inst_sm90a_0.cu with/inst_sm90a_1.cu || flunk "an mma line in an sm_90a shard"
+    grep -qx 'wgmma:d64.m64.n64.c1.s2.p1' with/instances.txt || flunk "instances.txt"
+    grep -q '&fa_wg_inst_d64_m64_n64_c1_s2_p1,' with/registry_table.inc || flunk "registry table"
+    run --separate-stderr "$g" --out without --shards 2 --arch-shards 0 --archs "89" "$REPO/spaces/ci.json"
+    expect_status 0
+    [ ! -e without/inst_sm90a_0.cu ] || flunk "an sm_90a shard without 90 in ARCHS"
+    ! grep -q 'wgmma' without/instances.txt || flunk "wgmma listed without 90 in ARCHS"
+    ! grep -q 'fa_wg' without/registry_table.inc || flunk "wgmma in the registry without 90 in ARCHS"
+    [ "$(grep -c . without/instances.txt)" -eq 6 ] || flunk "the mma instances changed"
+}
