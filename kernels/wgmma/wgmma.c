@@ -111,8 +111,13 @@ static int wg_reject_text(int reason, const fa_config *c, long smem_limit, char 
                         fa_wg_regs_estimate(c->head_dim, c->block_n, c->swizzle), c->num_warps,
                         fa_wg_consumer_regs(c->num_warps));
     case FA_REJ_SMEM:
-        return snprintf(buf, n, "needs %ld B of shared memory, the space allows %ld B", smem,
-                        smem_limit < FA_WG_SMEM_OPTIN_MAX ? smem_limit : FA_WG_SMEM_OPTIN_MAX);
+        if (smem > smem_limit)
+            return snprintf(buf, n, "needs %ld B of shared memory, the space allows %ld B", smem,
+                            smem_limit);
+        return snprintf(buf, n,
+                        "needs %ld B of shared memory, over the %d-B per-block opt-in limit "
+                        "of sm_90",
+                        smem, FA_WG_SMEM_OPTIN_MAX);
     default:
         return snprintf(buf, n, "%s", "");
     }

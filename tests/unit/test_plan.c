@@ -538,6 +538,9 @@ static void test_wgmma_rules(void **state)
                         "needs 230504 B of shared memory, the space allows 49152 B");
     c = wcfg(128, 128, 128, 2, 4, 2);
     assert_int_equal(plan_check(&c, 1L << 30), PLAN_REJ_SMEM);
+    assert_string_equal(reason_text(&c, PLAN_REJ_SMEM, 1L << 30),
+                        "needs 296072 B of shared memory, over the 232448-B per-block opt-in "
+                        "limit of sm_90");
 }
 
 /* A space with a wgmma grid beside its mma one (the file's "families"). */
