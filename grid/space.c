@@ -449,8 +449,9 @@ static int sp_families(const sp_ctx *c, const cJSON *o, space *s)
                            it->string ? it->string : "", fa_family_names());
         if (f == s->family)
             return sp_fail(c, p,
-                           "is the space's own family (\"family\", default mma): its axes are "
-                           "the top-level \"axes\"");
+                           "%s is the space's own family (\"family\", default mma): give its "
+                           "axes in the top-level \"axes\" and remove this entry",
+                           it->string);
         for (int j = 0; j < s->n_extra; j++)
             if (s->extra[j].family == f)
                 return sp_fail(c, p, "duplicate key, each key may appear once");

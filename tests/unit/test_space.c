@@ -309,8 +309,8 @@ static void test_families(void **state)
          "t.json: families.tc: unknown kernel family \"tc\", expected one of mma, wgmma "
          "(docs/families.md)"},
         {WITH_FAM("{'mma': {" A_OK "}}"),
-         "t.json: families.mma: is the space's own family (\"family\", default mma): its axes "
-         "are the top-level \"axes\""},
+         "t.json: families.mma: mma is the space's own family (\"family\", default mma): give "
+         "its axes in the top-level \"axes\" and remove this entry"},
         {WITH_FAM("{'wgmma': {" WG_OK "}, 'wgmma': {" WG_OK "}}"),
          "t.json: families.wgmma: duplicate key, each key may appear once"},
         {WITH_FAM("{'wgmma': 3}"), "t.json: families.wgmma: expected an object with the key "
