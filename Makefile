@@ -21,6 +21,9 @@ CC      ?= gcc
 ARCHS   ?= 89 90
 SPACES  ?= spaces/l4.json spaces/h100.json spaces/ci.json
 SHARDS  ?= 16
+# Translation units for the instances of the families that run on sm_90a
+# only (wgmma): compiled for that target alone, and only when ARCHS holds 90.
+SHARDS_90A ?= 4
 BUILD   ?= build
 # Kernel objects can live in another build folder (the sanitizer build
 # reuses the plain build's: nvcc code is not instrumented anyway).
@@ -87,12 +90,26 @@ DRIVER_OBJ := $(DRIVER_SRC:%.c=$(BUILD)/obj/%.o)
 # ---- kernels: instances generated from the spaces -------------------------
 GEN       := $(KBUILD)/gen
 GEN_CU    := $(foreach i,$(shell seq 0 $$(($(SHARDS)-1))),$(GEN)/inst_$(i).cu)
+# A family whose code runs on one architecture (fa_family.arch: wgmma on
+# sm_90a) has its own shards, compiled for that target alone with the
+# -gencode form (nvcc 13.0's -arch=sm_90a also runs a plain sm_90 pass that
+# rejects wgmma); none when ARCHS does not hold 90 (geninst then leaves the
+# family's instances out of the registry). One kernel library either way.
+ifneq ($(filter 90,$(ARCHS)),)
+ARCH_SHARDS := $(SHARDS_90A)
+GEN_CU_90A := $(foreach i,$(shell seq 0 $$(($(SHARDS_90A)-1))),$(GEN)/inst_sm90a_$(i).cu)
+else
+ARCH_SHARDS := 0
+GEN_CU_90A :=
+endif
+GENCODE_90A := -gencode=arch=compute_90a,code=sm_90a
 # The shared kernels (every family's instances use them) and each family's
 # folder kernels/<family>/: its template (*.cuh), traits (*.h) and
 # description (*.c, a host module). Adding a family adds a folder, no line.
 KSRC      := kernels/registry.cu kernels/reference.cu kernels/spin.cu kernels/inject.cu \
              kernels/check.cu
-KOBJ      := $(GEN_CU:$(GEN)/%.cu=$(KBUILD)/kobj/%.o) $(KSRC:kernels/%.cu=$(KBUILD)/kobj/%.o)
+KOBJ      := $(GEN_CU:$(GEN)/%.cu=$(KBUILD)/kobj/%.o) $(GEN_CU_90A:$(GEN)/%.cu=$(KBUILD)/kobj/%.o) \
+             $(KSRC:kernels/%.cu=$(KBUILD)/kobj/%.o)
 FAMILY_HDR := $(wildcard kernels/*/*.cuh kernels/*/*.h)
 KERNEL_HDR := kernels/fa_config.h kernels/fa_launch.h $(FAMILY_HDR)
 
@@ -121,16 +138,22 @@ $(KBUILD)/geninst: $(GENINST_SRC) $(KERNEL_HDR) kernels/family.h grid/space.h gr
 # recompiles only the shards whose instance lists moved.
 $(GEN)/.stamp: $(KBUILD)/geninst $(SPACES) $(KERNEL_HDR) kernels/registry.cu Makefile
 	@mkdir -p $(GEN)
-	$(KBUILD)/geninst --out $(GEN) --shards $(SHARDS) --archs "$(ARCHS)" \
+	$(KBUILD)/geninst --out $(GEN) --shards $(SHARDS) --arch-shards $(ARCH_SHARDS) --archs "$(ARCHS)" \
 	  --hash-files "$(KERNEL_HDR) kernels/registry.cu" --flags "$(NVFLAGS)" \
 	  --embed "kernels/fa_config.h kernels/fa_launch.h $(wildcard kernels/*/*.h kernels/*/*.cuh)" $(SPACES)
 	@touch $@
-$(GEN_CU) $(GEN)/registry_table.inc $(GEN)/build_id.h $(GEN)/embedded.c: $(GEN)/.stamp ;
+$(GEN_CU) $(GEN_CU_90A) $(GEN)/registry_table.inc $(GEN)/build_id.h $(GEN)/embedded.c: $(GEN)/.stamp ;
 
 # The headers a kernel variant is compiled against (sweep/variant.h).
 $(BUILD)/obj/gen/embedded.o: $(GEN)/embedded.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# The sm_90a shards: NVFLAGS with the ARCHS gencodes swapped for sm_90a's
+# (the shorter stem wins over inst_%.o below).
+$(KBUILD)/kobj/inst_sm90a_%.o: $(GEN)/inst_sm90a_%.cu $(KERNEL_HDR)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(filter-out $(GENCODE),$(NVFLAGS)) $(GENCODE_90A) -I$(GEN) -c $< -o $@
 
 $(KBUILD)/kobj/inst_%.o: $(GEN)/inst_%.cu $(KERNEL_HDR)
 	@mkdir -p $(dir $@)

@@ -53,7 +53,7 @@ static int eval_configs(const char *text, const space *s, int variant, task *t)
         if (c.head_dim != t->problem.head_dim)
             return cli_usage_error("config %s is for head_dim %d, the problem's is %d", tok,
                                    c.head_dim, t->problem.head_dim);
-        const plan_point pt = {0, c, plan_check(&c, s->smem_limit), plan_smem_bytes(&c)};
+        const plan_point pt = {0, c, plan_check(&c, s->smem_limit), plan_smem_bytes(&c), s->arch};
         if (pt.reason != PLAN_OK) {
             char why[256];
             plan_reject_reason(&pt, s->smem_limit, why, sizeof why);

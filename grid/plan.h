@@ -4,7 +4,10 @@
  * The rules are static: they need no GPU. They are the point's family's
  * (kernels/family.h: fa_family.check); the shared-memory rule uses the
  * family's smem_bytes, the function its launch uses. Every point has its
- * family in cfg.family: the space's (space.family).
+ * family in cfg.family: the space's own (space.family) for the grid of its
+ * "axes", then each family of its "families" (space.extra) for theirs. A
+ * family that runs on one architecture only (fa_family.arch) has every
+ * point rejected as PLAN_REJ_ARCH on a space whose target is another.
  */
 #ifndef PLAN_H
 #define PLAN_H
@@ -22,6 +25,11 @@ typedef enum plan_reason {
     PLAN_REJ_CHUNKS = FA_REJ_CHUNKS,       /* a Q or K/V tile does not split into whole
                                               16-byte cp.async chunks per thread */
     PLAN_REJ_SMEM = FA_REJ_SMEM,           /* the family's smem_bytes over the space's limit */
+    PLAN_REJ_ARCH = FA_REJ_ARCH,           /* the family runs on one architecture (fa_family.arch)
+                                              and the space's target is another */
+    PLAN_REJ_TILE = FA_REJ_TILE,           /* a TMA box or wgmma shape the hardware lacks */
+    PLAN_REJ_REGS = FA_REJ_REGS,           /* over the family's register budget (would spill) */
+    PLAN_REJ_PIPELINE = FA_REJ_PIPELINE,   /* a pipeline scheme the other axes cannot run */
     PLAN_REJ_NOT_COMPILED = FA_REJ_COUNT,  /* this binary holds no instance for it (or, for a
                                               hand-built config, its family is unknown) */
     PLAN_REASON_COUNT
@@ -32,6 +40,8 @@ typedef struct plan_point {
     fa_config cfg;      /* cfg.family: the point's family (the space's) */
     plan_reason reason; /* PLAN_OK when accepted */
     long smem_bytes;    /* plan_smem_bytes(&cfg) */
+    int arch;           /* the target's architecture it was planned for (space.arch; the
+                           PLAN_REJ_ARCH text names it) */
 } plan_point;
 
 typedef struct plan {
@@ -52,7 +62,8 @@ plan_reason plan_check(const fa_config *c, long smem_limit);
  * 0 for a config of no known family. */
 long plan_smem_bytes(const fa_config *c);
 
-/* Enumerates the Cartesian product of s's axes for each problem. When
+/* Enumerates the Cartesian product of s's axes for each problem, the
+ * space's own grid first, then each of s->extra in order. When
  * `compiled` is non-NULL, statically valid points it says no to are
  * rejected as PLAN_REJ_NOT_COMPILED. Returns 0, or -1 when out of memory
  * (*out is then empty). Free with plan_free. */
@@ -60,7 +71,7 @@ int plan_build(const space *s, plan_compiled_fn compiled, void *ctx, plan *out);
 void plan_free(plan *p);
 
 /* Short stable code of a reason: "ok", "head_dim", "warp_rows", "chunks",
- * "smem", "not_compiled". */
+ * "smem", "arch", "tile", "regs", "pipeline", "not_compiled". */
 const char *plan_reason_code(plan_reason r);
 
 /* Human text of why point p was rejected, with the numbers, e.g.

@@ -375,14 +375,17 @@ static int sp_axis_value(const sp_ctx *c, const char *path, const cJSON *v, cons
     return 0;
 }
 
-static int sp_axis(const sp_ctx *c, const cJSON *axes, space_axis_id a, space *s)
+/* One axis of family `fam`'s grid g, at "PREFIX.NAME" ("axes.BLOCK_M",
+ * "families.wgmma.axes.BLOCK_M"). */
+static int sp_axis(const sp_ctx *c, const char *prefix, const cJSON *axes, space_axis_id a,
+                   space_grid *g)
 {
-    const fa_axis *ax = sp_family_axis(s->family, a);
-    char path[32], what[160]; /* "axes.NUM_WARPS" */
-    snprintf(path, sizeof path, "axes.%s", ax->name);
+    const fa_axis *ax = sp_family_axis(g->family, a);
+    char path[64], what[160]; /* "families.wgmma.axes.CONSUMER_WG" */
+    sp_key_path(path, sizeof path, prefix, ax->name);
     snprintf(what, sizeof what, "a non-empty array of at most %d distinct values, each %s",
              SPACE_MAX_AXIS, ax->what);
-    const cJSON *arr = sp_need(c, "axes", axes, ax->name, what);
+    const cJSON *arr = sp_need(c, prefix, axes, ax->name, what);
     if (!arr)
         return -1;
     if (!cJSON_IsArray(arr) || !arr->child)
@@ -395,31 +398,92 @@ static int sp_axis(const sp_ctx *c, const cJSON *axes, space_axis_id a, space *s
          * fails on a duplicate before it can overflow the table. */
         if (i == SPACE_MAX_AXIS)
             return sp_fail(c, path, "expected at most %d values, got more", SPACE_MAX_AXIS);
-        if (sp_axis_value(c, p, it, ax, &s->axis[a][i]))
+        if (sp_axis_value(c, p, it, ax, &g->axis[a][i]))
             return -1;
         for (int j = 0; j < i; j++)
-            if (s->axis[a][j] == s->axis[a][i])
+            if (g->axis[a][j] == g->axis[a][i])
                 return sp_fail(c, p, "expected distinct values, got %d again (also at [%d])",
-                               s->axis[a][i], j);
+                               g->axis[a][i], j);
     }
-    s->axis_len[a] = i;
+    g->axis_len[a] = i;
     return 0;
 }
 
-static int sp_axes(const sp_ctx *c, const cJSON *axes, space *s)
+/* The axes object at `prefix` of grid g (g->family set). */
+static int sp_axes(const sp_ctx *c, const char *prefix, const cJSON *axes, space_grid *g)
 {
     const char *names[SPACE_AXIS_COUNT];
     for (int a = 0; a < SPACE_AXIS_COUNT; a++)
-        names[a] = sp_family_axis(s->family, (space_axis_id)a)->name;
+        names[a] = sp_family_axis(g->family, (space_axis_id)a)->name;
     char list[160];
-    sp_axis_list(s->family, list, sizeof list);
+    sp_axis_list(g->family, list, sizeof list);
     const sp_keys keys = {names, SPACE_AXIS_COUNT, list};
-    if (sp_object(c, "axes", axes, &keys))
+    if (sp_object(c, prefix, axes, &keys))
         return -1;
     for (int a = 0; a < SPACE_AXIS_COUNT; a++)
-        if (sp_axis(c, axes, (space_axis_id)a, s))
+        if (sp_axis(c, prefix, axes, (space_axis_id)a, g))
             return -1;
     return 0;
+}
+
+/* "families": optional, {"NAME": {"axes": {...}}, ...}: the grids of the
+ * families other than the space's own, each with that family's axes. */
+static int sp_families(const sp_ctx *c, const cJSON *o, space *s)
+{
+    s->n_extra = 0;
+    if (!o)
+        return 0;
+    char what[200];
+    snprintf(what, sizeof what, "an object of kernel families (%s), each {\"axes\": {...}}",
+             fa_family_names());
+    if (!cJSON_IsObject(o) || !o->child)
+        return sp_expected(c, "families", o, what);
+    for (const cJSON *it = o->child; it; it = it->next) {
+        char p[48], ap[56]; /* family names are short: a longer key is unknown anyway */
+        sp_key_path(p, sizeof p, "families", it->string ? it->string : "");
+        const int f = fa_family_index(it->string);
+        if (f < 0)
+            return sp_fail(c, p,
+                           "unknown kernel family \"%s\", expected one of %s "
+                           "(docs/families.md)",
+                           it->string ? it->string : "", fa_family_names());
+        if (f == s->family)
+            return sp_fail(c, p,
+                           "%s is the space's own family (\"family\", default mma): give its "
+                           "axes in the top-level \"axes\" and remove this entry",
+                           it->string);
+        for (int j = 0; j < s->n_extra; j++)
+            if (s->extra[j].family == f)
+                return sp_fail(c, p, "duplicate key, each key may appear once");
+        if (s->n_extra == SPACE_MAX_EXTRA)
+            return sp_fail(c, "families", "expected at most %d families", SPACE_MAX_EXTRA);
+        static const char *const names[] = {"axes"};
+        static const sp_keys keys = {names, 1, "axes"};
+        if (!cJSON_IsObject(it))
+            return sp_expected(c, p, it, "an object with the key axes");
+        if (sp_object(c, p, it, &keys))
+            return -1;
+        space_grid *g = &s->extra[s->n_extra];
+        memset(g, 0, sizeof *g);
+        g->family = f;
+        char list[160], axes_what[200];
+        sp_axis_list(f, list, sizeof list);
+        snprintf(axes_what, sizeof axes_what, "an object with keys %s", list);
+        const cJSON *axes = sp_need(c, p, it, "axes", axes_what);
+        sp_key_path(ap, sizeof ap, p, "axes");
+        if (!axes || sp_axes(c, ap, axes, g))
+            return -1;
+        s->n_extra++;
+    }
+    return 0;
+}
+
+/* The space's own grid (family, axis_len, axis) as a space_grid. */
+void space_grid_main(const space *s, space_grid *g)
+{
+    g->family = s->family;
+    memcpy(g->axis_len, s->axis_len, sizeof g->axis_len);
+    memcpy(g->axis, s->axis, sizeof g->axis);
 }
 
 /* ---- measure, tolerance ------------------------------------------------------------ */
@@ -591,10 +655,11 @@ static int sp_family(const sp_ctx *c, const cJSON *v, space *s)
 
 static int sp_root(const sp_ctx *c, const cJSON *root, space *s)
 {
-    static const char *const names[] = {"name",     "description", "family",  "target",
-                                        "problems", "axes",        "measure", "tolerance"};
+    static const char *const names[] = {"name", "description", "family",  "target",   "problems",
+                                        "axes", "families",    "measure", "tolerance"};
     static const sp_keys keys = {
-        names, 8, "name, description, family, target, problems, axes, measure, tolerance"};
+        names, 9,
+        "name, description, family, target, problems, axes, families, measure, tolerance"};
     if (!cJSON_IsObject(root))
         return sp_expected(c, "", root, "a JSON object at the top level (see docs/spaces.md)");
     if (sp_object(c, "", root, &keys))
@@ -621,7 +686,12 @@ static int sp_root(const sp_ctx *c, const cJSON *root, space *s)
     char axes_what[200], list[160];
     sp_axis_list(s->family, list, sizeof list);
     snprintf(axes_what, sizeof axes_what, "an object with keys %s", list);
-    if (!(v = sp_need(c, "", root, "axes", axes_what)) || sp_axes(c, v, s))
+    space_grid g = {.family = s->family};
+    if (!(v = sp_need(c, "", root, "axes", axes_what)) || sp_axes(c, "axes", v, &g))
+        return -1;
+    memcpy(s->axis_len, g.axis_len, sizeof s->axis_len);
+    memcpy(s->axis, g.axis, sizeof s->axis);
+    if (sp_families(c, cJSON_GetObjectItemCaseSensitive(root, "families"), s))
         return -1;
 
     space_measure_defaults(&s->measure);

@@ -67,6 +67,17 @@ typedef struct space_tolerance {
     double max_abs; /* max |out-ref| at most (default 3e-2) */
 } space_tolerance;
 
+/* Most families a space sweeps besides its own ("families", docs/spaces.md). */
+#define SPACE_MAX_EXTRA 4
+
+/* One family's grid: its family (an index, kernels/family.h) and the values
+ * of its five axes (slots 1 to 5, named by the family's fa_family.axes). */
+typedef struct space_grid {
+    int family;
+    int axis_len[SPACE_AXIS_COUNT];
+    int axis[SPACE_AXIS_COUNT][SPACE_MAX_AXIS];
+} space_grid;
+
 typedef struct space {
     char name[64];
     char path[256];  /* file it came from ("<string>" for space_parse) */
@@ -80,9 +91,18 @@ typedef struct space {
     space_problem problems[SPACE_MAX_PROBLEMS];
     int axis_len[SPACE_AXIS_COUNT];
     int axis[SPACE_AXIS_COUNT][SPACE_MAX_AXIS];
+    /* The grids of the other families the space sweeps (the file's optional
+     * "families" object, in file order): none of them is `family`, none
+     * twice. The planner enumerates the space's own grid first, then these. */
+    int n_extra;
+    space_grid extra[SPACE_MAX_EXTRA];
     space_measure measure;
     space_tolerance tolerance;
 } space;
+
+/* The space's own grid (family, axis_len, axis) copied into *g, so a caller
+ * can walk it and s->extra[] alike. */
+void space_grid_main(const space *s, space_grid *g);
 
 /* Parses `len` bytes of JSON text. `name` is used in error messages (the
  * file name). Returns 0 and fills *out, or -1 and writes a one-line message

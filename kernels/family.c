@@ -5,10 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
-extern const fa_family mma_family;
+extern const fa_family mma_family, wgmma_family;
 
-/* Index = the family's id in fa_config.family; mma first: the default. */
-static const fa_family *const fam_table[] = {&mma_family};
+/* Index = the family's id in fa_config.family; mma first: the default.
+ * Append only (FA_FAMILY_MMA 0, FA_FAMILY_WGMMA 1). */
+static const fa_family *const fam_table[] = {&mma_family, &wgmma_family};
 #define FAM_N ((int)(sizeof fam_table / sizeof *fam_table))
 
 int fa_family_count(void)

@@ -33,6 +33,10 @@ typedef enum fa_reject {
     FA_REJ_WARP_ROWS, /* the CTA's rows do not split over its warps */
     FA_REJ_CHUNKS,    /* a tile does not split into whole copies per thread */
     FA_REJ_SMEM,      /* shared memory over the space's limit */
+    FA_REJ_ARCH,      /* the family's code does not run on the target's architecture */
+    FA_REJ_TILE,      /* a tile the hardware cannot move or multiply (TMA box, wgmma N) */
+    FA_REJ_REGS,      /* the registers the point needs exceed its budget (it would spill) */
+    FA_REJ_PIPELINE,  /* a pipeline scheme the point's other axes cannot run */
     FA_REJ_COUNT
 } fa_reject;
 
@@ -65,6 +69,14 @@ typedef struct fa_family {
      * to 5 are the space's "axes", with the values each may take. */
     fa_axis axes[FA_CONFIG_SLOTS];
     const char *text_example; /* a config text: "d64.m128.n64.w4.s2.z1" */
+    /* The one architecture the family's code runs on, compute capability x10 (90 for
+     * sm_90a), or 0 when it runs on every architecture the build targets. With it set,
+     * arch_name says the target ("sm_90a", the instances' -gencode suffix after "sm_"),
+     * arch_why what needs it ("wgmma, TMA"): a space whose target.arch differs plans none
+     * of its points (FA_REJ_ARCH), and the build compiles its instances for that target
+     * only, when ARCHS holds its number (scripts/geninst.c). */
+    int arch;
+    const char *arch_name, *arch_why;
     /* The config text (without the family): snprintf-like format, and a
      * strict parse of exactly what format writes (0, or -1; fills the
      * slots only, the caller sets family). */

@@ -198,9 +198,11 @@ static void rp_summary(FILE *o, const group *g, const rp_counts *c, int from_spa
 
 /* ---- the heatmap ---------------------------------------------------------------------------- */
 
-static const char *const rp_reason_fill[PLAN_REASON_COUNT] = {"",        "#9e9e9e",     "#cfd8dc",
-                                                              "#b0bec5", "url(#hatch)", "#eeeeee"};
-static const char *const rp_reason_mark[PLAN_REASON_COUNT] = {"", "H", "W", "C", "S", "N"};
+static const char *const rp_reason_fill[PLAN_REASON_COUNT] = {
+    "",        "#9e9e9e", "#cfd8dc", "#b0bec5", "url(#hatch)",
+    "#bdbdbd", "#cfd8dc", "#b0bec5", "#cfd8dc", "#eeeeee"};
+static const char *const rp_reason_mark[PLAN_REASON_COUNT] = {"",  "H", "W", "C", "S",
+                                                              "A", "T", "R", "P", "N"};
 static const char *const rp_status_fill[RP_N_STATUS] = {"", "#8e24aa", "#212121", "#ef6c00",
                                                         "#6d4c41"};
 static const char *const rp_status_mark[RP_N_STATUS] = {"", "wr", "cr", "to", "ce"};
@@ -221,7 +223,7 @@ static void rp_cell_title(FILE *o, const group *g, const group_cell *c, double b
     fprintf(o, "<title>%s\n", cfg);
     const record *r = c->rec;
     if (c->reason != PLAN_OK) {
-        const plan_point p = {0, c->cfg, c->reason, c->smem_bytes};
+        const plan_point p = {0, c->cfg, c->reason, c->smem_bytes, 0};
         plan_reject_reason(&p, g->smem_limit, why, sizeof why);
         fprintf(o, "rejected (%s): ", plan_reason_code(c->reason));
         rp_esc(o, why);

@@ -116,17 +116,30 @@ load helpers
     n=$(echo "$output" | json_eval - 'len(d["instances"])')
     [ "$n" -ge 1 ] || flunk "no instances listed"
     [ "$n" = "$(echo "$output" | json_eval - 'd["count"]')" ] || flunk "count != instances"
-    # Every instance's name is its config, and smem is the planner's formula.
+    # Every instance's name is its config, and smem is the planner's formula,
+    # each by its family's axes (the CI build holds one wgmma instance).
     run python3 -c '
 import json, sys
 d = json.load(sys.stdin)
+fams = set()
 for i in d["instances"]:
-    name = "d%d.m%d.n%d.w%d.s%d.z%d" % (i["HEAD_DIM"], i["BLOCK_M"], i["BLOCK_N"],
-                                        i["NUM_WARPS"], i["STAGES"], i["SWIZZLE"])
+    fams.add(i["family"])
+    if i["family"] == "mma":
+        name = "d%d.m%d.n%d.w%d.s%d.z%d" % (i["HEAD_DIM"], i["BLOCK_M"], i["BLOCK_N"],
+                                            i["NUM_WARPS"], i["STAGES"], i["SWIZZLE"])
+        smem = 2 * i["HEAD_DIM"] * (i["BLOCK_M"] + 2 * i["STAGES"] * i["BLOCK_N"])
+    else:
+        assert i["family"] == "wgmma", i
+        name = "d%d.m%d.n%d.c%d.s%d.p%d" % (i["HEAD_DIM"], i["BLOCK_M"], i["BLOCK_N"],
+                                            i["CONSUMER_WG"], i["STAGES"], i["PIPELINE"])
+        # 1 KB alignment slack, Q, the K/V ring, 1 + 4 x STAGES mbarriers
+        smem = 1024 + 2 * i["HEAD_DIM"] * (i["BLOCK_M"] + 2 * i["STAGES"] * i["BLOCK_N"]) \
+            + 8 * (1 + 4 * i["STAGES"])
     assert i["name"] == name, (i["name"], name)
-    smem = 2 * i["HEAD_DIM"] * (i["BLOCK_M"] + 2 * i["STAGES"] * i["BLOCK_N"])
     assert i["smem_bytes"] == smem, (i["name"], i["smem_bytes"], smem)
     assert i["HEAD_DIM"] in (64, 128)
+# ARCHS with 90 compiles the wgmma point of the CI space for sm_90a; none without.
+assert fams == ({"mma", "wgmma"} if "90" in d["archs"].split(",") else {"mma"}), fams
 ' <<<"$output"
     expect_status 0
     # The table lists the same names.

@@ -76,7 +76,7 @@ for p in d["points"]:
     done
 }
 
-@test "plan h100.json: three problems, both head dims" {
+@test "plan h100.json: three problems, both head dims, both families" {
     run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/h100.json" --json
     expect_status 0
     run python3 -c '
@@ -84,14 +84,19 @@ import json, sys
 d = json.load(sys.stdin)
 probs = sorted(set(p["problem"] for p in d["points"]))
 assert probs == ["b16.h16.s2048.d64.nc", "b4.h16.s2048.d128.nc", "b4.h8.s512.d64.nc"], probs
-assert d["counts"]["total"] == 3 * 2 * 3 * 2 * 3 * 2
+mma = [p for p in d["points"] if p["family"] == "mma"]
+wg = [p for p in d["points"] if p["family"] == "wgmma"]
+# the mma grid first, then the wgmma grid (families.wgmma): 3 x 2 x 1 x 2 x 2 x 2
+assert len(mma) == 3 * 2 * 3 * 2 * 3 * 2 and len(wg) == 3 * 2 * 2 * 2 * 2
+assert d["points"] == mma + wg
+assert d["counts"]["total"] == 216 + 48
 assert d["smem_limit"] == 232448
 ' <<<"$output"
     expect_status 0
     run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/h100.json" --all
     expect_status 0
     expect_in "$output" "b4.h16.s2048.d128.nc"
-    expect_in "$output" "216 points"
+    expect_in "$output" "264 points"
 }
 
 @test "plan: --all lists not_compiled points that the default table only counts" {
@@ -113,9 +118,10 @@ assert d["smem_limit"] == 232448
 import json, sys
 d = json.load(sys.stdin)
 c = d["counts"]
-assert c["total"] == 8, c
-# D=128 with two stages needs 81920 B > 49152 B: 2 smem rejections.
-assert c["rejected_by_reason"]["smem"] == 2, c
+assert c["total"] == 8 + 2, c
+# D=128 with two stages needs 81920 B > 49152 B: 2 smem rejections; the wgmma
+# point at D=128 needs 83016 B: one more.
+assert c["rejected_by_reason"]["smem"] == 2 + 1, c
 assert c["rejected_by_reason"]["warp_rows"] == 0 and c["rejected_by_reason"]["chunks"] == 0
 ' <<<"$output"
     expect_status 0
@@ -129,7 +135,9 @@ assert c["rejected_by_reason"]["warp_rows"] == 0 and c["rejected_by_reason"]["ch
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["family"] == "mma", d["family"]
-assert d["points"] and all(p["family"] == "mma" for p in d["points"]), d["points"]
+# its own grid (mma), then families.wgmma (the CI build compiles that point)
+fams = [p["family"] for p in d["points"]]
+assert fams == ["mma"] * 8 + ["wgmma"] * 2, fams
 ' default.json
     expect_status 0
     # The same space with "family": "mma" spelled out: the same points.
@@ -149,10 +157,10 @@ assert a["points"] == b["points"], "points differ"
 ' default.json named.plan.json
     expect_status 0
     # An unknown family: exit 2, what is known, where to read more.
-    sed 's/"family": "mma"/"family": "wgmma"/' named.json >unknown.json
+    sed 's/"family": "mma"/"family": "tcgen05"/' named.json >unknown.json
     run --separate-stderr "$FASWEEP" plan --space unknown.json --json
     expect_status 2
-    expect_in "$stderr" 'unknown.json: family: unknown kernel family "wgmma", expected one of mma (docs/families.md)'
+    expect_in "$stderr" 'unknown.json: family: unknown kernel family "tcgen05", expected one of mma, wgmma (docs/families.md)'
     [ -z "$output" ] || flunk "stdout should be empty"
 }
 
@@ -176,7 +184,7 @@ assert a["points"] == b["points"], "points differ"
     run python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-assert d["instances"] and all(i["family"] == "mma" for i in d["instances"]), d
+assert d["instances"] and all(i["family"] in ("mma", "wgmma") for i in d["instances"]), d
 ' <<<"$output"
     expect_status 0
 }
@@ -304,4 +312,104 @@ for p in json.load(sys.stdin)["points"]:
     [ ! -e "$BATS_TEST_TMPDIR/s" ] || flunk "a store was created"
     run --separate-stderr "$FASWEEP" grid --space "$REPO/spaces/ci.json" --devices 0,1 --dry-run
     expect_status 0
+}
+
+# A space of two families: the wgmma grid's reasons, with the numbers.
+two_family_space() { # FILE ARCH
+    python3 - "$REPO/spaces/h100.json" "$1" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["target"]["arch"] = sys.argv[3]
+d["problems"] = d["problems"][:1] + d["problems"][2:]
+d["families"]["wgmma"]["axes"] = {"BLOCK_M": [64, 128, 192], "BLOCK_N": [112, 128],
+                                  "CONSUMER_WG": [1, 2, 3], "STAGES": [2, 4], "PIPELINE": [1, 2]}
+json.dump(d, open(sys.argv[2], "w"))
+PY
+}
+
+@test "plan: a space of two families plans both; each wgmma rule says why" {
+    two_family_space two.json sm_90
+    run --separate-stderr "$FASWEEP" plan --space two.json --all
+    expect_status 0
+    expect_in "$output" "BLOCK_M 128 is not 64 x CONSUMER_WG (1 consumer warpgroups of 64 rows, 1 to 3)"
+    expect_in "$output" "BLOCK_N 112 has no wgmma m64nNk16 wrapper"
+    expect_in "$output" "PIPELINE 2 is a ping-pong between consumer warpgroups: needs CONSUMER_WG >= 2, got 1"
+    expect_in "$output" "needs about 184 registers per consumer thread, the budget with 3 consumer warpgroups is 160"
+    # D=128, 4 stages of 128-row K and V: over the 227 KB opt-in limit.
+    expect_in "$output" "needs 296072 B of shared memory, the space allows 232448 B"
+    run --separate-stderr "$FASWEEP" plan --space two.json --json
+    expect_status 0
+    run python3 -c '
+import json, sys, collections
+d = json.load(sys.stdin)
+wg = [p for p in d["points"] if p["family"] == "wgmma"]
+assert len(wg) == 2 * 3 * 2 * 3 * 2 * 2, len(wg)
+by = collections.Counter(p["reason"] for p in wg)
+for r in ("warp_rows", "tile", "pipeline", "regs", "smem"):
+    assert by[r] > 0, (r, by)
+assert by["arch"] == 0, by
+c = d["counts"]
+assert sum(c["rejected_by_reason"].values()) == c["rejected"], c
+' <<<"$output"
+    expect_status 0
+}
+
+@test "plan: on an sm_89 target no wgmma point is planned, and the plan says why" {
+    two_family_space l4ish.json sm_89
+    run --separate-stderr "$FASWEEP" plan --space l4ish.json --json
+    expect_status 0
+    run python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+wg = [p for p in d["points"] if p["family"] == "wgmma"]
+assert wg and all(p["reason"] == "arch" and not p["accepted"] for p in wg), wg[:3]
+assert all(p["detail"] == "needs sm_90a (wgmma, TMA); target is sm_89" for p in wg), wg[0]
+assert d["counts"]["rejected_by_reason"]["arch"] == len(wg)
+# the mma points are planned as on sm_90
+assert any(p["reason"] != "arch" for p in d["points"] if p["family"] == "mma")
+' <<<"$output"
+    expect_status 0
+    run --separate-stderr "$FASWEEP" plan --space l4ish.json
+    expect_status 0
+    expect_in "$output" "needs sm_90a (wgmma, TMA); target is sm_89"
+    # spaces/l4.json itself sweeps mma alone.
+    run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/l4.json" --json
+    expect_status 0
+    [ "$(echo "$output" | json_eval - '",".join(sorted(set(p["family"] for p in d["points"])))')" = "mma" ] ||
+        flunk "l4.json plans another family"
+}
+
+@test "plan: a bad families section is refused with where and what" {
+    python3 - "$REPO/spaces/h100.json" bad.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["families"]["wgmma"]["axes"]["NUM_WARPS"] = [4]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+    run --separate-stderr "$FASWEEP" plan --space bad.json
+    expect_status 2
+    expect_in "$stderr" "bad.json: families.wgmma.axes.NUM_WARPS: unknown key, expected one of BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, PIPELINE (check the spelling)"
+    [ -z "$output" ] || flunk "stdout should be empty"
+}
+
+@test "geninst: wgmma instances go to the sm_90a shards when ARCHS holds 90, and nowhere otherwise" {
+    (unset MAKEFLAGS MFLAGS MAKELEVEL BUILD KBUILD SPACES SAN ARCHS
+     make -s -C "$REPO" KBUILD="$BATS_TEST_TMPDIR/kb" "$BATS_TEST_TMPDIR/kb/geninst") >/dev/null ||
+        flunk "building geninst failed"
+    local g="$BATS_TEST_TMPDIR/kb/geninst"
+    mkdir with without
+    run --separate-stderr "$g" --out with --shards 2 --arch-shards 2 --archs "89 90" "$REPO/spaces/ci.json"
+    expect_status 0
+    grep -q '^FA_WG_INSTANCE(64, 64, 64, 1, 2, 1)$' with/inst_sm90a_0.cu || flunk "no wgmma line in the sm_90a shard"
+    grep -q '^#include "kernels/wgmma/flash_fwd_wgmma.cuh"$' with/inst_sm90a_0.cu || flunk "no template include"
+    ! grep -q 'FA_WG\|wgmma' with/inst_0.cu with/inst_1.cu || flunk "a wgmma line in an ARCHS shard"
+    ! grep -q 'FA_INSTANCE' with/inst_sm90a_0.cu with/inst_sm90a_1.cu || flunk "an mma line in an sm_90a shard"
+    grep -qx 'wgmma:d64.m64.n64.c1.s2.p1' with/instances.txt || flunk "instances.txt"
+    grep -q '&fa_wg_inst_d64_m64_n64_c1_s2_p1,' with/registry_table.inc || flunk "registry table"
+    run --separate-stderr "$g" --out without --shards 2 --arch-shards 0 --archs "89" "$REPO/spaces/ci.json"
+    expect_status 0
+    [ ! -e without/inst_sm90a_0.cu ] || flunk "an sm_90a shard without 90 in ARCHS"
+    ! grep -q 'wgmma' without/instances.txt || flunk "wgmma listed without 90 in ARCHS"
+    ! grep -q 'fa_wg' without/registry_table.inc || flunk "wgmma in the registry without 90 in ARCHS"
+    [ "$(grep -c . without/instances.txt)" -eq 6 ] || flunk "the mma instances changed"
 }

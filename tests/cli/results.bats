@@ -302,12 +302,13 @@ assert any("illegal memory access" in r["error"] for r in rows)
     # export (the store's values) still has none.
     "$FASWEEP" export --store "$STORE" -o one.jsonl || flunk "export"
     ! grep -q '"family"' one.jsonl || flunk "an mma record was written with key.family"
-    # The fastest L4 record again, as a record of family "wgmma" (100 us): a
-    # second key beside the mma one, not a replacement.
+    # The fastest L4 record again, as a record of family "wgmma" (100 us,
+    # config d64.m128.n128.c2.s2.p2): a second key beside the mma one, not a
+    # replacement.
     cp "$FIX/family.jsonl" wg.jsonl
     run --separate-stderr "$FASWEEP" import wg.jsonl --store "$STORE"
     expect_status 0
-    run --separate-stderr "$FASWEEP" show "$L4|$P1|5e1f0c2a9b3d4e67|wgmma|d64.m128.n64.w8.s2.z1|hot" --store "$STORE"
+    run --separate-stderr "$FASWEEP" show "$L4|$P1|5e1f0c2a9b3d4e67|wgmma|d64.m128.n128.c2.s2.p2|hot" --store "$STORE"
     expect_status 0
     [ "$(json_eval - 'd["key"]["family"] + " " + str(d["time"]["median_us"])' <<<"$output")" = "wgmma 100" ] ||
         flunk "wgmma record: $output"
@@ -321,16 +322,19 @@ assert any("illegal memory access" in r["error"] for r in rows)
     "$FASWEEP" import two.jsonl --store three.lmdb >/dev/null || flunk "import 3"
     "$FASWEEP" export --store three.lmdb -o three.jsonl || flunk "export 3"
     cmp two.jsonl three.jsonl || flunk "round trip changed the records"
-    # The seeds name each entry's family; one this build does not know has
-    # no config or paths to give.
+    # The seeds name each entry's family; its config, paths and kernel source
+    # are that family's (wgmma: its own axes).
     "$FASWEEP" topk -k 2 --gpu "$L4" --problem "$P1" --mode hot --store "$STORE" 2>/dev/null ||
         flunk "topk failed"
     run python3 -c '
 import json, sys
 s = json.load(open(sys.argv[1]))["seeds"]
 assert [(e["family"], e["config_text"]) for e in s] == [
-    ("wgmma", "d64.m128.n64.w8.s2.z1"), ("mma", "d64.m128.n64.w8.s2.z1")], s
-assert s[0]["config"] is None and s[0]["paths"] is None and s[0]["provenance"]["kernel_source"] == ""
+    ("wgmma", "d64.m128.n128.c2.s2.p2"), ("mma", "d64.m128.n64.w8.s2.z1")], s
+assert s[0]["config"] == {"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 128, "CONSUMER_WG": 2,
+                          "STAGES": 2, "PIPELINE": 2}, s[0]["config"]
+assert s[0]["paths"] == {"pv_overlap": True, "ping_pong": True}, s[0]["paths"]
+assert s[0]["provenance"]["kernel_source"] == "kernels/wgmma/flash_fwd_wgmma.cuh", s[0]["provenance"]
 assert s[1]["config"]["BLOCK_M"] == 128 and s[1]["provenance"]["kernel_source"] == "kernels/mma/flash_fwd.cuh"
 ' "seeds/nvidia-l4_b4.h8.s512.d64.nc_hot.json"
     expect_status 0

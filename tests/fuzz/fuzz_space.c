@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "grid/space.h"
+#include "kernels/family.h"
 
 static void fz_check(int ok)
 {
@@ -37,6 +38,21 @@ static void fz_check_space(const space *s)
         space_problem q;
         space_problem_format(p, buf, sizeof buf);
         fz_check(space_problem_parse(buf, &q) == 0 && memcmp(&q, p, sizeof q) == 0);
+    }
+    /* The other families' grids: known, not the space's own, each once,
+     * every axis non-empty and distinct like the own grid's. */
+    fz_check(s->n_extra >= 0 && s->n_extra <= SPACE_MAX_EXTRA);
+    for (int e = 0; e < s->n_extra; e++) {
+        const space_grid *g = &s->extra[e];
+        fz_check(g->family >= 0 && g->family < fa_family_count() && g->family != s->family);
+        for (int f = 0; f < e; f++)
+            fz_check(s->extra[f].family != g->family);
+        for (int a = 0; a < SPACE_AXIS_COUNT; a++) {
+            fz_check(g->axis_len[a] >= 1 && g->axis_len[a] <= SPACE_MAX_AXIS);
+            for (int i = 0; i < g->axis_len[a]; i++)
+                for (int j = 0; j < i; j++)
+                    fz_check(g->axis[a][i] != g->axis[a][j]);
+        }
     }
     for (int a = 0; a < SPACE_AXIS_COUNT; a++) {
         fz_check(s->axis_len[a] >= 1 && s->axis_len[a] <= SPACE_MAX_AXIS);

@@ -3,15 +3,19 @@
  * For each shape below: fresh random fp16 Q, K, V (uniform in [-2, 2],
  * never zeros), the fp32 GPU reference computed once (and itself checked
  * against the fp64 CPU reference when the shape is small), then every
- * compiled instance of that head dim is launched into an output poisoned
- * with NaN and compared: relative L2 error and max abs error must be within
+ * compiled instance of that head dim, of every family (the registry holds
+ * them all: mma, and wgmma when the build holds sm_90a) is launched into an
+ * output poisoned with NaN and compared: relative L2 error and max abs error must be within
  * the tolerances, and no element may stay NaN (every output written).
  *
  * usage: fa_check [--quick] [--filter SUBSTR] [--rel-l2 X] [--max-abs X]
  * Every output is also compared by the engine's GPU gate (fa_compare_launch),
  * which must agree with the host comparison.
  * Prints one line per failure, a table of worst errors, and a summary line
- * "N passed, N failed". Exit 0 only when everything passed.
+ * "N passed, N failed". Exit 0 only when everything passed. An instance of
+ * a family that runs on one architecture only (kernels/family.h: arch;
+ * wgmma on sm_90a) is skipped on a GPU of another, and the count of those
+ * is printed: it cannot run there, and the planner never plans it there.
  */
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -22,6 +26,7 @@
 #include <time.h>
 
 #include "kernels/fa_launch.h"
+#include "kernels/family.h"
 #include "kernels/ref_cpu.h"
 #include "sweep/stats.h"
 
@@ -58,6 +63,7 @@ static const check_shape SHAPES[] = {
 
 typedef struct check_opts {
     int quick;
+    int cc; /* the GPU's compute capability x10 */
     const char *filter;
     double rel_l2, max_abs;
 } check_opts;
@@ -142,7 +148,7 @@ static int check_reference(const check_shape *sh, const uint16_t *q, const uint1
 }
 
 typedef struct check_state {
-    int passed, failed;
+    int passed, failed, skipped;
     double worst_rel, worst_abs;
     char worst_name[96];
 } check_state;
@@ -178,6 +184,13 @@ static int check_gpu_gate(const char *what, const void *d_out, const float *d_re
     return !same;
 }
 
+/* Whether in can run on the GPU (its family's architecture, when it has one). */
+static int instance_runs_here(const fa_instance *in, const check_opts *o)
+{
+    const fa_family *f = fa_family_of(&in->cfg);
+    return f && (!f->arch || f->arch == o->cc);
+}
+
 static void run_instance(const fa_instance *in, const check_shape *sh, fa_args *a, const float *ref,
                          const float *dref, uint16_t *out, size_t n, const check_opts *o,
                          check_state *st)
@@ -187,8 +200,9 @@ static void run_instance(const fa_instance *in, const check_shape *sh, fa_args *
     if (rc == 0)
         rc = (int)cudaDeviceSynchronize();
     if (rc != 0) {
-        printf("FAIL %s b%d.h%d.s%d.d%d c%d r%d: CUDA error %s\n", in->name, sh->b, sh->h, sh->s,
-               sh->d, sh->causal, sh->ramp, cudaGetErrorString((cudaError_t)rc));
+        printf("FAIL %s:%s b%d.h%d.s%d.d%d c%d r%d: CUDA error %s\n", fa_family_of(&in->cfg)->name,
+               in->name, sh->b, sh->h, sh->s, sh->d, sh->causal, sh->ramp,
+               cudaGetErrorString((cudaError_t)rc));
         st->failed++;
         if (rc == cudaErrorIllegalAddress || rc == cudaErrorLaunchFailure)
             exit(1); /* the context is gone */
@@ -200,9 +214,9 @@ static void run_instance(const fa_instance *in, const check_shape *sh, fa_args *
     const check_err e = compare_half(out, ref, n);
     const int ok = e.n_nan == 0 && e.rel_l2 <= o->rel_l2 && e.max_abs <= o->max_abs;
     if (!ok) {
-        printf("FAIL %s b%d.h%d.s%d.d%d c%d r%d: rel_l2 %.3g max_abs %.3g unwritten/NaN %ld\n",
-               in->name, sh->b, sh->h, sh->s, sh->d, sh->causal, sh->ramp, e.rel_l2, e.max_abs,
-               e.n_nan);
+        printf("FAIL %s:%s b%d.h%d.s%d.d%d c%d r%d: rel_l2 %.3g max_abs %.3g unwritten/NaN %ld\n",
+               fa_family_of(&in->cfg)->name, in->name, sh->b, sh->h, sh->s, sh->d, sh->causal,
+               sh->ramp, e.rel_l2, e.max_abs, e.n_nan);
         st->failed++;
         return;
     }
@@ -264,6 +278,10 @@ static void run_shape(const check_shape *sh, const check_opts *o, uint64_t *seed
         const fa_instance *in = fa_registry_get(i);
         if (in->cfg.head_dim != sh->d || (o->filter && !strstr(in->name, o->filter)))
             continue;
+        if (!instance_runs_here(in, o)) {
+            st->skipped++;
+            continue;
+        }
         run_instance(in, sh, &a, href, dref, ho, n, o, st);
     }
     cudaFree((void *)a.q);
@@ -283,7 +301,7 @@ int main(int argc, char **argv)
     /* fp16 output of an fp32-accumulated attention: each element is rounded
      * once to fp16 (rel 2^-11) after P was rounded to fp16 for P V; errors
      * of 1e-3 relative are typical, 5e-3 leaves room for long rows. */
-    check_opts o = {0, NULL, 5e-3, 3e-2};
+    check_opts o = {0, 0, NULL, 5e-3, 3e-2};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             o.quick = 1;
@@ -308,9 +326,20 @@ int main(int argc, char **argv)
     }
     struct cudaDeviceProp prop;
     CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+    o.cc = prop.major * 10 + prop.minor;
     uint64_t seed = (uint64_t)time(NULL) * 2654435761ULL ^ (uint64_t)clock();
     printf("fa_check: %s (sm_%d%d), %d instances, build %s, seed %llu\n", prop.name, prop.major,
            prop.minor, fa_registry_count(), fa_build_id(), (unsigned long long)seed);
+    for (int f = 0; f < fa_family_count(); f++) {
+        int n = 0;
+        for (int i = 0; i < fa_registry_count(); i++)
+            n += fa_registry_get(i)->cfg.family == f;
+        const fa_family *fam = fa_family_get(f);
+        printf("  family %s: %d instances%s%s%s\n", fam->name, n,
+               fam->arch && fam->arch != o.cc ? " (skipped: they need " : "",
+               fam->arch && fam->arch != o.cc ? fam->arch_name : "",
+               fam->arch && fam->arch != o.cc ? ")" : "");
+    }
     check_state st = {0};
     for (int s = 0; s < N_SHAPES; s++) {
         if (o.quick && SHAPES[s].s > 1000)
@@ -319,6 +348,9 @@ int main(int argc, char **argv)
     }
     printf("worst rel_l2 %.3g (%s), worst max_abs %.3g; tolerances rel_l2 %.g max_abs %.g\n",
            st.worst_rel, st.worst_name, st.worst_abs, o.rel_l2, o.max_abs);
+    if (st.skipped)
+        printf("%d (instance, shape) checks skipped: the instance needs another architecture\n",
+               st.skipped);
     printf("%d passed, %d failed\n", st.passed, st.failed);
     return st.failed ? 1 : 0;
 }

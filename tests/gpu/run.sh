@@ -30,13 +30,14 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 part "kernels vs reference (every instance)" "$FA_CHECK"
 if command -v compute-sanitizer >/dev/null; then
-    # a small plain point, a swizzled multi-stage one, and a head_dim-128 one
+    # a small plain point, a swizzled multi-stage one, a head_dim-128 one, a wgmma one
     first=$("$FASWEEP" list --json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)["instances"]
 pick = [d[0]]
-pick += [i for i in d if i["STAGES"] >= 2 and i["SWIZZLE"] == 1][:1]
+pick += [i for i in d if i["STAGES"] >= 2 and i.get("SWIZZLE") == 1][:1]
 pick += [i for i in d if i["HEAD_DIM"] == 128][:1]
+pick += [i for i in d if i["family"] == "wgmma"][:1]
 print(" ".join(sorted({i["name"] for i in pick})))')
     for inst in $first; do
         part "memcheck $inst" timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$FA_CHECK" --quick --filter "$inst"

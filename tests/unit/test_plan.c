@@ -15,6 +15,7 @@
 
 #include "kernels/family.h"
 #include "kernels/mma/mma.h"
+#include "kernels/wgmma/traits.h"
 #include "grid/plan.h"
 #include "grid/space.h"
 #include "tests/unit/testspace.h"
@@ -158,8 +159,10 @@ static void test_reason_text(void **state)
 static void test_reason_codes(void **state)
 {
     (void)state;
-    static const char *const want[PLAN_REASON_COUNT] = {"ok",     "head_dim", "warp_rows",
-                                                        "chunks", "smem",     "not_compiled"};
+    /* arch, tile, regs and pipeline came with the wgmma family. */
+    static const char *const want[PLAN_REASON_COUNT] = {
+        "ok",   "head_dim", "warp_rows", "chunks",   "smem",
+        "arch", "tile",     "regs",      "pipeline", "not_compiled"};
     for (int r = 0; r < PLAN_REASON_COUNT; r++)
         assert_string_equal(plan_reason_code((plan_reason)r), want[r]);
     assert_string_equal(plan_reason_code(PLAN_REASON_COUNT), "unknown");
@@ -248,9 +251,9 @@ static void test_order(void **state)
     assert_int_equal(p.n, 0);
 }
 
-/* Every point carries the space's family (mma, the default and the only
- * one compiled today); a config of a family the table lacks is refused,
- * with a text that says so; the family table and the config text agree. */
+/* Every point carries the space's family (mma, the default); a config of a
+ * family the table lacks is refused, with a text that says so; the family
+ * table and the config text agree. */
 static void test_family(void **state)
 {
     (void)state;
@@ -261,11 +264,12 @@ static void test_family(void **state)
     assert_string_equal(fa_family_of(&p.points[0].cfg)->name, "mma");
     plan_free(&p);
 
-    assert_int_equal(fa_family_count(), 1);
+    assert_int_equal(fa_family_count(), 2);
     assert_int_equal(fa_family_index("mma"), FA_FAMILY_DEFAULT);
     assert_int_equal(FA_FAMILY_MMA, FA_FAMILY_DEFAULT);
-    assert_int_equal(fa_family_index("wgmma"), -1);
-    assert_string_equal(fa_family_names(), "mma");
+    assert_int_equal(fa_family_index("wgmma"), FA_FAMILY_WGMMA);
+    assert_int_equal(fa_family_index("tcgen05"), -1);
+    assert_string_equal(fa_family_names(), "mma, wgmma");
     const fa_family *f = fa_family_get(FA_FAMILY_MMA);
     assert_string_equal(f->header, "kernels/mma/flash_fwd.cuh");
     assert_string_equal(f->axes[0].name, "HEAD_DIM");
@@ -283,7 +287,9 @@ static void test_family(void **state)
     assert_int_equal(fa_config_cmp(&back, &c), 0);
     assert_int_equal(fa_config_parse("d64.m128.n64.w4.s2.z1", &back), 0);
     assert_int_equal(fa_config_cmp(&back, &c), 0);
+    /* Another family's text is not an mma one, and the other way round. */
     assert_int_equal(fa_config_parse("wgmma:d64.m128.n64.w4.s2.z1", &back), -1);
+    assert_int_equal(fa_config_parse("d64.m128.n128.c2.s2.p2", &back), -1);
     assert_int_equal(fa_config_parse(":d64.m128.n64.w4.s2.z1", &back), -1);
     assert_int_equal(fa_config_parse("mma:", &back), -1);
 
@@ -291,7 +297,7 @@ static void test_family(void **state)
     assert_int_equal(plan_check(&c, 1L << 30), PLAN_REJ_NOT_COMPILED);
     assert_int_equal(plan_smem_bytes(&c), 0);
     assert_string_equal(reason_text(&c, PLAN_REJ_NOT_COMPILED, 1L << 30),
-                        "family 7 unknown (known: mma)");
+                        "family 7 unknown (known: mma, wgmma)");
     fa_config_format(&c, buf, sizeof buf);
     assert_string_equal(buf, "?");
 }
@@ -421,9 +427,232 @@ static void test_edge_spaces(void **state)
     plan_free(NULL);
 }
 
+/* ---- the wgmma family ------------------------------------------------------------------ */
+
+static fa_config wcfg(int d, int m, int n, int cw, int s, int p)
+{
+    fa_config c = {d, m, n, cw, s, p, FA_FAMILY_WGMMA};
+    return c;
+}
+
+/* Its description: config text both ways, registry entry, axes, arch. */
+static void test_wgmma_family(void **state)
+{
+    (void)state;
+    const fa_family *f = fa_family_get(FA_FAMILY_WGMMA);
+    assert_string_equal(f->name, "wgmma");
+    assert_string_equal(f->header, "kernels/wgmma/flash_fwd_wgmma.cuh");
+    const char *names[] = {"HEAD_DIM", "BLOCK_M", "BLOCK_N", "CONSUMER_WG", "STAGES", "PIPELINE"};
+    for (int i = 0; i < FA_CONFIG_SLOTS; i++)
+        assert_string_equal(f->axes[i].name, names[i]);
+    assert_int_equal(f->arch, 90);
+    assert_string_equal(f->arch_name, "sm_90a");
+    assert_int_equal(fa_family_get(FA_FAMILY_MMA)->arch, 0);
+
+    fa_config c = wcfg(64, 128, 128, 2, 2, 2), back;
+    char buf[128];
+    fa_config_format(&c, buf, sizeof buf);
+    assert_string_equal(buf, "d64.m128.n128.c2.s2.p2");
+    assert_string_equal(buf, f->text_example);
+    assert_int_equal(fa_config_parse("wgmma:d64.m128.n128.c2.s2.p2", &back), 0);
+    assert_int_equal(fa_config_cmp(&back, &c), 0);
+    assert_int_equal(back.family, FA_FAMILY_WGMMA);
+    assert_int_equal(fa_config_parse("wgmma:d64.m128.n128.c2.s2.p02", &back), -1);
+    assert_int_equal(fa_config_parse("wgmma:d64.m128.n128.c2.s2.p2 ", &back), -1);
+    f->instance(&c, buf, sizeof buf);
+    assert_string_equal(buf, "FA_WG_INSTANCE(64, 128, 128, 2, 2, 2)");
+    f->symbol(&c, buf, sizeof buf);
+    assert_string_equal(buf, "fa_wg_inst_d64_m128_n128_c2_s2_p2");
+    /* The launch's shared memory: 1 KB alignment slack, Q, 2 x STAGES
+     * K/V tiles, 1 + 4 x STAGES mbarriers. */
+    assert_int_equal(plan_smem_bytes(&c), 1024 + 16384 + 4 * 16384 + 8 * 9);
+    /* Paths: P V under the softmax (1, 2, 4), ping-pong (2, 3, 4). */
+    assert_int_equal(f->path(&c, 0), 1);
+    assert_int_equal(f->path(&c, 1), 1);
+    c.swizzle = 3;
+    assert_int_equal(f->path(&c, 0), 0);
+    assert_int_equal(f->path(&c, 1), 1);
+    c.swizzle = 0;
+    assert_int_equal(f->path(&c, 0) + f->path(&c, 1), 0);
+}
+
+/* Each rule, its reason and its text; the points NOTES.md measured pass. */
+static void test_wgmma_rules(void **state)
+{
+    (void)state;
+    const long H100 = 232448;
+    static const int good[][6] = {{64, 192, 128, 3, 2, 3},  {64, 128, 128, 2, 3, 2},
+                                  {64, 128, 128, 2, 2, 2},  {128, 128, 128, 2, 2, 2},
+                                  {128, 128, 128, 2, 3, 2}, {64, 128, 160, 2, 2, 2},
+                                  {64, 64, 64, 1, 2, 1},    {128, 128, 128, 2, 2, 4}};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        const int *g = good[i];
+        fa_config c = wcfg(g[0], g[1], g[2], g[3], g[4], g[5]);
+        assert_int_equal(plan_check(&c, H100), PLAN_OK);
+        assert_true(fa_wg_valid(g[0], g[1], g[2], g[3], g[4], g[5]));
+    }
+    fa_config c = wcfg(96, 128, 128, 2, 2, 2);
+    assert_int_equal(plan_check(&c, H100), PLAN_REJ_HEAD_DIM);
+    assert_string_equal(reason_text(&c, PLAN_REJ_HEAD_DIM, H100),
+                        "head_dim 96 unsupported (64, 128: whole 128-B TMA swizzle rows)");
+    c = wcfg(64, 192, 128, 2, 2, 2);
+    assert_int_equal(plan_check(&c, H100), PLAN_REJ_WARP_ROWS);
+    assert_string_equal(reason_text(&c, PLAN_REJ_WARP_ROWS, H100),
+                        "BLOCK_M 192 is not 64 x CONSUMER_WG (2 consumer warpgroups of 64 rows, "
+                        "1 to 3)");
+    c = wcfg(64, 128, 112, 2, 2, 2);
+    assert_int_equal(plan_check(&c, H100), PLAN_REJ_TILE);
+    assert_string_equal(reason_text(&c, PLAN_REJ_TILE, H100),
+                        "BLOCK_N 112 has no wgmma m64nNk16 wrapper (N = 64, 96, 128, 160, 176, "
+                        "192, 256)");
+    c = wcfg(64, 64, 128, 1, 2, 2);
+    assert_int_equal(plan_check(&c, H100), PLAN_REJ_PIPELINE);
+    assert_string_equal(reason_text(&c, PLAN_REJ_PIPELINE, H100),
+                        "PIPELINE 2 is a ping-pong between consumer warpgroups: needs "
+                        "CONSUMER_WG >= 2, got 1");
+    c = wcfg(64, 128, 128, 2, 1, 0);
+    assert_int_equal(plan_check(&c, H100), PLAN_REJ_PIPELINE);
+    assert_string_equal(reason_text(&c, PLAN_REJ_PIPELINE, H100),
+                        "STAGES 1: the TMA ring needs at least 2 stages");
+    /* The two spilling points NOTES.md measured (184 and 192 B of local
+     * memory), and the overlap at 3 consumers. */
+    c = wcfg(64, 192, 128, 3, 2, 4);
+    assert_int_equal(plan_check(&c, H100), PLAN_REJ_REGS);
+    assert_string_equal(reason_text(&c, PLAN_REJ_REGS, H100),
+                        "needs about 184 registers per consumer thread, the budget with 3 "
+                        "consumer warpgroups is 160 (it would spill)");
+    c = wcfg(128, 128, 176, 2, 2, 4);
+    assert_int_equal(plan_check(&c, H100), PLAN_REJ_REGS);
+    c = wcfg(64, 192, 128, 3, 2, 2);
+    assert_int_equal(plan_check(&c, H100), PLAN_REJ_REGS);
+    /* Shared memory: the space's limit, and never over the opt-in limit. */
+    c = wcfg(128, 128, 128, 2, 3, 2);
+    assert_int_equal(plan_smem_bytes(&c), 230504);
+    assert_int_equal(plan_check(&c, 230504), PLAN_OK);
+    assert_int_equal(plan_check(&c, 230503), PLAN_REJ_SMEM);
+    assert_string_equal(reason_text(&c, PLAN_REJ_SMEM, 49152),
+                        "needs 230504 B of shared memory, the space allows 49152 B");
+    c = wcfg(128, 128, 128, 2, 4, 2);
+    assert_int_equal(plan_check(&c, 1L << 30), PLAN_REJ_SMEM);
+    assert_string_equal(reason_text(&c, PLAN_REJ_SMEM, 1L << 30),
+                        "needs 296072 B of shared memory, over the 232448-B per-block opt-in "
+                        "limit of sm_90");
+}
+
+/* A space with a wgmma grid beside its mma one (the file's "families"). */
+static void two_family_space(space *s, int arch)
+{
+    small_space(s);
+    s->arch = arch;
+    s->smem_limit = 232448;
+    s->n_extra = 1;
+    space_grid *g = &s->extra[0];
+    g->family = FA_FAMILY_WGMMA;
+    const int vals[SPACE_AXIS_COUNT][2] = {{128, 192}, {128, 112}, {2, 3}, {2, 3}, {2, 3}};
+    for (int a = 0; a < SPACE_AXIS_COUNT; a++) {
+        g->axis_len[a] = 2;
+        g->axis[a][0] = vals[a][0];
+        g->axis[a][1] = vals[a][1];
+    }
+}
+
+/* The planner walks the space's own grid, then the wgmma one: every point
+ * with its family, the counts by reason add up. */
+static void test_two_families(void **state)
+{
+    (void)state;
+    space s;
+    two_family_space(&s, 90);
+    plan p;
+    assert_int_equal(plan_build(&s, NULL, NULL, &p), 0);
+    assert_int_equal(p.n, 64 + 64);
+    for (size_t i = 0; i < p.n; i++)
+        assert_int_equal(p.points[i].cfg.family, i < 64 ? FA_FAMILY_MMA : FA_FAMILY_WGMMA);
+    char buf[64];
+    fa_config_format(&p.points[64].cfg, buf, sizeof buf);
+    assert_string_equal(buf, "d64.m128.n128.c2.s2.p2");
+    assert_int_equal(p.points[64].problem, 0);
+    fa_config_format(&p.points[127].cfg, buf, sizeof buf);
+    assert_string_equal(buf, "d128.m192.n112.c3.s3.p3");
+    assert_int_equal(p.points[127].problem, 1);
+    /* Per problem, 32 wgmma points: the (M, CW) pairs 128/3 and 192/2
+     * (warp_rows) 16 (that rule comes first); of the other 16, BLOCK_N 112
+     * (tile) 8; at N = 128, 128/2 takes all 4 (S, P) at D = 64 and
+     * D = 128 (at most 230504 B); 192/3 takes P = 3 (P = 2 needs 184 of
+     * 160 registers) at D = 64 only (D = 128 needs 184 with P = 3). */
+    size_t wg[PLAN_REASON_COUNT] = {0};
+    for (size_t i = 64; i < p.n; i++)
+        wg[p.points[i].reason]++;
+    assert_int_equal(wg[PLAN_REJ_TILE], 16);
+    assert_int_equal(wg[PLAN_REJ_WARP_ROWS], 32);
+    assert_int_equal(wg[PLAN_OK], 4 + 2 + 4);
+    assert_int_equal(wg[PLAN_REJ_REGS], 2 + 4);
+    check_counts(&p);
+    plan_free(&p);
+}
+
+/* On a target that is not sm_90, every wgmma point is refused, with why;
+ * the mma points are planned as before. */
+static void test_wgmma_arch(void **state)
+{
+    (void)state;
+    space s;
+    two_family_space(&s, 89);
+    plan p;
+    assert_int_equal(plan_build(&s, NULL, NULL, &p), 0);
+    for (size_t i = 64; i < p.n; i++)
+        assert_int_equal(p.points[i].reason, PLAN_REJ_ARCH);
+    assert_int_equal(p.by_reason[PLAN_REJ_ARCH], 64);
+    char buf[256];
+    plan_reject_reason(&p.points[64], s.smem_limit, buf, sizeof buf);
+    assert_string_equal(buf, "needs sm_90a (wgmma, TMA); target is sm_89");
+    size_t mma_ok = 0;
+    for (size_t i = 0; i < 64; i++)
+        mma_ok += p.points[i].reason == PLAN_OK;
+    assert_true(mma_ok > 0);
+    check_counts(&p);
+    plan_free(&p);
+    /* A corrupt extra grid is refused like a corrupt own grid. */
+    two_family_space(&s, 90);
+    s.extra[0].family = 9;
+    assert_int_equal(plan_build(&s, NULL, NULL, &p), -1);
+    two_family_space(&s, 90);
+    s.n_extra = SPACE_MAX_EXTRA + 1;
+    assert_int_equal(plan_build(&s, NULL, NULL, &p), -1);
+}
+
+/* spaces/h100.json sweeps both families: its wgmma grid's counts. */
+static void test_h100_wgmma(void **state)
+{
+    (void)state;
+    space s;
+    char err[SPACE_ERR_LEN];
+    assert_int_equal(space_load("spaces/h100.json", &s, err, sizeof err), 0);
+    plan p;
+    assert_int_equal(plan_build(&s, NULL, NULL, &p), 0);
+    size_t wg[PLAN_REASON_COUNT] = {0}, n_wg = 0;
+    for (size_t i = 0; i < p.n; i++)
+        if (p.points[i].cfg.family == FA_FAMILY_WGMMA) {
+            wg[p.points[i].reason]++;
+            n_wg++;
+        }
+    /* 3 problems (D = 64, 64, 128) x 2 x 1 x 2 x 2 x 2: the mismatched
+     * (M, CW) pairs 24; 192/3 runs P = 3 only at D = 64 (P = 2 needs 184
+     * of 160 registers; D = 128 needs 184 with either): regs 2 + 2 + 4;
+     * 128/2 all 4 (S, P) per problem, 192/3 2 per D = 64 problem. */
+    assert_int_equal(n_wg, 48);
+    assert_int_equal(wg[PLAN_REJ_WARP_ROWS], 24);
+    assert_int_equal(wg[PLAN_REJ_REGS], 2 + 2 + 4);
+    assert_int_equal(wg[PLAN_OK], 16);
+    check_counts(&p);
+    plan_free(&p);
+}
+
 TU_MAIN(cmocka_unit_test(test_smem_bytes), cmocka_unit_test(test_rules),
         cmocka_unit_test(test_rule_order), cmocka_unit_test(test_reason_text),
         cmocka_unit_test(test_reason_codes), cmocka_unit_test(test_order),
         cmocka_unit_test(test_family), cmocka_unit_test(test_l4_counts),
         cmocka_unit_test(test_head_dim_in_grid), cmocka_unit_test(test_compiled),
-        cmocka_unit_test(test_edge_spaces))
+        cmocka_unit_test(test_edge_spaces), cmocka_unit_test(test_wgmma_family),
+        cmocka_unit_test(test_wgmma_rules), cmocka_unit_test(test_two_families),
+        cmocka_unit_test(test_wgmma_arch), cmocka_unit_test(test_h100_wgmma))

@@ -637,9 +637,12 @@ static void test_validation_gaps(void **state)
     expect_ok_reject("kernel", NULL, "sdpa", t, "key.config: ");
     expect_ok_reject("kernel", "mma", "d64.m-64.n64.w4.s2.z1", t, "key.config: ");
     /* A baseline keeps a free name; a family this build does not know
-     * cannot be checked. */
+     * cannot be checked; the wgmma family's configs follow its rules. */
     assert_int_equal(decode_ok("baseline", NULL, "torch sdpa (flash)", t, err, sizeof err), 0);
-    assert_int_equal(decode_ok("kernel", "wgmma", "anything.goes", t, err, sizeof err), 0);
+    assert_int_equal(decode_ok("kernel", "futurefam", "anything.goes", t, err, sizeof err), 0);
+    assert_int_equal(decode_ok("kernel", "wgmma", "d64.m128.n128.c2.s2.p2", t, err, sizeof err),
+                     0);
+    expect_ok_reject("kernel", "wgmma", "anything.goes", t, "key.config: ");
     /* Times and spreads. */
     const char *cfg = "d64.m64.n64.w4.s2.z1";
     expect_ok_reject("kernel", NULL, cfg, "\"median_us\":1e-320,\"min_us\":150", "time.median_us");

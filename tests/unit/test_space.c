@@ -19,6 +19,8 @@
 
 #include "grid/space.h"
 #include "kernels/family.h"
+#include "kernels/mma/mma.h"
+#include "kernels/wgmma/traits.h"
 #include "tests/unit/testutil.h"
 
 /* ---- helpers --------------------------------------------------------------- */
@@ -186,8 +188,10 @@ static void test_top_level(void **state)
 {
     (void)state;
     static const bad_case cases[] = {
-        {"{'nmae': 't'}", "t.json: nmae: unknown key, expected one of name, description, family, "
-                          "target, problems, axes, measure, tolerance (check the spelling)"},
+        /* families: since the wgmma family (a space sweeps several). */
+        {"{'nmae': 't'}",
+         "t.json: nmae: unknown key, expected one of name, description, family, "
+         "target, problems, axes, families, measure, tolerance (check the spelling)"},
         {DOC(T_OK ", " P_OK ", " A_OK ", 'name': 'u'"),
          "t.json: name: duplicate key, each key may appear once"},
         {"{" T_OK ", " P_OK ", " A_OK "}",
@@ -210,11 +214,13 @@ static void test_top_level(void **state)
                               "BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE"},
         /* Keys are case-sensitive. */
         {"{'Name': 't'}", "t.json: Name: unknown key, expected one of name, description, family, "
-                          "target, problems, axes, measure, tolerance (check the spelling)"},
+                          "target, problems, axes, families, measure, tolerance (check the "
+                          "spelling)"},
         /* An unprintable key is escaped in the path. */
-        {"{'k\\u0007': 1}", "t.json: k\\x07: unknown key, expected one of name, description, "
-                            "family, target, problems, axes, measure, tolerance (check the "
-                            "spelling)"},
+        {"{'k\\u0007': 1}",
+         "t.json: k\\x07: unknown key, expected one of name, description, "
+         "family, target, problems, axes, families, measure, tolerance (check the "
+         "spelling)"},
     };
     RUN(cases);
     /* A 63-character name is the longest allowed. */
@@ -229,6 +235,12 @@ static void test_top_level(void **state)
 /* The kernel family: the default (mma) when the file names none, the
  * family named, and an unknown or malformed one refused with the known
  * families in the message. */
+#define WG_AXES(m, n, c, s, p)                                                                     \
+    "'axes': {'BLOCK_M': " m ", 'BLOCK_N': " n ", 'CONSUMER_WG': " c ", 'STAGES': " s              \
+    ", 'PIPELINE': " p "}"
+#define WG_OK WG_AXES("[128, 192]", "[128]", "[2, 3]", "[2]", "[2, 3]")
+#define WITH_FAM(f) DOC(T_OK ", " P_OK ", " A_OK ", 'families': " f)
+
 static void test_family(void **state)
 {
     (void)state;
@@ -236,20 +248,92 @@ static void test_family(void **state)
     parse_ok(DOC(T_OK ", " P_OK ", " A_OK), &s);
     assert_int_equal(s.family, FA_FAMILY_DEFAULT);
     assert_string_equal(fa_family_get(s.family)->name, "mma");
+    assert_int_equal(s.n_extra, 0);
     parse_ok(DOC(T_OK ", " P_OK ", " A_OK ", 'family': 'mma'"), &s);
     assert_int_equal(s.family, fa_family_index("mma"));
+    /* A space of the wgmma family alone: its axes at the top level. */
+    parse_ok(DOC(T_OK ", " P_OK ", " WG_OK ", 'family': 'wgmma'"), &s);
+    assert_int_equal(s.family, FA_FAMILY_WGMMA);
+    assert_int_equal(s.axis_len[SPACE_AXIS_BLOCK_M], 2);
+    assert_int_equal(s.axis[SPACE_AXIS_SWIZZLE][1], 3);
     static const bad_case cases[] = {
-        {DOC(T_OK ", " P_OK ", " A_OK ", 'family': 'wgmma'"),
-         "t.json: family: unknown kernel family \"wgmma\", expected one of mma "
+        {DOC(T_OK ", " P_OK ", " A_OK ", 'family': 'tc'"),
+         "t.json: family: unknown kernel family \"tc\", expected one of mma, wgmma "
          "(docs/families.md)"},
         {DOC(T_OK ", " P_OK ", " A_OK ", 'family': 'MMA'"),
-         "t.json: family: unknown kernel family \"MMA\", expected one of mma (docs/families.md)"},
+         "t.json: family: unknown kernel family \"MMA\", expected one of mma, wgmma "
+         "(docs/families.md)"},
         {DOC(T_OK ", " P_OK ", " A_OK ", 'family': ''"),
-         "t.json: family: expected a kernel family name, one of mma, got \"\""},
+         "t.json: family: expected a kernel family name, one of mma, wgmma, got \"\""},
         {DOC(T_OK ", " P_OK ", " A_OK ", 'family': 3"),
-         "t.json: family: expected a kernel family name, one of mma, got 3"},
+         "t.json: family: expected a kernel family name, one of mma, wgmma, got 3"},
         {DOC(T_OK ", " P_OK ", " A_OK ", 'family': 'mma', 'family': 'mma'"),
          "t.json: family: duplicate key, each key may appear once"},
+        /* The wgmma family's axes are its own. */
+        {DOC(T_OK ", " P_OK ", " A_OK ", 'family': 'wgmma'"),
+         "t.json: axes.NUM_WARPS: unknown key, expected one of BLOCK_M, BLOCK_N, CONSUMER_WG, "
+         "STAGES, PIPELINE (check the spelling)"},
+    };
+    RUN(cases);
+}
+
+/* "families": the grids of the other families, each with its own axes. */
+static void test_families(void **state)
+{
+    (void)state;
+    space s;
+    parse_ok(WITH_FAM("{'wgmma': {" WG_OK "}}"), &s);
+    assert_int_equal(s.family, FA_FAMILY_MMA);
+    assert_int_equal(s.axis_len[SPACE_AXIS_NUM_WARPS], 1); /* the mma grid, unchanged */
+    assert_int_equal(s.n_extra, 1);
+    assert_int_equal(s.extra[0].family, FA_FAMILY_WGMMA);
+    const int len[SPACE_AXIS_COUNT] = {2, 1, 2, 1, 2};
+    assert_memory_equal(s.extra[0].axis_len, len, sizeof len);
+    assert_int_equal(s.extra[0].axis[SPACE_AXIS_BLOCK_M][1], 192);
+    assert_int_equal(s.extra[0].axis[SPACE_AXIS_NUM_WARPS][1], 3);
+    space_grid g;
+    space_grid_main(&s, &g);
+    assert_int_equal(g.family, FA_FAMILY_MMA);
+    assert_memory_equal(g.axis_len, s.axis_len, sizeof g.axis_len);
+    /* A wgmma space can sweep mma too. */
+    parse_ok(DOC(T_OK ", " P_OK ", " WG_OK ", 'family': 'wgmma', 'families': {'mma': {" A_OK "}}"),
+             &s);
+    assert_int_equal(s.family, FA_FAMILY_WGMMA);
+    assert_int_equal(s.extra[0].family, FA_FAMILY_MMA);
+    static const bad_case cases[] = {
+        {WITH_FAM("[]"), "t.json: families: expected an object of kernel families (mma, wgmma), "
+                         "each {\"axes\": {...}}, got an empty array"},
+        {WITH_FAM("{}"), "t.json: families: expected an object of kernel families (mma, wgmma), "
+                         "each {\"axes\": {...}}, got an object"},
+        {WITH_FAM("{'tc': {" WG_OK "}}"),
+         "t.json: families.tc: unknown kernel family \"tc\", expected one of mma, wgmma "
+         "(docs/families.md)"},
+        {WITH_FAM("{'mma': {" A_OK "}}"),
+         "t.json: families.mma: mma is the space's own family (\"family\", default mma): give "
+         "its axes in the top-level \"axes\" and remove this entry"},
+        {WITH_FAM("{'wgmma': {" WG_OK "}, 'wgmma': {" WG_OK "}}"),
+         "t.json: families.wgmma: duplicate key, each key may appear once"},
+        {WITH_FAM("{'wgmma': 3}"), "t.json: families.wgmma: expected an object with the key "
+                                   "axes, got 3"},
+        {WITH_FAM("{'wgmma': {}}"), "t.json: families.wgmma.axes: missing required key, expected "
+                                    "an object with keys BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, "
+                                    "PIPELINE"},
+        {WITH_FAM("{'wgmma': {" WG_OK ", 'x': 1}}"),
+         "t.json: families.wgmma.x: unknown key, expected one of axes (check the spelling)"},
+        {WITH_FAM("{'wgmma': {" A_OK "}}"),
+         "t.json: families.wgmma.axes.NUM_WARPS: unknown key, expected one of BLOCK_M, BLOCK_N, "
+         "CONSUMER_WG, STAGES, PIPELINE (check the spelling)"},
+        {WITH_FAM("{'wgmma': {" WG_AXES("[128]", "[128]", "[4]", "[2]", "[2]") "}}"),
+         "t.json: families.wgmma.axes.CONSUMER_WG[0]: expected 1, 2 or 3 consumer warpgroups, "
+         "got 4"},
+        {WITH_FAM("{'wgmma': {" WG_AXES("[100]", "[128]", "[2]", "[2]", "[2]") "}}"),
+         "t.json: families.wgmma.axes.BLOCK_M[0]: expected 64, 128 or 192 (64 x CONSUMER_WG), "
+         "got 100"},
+        {WITH_FAM("{'wgmma': {" WG_AXES("[128]", "[128]", "[2]", "[1]", "[2]") "}}"),
+         "t.json: families.wgmma.axes.STAGES[0]: expected an integer from 2 to 8, got 1"},
+        {WITH_FAM("{'wgmma': {" WG_AXES("[128]", "[128]", "[2]", "[2]", "[2, 2]") "}}"),
+         "t.json: families.wgmma.axes.PIPELINE[1]: expected distinct values, got 2 again (also "
+         "at [0])"},
     };
     RUN(cases);
 }
@@ -740,6 +824,7 @@ static void test_real_spaces(void **state)
         fail();
     }
     expect_target(&s, "l4", "NVIDIA L4", 89, 49152, 1);
+    assert_int_equal(s.n_extra, 0);
     assert_int_equal(s.problems[0].seq_len, 512);
     const int l4_len[SPACE_AXIS_COUNT] = {3, 3, 3, 3, 2};
     assert_memory_equal(s.axis_len, l4_len, sizeof l4_len);
@@ -763,10 +848,18 @@ static void test_real_spaces(void **state)
     assert_int_equal(s.problems[2].head_dim, 128);
     assert_int_equal(s.axis_len[SPACE_AXIS_BLOCK_N], 3);
     assert_int_equal(s.axis[SPACE_AXIS_BLOCK_N][2], 256);
+    /* h100 sweeps the wgmma family too (families.wgmma). */
+    assert_int_equal(s.n_extra, 1);
+    assert_int_equal(s.extra[0].family, FA_FAMILY_WGMMA);
+    assert_int_equal(s.extra[0].axis_len[SPACE_AXIS_BLOCK_M], 2);
 
     assert_int_equal(space_load("spaces/ci.json", &s, err, sizeof err), 0);
     assert_string_equal(s.name, "ci");
     assert_int_equal(s.n_problems, 2);
+    /* One wgmma point, so the CI build compiles it for sm_90a (a sm_90 target). */
+    assert_int_equal(s.arch, 90);
+    assert_int_equal(s.n_extra, 1);
+    assert_int_equal(s.extra[0].family, FA_FAMILY_WGMMA);
     assert_int_equal(s.problems[1].causal, 1);
     assert_int_equal(s.problems[1].head_dim, 128);
     /* ci.json leaves these out: defaults. */
@@ -874,7 +967,8 @@ static void test_axis_names(void **state)
 
 TU_MAIN(cmocka_unit_test(test_text_level), cmocka_unit_test(test_syntax_errors),
         cmocka_unit_test(test_top_level), cmocka_unit_test(test_family),
-        cmocka_unit_test(test_target), cmocka_unit_test(test_problems), cmocka_unit_test(test_axes),
+        cmocka_unit_test(test_families), cmocka_unit_test(test_target),
+        cmocka_unit_test(test_problems), cmocka_unit_test(test_axes),
         cmocka_unit_test(test_measure_and_tolerance), cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_fnv_vectors), cmocka_unit_test(test_err_buffer),
         cmocka_unit_test(test_load), cmocka_unit_test(test_real_spaces),

@@ -1,0 +1,158 @@
+/* traits.h - the traits of the `wgmma` kernel family (Hopper, sm_90a): its axes, the shared memory
+ * one point needs, and the static rules a planner must enforce before it compiles a point.
+ *
+ * Pure arithmetic, usable from C (planner) and from the CUDA template (the launch asks
+ * exactly fa_wg_smem_bytes()). Axes, named as the template parameters:
+ *   HEAD_DIM     64 or 128
+ *   BLOCK_M      query rows per CTA = 64 x CONSUMER_WG (one wgmma M=64 slab per consumer
+ *                warpgroup)
+ *   BLOCK_N      keys per tile, the N of S = Q K^T: a multiple of 16 in 64..256 for which a
+ *                wgmma wrapper exists (wgmma_ops.h: 64, 96, 128, 160, 176, 192, 256)
+ *   CONSUMER_WG  consumer warpgroups (1..3); plus one producer warpgroup issuing TMA
+ *   STAGES       depth of the K/V shared-memory ring (>= 2)
+ *   PIPELINE     0: S, softmax, PV in turn; 1: intra-warpgroup overlap (Q K^T of tile j+1
+ *                and P V of tile j in flight under the softmax of tile j+1); 2: 1 plus
+ *                the inter-warpgroup ping-pong (consumer warpgroups take turns issuing
+ *                their GEMMs through named barriers; needs CONSUMER_WG >= 2); 3: the
+ *                ping-pong alone (per turn: S of tile j and P V of tile j-1 issued together
+ *                and both waited before the softmax: one P tile, fits 3 consumers at D=64);
+ *                4: like 2 but FA3's register use: the softmax writes fp32 P over S under
+ *                the running P V, packed to the one fp16 P tile once that P V is done
+ * The TMA swizzle is fixed at 128 B (a 64-element fp16 row per swizzle atom), not an axis.
+ * Config text: "d64.m128.n128.c2.s2.p2" (d m n c s p). In fa_config (kernels/fa_config.h) the
+ * six axes take the six slots in this order: head_dim, block_m, block_n, num_warps =
+ * CONSUMER_WG, stages, swizzle = PIPELINE. The family's description: wgmma.c.
+ */
+#ifndef FA_WG_TRAITS_H
+#define FA_WG_TRAITS_H
+
+/* The wgmma family's index in the family table (kernels/family.c): what its registry
+ * entries (FA_WG_INSTANCE) put in fa_config.family. Append-only, like the table. */
+#define FA_FAMILY_WGMMA 1
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__CUDACC__)
+#define FA_WG_HD __host__ __device__
+#else
+#define FA_WG_HD
+#endif
+#ifdef __cplusplus
+#define FA_WG_PURE constexpr FA_WG_HD inline
+#else
+#define FA_WG_PURE static inline
+#endif
+
+typedef struct fa_wg_config {
+    int head_dim, block_m, block_n, consumer_wg, stages, pipeline;
+} fa_wg_config;
+
+/* Constants of the design. */
+#define FA_WG_ROWS_PER_WG 64        /* wgmma M: query rows per consumer warpgroup */
+#define FA_WG_SWIZZLE_BYTES 128     /* TMA / wgmma swizzle span = one 64-element fp16 row */
+#define FA_WG_SUB_COLS 64           /* head-dim columns per swizzled sub-tile (and TMA box) */
+#define FA_WG_ALIGN 1024            /* every tile starts on a swizzle-atom (8 x 128 B) boundary */
+#define FA_WG_SMEM_OPTIN_MAX 232448 /* H100/H200 per-block opt-in limit: 227 KB */
+#define FA_WG_TMA_BOX_MAX 256       /* TMA box extent limit per dimension */
+
+/* Threads per CTA: the producer warpgroup plus the consumers. */
+FA_WG_PURE int fa_wg_threads(int consumer_wg)
+{
+    return (consumer_wg + 1) * 128;
+}
+
+/* Bytes of one [rows x head_dim] fp16 tile. */
+FA_WG_PURE long fa_wg_tile_bytes(int rows, int head_dim)
+{
+    return (long)rows * head_dim * 2;
+}
+
+/* Dynamic shared memory of a point: 1 KB of slack to align the base to 1024 B, Q, STAGES
+ * K tiles and STAGES V tiles, then the mbarriers (Q full; K full, V full, K empty,
+ * V empty per stage; 8 B each). The launch asks exactly this. */
+FA_WG_PURE long fa_wg_smem_bytes(int head_dim, int block_m, int block_n, int stages)
+{
+    return FA_WG_ALIGN + fa_wg_tile_bytes(block_m, head_dim) +
+           2L * stages * fa_wg_tile_bytes(block_n, head_dim) + 8L * (1 + 4 * stages);
+}
+
+/* Register split by setmaxnreg (multiples of 8, sum over the CTA <= 64 K): the producer
+ * warpgroup drops to PRODUCER_REGS, consumers rise to fa_wg_consumer_regs. */
+#define FA_WG_PRODUCER_REGS 24
+FA_WG_PURE int fa_wg_consumer_regs(int consumer_wg)
+{
+    return consumer_wg == 1 ? 240 : consumer_wg == 2 ? 240 : 160;
+}
+
+/* Consumer registers per thread a point needs, roughly (see fa_wg_valid). */
+FA_WG_PURE int fa_wg_regs_estimate(int head_dim, int block_n, int pipeline)
+{
+    return block_n / 2 + head_dim / 2 + (pipeline == 3 || pipeline == 0 ? 1 : 2) * (block_n / 4) +
+           24;
+}
+
+/* The planner's rules, one function each, in the order the planner applies them (the
+ * family's description, wgmma.c, turns each into a reject reason with its numbers). */
+
+/* HEAD_DIM: TMA needs the global row pitch head_dim*2 B to be a multiple of 16, and each
+ * 64-column box row (64 x 2 B) to be exactly the 128 B swizzle span. */
+FA_WG_PURE int fa_wg_head_dim_ok(int head_dim)
+{
+    return (head_dim == 64 || head_dim == 128) && (head_dim * 2) % 16 == 0 &&
+           head_dim % FA_WG_SUB_COLS == 0;
+}
+
+/* One 64-row wgmma slab per consumer warpgroup, 1 to 3 of them. */
+FA_WG_PURE int fa_wg_rows_ok(int block_m, int consumer_wg)
+{
+    return consumer_wg >= 1 && consumer_wg <= 3 && block_m == FA_WG_ROWS_PER_WG * consumer_wg;
+}
+
+/* BLOCK_N: S = Q K^T is one wgmma of N = BLOCK_N (wgmma_ops.h has these N), and the TMA
+ * box of a K/V tile (BLOCK_N rows) and of Q (BLOCK_M rows) is at most 256 rows. */
+FA_WG_PURE int fa_wg_n_ok(int block_n)
+{
+    return block_n == 64 || block_n == 96 || block_n == 128 || block_n == 160 || block_n == 176 ||
+           block_n == 192 || block_n == 256;
+}
+FA_WG_PURE int fa_wg_box_ok(int block_m, int block_n)
+{
+    return block_m <= FA_WG_TMA_BOX_MAX && block_n <= FA_WG_TMA_BOX_MAX;
+}
+
+/* Registers: S (BLOCK_N/2), O (HEAD_DIM/2) fp32 and P (BLOCK_N/4) per thread must fit the
+ * consumer budget with 24 to spare; P counts twice when a P V is in flight under the
+ * softmax (1, 2, and 4: ptxas keeps the in-flight P alive). Calibrated on the nvcc 13.0
+ * build (NOTES.md): every point this admits that was built spilled at most 20 B; the
+ * rejected d64.m192.n128.c3.p4 (184 B of local memory) and d128.m128.n176.c2.p4 (192 B)
+ * were slower than their neighbours. */
+FA_WG_PURE int fa_wg_regs_ok(int head_dim, int block_n, int consumer_wg, int pipeline)
+{
+    return fa_wg_regs_estimate(head_dim, block_n, pipeline) <= fa_wg_consumer_regs(consumer_wg);
+}
+
+/* The ring needs two stages (K of tile j+1 loads while tile j computes); PIPELINE is 0..4
+ * and the ping-pong (2, 3, 4) needs a second consumer warpgroup to alternate with. */
+FA_WG_PURE int fa_wg_pipeline_ok(int consumer_wg, int stages, int pipeline)
+{
+    return stages >= 2 && pipeline >= 0 && pipeline <= 4 && (pipeline < 2 || consumer_wg >= 2);
+}
+
+/* Whether a point may exist (1) or not (0): every rule above, then shared memory against
+ * the opt-in limit of the only GPUs it runs on (the planner uses the space's limit). */
+FA_WG_PURE int fa_wg_valid(int head_dim, int block_m, int block_n, int consumer_wg, int stages,
+                           int pipeline)
+{
+    return fa_wg_head_dim_ok(head_dim) && fa_wg_rows_ok(block_m, consumer_wg) &&
+           fa_wg_n_ok(block_n) && fa_wg_box_ok(block_m, block_n) &&
+           fa_wg_regs_ok(head_dim, block_n, consumer_wg, pipeline) &&
+           fa_wg_pipeline_ok(consumer_wg, stages, pipeline) &&
+           fa_wg_smem_bytes(head_dim, block_m, block_n, stages) <= FA_WG_SMEM_OPTIN_MAX;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FA_WG_TRAITS_H */
