@@ -640,8 +640,7 @@ static void test_validation_gaps(void **state)
      * cannot be checked; the wgmma family's configs follow its rules. */
     assert_int_equal(decode_ok("baseline", NULL, "torch sdpa (flash)", t, err, sizeof err), 0);
     assert_int_equal(decode_ok("kernel", "futurefam", "anything.goes", t, err, sizeof err), 0);
-    assert_int_equal(decode_ok("kernel", "wgmma", "d64.m128.n128.c2.s2.p2", t, err, sizeof err),
-                     0);
+    assert_int_equal(decode_ok("kernel", "wgmma", "d64.m128.n128.c2.s2.p2", t, err, sizeof err), 0);
     expect_ok_reject("kernel", "wgmma", "anything.goes", t, "key.config: ");
     /* Times and spreads. */
     const char *cfg = "d64.m64.n64.w4.s2.z1";
