@@ -20,6 +20,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 store=${2:-$(mktemp -d)/bench.lmdb}
+mkdir -p "$(dirname "$store")"
 if [ -n "${1:-}" ]; then
     space=$1
 else
