@@ -288,6 +288,10 @@ static int sp_problem(const sp_ctx *c, const char *path, const cJSON *o, space_p
                        pr->head_dim);
     }
 
+    char why[160];
+    if (space_problem_check(pr, why, sizeof why) != 0)
+        return sp_fail(c, path, "%s", why);
+
     pr->causal = 0;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "causal");
     sp_key_path(p, sizeof p, path, "causal");
@@ -908,6 +912,27 @@ int space_problem_parse(const char *s, space_problem *p)
     p->seq_len = v[2];
     p->head_dim = v[3];
     p->causal = causal;
+    return 0;
+}
+
+int space_problem_check(const space_problem *p, char *why, size_t n)
+{
+    const long long bh = (long long)p->batch * p->heads; /* < 2^62 */
+    if (bh > SPACE_MAX_BATCH_HEADS) {
+        snprintf(why, n,
+                 "batch x heads is %lld, at most %ld (the CUDA grid's y dimension the kernel "
+                 "launches over): split the batch",
+                 bh, SPACE_MAX_BATCH_HEADS);
+        return -1;
+    }
+    /* bh <= 65535 here, so the product stays under 2^47. */
+    if (bh * p->seq_len > SPACE_MAX_ROWS) {
+        snprintf(why, n,
+                 "batch x heads x seq_len is %lld rows, at most %ld (the kernels index rows in "
+                 "32-bit integers): shorten seq_len or split the batch",
+                 bh * p->seq_len, SPACE_MAX_ROWS);
+        return -1;
+    }
     return 0;
 }
 
