@@ -672,9 +672,42 @@ static int sp_fail_at(const sp_ctx *c, const char *text, size_t off, const char 
     return -1;
 }
 
+/* How deep arrays and objects are nested at off (strings skipped): cJSON
+ * stops at CJSON_NESTING_LIMIT levels and reports that as a plain syntax
+ * error at the bracket, which a message should name for what it is. */
+static long sp_depth_at(const char *text, size_t off)
+{
+    long depth = 0;
+    int in_str = 0;
+    for (size_t i = 0; i < off; i++) {
+        const char ch = text[i];
+        if (in_str) {
+            if (ch == '\\')
+                i++;
+            else if (ch == '"')
+                in_str = 0;
+        } else if (ch == '"') {
+            in_str = 1;
+        } else if (ch == '[' || ch == '{') {
+            depth++;
+        } else if (ch == ']' || ch == '}') {
+            depth--;
+        }
+    }
+    return depth;
+}
+
 static int sp_syntax_error(const sp_ctx *c, const char *text, size_t len, size_t off)
 {
     char msg[160];
+    if (off < len && (text[off] == '[' || text[off] == '{') &&
+        sp_depth_at(text, off) >= CJSON_NESTING_LIMIT) {
+        snprintf(
+            msg, sizeof msg,
+            "arrays and objects nested deeper than %d levels (a space file needs 3): wrong file?",
+            CJSON_NESTING_LIMIT);
+        return sp_fail_at(c, text, off, msg);
+    }
     /* cJSON points at the last byte when the text just stops: say so. */
     size_t rest = off;
     while (rest < len && sp_is_ws(text[rest]))

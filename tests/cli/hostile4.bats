@@ -164,3 +164,18 @@ PY
     expect_status 2
     expect_in "$stderr" "SLURM_PROCID 1 is not below SLURM_NTASKS 200000 (at most 100000)"
 }
+
+# ---- a space file nested past cJSON's limit ---------------------------------------------------
+
+@test "space nested deeper than 1000 levels: says so, not 'syntax error near [[['" {
+    python3 -c 'print("{\"name\": \"x\", \"description\": " + "[" * 2000 + "]" * 2000 + "}")' >deep.json
+    run --separate-stderr "$FASWEEP" plan --space deep.json
+    expect_status 2
+    expect_in "$stderr" "deep.json:1:1029: arrays and objects nested deeper than 1000 levels"
+    expect_not_in "$stderr" "syntax error"
+    # Brackets inside a string are not nesting: that is an ordinary error.
+    python3 -c 'print("{\"name\": \"x\", \"description\": \"" + "[" * 2000 + "\"}")' >str.json
+    run --separate-stderr "$FASWEEP" plan --space str.json
+    expect_status 2
+    expect_in "$stderr" "target: missing required key"
+}
