@@ -462,8 +462,8 @@ static int sp_modes(const sp_ctx *c, const cJSON *arr, space_measure *m)
     return 0;
 }
 
-static int sp_opt_int(const sp_ctx *c, const cJSON *o, const char *key, long lo, const char *what,
-                      int *out)
+static int sp_opt_int_in(const sp_ctx *c, const cJSON *o, const char *key, long lo, long hi,
+                         const char *what, int *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     long x = 0;
@@ -471,10 +471,16 @@ static int sp_opt_int(const sp_ctx *c, const cJSON *o, const char *key, long lo,
     sp_key_path(p, sizeof p, "measure", key);
     if (!v)
         return 0;
-    if (sp_int(c, p, v, lo, INT_MAX, what, &x))
+    if (sp_int(c, p, v, lo, hi, what, &x))
         return -1;
     *out = (int)x;
     return 0;
+}
+
+static int sp_opt_int(const sp_ctx *c, const cJSON *o, const char *key, long lo, const char *what,
+                      int *out)
+{
+    return sp_opt_int_in(c, o, key, lo, INT_MAX, what, out);
 }
 
 static int sp_opt_num(const sp_ctx *c, const char *path, const cJSON *o, const char *key, double hi,
@@ -506,6 +512,12 @@ void space_measure_defaults(space_measure *m)
     snprintf(m->modes[0], sizeof m->modes[0], "%s", mode_default()->name);
 }
 
+/* The measurement keeps every sample of a config in memory (8 bytes each,
+ * for up to 8 configs at once) and sizes its buffers in int: 10^6 samples
+ * is far past any useful count and stays clear of both limits. */
+_Static_assert(SPACE_MAX_SAMPLES == 1000000, "measure.*_samples: update the limit in its message");
+#define SP_SAMPLES_WHAT "an integer from 1 to 1000000"
+
 static int sp_measure(const sp_ctx *c, const cJSON *o, space_measure *m)
 {
     static const char *const names[] = {
@@ -520,8 +532,9 @@ static int sp_measure(const sp_ctx *c, const cJSON *o, space_measure *m)
         return -1;
     const int max_given = cJSON_GetObjectItemCaseSensitive(o, "max_samples") != NULL;
     if (sp_opt_int(c, o, "warmup_runs", 0, "an integer >= 0", &m->warmup_runs) ||
-        sp_opt_int(c, o, "min_samples", 1, "an integer >= 1", &m->min_samples) ||
-        sp_opt_int(c, o, "max_samples", 1, "an integer >= 1", &m->max_samples))
+        sp_opt_int_in(c, o, "min_samples", 1, SPACE_MAX_SAMPLES, SP_SAMPLES_WHAT,
+                      &m->min_samples) ||
+        sp_opt_int_in(c, o, "max_samples", 1, SPACE_MAX_SAMPLES, SP_SAMPLES_WHAT, &m->max_samples))
         return -1;
     if (m->max_samples < m->min_samples) {
         if (max_given)

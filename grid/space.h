@@ -18,6 +18,7 @@
 #define SPACE_MAX_AXIS 16
 #define SPACE_MAX_MODES MODE_COUNT /* the table's modes, each at most once */
 #define SPACE_ERR_LEN 512
+#define SPACE_MAX_SAMPLES 1000000 /* measure.min_samples and max_samples at most */
 
 /* The five axes of a space: its family's config slots 1 to 5 (named after
  * mma's, the default family's). */

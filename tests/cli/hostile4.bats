@@ -179,3 +179,25 @@ PY
     expect_status 2
     expect_in "$stderr" "target: missing required key"
 }
+
+# ---- measure knobs past what the measurement can hold -----------------------------------------
+
+@test "space: min_samples/max_samples over 10^6 refused (the GPU side sized int buffers from them)" {
+    python3 - "$REPO/spaces/ci.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+for name, m in (("big", {"min_samples": 10, "max_samples": 2147483647}),
+                ("min", {"min_samples": 1000001, "max_samples": 1000001}),
+                ("edge", {"min_samples": 1000000, "max_samples": 1000000, "rounds": 8,
+                          "ci_floor": 0.4999})):
+    json.dump(dict(s, measure=m), open(name + ".json", "w"))
+PY
+    run --separate-stderr "$FASWEEP" plan --space big.json
+    expect_status 2
+    expect_in "$stderr" "big.json: measure.max_samples: expected an integer from 1 to 1000000, got 2147483647"
+    run --separate-stderr "$FASWEEP" plan --space min.json
+    expect_status 2
+    expect_in "$stderr" "measure.min_samples: expected an integer from 1 to 1000000, got 1000001"
+    run --separate-stderr "$FASWEEP" plan --space edge.json
+    expect_status 0
+}
