@@ -201,3 +201,27 @@ PY
     run --separate-stderr "$FASWEEP" plan --space edge.json
     expect_status 0
 }
+
+# ---- names that print as another name ---------------------------------------------------------
+
+@test "names: invisible and bidi characters refused (device, space name); plain Unicode kept" {
+    rec_patch 'r["key"]["device"] = "\u202egnp.exe"'
+    expect_import_refused "key.device: holds an invisible or direction-changing character"
+    rec_patch 'r["key"]["device"] = "NVIDIA L4\u200b"'
+    expect_import_refused "key.device: holds an invisible or direction-changing character"
+    rec_patch 'r["key"]["device"] = "Gerät 名前 ✓"'
+    run --separate-stderr "$FASWEEP" import bad.jsonl --store "$STORE"
+    expect_status 0
+    python3 - "$REPO/spaces/ci.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+json.dump(dict(s, name="ci\u2066x"), open("s.json", "w"))
+PY
+    run --separate-stderr "$FASWEEP" plan --space s.json
+    expect_status 2
+    expect_in "$stderr" 's.json: name: expected a name of 1 to 63 printable characters, got "ci\xe2\x81\xa6x"'
+    # Quoted in a message, such a character is escaped, not sent to the terminal.
+    run --separate-stderr "$FASWEEP" topk --no-seeds --store "$STORE" --gpu $'x\u202ey'
+    expect_status 1
+    expect_in "$stderr" 'GPU x\xe2\x80\xaey, problem any'
+}
