@@ -225,3 +225,11 @@ PY
     expect_status 1
     expect_in "$stderr" 'GPU x\xe2\x80\xaey, problem any'
 }
+
+@test "remove KEY longer than a store key: says so (exit 2), no internal function name" {
+    import_fixture
+    run --separate-stderr "$FASWEEP" remove "$(printf 'k|%.0s' $(seq 300))" --store "$STORE"
+    expect_status 2
+    expect_in "$stderr" "the KEY is 600 bytes; a store key (DEVICE|PROBLEM|BUILD|CONFIG|MODE) is at most 511"
+    expect_not_in "$stderr" "store_remove"
+}
