@@ -15,6 +15,7 @@
 
 #include "../kernels/fa_launch.h"
 #include "../store/file.h"
+#include "../store/text.h"
 
 #define CLI_MAX_OPTS 24
 
@@ -22,12 +23,61 @@ const cli_command *cli_current;
 
 /* ---- messages -------------------------------------------------------------------------------- */
 
+/* Bytes of the valid UTF-8 character at s (at most len bytes) that is
+ * not a C1 control (U+0080-U+009F), or 0. */
+static size_t cli_utf8_char(const unsigned char *s, size_t len)
+{
+    const size_t k = s[0] >= 0xc2 && s[0] <= 0xdf   ? 2
+                     : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+                     : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+                                                    : 0;
+    if (!k || k > len || text_bad((const char *)s, k)) /* text_bad: invalid, or a C1 control */
+        return 0;
+    return k;
+}
+
+/* Writes a formatted message to stderr with every control character
+ * (C0 such as a newline or ESC, DEL, C1) and every byte that is not valid
+ * UTF-8 as \xHH: a message quotes what the user typed (--gpu, a command
+ * name), and that must neither break the one-line rule nor reach the
+ * terminal as an escape sequence. Valid UTF-8 (a device or path name)
+ * passes as is. */
+static void cli_put_clean(const char *fmt, va_list ap)
+{
+    char stack[1024], *msg = stack;
+    va_list aq;
+    va_copy(aq, ap);
+    const int len = vsnprintf(stack, sizeof stack, fmt, aq);
+    va_end(aq);
+    if (len < 0)
+        return;
+    if ((size_t)len >= sizeof stack && (msg = malloc((size_t)len + 1)) != NULL)
+        vsnprintf(msg, (size_t)len + 1, fmt, ap);
+    if (!msg)
+        msg = stack; /* out of memory: the message cut at sizeof stack */
+    const unsigned char *u = (const unsigned char *)msg;
+    const size_t n = strlen(msg);
+    for (size_t i = 0; i < n;) {
+        const size_t k = u[i] >= 0x80 ? cli_utf8_char(u + i, n - i) : 0;
+        if (k) {
+            fwrite(u + i, 1, k, stderr);
+            i += k;
+        } else if (u[i] < 0x20 || u[i] >= 0x7f) {
+            fprintf(stderr, "\\x%02x", u[i++]);
+        } else {
+            fputc(u[i++], stderr);
+        }
+    }
+    if (msg != stack)
+        free(msg);
+}
+
 void cli_say(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     fputs("fasweep: ", stderr);
-    vfprintf(stderr, fmt, ap);
+    cli_put_clean(fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
 }
@@ -37,7 +87,7 @@ int cli_usage_error(const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "fasweep %s: ", cli_current->name);
-    vfprintf(stderr, fmt, ap);
+    cli_put_clean(fmt, ap);
     fprintf(stderr, "\n(see `fasweep %s --help`)\n", cli_current->name);
     va_end(ap);
     return CLI_USAGE;

@@ -208,9 +208,12 @@ void cli_help_markdown(const cli_command *const *cmds, size_t n, FILE *out);
 
 /* ---- messages -------------------------------------------------------------------------------- */
 
-/* "fasweep: ..." on stderr. */
+/* "fasweep: ..." on stderr, one line: control characters and bytes that
+ * are not valid UTF-8 in the formatted text (e.g. a quoted --gpu value)
+ * are written as \xHH. */
 void cli_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* "fasweep CMD: ...\n(see `fasweep CMD --help`)" on stderr; returns 2. */
+/* "fasweep CMD: ...\n(see `fasweep CMD --help`)" on stderr, the message
+ * escaped as cli_say's; returns 2. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A command's exit status once its output is out: whatever stdout still

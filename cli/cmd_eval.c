@@ -105,6 +105,9 @@ static int eval_task(const eval_args *a, const space *s, task *t)
     if (t->problem.head_dim != 64 && t->problem.head_dim != 128)
         return cli_usage_error("problem %s has head_dim %d: this kernel is built for 64 and 128",
                                a->problem.text, t->problem.head_dim);
+    char why[160];
+    if (space_problem_check(&t->problem, why, sizeof why) != 0)
+        return cli_usage_error("problem %s: %s", a->problem.text, why);
     int rc = eval_configs(a->configs_text, s, a->kernel != NULL, t);
     if (rc)
         return rc;

@@ -66,6 +66,11 @@ static int remove_main(int argc, char **argv)
         return cli_usage_error("wants exactly one KEY, got %d arguments", argc - first);
     if (!*argv[first])
         return cli_usage_error("the KEY is empty");
+    /* Said here, not by the store ("store_remove: key must be ..."). */
+    if (strlen(argv[first]) > STORE_KEY_MAX)
+        return cli_usage_error("the KEY is %zu bytes; a store key (DEVICE|PROBLEM|BUILD|CONFIG|"
+                               "MODE) is at most %d, so no record has it",
+                               strlen(argv[first]), STORE_KEY_MAX);
     return remove_run(cli_store_path(a.store), argv[first], a.force);
 }
 

@@ -79,7 +79,7 @@ int main(int argc, char **argv)
         name = "version";
     cli_current = find_command(name);
     if (!cli_current) {
-        fprintf(stderr, "fasweep: unknown command '%s'; run `fasweep --help` for the list\n", name);
+        cli_say("unknown command '%s'; run `fasweep --help` for the list", name);
         return CLI_USAGE;
     }
     return cli_finish(cli_current->fn(argc - 1, argv + 1));

@@ -26,9 +26,10 @@ int shard_parse(const char *text, shard *out, char *err, size_t errlen)
 {
     const char *slash = strchr(text, '/');
     long i, n;
-    if (!slash || parse_int(slash + 1, slash + strlen(slash), 1, 100000, &n) ||
-        parse_int(text, slash, 0, 99999, &i) || i >= n) {
-        snprintf(err, errlen, "bad shard '%s': expected I/N with 0 <= I < N, e.g. 0/4", text);
+    if (!slash || parse_int(slash + 1, slash + strlen(slash), 1, SHARD_MAX_COUNT, &n) ||
+        parse_int(text, slash, 0, SHARD_MAX_COUNT - 1, &i) || i >= n) {
+        snprintf(err, errlen, "bad shard '%s': expected I/N with 0 <= I < N <= %d, e.g. 0/4", text,
+                 SHARD_MAX_COUNT);
         return -1;
     }
     out->index = (int)i;
@@ -58,6 +59,15 @@ int shard_from_env(shard *out, char *err, size_t errlen)
                      "pass --shard I/N");
             return -1;
         }
+        /* The same bound as --shard: a count past it is a typo in the
+         * array range, and shard_assign's table is one slot per part. */
+        if (count > SHARD_MAX_COUNT) {
+            snprintf(err, errlen,
+                     "the Slurm array has %ld tasks, at most %d can share a plan: use a "
+                     "smaller --array range or pass --shard I/N",
+                     count, SHARD_MAX_COUNT);
+            return -1;
+        }
         if (count < 1 || id < 0 || id >= count) {
             snprintf(err, errlen,
                      "Slurm array task %ld is outside 0..%ld: use a contiguous --array "
@@ -70,8 +80,9 @@ int shard_from_env(shard *out, char *err, size_t errlen)
         return 1;
     }
     if (env_int("SLURM_PROCID", &procid) && env_int("SLURM_NTASKS", &ntasks) && ntasks > 1) {
-        if (procid >= ntasks) {
-            snprintf(err, errlen, "SLURM_PROCID %ld is not below SLURM_NTASKS %ld", procid, ntasks);
+        if (procid >= ntasks || ntasks > SHARD_MAX_COUNT) {
+            snprintf(err, errlen, "SLURM_PROCID %ld is not below SLURM_NTASKS %ld (at most %d)",
+                     procid, ntasks, SHARD_MAX_COUNT);
             return -1;
         }
         out->index = (int)procid;
@@ -102,15 +113,54 @@ static int item_cmp(const void *a, const void *b)
     return x->index < y->index ? -1 : (x->index > y->index);
 }
 
+/* The parts as a binary min-heap on (load, index): the least-loaded part,
+ * ties to the lower index, is at the top, as a scan over all parts would
+ * pick it, but in O(log count) per point, so a plan of 10^5 points over
+ * 10^5 parts takes milliseconds, not the minutes of a scan per point. */
+typedef struct shard_heap {
+    double *load; /* by part index */
+    int *part;    /* heap order: part indices */
+    int n;
+} shard_heap;
+
+static int heap_less(const shard_heap *h, int a, int b)
+{
+    const double la = h->load[h->part[a]], lb = h->load[h->part[b]];
+    return la < lb || (la == lb && h->part[a] < h->part[b]);
+}
+
+/* Restores the heap below slot i after the load at the top grew. */
+static void heap_sift_down(shard_heap *h, int i)
+{
+    for (;;) {
+        const int l = 2 * i + 1, r = l + 1;
+        int m = i;
+        if (l < h->n && heap_less(h, l, m))
+            m = l;
+        if (r < h->n && heap_less(h, r, m))
+            m = r;
+        if (m == i)
+            return;
+        const int t = h->part[i];
+        h->part[i] = h->part[m];
+        h->part[m] = t;
+        i = m;
+    }
+}
+
 int shard_assign(const space *s, const plan *p, int count, int *owner)
 {
     shard_item *items = malloc(sizeof *items * (p->n ? p->n : 1));
-    double *load = calloc((size_t)count, sizeof *load);
-    if (!items || !load) {
+    shard_heap h = {calloc((size_t)count, sizeof *h.load), malloc(sizeof *h.part * (size_t)count),
+                    count};
+    if (!items || !h.load || !h.part) {
         free(items);
-        free(load);
+        free(h.load);
+        free(h.part);
         return -1;
     }
+    for (int k = 0; k < count; k++)
+        h.part[k] = k; /* all loads 0: index order is a heap */
     for (size_t i = 0; i < p->n; i++) {
         items[i].cost = shard_point_cost(s, &p->points[i]);
         items[i].index = i;
@@ -121,20 +171,20 @@ int shard_assign(const space *s, const plan *p, int count, int *owner)
      * (plan order), which keeps the parts' plan listings even as well. */
     int next = 0;
     for (size_t i = 0; i < p->n; i++) {
-        int best = 0;
+        int best;
         if (items[i].cost > 0) {
-            for (int k = 1; k < count; k++)
-                if (load[k] < load[best])
-                    best = k;
+            best = h.part[0];
+            h.load[best] += items[i].cost;
+            heap_sift_down(&h, 0);
         } else {
             best = next;
             next = (next + 1) % count;
         }
-        load[best] += items[i].cost;
         owner[items[i].index] = best;
     }
     free(items);
-    free(load);
+    free(h.load);
+    free(h.part);
     return 0;
 }
 

@@ -26,8 +26,11 @@ typedef struct shard {
     int count; /* 1 = the whole plan */
 } shard;
 
-/* Parses "I/N" (0 <= I < N <= 100000). Returns 0, or -1 with a message in
- * err. */
+/* The most parts a plan is split into (--shard and Slurm alike). */
+#define SHARD_MAX_COUNT 100000
+
+/* Parses "I/N" (0 <= I < N <= SHARD_MAX_COUNT). Returns 0, or -1 with a
+ * message in err. */
 int shard_parse(const char *text, shard *out, char *err, size_t errlen);
 
 /* The shard Slurm's environment describes: returns 1 and fills *out when a

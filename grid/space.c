@@ -288,6 +288,10 @@ static int sp_problem(const sp_ctx *c, const char *path, const cJSON *o, space_p
                        pr->head_dim);
     }
 
+    char why[160];
+    if (space_problem_check(pr, why, sizeof why) != 0)
+        return sp_fail(c, path, "%s", why);
+
     pr->causal = 0;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "causal");
     sp_key_path(p, sizeof p, path, "causal");
@@ -522,8 +526,8 @@ static int sp_modes(const sp_ctx *c, const cJSON *arr, space_measure *m)
     return 0;
 }
 
-static int sp_opt_int(const sp_ctx *c, const cJSON *o, const char *key, long lo, const char *what,
-                      int *out)
+static int sp_opt_int_in(const sp_ctx *c, const cJSON *o, const char *key, long lo, long hi,
+                         const char *what, int *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     long x = 0;
@@ -531,10 +535,16 @@ static int sp_opt_int(const sp_ctx *c, const cJSON *o, const char *key, long lo,
     sp_key_path(p, sizeof p, "measure", key);
     if (!v)
         return 0;
-    if (sp_int(c, p, v, lo, INT_MAX, what, &x))
+    if (sp_int(c, p, v, lo, hi, what, &x))
         return -1;
     *out = (int)x;
     return 0;
+}
+
+static int sp_opt_int(const sp_ctx *c, const cJSON *o, const char *key, long lo, const char *what,
+                      int *out)
+{
+    return sp_opt_int_in(c, o, key, lo, INT_MAX, what, out);
 }
 
 static int sp_opt_num(const sp_ctx *c, const char *path, const cJSON *o, const char *key, double hi,
@@ -566,6 +576,12 @@ void space_measure_defaults(space_measure *m)
     snprintf(m->modes[0], sizeof m->modes[0], "%s", mode_default()->name);
 }
 
+/* The measurement keeps every sample of a config in memory (8 bytes each,
+ * for up to 8 configs at once) and sizes its buffers in int: 10^6 samples
+ * is far past any useful count and stays clear of both limits. */
+_Static_assert(SPACE_MAX_SAMPLES == 1000000, "measure.*_samples: update the limit in its message");
+#define SP_SAMPLES_WHAT "an integer from 1 to 1000000"
+
 static int sp_measure(const sp_ctx *c, const cJSON *o, space_measure *m)
 {
     static const char *const names[] = {
@@ -580,8 +596,9 @@ static int sp_measure(const sp_ctx *c, const cJSON *o, space_measure *m)
         return -1;
     const int max_given = cJSON_GetObjectItemCaseSensitive(o, "max_samples") != NULL;
     if (sp_opt_int(c, o, "warmup_runs", 0, "an integer >= 0", &m->warmup_runs) ||
-        sp_opt_int(c, o, "min_samples", 1, "an integer >= 1", &m->min_samples) ||
-        sp_opt_int(c, o, "max_samples", 1, "an integer >= 1", &m->max_samples))
+        sp_opt_int_in(c, o, "min_samples", 1, SPACE_MAX_SAMPLES, SP_SAMPLES_WHAT,
+                      &m->min_samples) ||
+        sp_opt_int_in(c, o, "max_samples", 1, SPACE_MAX_SAMPLES, SP_SAMPLES_WHAT, &m->max_samples))
         return -1;
     if (m->max_samples < m->min_samples) {
         if (max_given)
@@ -738,9 +755,42 @@ static int sp_fail_at(const sp_ctx *c, const char *text, size_t off, const char 
     return -1;
 }
 
+/* How deep arrays and objects are nested at off (strings skipped): cJSON
+ * stops at CJSON_NESTING_LIMIT levels and reports that as a plain syntax
+ * error at the bracket, which a message should name for what it is. */
+static long sp_depth_at(const char *text, size_t off)
+{
+    long depth = 0;
+    int in_str = 0;
+    for (size_t i = 0; i < off; i++) {
+        const char ch = text[i];
+        if (in_str) {
+            if (ch == '\\')
+                i++;
+            else if (ch == '"')
+                in_str = 0;
+        } else if (ch == '"') {
+            in_str = 1;
+        } else if (ch == '[' || ch == '{') {
+            depth++;
+        } else if (ch == ']' || ch == '}') {
+            depth--;
+        }
+    }
+    return depth;
+}
+
 static int sp_syntax_error(const sp_ctx *c, const char *text, size_t len, size_t off)
 {
     char msg[160];
+    if (off < len && (text[off] == '[' || text[off] == '{') &&
+        sp_depth_at(text, off) >= CJSON_NESTING_LIMIT) {
+        snprintf(
+            msg, sizeof msg,
+            "arrays and objects nested deeper than %d levels (a space file needs 3): wrong file?",
+            CJSON_NESTING_LIMIT);
+        return sp_fail_at(c, text, off, msg);
+    }
     /* cJSON points at the last byte when the text just stops: say so. */
     size_t rest = off;
     while (rest < len && sp_is_ws(text[rest]))
@@ -978,6 +1028,27 @@ int space_problem_parse(const char *s, space_problem *p)
     p->seq_len = v[2];
     p->head_dim = v[3];
     p->causal = causal;
+    return 0;
+}
+
+int space_problem_check(const space_problem *p, char *why, size_t n)
+{
+    const long long bh = (long long)p->batch * p->heads; /* < 2^62 */
+    if (bh > SPACE_MAX_BATCH_HEADS) {
+        snprintf(why, n,
+                 "batch x heads is %lld, at most %ld (the CUDA grid's y dimension the kernel "
+                 "launches over): split the batch",
+                 bh, SPACE_MAX_BATCH_HEADS);
+        return -1;
+    }
+    /* bh <= 65535 here, so the product stays under 2^47. */
+    if (bh * p->seq_len > SPACE_MAX_ROWS) {
+        snprintf(why, n,
+                 "batch x heads x seq_len is %lld rows, at most %ld (the kernels index rows in "
+                 "32-bit integers): shorten seq_len or split the batch",
+                 bh * p->seq_len, SPACE_MAX_ROWS);
+        return -1;
+    }
     return 0;
 }
 

@@ -18,6 +18,7 @@
 #define SPACE_MAX_AXIS 16
 #define SPACE_MAX_MODES MODE_COUNT /* the table's modes, each at most once */
 #define SPACE_ERR_LEN 512
+#define SPACE_MAX_SAMPLES 1000000 /* measure.min_samples and max_samples at most */
 
 /* The five axes of a space: its family's config slots 1 to 5 (named after
  * mma's, the default family's). */
@@ -131,6 +132,16 @@ const char *space_axis_name(space_axis_id a);
 int space_problem_format(const space_problem *p, char *buf, size_t n);
 /* Parses that text, or the short "4,8,512,64" form (non-causal). 0 / -1. */
 int space_problem_parse(const char *s, space_problem *p);
+
+/* Whether the kernels can launch p at all, whatever the config: the
+ * launches index batch x heads as the CUDA grid's y dimension (at most
+ * SPACE_MAX_BATCH_HEADS) and batch x heads x seq_len rows in 32-bit ints
+ * (at most SPACE_MAX_ROWS). Returns 0, or -1 with one line in why ("batch
+ * x heads is 65536, ..."). The space parser and `eval --problem` check it
+ * before any work; a stored record's problem is only text and is not. */
+#define SPACE_MAX_BATCH_HEADS 65535L
+#define SPACE_MAX_ROWS (1L << 30)
+int space_problem_check(const space_problem *p, char *why, size_t n);
 
 /* FLOPs and minimum DRAM bytes of one forward pass (for TFLOPS, GB/s):
  * 4*B*H*S*S*D (halved when causal) and 4 tensors of B*H*S*D fp16. */

@@ -43,10 +43,18 @@ def parse(text):
     return dict(zip(AXES, v[1:])), v[0]
 
 
+def run(cmd):
+    """subprocess.run of a fasweep command; a binary that cannot run stops
+    the loop with one line (not a traceback)."""
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        die("cannot run %s: %s (pass --fasweep PATH)" % (cmd[0], e.strerror))
+
+
 def accepted(fasweep, space, problem):
     """The configs the space accepts for the problem, and each axis's values."""
-    p = subprocess.run([fasweep, "plan", "--space", space, "--json"], capture_output=True,
-                       text=True)
+    p = run([fasweep, "plan", "--space", space, "--json"])
     if p.returncode != 0:
         die("fasweep plan failed: " + p.stderr.strip())
     points = [x for x in json.loads(p.stdout)["points"] if x["problem"] == problem]
@@ -56,6 +64,36 @@ def accepted(fasweep, space, problem):
             % (space, problem, space))
     axes = {a: sorted({c[a] for c in ok}) for a in AXES}
     return {tuple(c[a] for a in AXES) for c in ok}, axes, len(points)
+
+
+def load_seeds(path):
+    """The seeds document, checked for every field this loop reads, so a
+    hand-edited or foreign file stops with one line, not a traceback."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError, RecursionError) as e:
+        # RecursionError: JSON nested deeper than Python's decoder goes.
+        die("cannot read the seeds file %s: %s" % (path, str(e)[:200]))
+    seeds = doc.get("seeds") if isinstance(doc, dict) else None
+    if (not isinstance(doc, dict) or doc.get("schema") != "fasweep.seeds/1"
+            or not isinstance(seeds, list) or not seeds):
+        die("%s is not a fasweep.seeds/1 file with seeds" % path)
+    prob = doc.get("problem")
+    if (not isinstance(prob, dict) or not isinstance(prob.get("text"), str)
+            or prob.get("head_dim") not in (64, 128) or not isinstance(doc.get("mode"), str)):
+        die("%s has no problem.text, problem.head_dim (64 or 128) and mode "
+            "(fasweep topk writes them)" % path)
+    for i, s in enumerate(seeds):
+        cfg = s.get("config") if isinstance(s, dict) else None
+        met = s.get("metrics") if isinstance(s, dict) else None
+        if (not isinstance(cfg, dict) or not isinstance(met, dict)
+                or not all(type(cfg.get(a)) is int for a in AXES)
+                or type(met.get("median_us")) not in (int, float)
+                or not math.isfinite(met["median_us"]) or met["median_us"] <= 0):
+            die("%s: seeds[%d] needs config.%s as integers and a finite metrics.median_us > 0"
+                % (path, i, "/".join(AXES)))
+    return doc
 
 
 class Loop:
@@ -78,7 +116,7 @@ class Loop:
                "--mode", self.mode, "--json", "--space", self.args.space]
         if self.args.store:
             cmd += ["--store", self.args.store]
-        p = subprocess.run(cmd, capture_output=True, text=True)
+        p = run(cmd)
         if p.returncode == 2:
             die("fasweep eval refused its arguments: " + p.stderr.strip())
         rows = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
@@ -153,12 +191,7 @@ def main():
     args = ap.parse_args()
     if not 1 <= args.children <= (8 if args.target else 7) or args.population < 1:
         die("--children wants 1 to 7 (8 with --target) and --population at least 1")
-    try:
-        seeds = json.load(open(args.seeds))
-    except (OSError, ValueError) as e:
-        die("cannot read the seeds file %s: %s" % (args.seeds, e))
-    if seeds.get("schema") != "fasweep.seeds/1" or not seeds["seeds"]:
-        die("%s is not a fasweep.seeds/1 file with seeds" % args.seeds)
+    seeds = load_seeds(args.seeds)
     top = seeds["seeds"][0]["metrics"]
     target = (tuple(float(x) for x in args.target.split(",")) if args.target
               else (top["median_us"], top.get("ci_lo_us"), top.get("ci_hi_us")))

@@ -116,8 +116,9 @@ def load_seeds(path):
             doc = json.load(f)
     except OSError as e:
         raise BadInput("cannot read the seeds file %s: %s" % (path, e.strerror))
-    except ValueError as e:
-        raise BadInput("the seeds file %s is not JSON: %s" % (path, e))
+    except (ValueError, RecursionError) as e:
+        # RecursionError: nested deeper than Python's JSON decoder goes.
+        raise BadInput("the seeds file %s is not JSON: %s" % (path, str(e)[:200]))
     schema = doc.get("schema") if isinstance(doc, dict) else None
     if schema != "fasweep.seeds/1":
         hint = " (one group of `fasweep topk --json`: use a seeds/*.json file)" \

@@ -139,6 +139,24 @@ static int file_plan(const char *path, file_how *how, char *target, size_t n, ch
         snprintf(target, n, "%s", path);
         return 0;
     }
+    /* rename() needs only the directory's write permission, so without
+     * this a file its owner made read-only (chmod a-w: "keep this one")
+     * would be replaced silently, where `>` or cp would refuse. Like rm,
+     * a file with no owner write bit counts as protected for root too. */
+    if (exists && !(st.st_mode & S_IWUSR)) {
+        file_say(err, errlen,
+                 "%s is write-protected (mode %04o); make it writable (chmod u+w) or pass "
+                 "another path",
+                 path, (unsigned)(st.st_mode & 07777));
+        return -1;
+    }
+    if (exists && access(path, W_OK) != 0) {
+        file_say(err, errlen,
+                 "%s is not writable by this user (owner uid %u, mode %04o); remove it or pass "
+                 "another path",
+                 path, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+        return -1;
+    }
     *how = FILE_ATOMIC;
     return file_resolve(path, target, n, err, errlen);
 }

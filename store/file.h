@@ -4,6 +4,9 @@
  * file_write(PATH, fn, ctx) writes what fn writes to its FILE into PATH,
  * by what PATH is (never replacing a node that is not a regular file):
  *
+ *   a write-protected file      an error (no owner write bit, or not
+ *                               writable by this user): rename() would
+ *                               replace it where `>` refuses;
  *   a new path, a regular file  written into a temp file beside it
  *                               (PATH.tmp.XXXXXX), synced, and renamed
  *                               over PATH only when all of it was

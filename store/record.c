@@ -780,14 +780,20 @@ static int rec_config_bad(const record *r, char *why, size_t n)
 }
 
 /* An interval is both bounds or neither (null, or both 0 as a zeroed
- * record has them), and holds the median. */
+ * record has them), holds the median, and ends at most REC_CI_MAX_RATIO
+ * times the median: every reader prints its half-width in percent
+ * (100 * (hi - lo) / 2 / median), which a bound such as 1e308 overflows
+ * to "inf". The engine's intervals are a few times the median at most
+ * (store/rounds.c: relative spreads of at most 8 rounds, widened by
+ * Student's t), so the limit refuses only hand-made numbers. */
+#define REC_CI_MAX_RATIO 1e6
 static int rec_ci_bad(const record *r)
 {
-    const double lo = r->time.ci_lo_us, hi = r->time.ci_hi_us;
+    const double lo = r->time.ci_lo_us, hi = r->time.ci_hi_us, m = r->time.median_us;
     if ((isnan(lo) && isnan(hi)) || (lo == 0 && hi == 0))
         return 0;
-    return !(isfinite(lo) && isfinite(hi) && lo > 0 && lo <= r->time.median_us &&
-             r->time.median_us <= hi);
+    return !(isfinite(lo) && isfinite(hi) && lo > 0 && lo <= m && m <= hi &&
+             hi <= REC_CI_MAX_RATIO * m);
 }
 
 /* The one validation of a record, whether it was read from JSON or made
@@ -870,9 +876,9 @@ static int rec_valid(const record *r, char *field, size_t fn, char *why, size_t 
     if (r->status == RECORD_ST_OK && rec_ci_bad(r)) {
         rec_err(field, fn, "time.ci_lo_us");
         return rec_err(why, wn,
-                       "the interval %g..%g must be two positive numbers around median_us %g "
-                       "(or both null: no interval)",
-                       r->time.ci_lo_us, r->time.ci_hi_us, r->time.median_us);
+                       "the interval %g..%g must be two positive numbers around median_us %g, "
+                       "the upper at most %g times it (or both null: no interval)",
+                       r->time.ci_lo_us, r->time.ci_hi_us, r->time.median_us, REC_CI_MAX_RATIO);
     }
     return 0;
 }

@@ -160,8 +160,8 @@ int record_family_is_default(const record *r);
  * or finite >= 0; and an ok record with a finite median of at least 1e-6
  * us, its other times finite and >= 0, min_us (when > 0) no slower than the
  * median and the mean, rounds of at least 1e-6 us and an interval around
- * the median (or none). 0, or -1 with the reason in why ("key.device is
- * empty"). */
+ * the median whose upper end is at most 1e6 times it (or none). 0, or -1 with the reason in why
+ * ("key.device is empty"). */
 int record_check(const record *r, char *why, size_t n);
 
 /* The JSON form. to_json returns a new cJSON object (NULL when out of

@@ -49,7 +49,7 @@
  * 32 KiB to 1 TiB with room for MDB_MAP_RESIZED races. */
 #define ST_RETRY_MAX 48
 /* LMDB's default largest key. */
-#define ST_KEY_MAX 511
+#define ST_KEY_MAX STORE_KEY_MAX
 /* What to do about a damaged store, for the end of every message that
  * says so. */
 #define ST_DAMAGED_HINT                                                                            \

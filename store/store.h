@@ -94,6 +94,9 @@ void store_on_damaged(store *s, store_damaged_fn fn, void *ctx);
 /* Damaged records reported through the handler so far (0 without one). */
 long store_damaged(const store *s);
 
+/* The longest key a store holds (a key is DEVICE|PROBLEM|BUILD|CONFIG|MODE). */
+#define STORE_KEY_MAX 511
+
 /* Deletes the record at key, in its own transaction, only when its value
  * does not decode (a damaged record), or whatever it holds when force is
  * 1. STORE_OK, STORE_NOTFOUND, STORE_EINVAL (it decodes and force is 0;

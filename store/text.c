@@ -42,6 +42,17 @@ static size_t text_utf8_seq(const unsigned char *p, size_t left, unsigned *cp)
     return n;
 }
 
+/* Invisible and direction-changing format characters: zero-width space
+ * and joiners, LRM/RLM, the bidi embeddings, overrides and isolates, the
+ * word joiner and invisible operators, the BOM. In a name they make two
+ * different names print the same ("NVIDIA L4" and "NVIDIA L4" + U+200B) or
+ * reorder what a terminal shows around them (U+202E, "Trojan Source"). */
+static int text_invisible(unsigned cp)
+{
+    return (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x202A && cp <= 0x202E) ||
+           (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xFEFF;
+}
+
 /* The reason s is not valid (UTF-8, and without control characters unless
  * controls_ok), or NULL. */
 static const char *text_check(const char *s, size_t len, int controls_ok)
@@ -54,6 +65,9 @@ static const char *text_check(const char *s, size_t len, int controls_ok)
             return "is not valid UTF-8";
         if (!controls_ok && (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)))
             return "holds a control character";
+        if (!controls_ok && text_invisible(cp))
+            return "holds an invisible or direction-changing character (U+200B-U+200F, "
+                   "U+202A-U+202E, U+2060-U+2064, U+2066-U+2069, U+FEFF)";
         i += n;
     }
     return NULL;

@@ -15,7 +15,10 @@
 /* Why s (len bytes) may not be a name, or NULL when it may: it must be
  * valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF)
  * and hold no control character: C0 (U+0000-U+001F), DEL (U+007F) or C1
- * (U+0080-U+009F, e.g. U+0085 NEXT LINE). A NUL inside the len bytes is a
+ * (U+0080-U+009F, e.g. U+0085 NEXT LINE), and no invisible or
+ * direction-changing format character (U+200B-U+200F, U+202A-U+202E,
+ * U+2060-U+2064, U+2066-U+2069, U+FEFF), which make two names look the
+ * same or reorder a terminal line. A NUL inside the len bytes is a
  * control character too, so a string cut short by one is caught when its
  * real length is known. The reason is a static string ("holds a control
  * character", "is not valid UTF-8"). */

@@ -356,6 +356,54 @@ class BadInput(Base):
         self.expect(self.loop(seeds=f), r"the source of seed rank 1 \S+no_such\.cuh cannot be read")
 
 
+    def test_a_seeds_file_nested_too_deep(self):
+        # Deeper than Python's JSON decoder recurses: one line, not a
+        # RecursionError traceback (found in the third hostile round).
+        f = self.write("deep.json", "[" * 100000 + "]" * 100000)
+        self.expect(self.loop(seeds=f), r"the seeds file \S+deep\.json is not JSON")
+
+
+class EvolveSeeds(unittest.TestCase):
+    """scripts/evolve.py (the axis search) with seeds files it cannot use:
+    one line naming the file, exit 1 (its die), no traceback, before any
+    fasweep runs (the --fasweep given does not exist)."""
+
+    def run_evolve(self, text):
+        with tempfile.TemporaryDirectory() as t:
+            f = os.path.join(t, "s.json")
+            with open(f, "w") as fh:
+                fh.write(text)
+            return subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "evolve.py"), f,
+                                   "--space", "spaces/ci.json", "--fasweep",
+                                   os.path.join(t, "no-fasweep")],
+                                  capture_output=True, text=True, cwd=ROOT)
+
+    def test_hostile_seeds_files(self):
+        good = {"schema": "fasweep.seeds/1", "mode": "hot",
+                "problem": {"text": "b2.h3.s300.d64.nc", "head_dim": 64},
+                "seeds": [{"config": {"BLOCK_M": 64, "BLOCK_N": 64, "NUM_WARPS": 4, "STAGES": 2,
+                                      "SWIZZLE": 1}, "metrics": {"median_us": 10.0}}]}
+        cases = ["[]", "null", "{}", json.dumps({"schema": "fasweep.seeds/1"}),
+                 json.dumps({"schema": "fasweep.seeds/1", "seeds": "abc"}),
+                 json.dumps({"schema": "fasweep.seeds/1", "seeds": [{}]}),
+                 json.dumps(dict(good, mode=None)), json.dumps(dict(good, problem={"text": 1})),
+                 json.dumps(dict(good, seeds=[{"config": {}, "metrics": {"median_us": 1}}])),
+                 json.dumps(dict(good, seeds=[dict(good["seeds"][0], metrics={})])),
+                 json.dumps(good).replace("10.0", "NaN"), "[" * 100000 + "]" * 100000]
+        for text in cases:
+            p = self.run_evolve(text)
+            self.assertEqual(p.returncode, 1, text[:80] + ": " + p.stderr)
+            self.assertNotIn("Traceback", p.stderr, text[:80])
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            self.assertRegex(p.stderr, r"^evolve\.py: .*s\.json")
+        # The good one gets past the seeds: it stops at the missing fasweep,
+        # with one line too.
+        p = self.run_evolve(json.dumps(good))
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+        self.assertRegex(p.stderr, r"^evolve\.py: cannot run \S+no-fasweep: .*--fasweep")
+
+
 class Rules(unittest.TestCase):
     def run_rules(self, task, seed=None):
         out = os.path.join(os.path.dirname(task), "child.cuh")

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -169,12 +170,106 @@ static void test_partition(void **state)
     free(s);
 }
 
+/* shard_assign as it was before the heap: a scan of every part per point
+ * (the least loaded, ties to the lower index). The heap must agree. */
+static void scan_assign(const space *s, const plan *p, int count, int *owner)
+{
+    size_t *order = malloc(sizeof *order * p->n);
+    double *cost = malloc(sizeof *cost * p->n), *load = calloc((size_t)count, sizeof *load);
+    assert_true(order && cost && load);
+    for (size_t i = 0; i < p->n; i++) {
+        order[i] = i;
+        cost[i] = shard_point_cost(s, &p->points[i]);
+    }
+    for (size_t i = 1; i < p->n; i++) /* insertion sort: cost down, then index */
+        for (size_t j = i; j > 0 && cost[order[j - 1]] < cost[order[j]]; j--) {
+            const size_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    int next = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        const size_t x = order[i];
+        int best = 0;
+        if (cost[x] > 0) {
+            for (int k = 1; k < count; k++)
+                if (load[k] < load[best])
+                    best = k;
+        } else {
+            best = next;
+            next = (next + 1) % count;
+        }
+        load[best] += cost[x];
+        owner[x] = best;
+    }
+    free(order);
+    free(cost);
+    free(load);
+}
+
+static void test_heap_matches_scan(void **state)
+{
+    (void)state;
+    space *s = malloc(sizeof *s);
+    assert_non_null(s);
+    make_space(s);
+    plan p;
+    assert_int_equal(plan_build(s, NULL, NULL, &p), 0);
+    const int counts[] = {1, 2, 3, 5, 7, 16, 50, 143, 1000};
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        int *a = malloc(sizeof *a * p.n), *b = malloc(sizeof *b * p.n);
+        assert_int_equal(shard_assign(s, &p, counts[c], a), 0);
+        scan_assign(s, &p, counts[c], b);
+        for (size_t i = 0; i < p.n; i++)
+            assert_int_equal(a[i], b[i]);
+        free(a);
+        free(b);
+    }
+    plan_free(&p);
+    free(s);
+}
+
+/* 200000 accepted points over 100000 parts (the --shard limit): the scan
+ * took over 10 s here (2e10 comparisons), the heap well under one. */
+static void test_many_parts_fast(void **state)
+{
+    (void)state;
+    space *s = malloc(sizeof *s);
+    assert_non_null(s);
+    make_space(s);
+    plan p = {0};
+    p.n = p.n_accepted = 200000;
+    p.points = calloc(p.n, sizeof *p.points);
+    assert_non_null(p.points);
+    for (size_t i = 0; i < p.n; i++) {
+        p.points[i].problem = (int)(i % 2);
+        p.points[i].reason = PLAN_OK;
+    }
+    int *owner = malloc(sizeof *owner * p.n);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(shard_assign(s, &p, SHARD_MAX_COUNT, owner), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    assert_true(secs < 5.0);
+    /* Every part got two points: one of each problem's cost. */
+    int *n = calloc(SHARD_MAX_COUNT, sizeof *n);
+    for (size_t i = 0; i < p.n; i++)
+        n[owner[i]]++;
+    for (int k = 0; k < SHARD_MAX_COUNT; k++)
+        assert_int_equal(n[k], 2);
+    free(n);
+    free(owner);
+    free(p.points);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse),
-        cmocka_unit_test(test_env),
-        cmocka_unit_test(test_partition),
+        cmocka_unit_test(test_parse),           cmocka_unit_test(test_env),
+        cmocka_unit_test(test_partition),       cmocka_unit_test(test_heap_matches_scan),
+        cmocka_unit_test(test_many_parts_fast),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
