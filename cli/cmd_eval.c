@@ -316,30 +316,37 @@ static void eval_print_text(const record *r, const eval_ref *ref)
 
 /* The engine's hooks: the stored best is read before the new records go
  * in, each stored record is printed, and any that is not ok fails. */
+/* Kernel files measured head to head with the configs in one eval. */
+#define EVAL_MAX_KERNELS 8
+#define EVAL_MAX_RECORDS (TASK_MAX_RECORDS + EVAL_MAX_KERNELS)
+
 typedef struct eval_out {
     const eval_args *a;
     const space_tolerance *tol; /* the gate's */
     store *st;
     eval_ref ref;
-    int n;                        /* records of the task */
-    record rec[TASK_MAX_RECORDS]; /* each as last stored */
+    int have_ref;
+    int n;                        /* records of the jobs (job tag + index) */
+    record rec[EVAL_MAX_RECORDS]; /* each as last stored */
 } eval_out;
 
 static void eval_measured(void *ctx, const engine_job *job, const record *recs, int n)
 {
     eval_out *o = ctx;
-    if (job->round == 0) /* before any of this eval's records is in */
+    if (job->round == 0 && !o->have_ref) { /* before any of this eval's records is in */
         eval_reference(o->st, recs, n, &o->ref);
+        o->have_ref = 1;
+    }
 }
 
 static void eval_stored(void *ctx, const engine_job *job, int idx, const record *r)
 {
-    (void)job;
     eval_out *o = ctx;
-    if (idx >= 0 && idx < TASK_MAX_RECORDS) {
-        o->rec[idx] = *r;
-        if (idx + 1 > o->n)
-            o->n = idx + 1;
+    const size_t i = job->tag + (size_t)idx;
+    if (idx >= 0 && i < EVAL_MAX_RECORDS) {
+        o->rec[i] = *r;
+        if ((int)i + 1 > o->n)
+            o->n = (int)i + 1;
     }
 }
 
@@ -387,7 +394,11 @@ static int eval_compile_error(const eval_args *a, const space *s, engine *e, sto
     return CLI_FAIL;
 }
 
-static int eval_run(const eval_args *a, const space *s, task *t)
+/* The tasks t[0..n) (a config head-to-head and/or kernel variants) measured
+ * head to head in one engine call: every variant compiled first (one that
+ * does not is stored and printed as compile_error, the others go on), then
+ * all of them in the engine's rounds, each round in a rotated order. */
+static int eval_run(const eval_args *a, const space *s, task *t, int n)
 {
     static engine e;
     const engine_options eo = {.device = a->device,
@@ -395,8 +406,11 @@ static int eval_run(const eval_args *a, const space *s, task *t)
                                .space_hash = s->hash,
                                .rounds = s->measure.rounds,
                                .ci_floor = s->measure.ci_floor};
+    int variants = 0;
+    for (int i = 0; i < n; i++)
+        variants += t[i].variant.path[0] != '\0';
     const int gpu = engine_open(&e, &eo) == 0;
-    if (!gpu && !a->kernel) {
+    if (!gpu && !variants) {
         cli_say("no CUDA GPU found: %s -- eval needs a GPU", e.err);
         return CLI_FAIL;
     }
@@ -404,33 +418,44 @@ static int eval_run(const eval_args *a, const space *s, task *t)
     snprintf(no_gpu, sizeof no_gpu, "%s", e.err);
     /* Without a GPU nothing is stored: no store is made. */
     store *st = gpu ? cli_open_store(cli_store_path(a->store), 0) : NULL;
-    int rc = gpu && !st ? CLI_FAIL : CLI_OK;
-    if (rc == CLI_OK && a->kernel) { /* before any GPU work */
-        static char log[8192];
-        static record r;
-        const int vr = engine_variant(&e, t, &r, log, sizeof log);
-        if (vr < 0) {
-            cli_say("cannot compile the kernel variant %s: %s", a->kernel, log);
-            rc = CLI_FAIL;
-        } else if (vr > 0) {
-            rc = eval_compile_error(a, s, &e, st, &r, log);
+    int rc = gpu && !st ? CLI_FAIL : CLI_OK, failed = 0;
+    static engine_job jobs[1 + EVAL_MAX_KERNELS];
+    int nj = 0;
+    size_t tag = 0;
+    for (int i = 0; i < n && rc == CLI_OK; i++) {
+        if (t[i].variant.path[0]) { /* before any GPU work */
+            static char log[8192];
+            static record r;
+            const int vr = engine_variant(&e, &t[i], &r, log, sizeof log);
+            if (vr < 0) {
+                cli_say("cannot compile the kernel variant %s: %s", t[i].variant.path, log);
+                rc = CLI_FAIL;
+            } else if (vr > 0) {
+                failed |= eval_compile_error(a, s, &e, st, &r, log) != CLI_OK;
+                continue;
+            }
         }
+        memset(&jobs[nj], 0, sizeof jobs[nj]);
+        jobs[nj].t = t[i];
+        jobs[nj++].tag = tag;
+        tag += (size_t)(t[i].n_configs * t[i].n_modes);
     }
-    if (rc == CLI_OK && !gpu) {
-        cli_say("no CUDA GPU found: %s -- the variant compiled (%s); eval needs a GPU to run it",
-                no_gpu, t->variant.so);
+    if (rc == CLI_OK && nj > 0 && !gpu) {
+        for (int i = 0; i < nj; i++)
+            if (jobs[i].t.variant.so[0])
+                cli_say("no CUDA GPU found: %s -- the variant compiled (%s); eval needs a GPU to "
+                        "run it",
+                        no_gpu, jobs[i].t.variant.so);
         rc = CLI_FAIL;
     }
-    if (rc == CLI_OK) {
-        static engine_job job;
-        job.t = *t;
+    if (rc == CLI_OK && nj > 0) {
         static eval_out o;
         memset(&o, 0, sizeof o);
         o.a = a;
         o.tol = &s->tolerance;
         o.st = st;
         const engine_sink sink = {&o, eval_measured, eval_stored, NULL};
-        if (engine_measure(&e, st, &job, 1, ENGINE_PUT, &sink) != 0) {
+        if (engine_measure(&e, st, jobs, (size_t)nj, ENGINE_PUT, &sink) != 0) {
             cli_say("%s", e.err);
             rc = CLI_FAIL;
         } else
@@ -439,7 +464,7 @@ static int eval_run(const eval_args *a, const space *s, task *t)
     engine_close(&e);
     if (st)
         store_close(st);
-    return rc;
+    return rc == CLI_OK && failed ? CLI_FAIL : rc;
 }
 
 /* ---- the config a kernel file names ---------------------------------------------------------- */
@@ -503,15 +528,13 @@ static int eval_from_kernel(eval_args *a)
     return 0;
 }
 
-/* The required options checked (a kernel file may name them), the space
- * and the task built, the run. Returns the exit status. */
-static int eval_command(const eval_args *given)
+/* The task of one kernel file (or, with kernel NULL, of the configs alone):
+ * its config from --config, else from the file's tag line. */
+static int eval_one(const eval_args *given, const char *kernel, const space *s, task *t)
 {
     eval_args a = *given;
     int rc;
-    a.mode_set = a.mode != NULL;
-    if (!a.mode)
-        a.mode = "hot";
+    a.kernel = kernel;
     if (a.kernel && (!a.problem.set || !a.configs_text) && (rc = eval_from_kernel(&a)))
         return rc;
     if (!a.problem.set)
@@ -520,11 +543,62 @@ static int eval_command(const eval_args *given)
     if (!a.configs_text)
         return cli_usage_error("--config C is required (or --kernel FILE that names it, as "
                                "`fasweep topk --emit-source` writes)");
+    return eval_task(&a, s, t);
+}
+
+/* The required options checked (a kernel file may name them), the space
+ * and the tasks built, the run. Kernel files: --kernel FILE and every
+ * argument; with more than one, --config (when given) is also measured as
+ * compiled instances, and every candidate goes head to head in the
+ * engine's rounds. Returns the exit status. */
+static int eval_command(const eval_args *given, int nargs, char **args)
+{
+    eval_args a = *given;
+    int rc;
+    a.mode_set = a.mode != NULL;
+    if (!a.mode)
+        a.mode = "hot";
+    const char *kernels[EVAL_MAX_KERNELS];
+    int nk = 0;
+    if (a.kernel)
+        kernels[nk++] = a.kernel;
+    for (int i = 0; i < nargs; i++) {
+        if (nk == EVAL_MAX_KERNELS)
+            return cli_usage_error("at most %d kernel files in one eval", EVAL_MAX_KERNELS);
+        kernels[nk++] = args[i];
+    }
     static space s;
-    static task t;
-    if ((rc = eval_space(&a, &s)) || (rc = eval_task(&a, &s, &t)))
+    static task t[1 + EVAL_MAX_KERNELS];
+    if ((rc = eval_space(&a, &s)))
         return rc;
-    return eval_run(&a, &s, &t);
+    if (nk <= 1) {
+        if ((rc = eval_one(&a, nk ? kernels[0] : NULL, &s, &t[0])) == 0)
+            return eval_run(&a, &s, t, 1);
+        return rc;
+    }
+    int n = 0;
+    if (a.configs_text && strchr(a.configs_text, ',') == NULL) {
+        if ((rc = eval_one(&a, NULL, &s, &t[n++])))
+            return rc;
+    } else if (a.configs_text) {
+        /* several configs: the instances head to head; kernel files name their own */
+        if ((rc = eval_one(&a, NULL, &s, &t[n++])))
+            return rc;
+        a.configs_text = NULL;
+    }
+    for (int i = 0; i < nk; i++) {
+        if ((rc = eval_one(&a, kernels[i], &s, &t[n])))
+            return rc;
+        char p0[48], pn[48];
+        space_problem_format(&t[0].problem, p0, sizeof p0);
+        space_problem_format(&t[n].problem, pn, sizeof pn);
+        if (strcmp(p0, pn) != 0)
+            return cli_usage_error("kernel file %s names another problem than the first "
+                                   "candidate: one eval measures one problem",
+                                   kernels[i]);
+        n++;
+    }
+    return eval_run(&a, &s, t, n);
 }
 
 static const cli_opt eval_opts[] = {
@@ -549,16 +623,20 @@ static const cli_opt eval_opts[] = {
     CLI_OPT_CUDA_DEVICE(eval_args, device),
     {0}};
 
-CLI_MAIN_NO_ARGS(eval, eval_args, eval_command)
+CLI_MAIN(eval, eval_args, eval_command)
 
 CLI_COMMAND(
     eval, .summary = "check and time one point (or a head-to-head of a few), into the store",
-    .usage = "--problem P --config C[,C...] [OPTIONS]\n--kernel FILE [OPTIONS]",
+    .usage = "--problem P --config C[,C...] [OPTIONS] [KERNEL.cuh...]\n--kernel FILE [OPTIONS] "
+             "[KERNEL.cuh...]",
     .about =
         "Checks and times one point exactly as `grid` does (the same worker, gate, timing and\n"
         "record, crash isolation included) and stores it like a grid record: the objective\n"
         "function for an external tuner or evolution loop. Several configs are measured head\n"
-        "to head (interleaved rounds, as the refine pass does). Prints per config its status,\n"
+        "to head (interleaved rounds, as the refine pass does); so are kernel files given as\n"
+        "arguments (each at --config's one config or its own tag line), beside --config's\n"
+        "compiled instances: any mix, up to 8 files, in the engine's rotating rounds. Prints\n"
+        "per candidate its status,\n"
         "median, noise, and its speedup over the stored best of its group (other configs or\n"
         "builds) and over the fastest stored baseline; --json: one line of JSON per config.\n",
     .exit = "0 ok, 1 wrong, crashed, timeout, compile_error or no GPU, 2 bad arguments\n"

@@ -96,3 +96,27 @@ eval_k() { # eval_k KERNEL [more options]
     eval_k k.cuh
     [ "$(find "$WORK/cache" -name variant.so | wc -l)" -eq 2 ] || flunk "an edit did not recompile"
 }
+
+@test "eval: several kernel files and a config in one call (head to head): each compiled, a broken one is compile_error, the rest need the GPU" {
+    local prob cfg
+    read -r prob cfg < <("$FASWEEP" plan --space "$REPO/spaces/ci.json" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+p = [x for x in d["points"] if x["accepted"] and x.get("family", "mma") == "mma"][0]
+print(p["problem"], p["config"])')
+    cp "$REPO/kernels/mma/flash_fwd.cuh" good.cuh
+    sed 's/^#pragma once/#pragma once\nthis does not compile;/' "$REPO/kernels/mma/flash_fwd.cuh" >bad.cuh
+    run --separate-stderr "$FASWEEP" eval --problem "$prob" --config "$cfg" good.cuh bad.cuh --json \
+        --store s.lmdb
+    [ "$status" -eq 1 ] || flunk "status $status: $output $stderr"
+    expect_in "$output" '"status":"compile_error"'
+    expect_in "$stderr" "the variant compiled"
+    # the good file compiled, the bad one did not: one compile_error line, no GPU for the rest
+    [ "$(grep -c compile_error <<<"$output")" -eq 1 ] || flunk "$output"
+    # more than 8 files, or files of another problem: usage errors before any work
+    for i in 1 2 3 4 5 6 7 8 9; do cp good.cuh "k$i.cuh"; done
+    run --separate-stderr "$FASWEEP" eval --problem "$prob" --config "$cfg" k1.cuh k2.cuh k3.cuh \
+        k4.cuh k5.cuh k6.cuh k7.cuh k8.cuh k9.cuh --store s.lmdb
+    [ "$status" -eq 2 ] || flunk "9 files: status $status"
+    expect_in "$stderr" "at most 8 kernel files"
+}
