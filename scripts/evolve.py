@@ -110,8 +110,8 @@ class Loop:
     def measure(self, configs):
         """One head-to-head `fasweep eval` call for up to 8 configs, the
         target config among them when it is measured side by side."""
-        run = list(configs) + ([self.ref] if self.ref else [])
-        texts = [text_of(dict(zip(AXES, c)), self.d) for c in run]
+        batch = list(configs) + ([self.ref] if self.ref else [])
+        texts = [text_of(dict(zip(AXES, c)), self.d) for c in batch]
         cmd = [self.args.fasweep, "eval", "--problem", self.problem, "--config", ",".join(texts),
                "--mode", self.mode, "--json", "--space", self.args.space]
         if self.args.store:
@@ -120,9 +120,9 @@ class Loop:
         if p.returncode == 2:
             die("fasweep eval refused its arguments: " + p.stderr.strip())
         rows = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
-        if len(rows) != len(run):
+        if len(rows) != len(batch):
             die("fasweep eval gave %d results for %d configs: %s"
-                % (len(rows), len(run), p.stderr.strip()))
+                % (len(rows), len(batch), p.stderr.strip()))
         got = [(r["median_us"], r.get("ci_lo_us"), r.get("ci_hi_us")) if r["status"] == "ok"
                else (math.inf, None, None) for r in rows]
         for c, m in zip(configs, got):
