@@ -64,20 +64,24 @@ PY
 
 # ---- -o onto a write-protected file -----------------------------------------------------------
 
+# expect_ro_refused FILE NEEDLE COMMAND: `fasweep COMMAND --store $STORE -o FILE`
+# exits 1 with NEEDLE in its message and FILE (or what it links to) still "keep".
+expect_ro_refused() {
+    run --separate-stderr "$FASWEEP" "$3" --store "$STORE" -o "$1"
+    expect_status 1
+    expect_in "$stderr" "$2"
+    [ "$(cat "$1")" = keep ] || flunk "the write-protected $1 was replaced"
+}
+
 @test "export -o a write-protected file: refused (exit 1), the file unchanged" {
     import_fixture
     echo keep >ro.jsonl
     chmod 444 ro.jsonl
-    run --separate-stderr "$FASWEEP" export --store "$STORE" -o ro.jsonl
-    expect_status 1
-    expect_in "$stderr" "ro.jsonl is write-protected (mode 0444); make it writable (chmod u+w)"
-    [ "$(cat ro.jsonl)" = keep ] || flunk "the write-protected file was replaced"
+    expect_ro_refused ro.jsonl \
+        "ro.jsonl is write-protected (mode 0444); make it writable (chmod u+w)" export
     # Through a symlink to it: the same.
     ln -s ro.jsonl link.jsonl
-    run --separate-stderr "$FASWEEP" export --store "$STORE" -o link.jsonl
-    expect_status 1
-    expect_in "$stderr" "is write-protected"
-    [ "$(cat ro.jsonl)" = keep ] || flunk "replaced through the link"
+    expect_ro_refused link.jsonl "is write-protected" export
     [ -L link.jsonl ] || flunk "the link was replaced"
     # Writable again: written.
     chmod 644 ro.jsonl
@@ -92,10 +96,7 @@ PY
     import_fixture
     echo keep >r.html
     chmod 400 r.html
-    run --separate-stderr "$FASWEEP" report --store "$STORE" -o r.html
-    expect_status 1
-    expect_in "$stderr" "r.html is write-protected (mode 0400)"
-    [ "$(cat r.html)" = keep ] || flunk "replaced"
+    expect_ro_refused r.html "r.html is write-protected (mode 0400)" report
 }
 
 # ---- intervals whose width overflows a percentage ---------------------------------------------
