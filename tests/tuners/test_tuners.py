@@ -113,6 +113,22 @@ class TunerExports(unittest.TestCase):
                 self.store, "-o", path)
         return load(path)
 
+    def variant_store(self, name, provenance):
+        """A store NAME.lmdb (below the temp folder) with the fixture and a
+        copy of its first record as a kernel variant (build src-...) that is
+        the fastest, PROVENANCE merged into its provenance: its path."""
+        t = self.tmp.name
+        store = os.path.join(t, name + ".lmdb")
+        fasweep("import", os.path.join(t, "fixture.jsonl"), "--store", store)
+        line = json.loads(lines(os.path.join(t, "fixture.jsonl"))[0])
+        line["key"]["build"] = "src-0123456789abcdef"
+        line["provenance"].update(provenance)
+        line["time"]["median_us"] = line["time"]["min_us"] = line["time"]["mean_us"] = 1.0
+        with open(os.path.join(t, name + ".jsonl"), "w") as f:
+            f.write(json.dumps(line) + "\n")
+        fasweep("import", os.path.join(t, name + ".jsonl"), "--store", store)
+        return store
+
     def test_cache_ends_with_cache(self):
         text = "".join(lines(self.kt))
         self.assertEqual(list(json.loads(text))[-1], "cache")
@@ -239,16 +255,8 @@ class TunerExports(unittest.TestCase):
         # A store with a kernel variant whose file is gone: ranked with
         # --variants, marked, no sha256 and no standalone file.
         t = self.tmp.name
-        store = os.path.join(t, "schema.lmdb")
-        fasweep("import", os.path.join(t, "fixture.jsonl"), "--store", store)
-        line = json.loads(lines(os.path.join(t, "fixture.jsonl"))[0])
-        line["key"]["build"] = "src-0123456789abcdef"
-        line["provenance"]["kernel_path"] = os.path.join(t, "gone.cuh")
-        line["provenance"]["kernel_hash"] = "0123456789abcdef"
-        line["time"]["median_us"] = line["time"]["min_us"] = line["time"]["mean_us"] = 1.0
-        with open(os.path.join(t, "schema.jsonl"), "w") as f:
-            f.write(json.dumps(line) + "\n")
-        fasweep("import", os.path.join(t, "schema.jsonl"), "--store", store)
+        store = self.variant_store("schema", {"kernel_path": os.path.join(t, "gone.cuh"),
+                                              "kernel_hash": "0123456789abcdef"})
         src = os.path.join(t, "src")
         top = json.loads(fasweep("topk", "-k", "3", "--json", "--no-seeds", "--variants",
                                  "--emit-source", src, "--store", store).stdout)
@@ -293,14 +301,7 @@ class TunerExports(unittest.TestCase):
 
     def test_variant_builds_are_not_grid_points(self):
         t = self.tmp.name
-        store = os.path.join(t, "variant.lmdb")
-        fasweep("import", os.path.join(t, "fixture.jsonl"), "--store", store)
-        line = json.loads(lines(os.path.join(t, "fixture.jsonl"))[0])
-        line["key"]["build"] = "src-0123456789abcdef"
-        line["time"]["median_us"] = line["time"]["min_us"] = line["time"]["mean_us"] = 1.0
-        with open(os.path.join(t, "variant.jsonl"), "w") as f:
-            f.write(json.dumps(line) + "\n")
-        fasweep("import", os.path.join(t, "variant.jsonl"), "--store", store)
+        store = self.variant_store("variant", {})
         out = os.path.join(t, "variant.kt.json")
         fasweep("export", "--format", "kernel-tuner", "--space", SPACE, "--mode", "hot",
                 "--store", store, "-o", out)
