@@ -1034,21 +1034,19 @@ int space_problem_parse(const char *s, space_problem *p)
 int space_problem_check(const space_problem *p, char *why, size_t n)
 {
     const long long bh = (long long)p->batch * p->heads; /* < 2^62 */
-    if (bh > SPACE_MAX_BATCH_HEADS) {
-        snprintf(why, n,
-                 "batch x heads is %lld, at most %ld (the CUDA grid's y dimension the kernel "
-                 "launches over): split the batch",
-                 bh, SPACE_MAX_BATCH_HEADS);
-        return -1;
-    }
+    if (bh > SPACE_MAX_BATCH_HEADS)
+        return text_errf(
+            why, n,
+            "batch x heads is %lld, at most %ld (the CUDA grid's y dimension the kernel "
+            "launches over): split the batch",
+            bh, SPACE_MAX_BATCH_HEADS);
     /* bh <= 65535 here, so the product stays under 2^47. */
-    if (bh * p->seq_len > SPACE_MAX_ROWS) {
-        snprintf(why, n,
-                 "batch x heads x seq_len is %lld rows, at most %ld (the kernels index rows in "
-                 "32-bit integers): shorten seq_len or split the batch",
-                 bh * p->seq_len, SPACE_MAX_ROWS);
-        return -1;
-    }
+    if (bh * p->seq_len > SPACE_MAX_ROWS)
+        return text_errf(
+            why, n,
+            "batch x heads x seq_len is %lld rows, at most %ld (the kernels index rows in "
+            "32-bit integers): shorten seq_len or split the batch",
+            bh * p->seq_len, SPACE_MAX_ROWS);
     return 0;
 }
 
