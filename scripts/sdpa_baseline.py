@@ -39,7 +39,8 @@ import socket
 import sys
 import time
 
-from fnv1a import fnv1a64  # the space hash fasweep stores
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
+from fnv1a import fnv1a64  # noqa: E402  (the space hash fasweep stores)
 
 # The engine's defaults (grid/space.h, docs/spaces.md).
 DEFAULT_MEASURE = {
