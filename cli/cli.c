@@ -499,13 +499,20 @@ static int cli_compiled(const fa_config *c, void *ctx)
     return fa_registry_find(c) != NULL;
 }
 
-int cli_load_plan(const char *path, space *s, plan *p)
+int cli_load_space(const char *path, space *s)
 {
     char err[SPACE_ERR_LEN];
     if (space_load(path, s, err, sizeof err) != 0) {
         cli_say("%s", err);
         return CLI_USAGE;
     }
+    return 0;
+}
+
+int cli_load_plan(const char *path, space *s, plan *p)
+{
+    if (cli_load_space(path, s) != 0)
+        return CLI_USAGE;
     if (plan_build(s, cli_compiled, NULL, p) != 0) {
         cli_say("out of memory building the plan of %s", path);
         return CLI_FAIL;

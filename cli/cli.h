@@ -247,6 +247,10 @@ int cli_read_store(const char *opt, int (*fn)(store *s, const char *path, const 
 /* "fasweep: WHAT failed: ..." for a store error; returns 1. */
 int cli_store_fail(store *s, int rc, const char *what);
 
+/* Loads the space file PATH into *s. Returns 0, or CLI_USAGE after
+ * printing why (the space's own one-line message). */
+int cli_load_space(const char *path, space *s);
+
 /* Loads a space and builds its plan against this binary's instances.
  * Returns 0, or the exit status after printing why. */
 int cli_load_plan(const char *path, space *s, plan *p);

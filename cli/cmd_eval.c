@@ -79,14 +79,8 @@ static int eval_configs(const char *text, const space *s, int variant, task *t)
  * the largest target (the launch says when the GPU has less). */
 static int eval_space(const eval_args *a, space *s)
 {
-    if (a->space_path) {
-        char err[SPACE_ERR_LEN];
-        if (space_load(a->space_path, s, err, sizeof err) != 0) {
-            cli_say("%s", err);
-            return CLI_USAGE;
-        }
-        return 0;
-    }
+    if (a->space_path)
+        return cli_load_space(a->space_path, s);
     memset(s, 0, sizeof *s);
     snprintf(s->name, sizeof s->name, "eval");
     s->smem_limit = 232448;

@@ -247,11 +247,8 @@ static int export_tuner_run(const export_args *a, tuner_format fmt)
     if (a->file && a->dir)
         return cli_usage_error("-o FILE and --dir DIR exclude each other");
     static space sp;
-    char err[SPACE_ERR_LEN];
-    if (space_load(a->space_path, &sp, err, sizeof err) != 0) {
-        cli_say("%s", err);
+    if (cli_load_space(a->space_path, &sp) != 0)
         return CLI_USAGE;
-    }
     store *st = cli_open_store(cli_store_path(a->store), 1);
     if (!st)
         return CLI_FAIL;

@@ -38,11 +38,8 @@ static int report_to(FILE *out, void *ctx)
 static int report_run(const report_args *a)
 {
     static space sp;
-    char err[SPACE_ERR_LEN];
-    if (a->space_path && space_load(a->space_path, &sp, err, sizeof err) != 0) {
-        cli_say("%s", err);
+    if (a->space_path && cli_load_space(a->space_path, &sp) != 0)
         return CLI_USAGE;
-    }
     const char *path = cli_store_path(a->store);
     store *st = cli_open_store(path, 1);
     if (!st)

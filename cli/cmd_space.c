@@ -62,6 +62,22 @@ static int load_sharded_plan(const char *path, const char *shard_opt, space *s, 
     return rc ? rc : apply_shard(s, p, shard_opt);
 }
 
+/* What plan and grid do with the loaded plan; CTX is the command's args. */
+typedef int (*plan_step)(const space *s, const plan *p, void *ctx);
+
+/* load_sharded_plan, then STEP on the plan, which is freed after. */
+static int with_sharded_plan(const char *path, const char *shard_opt, plan_step step, void *ctx)
+{
+    space s;
+    plan p;
+    int rc = load_sharded_plan(path, shard_opt, &s, &p);
+    if (rc)
+        return rc;
+    rc = step(&s, &p, ctx);
+    plan_free(&p);
+    return rc;
+}
+
 static const emit_col plan_cols[] = {{"problem", 22, 1, 0},
                                      {"config", 24, 1, 1},
                                      {"smem_B", 8, 0, 1},
@@ -193,16 +209,15 @@ static const cli_opt plan_opts[] = {
     CLI_OPT_VAL("shard", CLI_STR, plan_args, shard, "I/N", SHARD_HELP),
     {0}};
 
-static int plan_run(const plan_args *a)
+static int plan_step_show(const space *s, const plan *p, void *ctx)
 {
-    space s;
-    plan p;
-    int rc = load_sharded_plan(a->path, a->shard, &s, &p);
-    if (rc)
-        return rc;
-    rc = show_plan(&s, &p, a->json, a->all);
-    plan_free(&p);
-    return rc;
+    const plan_args *a = ctx;
+    return show_plan(s, p, a->json, a->all);
+}
+
+static int plan_run(plan_args *a)
+{
+    return with_sharded_plan(a->path, a->shard, plan_step_show, a);
 }
 
 CLI_MAIN_NO_ARGS(plan, plan_args, plan_run, 0)
@@ -342,20 +357,20 @@ static const cli_opt grid_opts[] = {
                 "under a Slurm job array or srun the part comes from Slurm"),
     {0}};
 
+/* grid --dry prints the plan as plan does, without --json or --all. */
+static int grid_step(const space *s, const plan *p, void *ctx)
+{
+    grid_args *a = ctx;
+    return a->dry ? show_plan(s, p, 0, 0) : grid_run(s, p, cli_store_path(a->store), &a->o);
+}
+
 /* --devices is checked once --space is given (a missing --space is the
  * error to report first). */
 static int grid_cmd(grid_args *a)
 {
     if (a->path && a->devices && parse_devices(a->devices, !a->dry, &a->o))
         return CLI_USAGE;
-    space s;
-    plan p;
-    int rc = load_sharded_plan(a->path, a->shard, &s, &p);
-    if (rc)
-        return rc;
-    rc = a->dry ? show_plan(&s, &p, 0, 0) : grid_run(&s, &p, cli_store_path(a->store), &a->o);
-    plan_free(&p);
-    return rc;
+    return with_sharded_plan(a->path, a->shard, grid_step, a);
 }
 
 CLI_MAIN_NO_ARGS(grid, grid_args, grid_cmd, 0)

@@ -130,11 +130,8 @@ static int topk_in(store *s, const char *path, const void *ctx)
 static int topk_run(const topk_args *a)
 {
     static space sp;
-    char serr[SPACE_ERR_LEN];
-    if (a->space_path && space_load(a->space_path, &sp, serr, sizeof serr) != 0) {
-        cli_say("%s", serr);
+    if (a->space_path && cli_load_space(a->space_path, &sp) != 0)
         return CLI_USAGE;
-    }
     const topk_ctx t = {a, a->space_path ? &sp : NULL};
     return cli_read_store(a->store, topk_in, &t);
 }

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../store/text.h"
+
 /* A strict decimal integer in [lo, hi]: no sign, space or trailing text. */
 static int parse_int(const char *s, const char *end, long lo, long hi, long *out)
 {
@@ -27,11 +29,10 @@ int shard_parse(const char *text, shard *out, char *err, size_t errlen)
     const char *slash = strchr(text, '/');
     long i, n;
     if (!slash || parse_int(slash + 1, slash + strlen(slash), 1, SHARD_MAX_COUNT, &n) ||
-        parse_int(text, slash, 0, SHARD_MAX_COUNT - 1, &i) || i >= n) {
-        snprintf(err, errlen, "bad shard '%s': expected I/N with 0 <= I < N <= %d, e.g. 0/4", text,
-                 SHARD_MAX_COUNT);
-        return -1;
-    }
+        parse_int(text, slash, 0, SHARD_MAX_COUNT - 1, &i) || i >= n)
+        return text_errf(err, errlen,
+                         "bad shard '%s': expected I/N with 0 <= I < N <= %d, e.g. 0/4", text,
+                         SHARD_MAX_COUNT);
     out->index = (int)i;
     out->count = (int)n;
     return 0;
@@ -61,30 +62,25 @@ int shard_from_env(shard *out, char *err, size_t errlen)
         }
         /* The same bound as --shard: a count past it is a typo in the
          * array range, and shard_assign's table is one slot per part. */
-        if (count > SHARD_MAX_COUNT) {
-            snprintf(err, errlen,
-                     "the Slurm array has %ld tasks, at most %d can share a plan: use a "
-                     "smaller --array range or pass --shard I/N",
-                     count, SHARD_MAX_COUNT);
-            return -1;
-        }
-        if (count < 1 || id < 0 || id >= count) {
-            snprintf(err, errlen,
-                     "Slurm array task %ld is outside 0..%ld: use a contiguous --array "
-                     "range (e.g. 0-7) or pass --shard I/N",
-                     id, count - 1);
-            return -1;
-        }
+        if (count > SHARD_MAX_COUNT)
+            return text_errf(err, errlen,
+                             "the Slurm array has %ld tasks, at most %d can share a plan: use a "
+                             "smaller --array range or pass --shard I/N",
+                             count, SHARD_MAX_COUNT);
+        if (count < 1 || id < 0 || id >= count)
+            return text_errf(err, errlen,
+                             "Slurm array task %ld is outside 0..%ld: use a contiguous --array "
+                             "range (e.g. 0-7) or pass --shard I/N",
+                             id, count - 1);
         out->index = (int)id;
         out->count = (int)count;
         return 1;
     }
     if (env_int("SLURM_PROCID", &procid) && env_int("SLURM_NTASKS", &ntasks) && ntasks > 1) {
-        if (procid >= ntasks || ntasks > SHARD_MAX_COUNT) {
-            snprintf(err, errlen, "SLURM_PROCID %ld is not below SLURM_NTASKS %ld (at most %d)",
-                     procid, ntasks, SHARD_MAX_COUNT);
-            return -1;
-        }
+        if (procid >= ntasks || ntasks > SHARD_MAX_COUNT)
+            return text_errf(err, errlen,
+                             "SLURM_PROCID %ld is not below SLURM_NTASKS %ld (at most %d)", procid,
+                             ntasks, SHARD_MAX_COUNT);
         out->index = (int)procid;
         out->count = (int)ntasks;
         return 1;

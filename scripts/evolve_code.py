@@ -46,6 +46,9 @@ import shlex
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
+from fnv1a import fnv1a64  # noqa: E402  (the hash of eval's build id src-HASH)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 TEMPLATE = os.path.join(ROOT, "kernels", "mma", "flash_fwd.cuh")
@@ -81,14 +84,6 @@ def die(msg, code=2):
 
 def sha256(text):
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def fnv1a(data):
-    """FNV-1a 64 of the bytes: the hash of eval's build id src-HASH."""
-    h = 14695981039346656037
-    for b in data:
-        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
-    return "%016x" % h
 
 
 def read_kernel(path, what):
@@ -296,7 +291,7 @@ class Run:
         """Measures (or finds in the store) the candidate at path and
         journals it. Returns its journal entry."""
         text = read_kernel(path, "the candidate source")
-        build = "src-" + fnv1a(text.encode("utf-8"))
+        build = "src-" + fnv1a64(text.encode("utf-8"))
         res = self.from_store(build, config) if cid in self.pending else None
         if res is None:
             self.append({"event": "pending", "id": cid, "build": build, "config": config})

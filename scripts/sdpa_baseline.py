@@ -39,6 +39,9 @@ import socket
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
+from fnv1a import fnv1a64  # noqa: E402  (the space hash fasweep stores)
+
 # The engine's defaults (grid/space.h, docs/spaces.md).
 DEFAULT_MEASURE = {
     "warmup_runs": 3,
@@ -102,14 +105,6 @@ def problem_flops(p):
 
 def problem_bytes(p):
     return 4.0 * p["batch"] * p["heads"] * p["seq_len"] * p["head_dim"] * 2
-
-
-def fnv1a64(data):
-    """The space hash fasweep stores (grid/space.c)."""
-    h = 14695981039346656037
-    for byte in data:
-        h = ((h ^ byte) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
-    return "%016x" % h
 
 
 def load_space(path):

@@ -433,6 +433,25 @@ static void rank_str(cJSON *o, const char *key, const char *v, int *ok)
         *ok = 0;
 }
 
+/* Appends ITEM to the array ARR; a NULL ITEM or a failed append (ITEM
+ * freed) clears *ok. */
+static void rank_push(cJSON *arr, cJSON *item, int *ok)
+{
+    if (!item || !cJSON_AddItemToArray(arr, item)) {
+        cJSON_Delete(item);
+        *ok = 0;
+    }
+}
+
+/* DOC when all went well (*ok), else NULL with DOC freed. */
+static cJSON *rank_done(cJSON *doc, int ok)
+{
+    if (ok)
+        return doc;
+    cJSON_Delete(doc);
+    return NULL;
+}
+
 static void rank_null(cJSON *o, const char *key, int *ok)
 {
     if (!o || !cJSON_AddNullToObject(o, key))
@@ -891,18 +910,9 @@ static cJSON *rank_group_json(const rank_group *g, const rank_sources *src,
     cJSON *seeds = cJSON_AddArrayToObject(doc, "seeds");
     if (!seeds)
         ok = 0;
-    for (int i = 0; ok && i < g->n_top; i++) {
-        cJSON *e = rank_entry_json(g, i, src, &ok);
-        if (e && !cJSON_AddItemToArray(seeds, e)) {
-            cJSON_Delete(e);
-            ok = 0;
-        }
-    }
-    if (!ok) {
-        cJSON_Delete(doc);
-        return NULL;
-    }
-    return doc;
+    for (int i = 0; ok && i < g->n_top; i++)
+        rank_push(seeds, rank_entry_json(g, i, src, &ok), &ok);
+    return rank_done(doc, ok);
 }
 
 static void rank_now(char *buf, size_t n)
@@ -930,18 +940,9 @@ cJSON *rank_json(const rank_result *r)
     cJSON *groups = doc ? cJSON_AddArrayToObject(doc, "groups") : NULL;
     int ok = groups != NULL;
     rank_str(doc, "schema", RANK_TOPK_SCHEMA, &ok);
-    for (int i = 0; ok && i < r->n_groups; i++) {
-        cJSON *g = rank_group_json(&r->groups[i], r->src, now);
-        if (!g || !cJSON_AddItemToArray(groups, g)) {
-            cJSON_Delete(g);
-            ok = 0;
-        }
-    }
-    if (!ok) {
-        cJSON_Delete(doc);
-        return NULL;
-    }
-    return doc;
+    for (int i = 0; ok && i < r->n_groups; i++)
+        rank_push(groups, rank_group_json(&r->groups[i], r->src, now), &ok);
+    return rank_done(doc, ok);
 }
 
 int rank_print_json(const rank_result *r, FILE *out)

@@ -21,26 +21,14 @@
 /* s as HTML text (also safe inside a quoted attribute). */
 static void rp_esc(FILE *o, const char *s)
 {
+    static const char special[] = "&<>\"'";
+    static const char *const entity[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&#39;"};
     for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            fputs("&amp;", o);
-            break;
-        case '<':
-            fputs("&lt;", o);
-            break;
-        case '>':
-            fputs("&gt;", o);
-            break;
-        case '"':
-            fputs("&quot;", o);
-            break;
-        case '\'':
-            fputs("&#39;", o);
-            break;
-        default:
+        const char *hit = strchr(special, *s);
+        if (hit)
+            fputs(entity[hit - special], o);
+        else
             fputc(*s, o);
-        }
     }
 }
 
@@ -323,6 +311,17 @@ static void rp_panel(FILE *o, const group *g, int iw, int is, int iz, double bes
     fputs("</svg>\n", o);
 }
 
+/* One legend entry: a 14-px swatch (FILL, then the rect's EXTRA attributes),
+ * MARK, then WHAT after PREFIX. */
+static void rp_key(FILE *o, const char *fill, const char *extra, const char *mark,
+                   const char *prefix, const char *what)
+{
+    fprintf(o,
+            "<span><svg width=\"14\" height=\"14\"><rect width=\"14\" height=\"14\" "
+            "fill=\"%s\"%s/></svg> %s %s%s</span>",
+            fill, extra, mark, prefix, what);
+}
+
 static void rp_legend(FILE *o, const rp_counts *c)
 {
     fputs("<div class=\"legend\"><svg width=\"190\" height=\"26\"><defs><linearGradient "
@@ -340,16 +339,12 @@ static void rp_legend(FILE *o, const rp_counts *c)
             RP_WORST);
     for (int r = 1; r < PLAN_REASON_COUNT; r++)
         if (c->by_reason[r])
-            fprintf(o,
-                    "<span><svg width=\"14\" height=\"14\"><rect width=\"14\" height=\"14\" "
-                    "fill=\"%s\" stroke=\"#607d8b\"/></svg> %s rejected: %s</span>",
-                    rp_reason_fill[r], rp_reason_mark[r], plan_reason_code((plan_reason)r));
+            rp_key(o, rp_reason_fill[r], " stroke=\"#607d8b\"", rp_reason_mark[r],
+                   "rejected: ", plan_reason_code((plan_reason)r));
     for (int s = 1; s < RP_N_STATUS; s++)
         if (c->by_status[s])
-            fprintf(o,
-                    "<span><svg width=\"14\" height=\"14\"><rect width=\"14\" height=\"14\" "
-                    "fill=\"%s\"/></svg> %s %s</span>",
-                    rp_status_fill[s], rp_status_mark[s], record_status_name((record_status)s));
+            rp_key(o, rp_status_fill[s], "", rp_status_mark[s], "",
+                   record_status_name((record_status)s));
     if (c->missing)
         fputs("<span><svg width=\"14\" height=\"14\"><rect width=\"13\" height=\"13\" x=\"0.5\" "
               "y=\"0.5\" fill=\"#fff\" stroke=\"#607d8b\" stroke-dasharray=\"3 2\"/></svg> ? "

@@ -34,6 +34,16 @@ static void td_add(tuner_doc *d, cJSON *o, const char *key, cJSON *item)
     }
 }
 
+/* Appends ITEM (NULL: nothing, td_check noted it) to the array ARR; on
+ * failure frees ITEM and marks the document failed. */
+static void td_push(tuner_doc *d, cJSON *arr, cJSON *item)
+{
+    if (item && !cJSON_AddItemToArray(arr, item)) {
+        cJSON_Delete(item);
+        d->ok = 0;
+    }
+}
+
 static void td_str(tuner_doc *d, cJSON *o, const char *key, const char *v)
 {
     td_add(d, o, key, cJSON_CreateString(v));
@@ -414,10 +424,7 @@ static void tuner_t4_measure(tuner_doc *d, cJSON *list, const char *name, double
     else
         td_str(d, m, "value", "nan");
     td_str(d, m, "unit", unit);
-    if (m && !cJSON_AddItemToArray(list, m)) {
-        cJSON_Delete(m);
-        d->ok = 0;
-    }
+    td_push(d, list, m);
 }
 
 static cJSON *tuner_t4_result(tuner_doc *d, const group_cell *c)
@@ -487,10 +494,7 @@ static cJSON *tuner_t4_doc(tuner_doc *d, const group *g, const tuner_meta *m, in
         if (allow_missing && tuner_state_of(&g->cells[i]) == TS_MISSING)
             continue;
         cJSON *r = tuner_t4_result(d, &g->cells[i]);
-        if (r && !cJSON_AddItemToArray(res, r)) {
-            cJSON_Delete(r);
-            d->ok = 0;
-        }
+        td_push(d, res, r);
     }
     td_add(d, doc, "results", res);
     return doc;
@@ -514,10 +518,7 @@ static void tuner_t1_param(tuner_doc *d, cJSON *list, const char *name, const in
     td_str(d, p, "Name", name);
     td_str(d, p, "Type", "int");
     td_str(d, p, "Values", vals);
-    if (p && !cJSON_AddItemToArray(list, p)) {
-        cJSON_Delete(p);
-        d->ok = 0;
-    }
+    td_push(d, list, p);
 }
 
 /* The tune parameters a restriction names (T1 wants them listed). */
@@ -549,10 +550,7 @@ static cJSON *tuner_t1_space(tuner_doc *d, const group *g)
         cJSON *c = td_check(d, cJSON_CreateObject());
         td_add(d, c, "Parameters", tuner_t1_names(d, r[i]));
         td_str(d, c, "Expression", r[i]);
-        if (c && !cJSON_AddItemToArray(conds, c)) {
-            cJSON_Delete(c);
-            d->ok = 0;
-        }
+        td_push(d, conds, c);
     }
     td_add(d, cs, "Conditions", conds);
     return cs;
@@ -574,10 +572,7 @@ static cJSON *tuner_t1_args(tuner_doc *d, const space_problem *p)
         td_str(d, a, "FillType", "Constant");
         td_float(d, a, "FillValue", 0.0);
         td_str(d, a, "AccessType", i < 3 ? "ReadOnly" : "WriteOnly");
-        if (a && !cJSON_AddItemToArray(args, a)) {
-            cJSON_Delete(a);
-            d->ok = 0;
-        }
+        td_push(d, args, a);
     }
     return args;
 }

@@ -1,6 +1,7 @@
 /* text.c - name validation, printable copies, FNV-1a (contract: text.h). */
 #include "text.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,15 @@ uint64_t text_fnv1a(uint64_t h, const void *data, size_t n)
         h *= 1099511628211ULL;
     }
     return h;
+}
+
+int text_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
 }
 
 void text_iso8601(double t, char *buf, size_t n)

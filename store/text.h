@@ -53,6 +53,11 @@ void text_clean(const char *s, size_t len, size_t max, int stop_nl, char *buf, s
 #define TEXT_FNV_INIT 14695981039346656037ULL
 uint64_t text_fnv1a(uint64_t h, const void *data, size_t n);
 
+/* Writes the printf-style message FMT into err (errlen bytes, cut to fit)
+ * and returns -1: `return text_errf(err, errlen, ...)` for the functions
+ * that fail with -1 and a message in a caller's buffer. */
+int text_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* ISO-8601 UTC text of Unix seconds t ("2024-11-22T16:30:05Z"); the epoch
  * for a negative or unrepresentable t. */
 void text_iso8601(double t, char *buf, size_t n);

@@ -126,24 +126,20 @@ int variant_load(const char *file, task_variant *v, char *err, size_t errlen)
     memset(v, 0, sizeof *v);
     char abs[PATH_MAX], q[512], fq[512];
     variant_quote(file, fq, sizeof fq);
-    if (!realpath(file, abs)) {
-        snprintf(err, errlen, "--kernel %s: %s", fq, strerror(errno));
-        return -1;
-    }
+    if (!realpath(file, abs))
+        return text_errf(err, errlen, "--kernel %s: %s", fq, strerror(errno));
     /* The path is stored in the records (provenance.kernel_path, a name):
      * refused here, before any work, rather than by the store after it. */
     const char *pbad = text_bad(abs, strlen(abs));
-    if (pbad) {
-        snprintf(err, errlen,
-                 "--kernel %s: the path %s, and a record stores it as a name: rename or copy "
-                 "the file to a plain path",
-                 variant_quote(abs, q, sizeof q), pbad);
-        return -1;
-    }
-    if (strlen(abs) >= sizeof v->path) {
-        snprintf(err, errlen, "--kernel %s: path longer than %zu bytes", abs, sizeof v->path - 1);
-        return -1;
-    }
+    if (pbad)
+        return text_errf(
+            err, errlen,
+            "--kernel %s: the path %s, and a record stores it as a name: rename or copy "
+            "the file to a plain path",
+            variant_quote(abs, q, sizeof q), pbad);
+    if (strlen(abs) >= sizeof v->path)
+        return text_errf(err, errlen, "--kernel %s: path longer than %zu bytes", abs,
+                         sizeof v->path - 1);
     size_t len;
     char *text = variant_read(abs, &len, err, errlen);
     if (!text)
@@ -219,33 +215,26 @@ static int variant_cache_root(char *root, size_t n, char *log, size_t loglen)
     char base[PATH_MAX / 2], made[PATH_MAX], q[512];
     int shared, e = 0;
     if (variant_cache_base(base, sizeof base, &shared) != 0 ||
-        snprintf(root, n, "%s/variants", base) >= (int)n) {
-        snprintf(log, loglen, "the variant cache path is too long (set FASWEEP_CACHE)");
-        return -1;
-    }
-    if ((e = file_mkdirs(base, 0700, made, sizeof made)) != 0) {
-        snprintf(log, loglen, "cannot create the variant cache %s: %s (set FASWEEP_CACHE)",
-                 variant_quote(made, q, sizeof q), strerror(e));
-        return -1;
-    }
+        snprintf(root, n, "%s/variants", base) >= (int)n)
+        return text_errf(log, loglen, "the variant cache path is too long (set FASWEEP_CACHE)");
+    if ((e = file_mkdirs(base, 0700, made, sizeof made)) != 0)
+        return text_errf(log, loglen, "cannot create the variant cache %s: %s (set FASWEEP_CACHE)",
+                         variant_quote(made, q, sizeof q), strerror(e));
     /* the base first: nothing is made inside a folder that is not ours */
     const char *bad = owned_dir_bad(base, !shared), *at = base;
-    if (!bad && mkdir(root, 0700) != 0 && errno != EEXIST) {
-        snprintf(log, loglen, "cannot create the variant cache %s: %s (set FASWEEP_CACHE)",
-                 variant_quote(root, q, sizeof q), strerror(errno));
-        return -1;
-    }
+    if (!bad && mkdir(root, 0700) != 0 && errno != EEXIST)
+        return text_errf(log, loglen, "cannot create the variant cache %s: %s (set FASWEEP_CACHE)",
+                         variant_quote(root, q, sizeof q), strerror(errno));
     if (!bad) {
         bad = owned_dir_bad(root, 0);
         at = root;
     }
-    if (bad) {
-        snprintf(log, loglen,
-                 "the variant cache %s is %s: fasweep loads the libraries it holds, so it must be "
-                 "your own folder (chmod go-w it, or set FASWEEP_CACHE to one)",
-                 variant_quote(at, q, sizeof q), bad);
-        return -1;
-    }
+    if (bad)
+        return text_errf(
+            log, loglen,
+            "the variant cache %s is %s: fasweep loads the libraries it holds, so it must be "
+            "your own folder (chmod go-w it, or set FASWEEP_CACHE to one)",
+            variant_quote(at, q, sizeof q), bad);
     return 0;
 }
 
@@ -356,10 +345,8 @@ static int variant_nvcc_run(const char *dir, const char *nvcc, int cc, char *log
 {
     char arch[64], logp[PATH_MAX + 16];
     snprintf(arch, sizeof arch, "-gencode=arch=compute_%d,code=sm_%d", cc, cc);
-    if (snprintf(logp, sizeof logp, "%s/compile.log", dir) >= (int)sizeof logp) {
-        snprintf(log, loglen, "build folder path too long: %s", dir);
-        return -1;
-    }
+    if (snprintf(logp, sizeof logp, "%s/compile.log", dir) >= (int)sizeof logp)
+        return text_errf(log, loglen, "build folder path too long: %s", dir);
     const char *argv[32];
     int k = 0;
     argv[k++] = nvcc;
@@ -371,10 +358,8 @@ static int variant_nvcc_run(const char *dir, const char *nvcc, int cc, char *log
     argv[k++] = "variant.so";
     argv[k] = NULL;
     const pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(log, loglen, "cannot start nvcc: fork: %s", strerror(errno));
-        return -1;
-    }
+    if (pid < 0)
+        return text_errf(log, loglen, "cannot start nvcc: fork: %s", strerror(errno));
     if (pid == 0) {
         const int fd = open(logp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (fd < 0 || chdir(dir) != 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
@@ -401,17 +386,14 @@ static int variant_nvcc_run(const char *dir, const char *nvcc, int cc, char *log
         struct timespec ts = {0, 20 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    if (!WIFEXITED(status)) {
-        snprintf(log, loglen, "nvcc died (signal %d)", WTERMSIG(status));
-        return -1;
-    }
-    if (WEXITSTATUS(status) == 127 || WEXITSTATUS(status) == 126) {
-        snprintf(log, loglen,
-                 "cannot run the CUDA compiler %s (set FASWEEP_NVCC or CUDA_HOME, or put nvcc "
-                 "on PATH)",
-                 nvcc);
-        return -1;
-    }
+    if (!WIFEXITED(status))
+        return text_errf(log, loglen, "nvcc died (signal %d)", WTERMSIG(status));
+    if (WEXITSTATUS(status) == 127 || WEXITSTATUS(status) == 126)
+        return text_errf(
+            log, loglen,
+            "cannot run the CUDA compiler %s (set FASWEEP_NVCC or CUDA_HOME, or put nvcc "
+            "on PATH)",
+            nvcc);
     return WEXITSTATUS(status);
 }
 
@@ -582,11 +564,9 @@ static int variant_entry(const char *dir, const char *user_path, char *log, size
 {
     char p[PATH_MAX + 16], q[512];
     const char *bad = owned_dir_bad(dir, 0);
-    if (bad) {
-        snprintf(log, loglen, "the variant cache entry %s is %s: remove it and run again",
-                 variant_quote(dir, q, sizeof q), bad);
-        return -1;
-    }
+    if (bad)
+        return text_errf(log, loglen, "the variant cache entry %s is %s: remove it and run again",
+                         variant_quote(dir, q, sizeof q), bad);
     snprintf(p, sizeof p, "%s/failed", dir);
     if (access(p, F_OK) == 0) { /* compiled before, and the source failed */
         variant_log(dir, user_path, log, loglen);
@@ -609,11 +589,9 @@ static int variant_compile(task_variant *v, const char *root, const char *dir, c
                            size_t loglen)
 {
     char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s/.tmp-XXXXXX", root) >= (int)sizeof tmp || !mkdtemp(tmp)) {
-        snprintf(log, loglen, "cannot make a build folder in %s: %s (set FASWEEP_CACHE)", root,
-                 strerror(errno));
-        return -1;
-    }
+    if (snprintf(tmp, sizeof tmp, "%s/.tmp-XXXXXX", root) >= (int)sizeof tmp || !mkdtemp(tmp))
+        return text_errf(log, loglen, "cannot make a build folder in %s: %s (set FASWEEP_CACHE)",
+                         root, strerror(errno));
     if (variant_sources(tmp, src, len, c) != 0) {
         snprintf(log, loglen, "cannot write the variant's sources into %s: %s", tmp,
                  strerror(errno));
@@ -641,10 +619,9 @@ static int variant_compile(task_variant *v, const char *root, const char *dir, c
     if (rename(tmp, dir) != 0) {
         const int e = errno;
         owned_rmdir(tmp);
-        if (e != EEXIST && e != ENOTEMPTY) {
-            snprintf(log, loglen, "cannot put %s in place as %s: %s", tmp, dir, strerror(e));
-            return -1;
-        }
+        if (e != EEXIST && e != ENOTEMPTY)
+            return text_errf(log, loglen, "cannot put %s in place as %s: %s", tmp, dir,
+                             strerror(e));
     }
     /* ours or the race winner's: read back as any cache entry */
     return variant_entry(dir, v->path, log, loglen);
@@ -678,10 +655,8 @@ int variant_build(task_variant *v, const fa_config *c, int cc, char *log, size_t
                        : variant_compile(v, root, dir, src, len, c, cc, nvcc, log, loglen);
     free(src);
     variant_catch(0, old);
-    if (rc == 0 && snprintf(v->so, sizeof v->so, "%s/variant.so", dir) >= (int)sizeof v->so) {
-        snprintf(log, loglen, "variant cache path too long: %s (set FASWEEP_CACHE)", dir);
-        return -1;
-    }
+    if (rc == 0 && snprintf(v->so, sizeof v->so, "%s/variant.so", dir) >= (int)sizeof v->so)
+        return text_errf(log, loglen, "variant cache path too long: %s (set FASWEEP_CACHE)", dir);
     return rc;
 }
 

@@ -90,6 +90,14 @@ expect_import_refused() {
     expect_in "$stderr" "$1"
 }
 
+# expect_plan STATUS SPACE [NEEDLE]: `fasweep plan --space SPACE` exits
+# STATUS, with NEEDLE (when given) in its stderr.
+expect_plan() {
+    run --separate-stderr "$FASWEEP" plan --space "$2"
+    expect_status "$1"
+    [ -z "${3-}" ] || expect_in "$stderr" "$3"
+}
+
 # term_on_tmp PID PATTERN: waits (10 s at most) for a file named PATTERN
 # (find -name) below this directory, the temp file PID is writing, then
 # sends PID SIGTERM; fails (PID killed) when none appears.

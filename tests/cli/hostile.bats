@@ -131,12 +131,8 @@ json.dump(d, open("nul.json", "w"))
 d["name"] = "c\u0085i"
 json.dump(d, open("c1.json", "w"))
 ' "$REPO/spaces/ci.json"
-    run --separate-stderr "$FASWEEP" plan --space nul.json
-    expect_status 2
-    expect_in "$stderr" "\\u0000"
-    run --separate-stderr "$FASWEEP" plan --space c1.json
-    expect_status 2
-    expect_in "$stderr" "name: expected a name"
+    expect_plan 2 nul.json "\\u0000"
+    expect_plan 2 c1.json "name: expected a name"
     run --separate-stderr "$FASWEEP" plan --space nul.json --json
     expect_status 2
 }

@@ -32,31 +32,22 @@ PY
 
 @test "space: batch x heads over the CUDA grid's 65535 is refused with the limit" {
     space_problem s.json '{"batch": 65536, "heads": 65536, "seq_len": 64, "head_dim": 64}'
-    run --separate-stderr "$FASWEEP" plan --space s.json
-    expect_status 2
-    expect_in "$stderr" "s.json: problems[0]: batch x heads is 4294967296, at most 65535"
+    expect_plan 2 s.json "s.json: problems[0]: batch x heads is 4294967296, at most 65535"
     [ "$(wc -l <<<"$stderr")" -eq 1 ] || flunk "one line expected: $stderr"
     space_problem s.json '{"batch": 256, "heads": 256, "seq_len": 64, "head_dim": 64}'
-    run --separate-stderr "$FASWEEP" plan --space s.json
-    expect_status 2
-    expect_in "$stderr" "batch x heads is 65536, at most 65535"
+    expect_plan 2 s.json "batch x heads is 65536, at most 65535"
     # At the limit: planned.
     space_problem s.json '{"batch": 65535, "heads": 1, "seq_len": 16384, "head_dim": 64}'
-    run --separate-stderr "$FASWEEP" plan --space s.json
-    expect_status 0
+    expect_plan 0 s.json
 }
 
 @test "space: more rows than the kernels index in 32-bit ints is refused; 2^30 rows plan" {
     space_problem s.json '{"batch": 1, "heads": 1, "seq_len": 2147483647, "head_dim": 128}'
-    run --separate-stderr "$FASWEEP" plan --space s.json
-    expect_status 2
-    expect_in "$stderr" "batch x heads x seq_len is 2147483647 rows, at most 1073741824"
+    expect_plan 2 s.json "batch x heads x seq_len is 2147483647 rows, at most 1073741824"
     space_problem s.json '{"batch": 2, "heads": 1, "seq_len": 536870913, "head_dim": 128}'
-    run --separate-stderr "$FASWEEP" plan --space s.json
-    expect_status 2
+    expect_plan 2 s.json
     space_problem s.json '{"batch": 1, "heads": 1, "seq_len": 1073741824, "head_dim": 128}'
-    run --separate-stderr "$FASWEEP" plan --space s.json
-    expect_status 0
+    expect_plan 0 s.json
 }
 
 @test "eval --problem the kernels cannot launch: exit 2 before any GPU work, no store" {
@@ -73,20 +64,24 @@ PY
 
 # ---- -o onto a write-protected file -----------------------------------------------------------
 
+# expect_ro_refused FILE NEEDLE COMMAND: `fasweep COMMAND --store $STORE -o FILE`
+# exits 1 with NEEDLE in its message and FILE (or what it links to) still "keep".
+expect_ro_refused() {
+    run --separate-stderr "$FASWEEP" "$3" --store "$STORE" -o "$1"
+    expect_status 1
+    expect_in "$stderr" "$2"
+    [ "$(cat "$1")" = keep ] || flunk "the write-protected $1 was replaced"
+}
+
 @test "export -o a write-protected file: refused (exit 1), the file unchanged" {
     import_fixture
     echo keep >ro.jsonl
     chmod 444 ro.jsonl
-    run --separate-stderr "$FASWEEP" export --store "$STORE" -o ro.jsonl
-    expect_status 1
-    expect_in "$stderr" "ro.jsonl is write-protected (mode 0444); make it writable (chmod u+w)"
-    [ "$(cat ro.jsonl)" = keep ] || flunk "the write-protected file was replaced"
+    expect_ro_refused ro.jsonl \
+        "ro.jsonl is write-protected (mode 0444); make it writable (chmod u+w)" export
     # Through a symlink to it: the same.
     ln -s ro.jsonl link.jsonl
-    run --separate-stderr "$FASWEEP" export --store "$STORE" -o link.jsonl
-    expect_status 1
-    expect_in "$stderr" "is write-protected"
-    [ "$(cat ro.jsonl)" = keep ] || flunk "replaced through the link"
+    expect_ro_refused link.jsonl "is write-protected" export
     [ -L link.jsonl ] || flunk "the link was replaced"
     # Writable again: written.
     chmod 644 ro.jsonl
@@ -101,10 +96,7 @@ PY
     import_fixture
     echo keep >r.html
     chmod 400 r.html
-    run --separate-stderr "$FASWEEP" report --store "$STORE" -o r.html
-    expect_status 1
-    expect_in "$stderr" "r.html is write-protected (mode 0400)"
-    [ "$(cat r.html)" = keep ] || flunk "replaced"
+    expect_ro_refused r.html "r.html is write-protected (mode 0400)" report
 }
 
 # ---- intervals whose width overflows a percentage ---------------------------------------------
@@ -156,28 +148,20 @@ PY
     run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/ci.json" --shard 99999/100000
     expect_status 0
     SLURM_ARRAY_TASK_ID=3 SLURM_ARRAY_TASK_MIN=0 SLURM_ARRAY_TASK_MAX=99999999 \
-        run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/ci.json"
-    expect_status 2
-    expect_in "$stderr" "the Slurm array has 100000000 tasks, at most 100000"
+        expect_plan 2 "$REPO/spaces/ci.json" "the Slurm array has 100000000 tasks, at most 100000"
     SLURM_PROCID=1 SLURM_NTASKS=200000 \
-        run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/ci.json"
-    expect_status 2
-    expect_in "$stderr" "SLURM_PROCID 1 is not below SLURM_NTASKS 200000 (at most 100000)"
+        expect_plan 2 "$REPO/spaces/ci.json" "SLURM_PROCID 1 is not below SLURM_NTASKS 200000 (at most 100000)"
 }
 
 # ---- a space file nested past cJSON's limit ---------------------------------------------------
 
 @test "space nested deeper than 1000 levels: says so, not 'syntax error near [[['" {
     python3 -c 'print("{\"name\": \"x\", \"description\": " + "[" * 2000 + "]" * 2000 + "}")' >deep.json
-    run --separate-stderr "$FASWEEP" plan --space deep.json
-    expect_status 2
-    expect_in "$stderr" "deep.json:1:1029: arrays and objects nested deeper than 1000 levels"
+    expect_plan 2 deep.json "deep.json:1:1029: arrays and objects nested deeper than 1000 levels"
     expect_not_in "$stderr" "syntax error"
     # Brackets inside a string are not nesting: that is an ordinary error.
     python3 -c 'print("{\"name\": \"x\", \"description\": \"" + "[" * 2000 + "\"}")' >str.json
-    run --separate-stderr "$FASWEEP" plan --space str.json
-    expect_status 2
-    expect_in "$stderr" "target: missing required key"
+    expect_plan 2 str.json "target: missing required key"
 }
 
 # ---- measure knobs past what the measurement can hold -----------------------------------------
@@ -192,14 +176,9 @@ for name, m in (("big", {"min_samples": 10, "max_samples": 2147483647}),
                           "ci_floor": 0.4999})):
     json.dump(dict(s, measure=m), open(name + ".json", "w"))
 PY
-    run --separate-stderr "$FASWEEP" plan --space big.json
-    expect_status 2
-    expect_in "$stderr" "big.json: measure.max_samples: expected an integer from 1 to 1000000, got 2147483647"
-    run --separate-stderr "$FASWEEP" plan --space min.json
-    expect_status 2
-    expect_in "$stderr" "measure.min_samples: expected an integer from 1 to 1000000, got 1000001"
-    run --separate-stderr "$FASWEEP" plan --space edge.json
-    expect_status 0
+    expect_plan 2 big.json "big.json: measure.max_samples: expected an integer from 1 to 1000000, got 2147483647"
+    expect_plan 2 min.json "measure.min_samples: expected an integer from 1 to 1000000, got 1000001"
+    expect_plan 0 edge.json
 }
 
 # ---- names that print as another name ---------------------------------------------------------
@@ -217,9 +196,7 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 json.dump(dict(s, name="ci\u2066x"), open("s.json", "w"))
 PY
-    run --separate-stderr "$FASWEEP" plan --space s.json
-    expect_status 2
-    expect_in "$stderr" 's.json: name: expected a name of 1 to 63 printable characters, got "ci\xe2\x81\xa6x"'
+    expect_plan 2 s.json 's.json: name: expected a name of 1 to 63 printable characters, got "ci\xe2\x81\xa6x"'
     # Quoted in a message, such a character is escaped, not sent to the terminal.
     run --separate-stderr "$FASWEEP" topk --no-seeds --store "$STORE" --gpu $'x\u202ey'
     expect_status 1

@@ -22,18 +22,14 @@ import signal
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from fnv1a import fnv1a64  # noqa: E402  (eval's build id src-HASH, as evolve_code.py computes it)
+
 DEVICE = "Fake GPU"
 
 
 def opt(a, name, default=None):
     return a[a.index(name) + 1] if name in a else default
-
-
-def fnv1a(data):
-    h = 14695981039346656037
-    for b in data:
-        h = ((h ^ b) * 1099511628211) & 0xFFFFFFFFFFFFFFFF
-    return "%016x" % h
 
 
 def load(path):
@@ -65,7 +61,7 @@ def evaluate(a, store):
             f.write("%s %s\n" % (config, hashlib.sha256(data).hexdigest()))
     if "EVOLVE_HANG" in text:
         time.sleep(30)
-    build = "src-" + fnv1a(data)
+    build = "src-" + fnv1a64(data)
     r = {"status": "ok", "config": config, "problem": problem, "mode": mode, "device": DEVICE,
          "build": build, "median_us": None, "noise": None, "samples": 0, "error": ""}
     if "EVOLVE_COMPILE_ERROR" in text:

@@ -121,6 +121,34 @@ wait_records() { # store n t
     return 1
 }
 
+# grid_killed_early SPACE STORE OUT: runs grid SPACE into STORE (output to
+# OUT) in its own session and process group, and SIGKILLs the whole group
+# once 2 records are stored (fails, why set, when none appear in 120 s).
+grid_killed_early() {
+    setsid "$FASWEEP" grid --space "$1" --store "$2" >"$3" 2>&1 &
+    bg_pid=$!
+    wait_records "$2" 2 120 || { why="no records appeared"; return 1; }
+    kill -9 -- "-$bg_pid"
+    wait "$bg_pid" 2>/dev/null
+    bg_pid=""
+}
+
+# check_ok_records STORE WHAT BODY: runs the Python BODY (indented 4, inside
+# the loop) on each ok record r of STORE; BODY appends what is wrong to bad.
+# Prints the problems, or the count and WHAT; fails on a problem or no record.
+check_ok_records() {
+    "$FASWEEP" export --format jsonl --store "$1" | python3 -c '
+import json, sys
+bad, n = [], 0
+for line in sys.stdin:
+    r = json.loads(line)
+    if r["status"] != "ok":
+        continue
+    n += 1'"$3"'
+print("\n".join(bad) if bad else "%d ok records, %s" % (n, sys.argv[1]))
+sys.exit(1 if bad or n == 0 else 0)' "$2"
+}
+
 # The summary's "NAME N" count: summary_count FILE NAME.
 summary_count() {
     sed -n 's/.*[ ,:]'"$2"' \([0-9][0-9]*\).*/\1/p' "$1" | head -1
@@ -269,41 +297,22 @@ t_round_resume() {
     local space=$tmp/rounds.json st=$tmp/rounds.lmdb
     space_with "$space" '{"noise": 1e-9, "max_samples": 1000000, "max_seconds": 0.3,
                           "modes": ["hot"], "rounds": 3}'
-    setsid "$FASWEEP" grid --space "$space" --store "$st" >"$tmp/r1.out" 2>&1 &
-    bg_pid=$!
-    wait_records "$st" 2 120 || { why="no records appeared"; return 1; }
-    kill -9 -- "-$bg_pid"
-    wait "$bg_pid" 2>/dev/null
-    bg_pid=""
+    grid_killed_early "$space" "$st" "$tmp/r1.out" || return 1
     "$FASWEEP" grid --space "$space" --store "$st" >"$tmp/r2.out" 2>"$tmp/r2.err" ||
         { why="resume failed: $(tail -3 "$tmp/r2.err")"; return 1; }
-    "$FASWEEP" export --format jsonl --store "$st" | python3 -c '
-import json, sys
-bad, n = [], 0
-for line in sys.stdin:
-    r = json.loads(line)
-    if r["status"] != "ok":
-        continue
-    n += 1
+    check_ok_records "$st" "each with 3 rounds and an interval" '
     t = r["time"]
     if len(t["round_us"]) != 3 or t["ci_lo_us"] is None:
         bad.append("%s: rounds %s, interval %s..%s" % (r["key"]["config"], t["round_us"],
-                                                      t["ci_lo_us"], t["ci_hi_us"]))
-print("\n".join(bad) if bad else "%d ok records, each with 3 rounds and an interval" % n)
-sys.exit(1 if bad or n == 0 else 0)' || { why="rounds after resume"; return 1; }
+                                                      t["ci_lo_us"], t["ci_hi_us"]))' ||
+        { why="rounds after resume"; return 1; }
 }
 
 t_kill_resume() {
     local space=$tmp/slow.json st=$tmp/kill.lmdb n
     slow_space "$space"
     n=$(n_tasks "$space")
-    # Own session and process group, so the whole group can be killed.
-    setsid "$FASWEEP" grid --space "$space" --store "$st" >"$tmp/kill1.out" 2>&1 &
-    bg_pid=$!
-    wait_records "$st" 2 120 || { why="no records appeared"; return 1; }
-    kill -9 -- "-$bg_pid"
-    wait "$bg_pid" 2>/dev/null
-    bg_pid=""
+    grid_killed_early "$space" "$st" "$tmp/kill1.out" || return 1
     local k
     k=$(n_records "$st")
     echo "killed with $k of $n records stored"
@@ -450,14 +459,7 @@ t_multi_shared() {
 t_records() {
     local st=$tmp/full.lmdb
     [ -d "$st" ] || { why="no store from the full sweep"; return 1; }
-    "$FASWEEP" export --format jsonl --store "$st" | python3 -c '
-import json, sys
-bad, n = [], 0
-for line in sys.stdin:
-    r = json.loads(line)
-    if r["status"] != "ok":
-        continue
-    n += 1
+    check_ok_records "$st" "batch launches and clocks as expected" '
     k, t, c = r["key"], r["time"], r["clock"]
     name = "%s %s" % (k["config"], k["mode"])
     if k["mode"] == "batch" and not t["launches"] >= 1:
@@ -471,9 +473,8 @@ for line in sys.stdin:
     rounds = len(t.get("round_us", []))
     if rounds < 2 or t.get("ci_lo_us") is None or not t["ci_lo_us"] <= t["median_us"] <= t["ci_hi_us"]:
         bad.append(name + ": %d rounds, interval %s..%s" % (rounds, t.get("ci_lo_us"),
-                                                           t.get("ci_hi_us")))
-print("\n".join(bad) if bad else "%d ok records, batch launches and clocks as expected" % n)
-sys.exit(1 if bad or n == 0 else 0)' || { why="records"; return 1; }
+                                                           t.get("ci_hi_us")))' ||
+        { why="records"; return 1; }
     "$FASWEEP" export --format jsonl --store "$st" | python3 -c '
 import json, sys
 shown = 0

@@ -39,6 +39,11 @@ def fasweep(*args, check=True):
     return p
 
 
+def kt_schema(name):
+    """A JSON schema Kernel Tuner ships (schema/NAME below its package)."""
+    return load(os.path.join(os.path.dirname(kernel_tuner.__file__), "schema", name))
+
+
 def replay(cache, strategy, options=None, restrict=True):
     """tune_kernel in simulation mode on an exported cache, with the
     restrictions it carries (or none): (results, env)."""
@@ -100,6 +105,30 @@ class TunerExports(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
+    def export_hot(self, fmt, name):
+        """`export --format FMT --mode hot` of the store into NAME (below the
+        temp folder unless a path): the document."""
+        path = os.path.join(self.tmp.name, name)
+        fasweep("export", "--format", fmt, "--space", SPACE, "--mode", "hot", "--store",
+                self.store, "-o", path)
+        return load(path)
+
+    def variant_store(self, name, provenance):
+        """A store NAME.lmdb (below the temp folder) with the fixture and a
+        copy of its first record as a kernel variant (build src-...) that is
+        the fastest, PROVENANCE merged into its provenance: its path."""
+        t = self.tmp.name
+        store = os.path.join(t, name + ".lmdb")
+        fasweep("import", os.path.join(t, "fixture.jsonl"), "--store", store)
+        line = json.loads(lines(os.path.join(t, "fixture.jsonl"))[0])
+        line["key"]["build"] = "src-0123456789abcdef"
+        line["provenance"].update(provenance)
+        line["time"]["median_us"] = line["time"]["min_us"] = line["time"]["mean_us"] = 1.0
+        with open(os.path.join(t, name + ".jsonl"), "w") as f:
+            f.write(json.dumps(line) + "\n")
+        fasweep("import", os.path.join(t, name + ".jsonl"), "--store", store)
+        return store
+
     def test_cache_ends_with_cache(self):
         text = "".join(lines(self.kt))
         self.assertEqual(list(json.loads(text))[-1], "cache")
@@ -143,12 +172,8 @@ class TunerExports(unittest.TestCase):
                 self.assertAlmostEqual(e["time"], e["median_us"] / 1000)
 
     def test_t4_valid_against_shipped_schema(self):
-        path = os.path.join(self.tmp.name, "hot.t4.json")
-        fasweep("export", "--format", "t4", "--space", SPACE, "--mode", "hot", "--store",
-                self.store, "-o", path)
-        doc = load(path)
-        schema = load(os.path.join(os.path.dirname(kernel_tuner.__file__),
-                                   "schema/T4/1.0.0/results-schema.json"))
+        doc = self.export_hot("t4", "hot.t4.json")
+        schema = kt_schema("T4/1.0.0/results-schema.json")
         jsonschema.validate(doc, schema)
         self.assertEqual(len(doc["results"]), self.grid)
         inval = {}
@@ -191,10 +216,8 @@ class TunerExports(unittest.TestCase):
         self.assertEqual(len(results), len(self.accepted))
         self.assertFalse([w for w in caught if "thread block" in str(w.message)],
                          [str(w.message) for w in caught])
-        t4 = os.path.join(self.tmp.name, "r.t4.json")
-        fasweep("export", "--format", "t4", "--space", SPACE, "--mode", "hot", "--store",
-                self.store, "-o", t4)
-        self.assertEqual(load(t4)["metadata"]["restrictions"], doc["restrictions"])
+        t4 = self.export_hot("t4", "r.t4.json")
+        self.assertEqual(t4["metadata"]["restrictions"], doc["restrictions"])
 
     def test_t1_runs_from_the_export(self):
         """`export --format t1`: Kernel Tuner's own T1 schema accepts it, and
@@ -202,11 +225,8 @@ class TunerExports(unittest.TestCase):
         exactly the accepted points (run from the repository root: KernelFile
         is the template's path there)."""
         t1 = os.path.join(self.tmp.name, "hot.t1.json")
-        fasweep("export", "--format", "t1", "--space", SPACE, "--mode", "hot", "--store",
-                self.store, "-o", t1)
-        doc = load(t1)
-        schema = load(os.path.join(os.path.dirname(kernel_tuner.__file__),
-                                   "schema/T1/1.0.0/input-schema.json"))
+        doc = self.export_hot("t1", t1)
+        schema = kt_schema("T1/1.0.0/input-schema.json")
         jsonschema.validate(doc, schema)
         self.assertEqual(doc["KernelSpecification"]["KernelFile"], "kernels/mma/flash_fwd.cuh")
         with warnings.catch_warnings(record=True) as caught:
@@ -235,16 +255,8 @@ class TunerExports(unittest.TestCase):
         # A store with a kernel variant whose file is gone: ranked with
         # --variants, marked, no sha256 and no standalone file.
         t = self.tmp.name
-        store = os.path.join(t, "schema.lmdb")
-        fasweep("import", os.path.join(t, "fixture.jsonl"), "--store", store)
-        line = json.loads(lines(os.path.join(t, "fixture.jsonl"))[0])
-        line["key"]["build"] = "src-0123456789abcdef"
-        line["provenance"]["kernel_path"] = os.path.join(t, "gone.cuh")
-        line["provenance"]["kernel_hash"] = "0123456789abcdef"
-        line["time"]["median_us"] = line["time"]["min_us"] = line["time"]["mean_us"] = 1.0
-        with open(os.path.join(t, "schema.jsonl"), "w") as f:
-            f.write(json.dumps(line) + "\n")
-        fasweep("import", os.path.join(t, "schema.jsonl"), "--store", store)
+        store = self.variant_store("schema", {"kernel_path": os.path.join(t, "gone.cuh"),
+                                              "kernel_hash": "0123456789abcdef"})
         src = os.path.join(t, "src")
         top = json.loads(fasweep("topk", "-k", "3", "--json", "--no-seeds", "--variants",
                                  "--emit-source", src, "--store", store).stdout)
@@ -289,14 +301,7 @@ class TunerExports(unittest.TestCase):
 
     def test_variant_builds_are_not_grid_points(self):
         t = self.tmp.name
-        store = os.path.join(t, "variant.lmdb")
-        fasweep("import", os.path.join(t, "fixture.jsonl"), "--store", store)
-        line = json.loads(lines(os.path.join(t, "fixture.jsonl"))[0])
-        line["key"]["build"] = "src-0123456789abcdef"
-        line["time"]["median_us"] = line["time"]["min_us"] = line["time"]["mean_us"] = 1.0
-        with open(os.path.join(t, "variant.jsonl"), "w") as f:
-            f.write(json.dumps(line) + "\n")
-        fasweep("import", os.path.join(t, "variant.jsonl"), "--store", store)
+        store = self.variant_store("variant", {})
         out = os.path.join(t, "variant.kt.json")
         fasweep("export", "--format", "kernel-tuner", "--space", SPACE, "--mode", "hot",
                 "--store", store, "-o", out)

@@ -106,31 +106,48 @@ static void write_doc(const char *path, const char *head, size_t pad, const char
     assert_int_equal(fclose(o), 0);
 }
 
+/* One guard check: the file PATH below the fixture's folder, ERR its message. */
+typedef struct guard {
+    char path[600], err[1024];
+} guard;
+
+static void guard_at(void **state, guard *g, const char *name)
+{
+    const dirfix *f = *state;
+    snprintf(g->path, sizeof g->path, "%s/%s", f->dir, name);
+    g->err[0] = '\0';
+}
+
+/* group_file_foreign on G's file, its message into G's err. */
+static int foreign(guard *g, const group_id *me, const char *opt)
+{
+    return group_file_foreign(g->path, me, opt, g->err, sizeof g->err);
+}
+
 /* The group fields past the first 4095 bytes (as an ordinary 6-8 KB seeds
  * file has them after a long seeds array, were the keys reordered) are
  * still read: the whole file is parsed. */
 static void test_guard_whole_file(void **state)
 {
-    dirfix *f = *state;
-    char path[600], err[1024] = "";
-    snprintf(path, sizeof path, "%s/x.json", f->dir);
+    guard g;
+    guard_at(state, &g, "x.json");
     const group_id me = {"NVIDIA L4", "b4.h8.s512.d64.nc", "hot"};
-    write_doc(path, "{\"seeds\": [],", 7000,
+    write_doc(g.path, "{\"seeds\": [],", 7000,
               "\"device\": \"NVIDIA L40\", \"problem\": {\"text\": \"b4.h8.s512.d64.nc\"}, "
               "\"mode\": \"hot\"}\n");
-    assert_int_equal(group_file_foreign(path, &me, "--seeds-dir", err, sizeof err), 1);
-    assert_non_null(strstr(err, "holds the seeds of NVIDIA L40 | b4.h8.s512.d64.nc | hot, not of "
-                                "NVIDIA L4 | b4.h8.s512.d64.nc | hot"));
-    assert_non_null(strstr(err, "pass another --seeds-dir"));
+    assert_int_equal(foreign(&g, &me, "--seeds-dir"), 1);
+    assert_non_null(strstr(g.err, "holds the seeds of NVIDIA L40 | b4.h8.s512.d64.nc | hot, not of "
+                                  "NVIDIA L4 | b4.h8.s512.d64.nc | hot"));
+    assert_non_null(strstr(g.err, "pass another --seeds-dir"));
     /* Its own group's file may be replaced. */
-    write_doc(path, "{\"seeds\": [],", 7000,
+    write_doc(g.path, "{\"seeds\": [],", 7000,
               "\"device\": \"NVIDIA L4\", \"problem\": {\"text\": \"b4.h8.s512.d64.nc\"}, "
               "\"mode\": \"hot\"}\n");
-    assert_int_equal(group_file_foreign(path, &me, "--seeds-dir", err, sizeof err), 0);
+    assert_int_equal(foreign(&g, &me, "--seeds-dir"), 0);
     /* Another mode is another group. */
-    write_doc(path, "{\"device\": \"NVIDIA L4\", \"problem\": {\"text\": \"b4.h8.s512.d64.nc\"},",
+    write_doc(g.path, "{\"device\": \"NVIDIA L4\", \"problem\": {\"text\": \"b4.h8.s512.d64.nc\"},",
               10, "\"mode\": \"cold\"}");
-    assert_int_equal(group_file_foreign(path, &me, "--seeds-dir", err, sizeof err), 1);
+    assert_int_equal(foreign(&g, &me, "--seeds-dir"), 1);
 }
 
 /* A NUL byte inside the file does not end the document: the file is
@@ -139,23 +156,22 @@ static void test_guard_whole_file(void **state)
  * not replaced (a test only a non-root user can run: root reads it all). */
 static void test_guard_nul_and_unreadable(void **state)
 {
-    dirfix *f = *state;
-    char path[600], err[1024] = "";
-    snprintf(path, sizeof path, "%s/x.json", f->dir);
+    guard g;
+    guard_at(state, &g, "x.json");
     const group_id me = {"NVIDIA L4", "b4.h8.s512.d64.nc", "hot"};
-    FILE *o = fopen(path, "w");
+    FILE *o = fopen(g.path, "w");
     assert_non_null(o);
     static const char doc[] = "{\"seeds\": [],\n\0\"device\": \"NVIDIA L40\", \"problem\": "
                               "{\"text\": \"b4.h8.s512.d64.nc\"}, \"mode\": \"hot\"}\n";
     assert_int_equal(fwrite(doc, 1, sizeof doc - 1, o), sizeof doc - 1);
     assert_int_equal(fclose(o), 0);
-    assert_int_equal(group_file_foreign(path, &me, "--seeds-dir", err, sizeof err), 1);
-    assert_non_null(strstr(err, "holds the seeds of NVIDIA L40"));
+    assert_int_equal(foreign(&g, &me, "--seeds-dir"), 1);
+    assert_non_null(strstr(g.err, "holds the seeds of NVIDIA L40"));
     if (geteuid() != 0) {
-        assert_int_equal(chmod(path, 0), 0);
-        assert_int_equal(group_file_foreign(path, &me, "--seeds-dir", err, sizeof err), 1);
-        assert_non_null(strstr(err, "cannot read"));
-        assert_int_equal(chmod(path, 0600), 0);
+        assert_int_equal(chmod(g.path, 0), 0);
+        assert_int_equal(foreign(&g, &me, "--seeds-dir"), 1);
+        assert_non_null(strstr(g.err, "cannot read"));
+        assert_int_equal(chmod(g.path, 0600), 0);
     }
 }
 
@@ -163,19 +179,19 @@ static void test_guard_nul_and_unreadable(void **state)
  * and "metadata" (T4). */
 static void test_guard_tuner_files(void **state)
 {
-    dirfix *f = *state;
-    char path[600], err[1024] = "";
-    snprintf(path, sizeof path, "%s/x.kt.json", f->dir);
+    guard g;
+    guard_at(state, &g, "x.kt.json");
     const group_id me = {"NVIDIA L4", "b2.h3.s300.d64.nc", "hot"};
-    write_doc(path, "{\"device_name\": \"NVIDIA L4\", \"fasweep\": {\"device\": \"GPU 2\", ", 5000,
-              "\"problem\": \"b2.h3.s300.d64.nc\", \"mode\": \"hot\"}, \"cache\": {}}");
-    assert_int_equal(group_file_foreign(path, &me, "--dir", err, sizeof err), 1);
-    assert_non_null(strstr(err, "holds the Kernel Tuner cache of GPU 2 | b2.h3.s300.d64.nc | hot"));
-    assert_non_null(strstr(err, "pass another --dir"));
-    write_doc(path, "{\"schema_version\": \"1.0.0\", \"metadata\": {\"device\": \"NVIDIA L4\", ", 0,
-              "\"problem\": \"b1.h2.s200.d128.c\", \"mode\": \"hot\"}, \"results\": []}");
-    assert_int_equal(group_file_foreign(path, &me, "--dir", err, sizeof err), 1);
-    assert_non_null(strstr(err, "holds the T4 results of NVIDIA L4 | b1.h2.s200.d128.c"));
+    write_doc(g.path, "{\"device_name\": \"NVIDIA L4\", \"fasweep\": {\"device\": \"GPU 2\", ",
+              5000, "\"problem\": \"b2.h3.s300.d64.nc\", \"mode\": \"hot\"}, \"cache\": {}}");
+    assert_int_equal(foreign(&g, &me, "--dir"), 1);
+    assert_non_null(
+        strstr(g.err, "holds the Kernel Tuner cache of GPU 2 | b2.h3.s300.d64.nc | hot"));
+    assert_non_null(strstr(g.err, "pass another --dir"));
+    write_doc(g.path, "{\"schema_version\": \"1.0.0\", \"metadata\": {\"device\": \"NVIDIA L4\", ",
+              0, "\"problem\": \"b1.h2.s200.d128.c\", \"mode\": \"hot\"}, \"results\": []}");
+    assert_int_equal(foreign(&g, &me, "--dir"), 1);
+    assert_non_null(strstr(g.err, "holds the T4 results of NVIDIA L4 | b1.h2.s200.d128.c"));
 }
 
 /* What names no group may be replaced: no file, not JSON, cut short, a
@@ -183,25 +199,24 @@ static void test_guard_tuner_files(void **state)
  * reading (that would block until a writer came). */
 static void test_guard_not_a_group(void **state)
 {
-    dirfix *f = *state;
-    char path[600], err[1024] = "";
+    guard g;
     const group_id me = {"NVIDIA L4", "b4.h8.s512.d64.nc", "hot"};
-    snprintf(path, sizeof path, "%s/none.json", f->dir);
-    assert_int_equal(group_file_foreign(path, &me, "--dir", err, sizeof err), 0);
-    write_doc(path, "not json", 0, "");
-    assert_int_equal(group_file_foreign(path, &me, "--dir", err, sizeof err), 0);
-    write_doc(path, "{\"device\": \"NVIDIA L40\", \"problem\": {\"text\": \"b4", 0, "");
-    assert_int_equal(group_file_foreign(path, &me, "--dir", err, sizeof err), 0);
-    write_doc(path, "[1, 2, 3]", 0, "");
-    assert_int_equal(group_file_foreign(path, &me, "--dir", err, sizeof err), 0);
-    write_doc(path, "{\"device\": 3, \"problem\": \"p\", \"mode\": \"hot\"}", 0, "");
-    assert_int_equal(group_file_foreign(path, &me, "--dir", err, sizeof err), 0);
-    snprintf(path, sizeof path, "%s/sub", f->dir);
-    assert_int_equal(mkdir(path, 0700), 0);
-    assert_int_equal(group_file_foreign(path, &me, "--dir", err, sizeof err), 0);
-    snprintf(path, sizeof path, "%s/fifo", f->dir);
-    assert_int_equal(mkfifo(path, 0600), 0);
-    assert_int_equal(group_file_foreign(path, &me, "--dir", err, sizeof err), 0);
+    guard_at(state, &g, "none.json");
+    assert_int_equal(foreign(&g, &me, "--dir"), 0);
+    write_doc(g.path, "not json", 0, "");
+    assert_int_equal(foreign(&g, &me, "--dir"), 0);
+    write_doc(g.path, "{\"device\": \"NVIDIA L40\", \"problem\": {\"text\": \"b4", 0, "");
+    assert_int_equal(foreign(&g, &me, "--dir"), 0);
+    write_doc(g.path, "[1, 2, 3]", 0, "");
+    assert_int_equal(foreign(&g, &me, "--dir"), 0);
+    write_doc(g.path, "{\"device\": 3, \"problem\": \"p\", \"mode\": \"hot\"}", 0, "");
+    assert_int_equal(foreign(&g, &me, "--dir"), 0);
+    guard_at(state, &g, "sub");
+    assert_int_equal(mkdir(g.path, 0700), 0);
+    assert_int_equal(foreign(&g, &me, "--dir"), 0);
+    guard_at(state, &g, "fifo");
+    assert_int_equal(mkfifo(g.path, 0600), 0);
+    assert_int_equal(foreign(&g, &me, "--dir"), 0);
 }
 
 /* Over SPACE_MAX_AXIS values of BLOCK_M among the records: no grid (no

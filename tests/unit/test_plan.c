@@ -342,8 +342,7 @@ static void test_head_dim_in_grid(void **state)
     space s;
     small_space(&s);
     s.problems[1].head_dim = 96; /* only possible in a hand-made space */
-    plan p;
-    assert_int_equal(plan_build(&s, NULL, NULL, &p), 0);
+    plan p = plan_of(&s);
     assert_int_equal(p.by_reason[PLAN_REJ_HEAD_DIM], 32);
     for (size_t i = 32; i < 64; i++)
         assert_int_equal(p.points[i].reason, PLAN_REJ_HEAD_DIM);
@@ -491,42 +490,38 @@ static void test_wgmma_rules(void **state)
         assert_int_equal(plan_check(&c, H100), PLAN_OK);
         assert_true(fa_wg_valid(g[0], g[1], g[2], g[3], g[4], g[5]));
     }
-    fa_config c = wcfg(96, 128, 128, 2, 2, 2);
-    assert_int_equal(plan_check(&c, H100), PLAN_REJ_HEAD_DIM);
-    assert_string_equal(reason_text(&c, PLAN_REJ_HEAD_DIM, H100),
-                        "head_dim 96 unsupported (64, 128: whole 128-B TMA swizzle rows)");
-    c = wcfg(64, 192, 128, 2, 2, 2);
-    assert_int_equal(plan_check(&c, H100), PLAN_REJ_WARP_ROWS);
-    assert_string_equal(reason_text(&c, PLAN_REJ_WARP_ROWS, H100),
-                        "BLOCK_M 192 is not 64 x CONSUMER_WG (2 consumer warpgroups of 64 rows, "
-                        "1 to 3)");
-    c = wcfg(64, 128, 112, 2, 2, 2);
-    assert_int_equal(plan_check(&c, H100), PLAN_REJ_TILE);
-    assert_string_equal(reason_text(&c, PLAN_REJ_TILE, H100),
-                        "BLOCK_N 112 has no wgmma m64nNk16 wrapper (N = 64, 96, 128, 160, 176, "
-                        "192, 256)");
-    c = wcfg(64, 64, 128, 1, 2, 2);
-    assert_int_equal(plan_check(&c, H100), PLAN_REJ_PIPELINE);
-    assert_string_equal(reason_text(&c, PLAN_REJ_PIPELINE, H100),
-                        "PIPELINE 2 is a ping-pong between consumer warpgroups: needs "
-                        "CONSUMER_WG >= 2, got 1");
-    c = wcfg(64, 128, 128, 2, 1, 0);
-    assert_int_equal(plan_check(&c, H100), PLAN_REJ_PIPELINE);
-    assert_string_equal(reason_text(&c, PLAN_REJ_PIPELINE, H100),
-                        "STAGES 1: the TMA ring needs at least 2 stages");
-    /* The two spilling points NOTES.md measured (184 and 192 B of local
+    /* The config, the reason at the H100's limit, its text (NULL: not checked). The
+     * spilling points are the two NOTES.md measured (184 and 192 B of local
      * memory), and the overlap at 3 consumers. */
-    c = wcfg(64, 192, 128, 3, 2, 4);
-    assert_int_equal(plan_check(&c, H100), PLAN_REJ_REGS);
-    assert_string_equal(reason_text(&c, PLAN_REJ_REGS, H100),
-                        "needs about 184 registers per consumer thread, the budget with 3 "
-                        "consumer warpgroups is 160 (it would spill)");
-    c = wcfg(128, 128, 176, 2, 2, 4);
-    assert_int_equal(plan_check(&c, H100), PLAN_REJ_REGS);
-    c = wcfg(64, 192, 128, 3, 2, 2);
-    assert_int_equal(plan_check(&c, H100), PLAN_REJ_REGS);
+    static const struct {
+        int g0, g1, g2, g3, g4, g5; /* wcfg's arguments */
+        plan_reason why;
+        const char *text;
+    } bad[] = {
+        {96, 128, 128, 2, 2, 2, PLAN_REJ_HEAD_DIM,
+         "head_dim 96 unsupported (64, 128: whole 128-B TMA swizzle rows)"},
+        {64, 192, 128, 2, 2, 2, PLAN_REJ_WARP_ROWS,
+         "BLOCK_M 192 is not 64 x CONSUMER_WG (2 consumer warpgroups of 64 rows, 1 to 3)"},
+        {64, 128, 112, 2, 2, 2, PLAN_REJ_TILE,
+         "BLOCK_N 112 has no wgmma m64nNk16 wrapper (N = 64, 96, 128, 160, 176, 192, 256)"},
+        {64, 64, 128, 1, 2, 2, PLAN_REJ_PIPELINE,
+         "PIPELINE 2 is a ping-pong between consumer warpgroups: needs CONSUMER_WG >= 2, got 1"},
+        {64, 128, 128, 2, 1, 0, PLAN_REJ_PIPELINE,
+         "STAGES 1: the TMA ring needs at least 2 stages"},
+        {64, 192, 128, 3, 2, 4, PLAN_REJ_REGS,
+         "needs about 184 registers per consumer thread, the budget with 3 consumer warpgroups "
+         "is 160 (it would spill)"},
+        {128, 128, 176, 2, 2, 4, PLAN_REJ_REGS, NULL},
+        {64, 192, 128, 3, 2, 2, PLAN_REJ_REGS, NULL},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        fa_config b = wcfg(bad[i].g0, bad[i].g1, bad[i].g2, bad[i].g3, bad[i].g4, bad[i].g5);
+        assert_int_equal(plan_check(&b, H100), bad[i].why);
+        if (bad[i].text)
+            assert_string_equal(reason_text(&b, bad[i].why, H100), bad[i].text);
+    }
     /* Shared memory: the space's limit, and never over the opt-in limit. */
-    c = wcfg(128, 128, 128, 2, 3, 2);
+    fa_config c = wcfg(128, 128, 128, 2, 3, 2);
     assert_int_equal(plan_smem_bytes(&c), 230504);
     assert_int_equal(plan_check(&c, 230504), PLAN_OK);
     assert_int_equal(plan_check(&c, 230503), PLAN_REJ_SMEM);
@@ -563,8 +558,7 @@ static void test_two_families(void **state)
     (void)state;
     space s;
     two_family_space(&s, 90);
-    plan p;
-    assert_int_equal(plan_build(&s, NULL, NULL, &p), 0);
+    plan p = plan_of(&s);
     assert_int_equal(p.n, 64 + 64);
     for (size_t i = 0; i < p.n; i++)
         assert_int_equal(p.points[i].cfg.family, i < 64 ? FA_FAMILY_MMA : FA_FAMILY_WGMMA);
@@ -598,8 +592,7 @@ static void test_wgmma_arch(void **state)
     (void)state;
     space s;
     two_family_space(&s, 89);
-    plan p;
-    assert_int_equal(plan_build(&s, NULL, NULL, &p), 0);
+    plan p = plan_of(&s);
     for (size_t i = 64; i < p.n; i++)
         assert_int_equal(p.points[i].reason, PLAN_REJ_ARCH);
     assert_int_equal(p.by_reason[PLAN_REJ_ARCH], 64);
@@ -628,8 +621,7 @@ static void test_h100_wgmma(void **state)
     space s;
     char err[SPACE_ERR_LEN];
     assert_int_equal(space_load("spaces/h100.json", &s, err, sizeof err), 0);
-    plan p;
-    assert_int_equal(plan_build(&s, NULL, NULL, &p), 0);
+    plan p = plan_of(&s);
     size_t wg[PLAN_REASON_COUNT] = {0}, n_wg = 0;
     for (size_t i = 0; i < p.n; i++)
         if (p.points[i].cfg.family == FA_FAMILY_WGMMA) {

@@ -15,9 +15,12 @@
 #include "grid/space.h"
 #include "tests/unit/testspace.h"
 
-/* A space with two problems of very different cost and a 3x3x2x2x2 grid. */
-static void make_space(space *s)
+/* A space with two problems of very different cost and a 3x3x2x2x2 grid
+ * (on the heap: it is large); the caller frees it. */
+static space *new_space(void)
 {
+    space *s = malloc(sizeof *s);
+    assert_non_null(s);
     static const space_problem problems[] = {{4, 8, 512, 64, 0}, {16, 16, 2048, 64, 0}};
     ts_space(s, 232448, problems, 2);
     static const int bm[] = {32, 64, 128}, bn[] = {32, 64, 128}, w[] = {2, 4}, st[] = {1, 2},
@@ -28,6 +31,15 @@ static void make_space(space *s)
     ts_axis(s, SPACE_AXIS_STAGES, st, 2);
     ts_axis(s, SPACE_AXIS_SWIZZLE, z, 2);
     s->measure.n_modes = 2;
+    return s;
+}
+
+/* new_space() and its plan in *p. */
+static space *planned_space(plan *p)
+{
+    space *s = new_space();
+    assert_int_equal(plan_build(s, NULL, NULL, p), 0);
+    return s;
 }
 
 static void test_parse(void **state)
@@ -108,11 +120,8 @@ static void test_env(void **state)
 static void test_partition(void **state)
 {
     (void)state;
-    space *s = malloc(sizeof *s);
-    assert_non_null(s);
-    make_space(s);
     plan p;
-    assert_int_equal(plan_build(s, NULL, NULL, &p), 0);
+    space *s = planned_space(&p);
     assert_true(p.n > 50);
     for (int n = 1; n <= 7; n++) {
         int *a = malloc(sizeof *a * p.n), *b = malloc(sizeof *b * p.n);
@@ -210,11 +219,8 @@ static void scan_assign(const space *s, const plan *p, int count, int *owner)
 static void test_heap_matches_scan(void **state)
 {
     (void)state;
-    space *s = malloc(sizeof *s);
-    assert_non_null(s);
-    make_space(s);
     plan p;
-    assert_int_equal(plan_build(s, NULL, NULL, &p), 0);
+    space *s = planned_space(&p);
     const int counts[] = {1, 2, 3, 5, 7, 16, 50, 143, 1000};
     for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
         int *a = malloc(sizeof *a * p.n), *b = malloc(sizeof *b * p.n);
@@ -234,9 +240,7 @@ static void test_heap_matches_scan(void **state)
 static void test_many_parts_fast(void **state)
 {
     (void)state;
-    space *s = malloc(sizeof *s);
-    assert_non_null(s);
-    make_space(s);
+    space *s = new_space();
     plan p = {0};
     p.n = p.n_accepted = 200000;
     p.points = calloc(p.n, sizeof *p.points);

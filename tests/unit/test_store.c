@@ -538,25 +538,31 @@ static void test_concurrent_writers_tiny_map(void **state)
     run_writers(sub(path, sizeof path, *state, "tiny"));
 }
 
+/* Puts the record G|p|b0|CONFIG|hot (left in *r) into the store at DIR,
+ * opened for it and closed after, so that raw_put can write beside it. */
+static void put_closed(const char *dir, record *r, const char *config)
+{
+    store *s = open_rw(dir);
+    fill_simple(r, "G", "p", config);
+    assert_int_equal(store_put(s, r), STORE_OK);
+    store_close(s);
+}
+
 /* ---- damaged values ------------------------------------------------------------------------ */
 
 static void test_damaged_value(void **state)
 {
     const char *dir = *state;
-    store *s = open_rw(dir);
     record r;
-    fill_simple(&r, "G", "p", "a");
-    assert_int_equal(store_put(s, &r), STORE_OK);
-    fill_simple(&r, "G", "p", "c");
-    assert_int_equal(store_put(s, &r), STORE_OK);
-    store_close(s);
+    put_closed(dir, &r, "a");
+    put_closed(dir, &r, "c");
     raw_put(dir, "results", "G|p|b0|b|hot", "{not json");
     /* Valid JSON whose key fields are another key's. */
     char *t = json_text(&r);
     raw_put(dir, "results", "G|p|b0|d|hot", t);
     cJSON_free(t);
 
-    s = open_rw(dir);
+    store *s = open_rw(dir);
     record back;
     /* Damaged, not missing and not a bad argument: its own code, and the
      * message names the key and how to remove it. */
@@ -647,13 +653,10 @@ static void test_damaged_skipped(void **state)
 static void test_remove(void **state)
 {
     const char *dir = *state;
-    store *s = open_rw(dir);
     record r;
-    fill_simple(&r, "G", "p", "a");
-    assert_int_equal(store_put(s, &r), STORE_OK);
-    store_close(s);
+    put_closed(dir, &r, "a");
     raw_put(dir, "results", "G|p|b0|b|hot", "[1");
-    s = open_rw(dir);
+    store *s = open_rw(dir);
     assert_int_equal(store_remove(s, "G|p|b0|a|hot", 0), STORE_EINVAL);
     assert_non_null(strstr(store_last_error(s), "--force"));
     assert_int_equal(store_count(s), 2);

@@ -63,6 +63,13 @@ static void put(store *s, const record *r)
     }
 }
 
+/* fill(r, device, config), then put it. */
+static void fill_put(store *s, record *r, const char *device, const char *config)
+{
+    fill(r, device, config);
+    put(s, r);
+}
+
 static void get(store *s, const record *like, record *out)
 {
     char key[RECORD_KEY_LEN];
@@ -127,8 +134,7 @@ static void test_export_csv(void **state)
     r.cc = 89;
     snprintf(r.host, sizeof r.host, "h,1");
     put(s, &r);
-    fill(&r, "GPU B", "c2");
-    put(s, &r);
+    fill_put(s, &r, "GPU B", "c2");
 
     out = export_str(s, "", STORE_IO_CSV);
     const char *row1 =
@@ -189,8 +195,7 @@ static void test_export_jsonl(void **state)
     record a, b;
     fill(&a, "GPU A", "c1");
     snprintf(a.error, sizeof a.error, "line1\nline2"); /* escaped: still one line */
-    fill(&b, "GPU B", "c2");
-    put(s, &b);
+    fill_put(s, &b, "GPU B", "c2");
     put(s, &a);
     char *out = export_str(s, "", STORE_IO_JSONL);
     char *la = json_text(&a), *lb = json_text(&b);
@@ -246,8 +251,7 @@ static void test_export_write_error(void **state)
         skip();
     store *s = open_at(*state, "s");
     record r;
-    fill(&r, "GPU A", "c1");
-    put(s, &r);
+    fill_put(s, &r, "GPU A", "c1");
     assert_int_equal(store_io_export(s, "", STORE_IO_JSONL, full), STORE_EIO);
     assert_non_null(strstr(store_last_error(s), "writing the output failed"));
     fclose(full);
@@ -328,8 +332,7 @@ static void test_import_atomic(void **state)
 {
     store *s = open_at(*state, "s");
     record old;
-    fill(&old, "GPU O", "o1");
-    put(s, &old);
+    fill_put(s, &old, "GPU O", "o1");
 
     expect_import_fails(s,
                         "{\"key\":{\"device\":\"G\",\"problem\":\"p\",\"build\":\"b\",\"config\":"

@@ -63,6 +63,17 @@ static void copy_into_one_byte(void **state)
     assert_int_equal(text_copy_utf8(buf, 0, "abc"), 0);
 }
 
+/* text_errf: the message formatted into the buffer, cut to fit, and -1. */
+static void errf_formats_cuts_and_fails(void **state)
+{
+    (void)state;
+    char err[16];
+    assert_int_equal(text_errf(err, sizeof err, "at most %d, got %s", 7, "x"), -1);
+    assert_string_equal(err, "at most 7, got ");
+    assert_int_equal(text_errf(err, sizeof err, "%s", "ok"), -1);
+    assert_string_equal(err, "ok");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -70,6 +81,7 @@ int main(void)
         cmocka_unit_test(copy_never_splits_a_character),
         cmocka_unit_test(copy_replaces_invalid_bytes),
         cmocka_unit_test(copy_into_one_byte),
+        cmocka_unit_test(errf_formats_cuts_and_fails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
