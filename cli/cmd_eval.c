@@ -590,6 +590,13 @@ static int eval_command(const eval_args *given, int nargs, char **args)
             return cli_usage_error("kernel file %s names another problem than the first "
                                    "candidate: one eval measures one problem",
                                    kernels[i]);
+        for (int j = 0; j < n; j++)
+            if (t[j].variant.build[0] && strcmp(t[j].variant.build, t[n].variant.build) == 0 &&
+                fa_config_cmp(&t[j].configs[0], &t[n].configs[0]) == 0)
+                return cli_usage_error("kernel file %s is the same source as %s at the same "
+                                       "config (build %s): one candidate, one record key; pass "
+                                       "it once",
+                                       kernels[i], t[j].variant.path, t[n].variant.build);
         n++;
     }
     return eval_run(&a, &s, t, n);

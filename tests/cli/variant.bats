@@ -113,6 +113,11 @@ print(p["problem"], p["config"])')
     expect_in "$stderr" "the variant compiled"
     # the good file compiled, the bad one did not: one compile_error line, no GPU for the rest
     [ "$(grep -c compile_error <<<"$output")" -eq 1 ] || flunk "$output"
+    # the same source twice at one config is one candidate: refused before any work
+    run --separate-stderr "$FASWEEP" eval --problem "$prob" --config "$cfg" good.cuh good.cuh \
+        --store s.lmdb
+    [ "$status" -eq 2 ] || flunk "same source twice: status $status"
+    expect_in "$stderr" "is the same source as"
     # more than 8 files, or files of another problem: usage errors before any work
     for i in 1 2 3 4 5 6 7 8 9; do cp good.cuh "k$i.cuh"; done
     run --separate-stderr "$FASWEEP" eval --problem "$prob" --config "$cfg" k1.cuh k2.cuh k3.cuh \
