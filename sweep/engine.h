@@ -1,9 +1,9 @@
 /* engine.h - the one engine call: measured tasks become stored records.
  *
  * Every command that measures goes through here: the sweep (run.c, one
- * task per accepted point), the refine pass (refine.c, head-to-heads of
+ * task per accepted point), the refine pass (refine.c, more rounds of
  * the best) and `fasweep eval` (cli/cmd_eval.c, one point, a head-to-head
- * or a kernel variant). The engine owns the CUDA workers (worker.h): one,
+ * or kernel variants). The engine owns the CUDA workers (worker.h): one,
  * or one per GPU of a list, all of one model (records are keyed by it). It
  * hands each task (task.h) to a worker (with several, to whichever is
  * free, by the policy of dispatch.h), adds the provenance every record

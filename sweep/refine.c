@@ -1,4 +1,4 @@
-/* refine.c - the refine pass: head-to-heads of the best configs
+/* refine.c - the refine pass: more rounds for the best configs
  * (contract: refine.h). */
 #include "refine.h"
 
@@ -117,8 +117,8 @@ static void refine_report(const refine_env *e, const char *prob, const char *mod
     fflush(out);
 }
 
-/* The engine's hooks for one problem and mode's head-to-heads: each job's
- * tag is the index of its first candidate. */
+/* The engine's hooks for the refine's jobs: each job's tag is the index of
+ * its candidate. */
 typedef struct refine_sink {
     const refine_env *e;
     refine_cand *cand;

@@ -353,8 +353,8 @@ static int run_refine(run_ctx *c)
         if (engine_open(&c->eng, &eo) != 0)
             return 1;
     }
-    const refine_env e = {c->s,   c->p,      c->st,       &c->eng,        &c->prog,
-                          c->out, c->inject, c->n_inject, c->o->refine_k, c->o->stop};
+    const refine_env e = {c->s,   c->p,      c->st,       &c->eng,       &c->prog,
+                          c->out, c->inject, c->n_inject, c->o->refine_k};
     int interrupted = 0;
     const int rc = refine_run(&e, &interrupted);
     c->sum->interrupted |= interrupted;

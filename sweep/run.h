@@ -28,7 +28,7 @@ typedef struct run_options {
     int n_devices;
     int devices[RUN_MAX_DEVICES];
     int remeasure;  /* 1: measure even what the store has */
-    int refine_k;   /* >0: re-measure the top K per problem, stricter */
+    int refine_k;   /* >0: the top K per problem and mode in more rounds */
     FILE *progress; /* live progress and summary (stderr), NULL = quiet */
     /* Set to 1 (e.g. by a SIGINT handler) to stop after the current task. */
     volatile sig_atomic_t *stop;

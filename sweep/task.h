@@ -6,7 +6,7 @@
  *
  * A task is one problem, one or more configs and the measurement settings.
  * With one config it is a plain sweep task; with several it is a
- * head-to-head (the refine pass): every config is gated, then all are
+ * head-to-head (`fasweep eval`): every config is gated, then all are
  * timed in interleaved rounds (measure.h). It fits one atomic pipe write.
  */
 #ifndef TASK_H
