@@ -505,9 +505,9 @@ static void rp_topk(FILE *o, const group *g, int k, int variants)
             fprintf(o, " %.2f us</text></g>\n", bs[i]->time.median_us);
         }
         fputs("</svg>\n", o);
-        fputs("<p class=\"note\">Whiskers: &#177;2 noise (the median's standard error). Light "
-              "bars: a statistical tie with the first (slower by at most twice the standard "
-              "error of the difference; the order among them may differ from run to run). "
+        fputs("<p class=\"note\">Whiskers: the 95 % interval. Light bars: a statistical tie "
+              "with the first (the medians differ by less than their combined intervals; the "
+              "order among them may differ from run to run). "
               "Dashed lines: baselines; the ratio is the fastest baseline over the "
               "config.</p>\n",
               o);

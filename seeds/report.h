@@ -12,8 +12,8 @@
  *     group's best; rejected points by reason, failed ones by status and
  *     unmeasured ones drawn distinctly, each cell with a hover title
  *     (config, status, median, noise, registers, shared memory, clock);
- *   - the Top-K as horizontal bars with +-2 noise whiskers, statistical ties
- *     with the first marked (record_tie, the refine report's rule), a line
+ *   - the Top-K as horizontal bars with 95 % interval whiskers, statistical
+ *     ties with the first marked (record_tie, the refine report's rule), a line
  *     per baseline (e.g. the SDPA backends); kernel variants (edited
  *     sources, build src-HASH) only when asked (meta.variants), labelled
  *     "(variant src-HASH)", else counted in a <p class="note variants">;
