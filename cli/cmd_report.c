@@ -2,7 +2,6 @@
  * HTML page (seeds/report.h). Contract: cli.h.
  */
 #include <stdio.h>
-#include <string.h>
 
 #include "../kernels/fa_launch.h"
 #include "../seeds/group.h"

@@ -2,7 +2,6 @@
 #include "emit.h"
 
 #include <cJSON.h>
-#include <string.h>
 
 #include "cli.h"
 

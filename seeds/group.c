@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -22,8 +22,6 @@
 #ifndef MODE_H
 #define MODE_H
 
-#include <stddef.h>
-
 /* Room for a mode name with its NUL (record.mode, space modes, task modes). */
 #define MODE_NAME_MAX 8
 

@@ -26,8 +26,6 @@
 #ifndef ROUNDS_H
 #define ROUNDS_H
 
-#include <stddef.h>
-
 /* Bootstrap resamples per interval; percentiles 2.5 and 97.5. */
 #define ROUNDS_BOOT 2000
 /* Below this many pooled residuals the interval is widened by t/1.96. */

@@ -21,7 +21,6 @@
 #include <lmdb.h>
 #include <setjmp.h>
 #include <signal.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>

@@ -8,7 +8,6 @@
 #include "nvml.h"
 
 #include <dlfcn.h>
-#include <stdio.h>
 #include <string.h>
 
 #define NVML_SUCCESS 0

@@ -11,8 +11,6 @@
 #ifndef NVML_H
 #define NVML_H
 
-#include <stddef.h>
-
 /* Throttle (clock event) reasons that mean the clocks were cut below what
  * the GPU would run at, so a timing taken then is slow for reasons outside
  * the kernel: SW power cap 0x4, HW slowdown 0x8, SW thermal slowdown 0x20,

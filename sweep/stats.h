@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../store/store.h"
+#include "../store/record.h"
 #include "../grid/space.h"
 
 /* sqrt(pi/2): standard error of the median / standard error of the mean. */

@@ -45,10 +45,6 @@ extern "C" {
 #define FA_WG_PURE static inline
 #endif
 
-typedef struct fa_wg_config {
-    int head_dim, block_m, block_n, consumer_wg, stages, pipeline;
-} fa_wg_config;
-
 /* Constants of the design. */
 #define FA_WG_ROWS_PER_WG 64        /* wgmma M: query rows per consumer warpgroup */
 #define FA_WG_SWIZZLE_BYTES 128     /* TMA / wgmma swizzle span = one 64-element fp16 row */

@@ -24,7 +24,6 @@
 #include <cJSON.h>
 #include <math.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
