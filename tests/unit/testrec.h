@@ -76,7 +76,7 @@ static inline void fill_full(record *r)
 
 /* A small valid record: device/problem/config vary with the arguments. A
  * baseline, so config is a free name (a kernel record's config must be a
- * config of its family: fill_kernel). */
+ * config of its family, by its planner's rules: store/record.h). */
 static inline void fill_simple(record *r, const char *device, const char *problem,
                                const char *config)
 {
