@@ -36,8 +36,8 @@ static int mma_parse(const char *s, fa_config *c)
     return 0;
 }
 
-/* Threads per CTA in long: fa_threads() is int and a config built by hand
- * (not from a space) could overflow it. */
+/* Threads per CTA, in long: a config built by hand (not from a space)
+ * could overflow an int. */
 static long mma_threads(const fa_config *c)
 {
     return 32L * c->num_warps;

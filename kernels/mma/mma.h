@@ -40,12 +40,6 @@ extern "C" {
 /* Rows of one mma.sync m16n8k16 A fragment: the unit a warp owns. */
 #define FA_MMA_M 16
 
-/* Threads per CTA. */
-static inline FA_HD int fa_threads(const fa_config *c)
-{
-    return c->num_warps * 32;
-}
-
 /* Bytes of one [rows x head_dim] fp16 tile in shared memory. */
 static inline FA_HD long fa_tile_bytes(int rows, int head_dim)
 {

@@ -47,7 +47,6 @@ extern "C" {
 
 /* Constants of the design. */
 #define FA_WG_ROWS_PER_WG 64        /* wgmma M: query rows per consumer warpgroup */
-#define FA_WG_SWIZZLE_BYTES 128     /* TMA / wgmma swizzle span = one 64-element fp16 row */
 #define FA_WG_SUB_COLS 64           /* head-dim columns per swizzled sub-tile (and TMA box) */
 #define FA_WG_ALIGN 1024            /* every tile starts on a swizzle-atom (8 x 128 B) boundary */
 #define FA_WG_SMEM_OPTIN_MAX 232448 /* H100/H200 per-block opt-in limit: 227 KB */
