@@ -55,9 +55,9 @@ typedef struct space_measure {
     double clock_pause_ms;  /* the pause before a discarded block is taken again (default 100) */
     int max_discards;       /* discarded blocks per record at most; 0: never discard (default 10) */
     double calibrate_ms;    /* length of the clock calibration load (default 50) */
-    int rounds;             /* rounds each config is measured in, spread over the run, each by a
-                               fresh worker; the interval comes from them (store/rounds.h;
-                               default 3, 1 to RECORD_MAX_ROUNDS) */
+    int rounds;             /* rounds each config is measured in, spread over the run; the
+                               interval comes from them (store/rounds.h; default 3, 1 to
+                               RECORD_MAX_ROUNDS) */
     double ci_floor;        /* relative half-width added in quadrature to every interval: what
                                two processes differ by with no drift (default 0.007) */
 } space_measure;
