@@ -1,12 +1,14 @@
 /* run.h - the sweep: every accepted point of a plan checked and timed on
  * the GPU, each result committed to the store the moment it exists.
  *
- * The scheduler turns the plan into tasks (one per point and mode), skips
- * those whose key (device, problem, build, config, mode) the store holds
- * already (resume; opts.remeasure measures them again), and hands each to
- * the engine (engine.h): one worker, or one per GPU with --devices, the
- * next task going to whichever is free. Then, with opts.refine_k, the
- * refine pass (refine.h), through the engine as well.
+ * The scheduler turns the plan into tasks (one per point, for the modes
+ * it still needs), skips records whose key (device, problem, build,
+ * config, mode) the store holds with all their rounds (resume: a record
+ * with rounds missing gets only those; opts.remeasure measures everything
+ * again), and hands each task to the engine (engine.h): one worker, or
+ * one per GPU with --devices, the next task going to whichever is free.
+ * Then, with opts.refine_k, the refine pass (refine.h), through the
+ * engine as well.
  */
 #ifndef RUN_H
 #define RUN_H
