@@ -60,7 +60,6 @@ typedef struct fa_attrs {
     long smem_dynamic;     /* bytes of dynamic shared memory a launch asks */
     int local_bytes;       /* local memory per thread (spills + stack) */
     int max_blocks_per_sm; /* occupancy at that dynamic smem, 0 if it cannot run */
-    int ptx_version, binary_version;
 } fa_attrs;
 
 /* The compiled instances of every family, in fa_config_cmp order (family

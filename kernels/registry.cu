@@ -75,7 +75,5 @@ extern "C" int fa_instance_attrs(const fa_instance *in, fa_attrs *out)
     out->smem_dynamic = smem;
     out->local_bytes = (int)fa.localSizeBytes;
     out->max_blocks_per_sm = blocks;
-    out->ptx_version = fa.ptxVersion;
-    out->binary_version = fa.binaryVersion;
     return 0;
 }

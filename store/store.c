@@ -59,8 +59,6 @@ struct store {
     MDB_env *env;
     MDB_dbi results, meta;
     int read_only;
-    dev_t dev; /* of the directory: how store_merge spots itself */
-    ino_t ino;
     char path[PATH_MAX];
     char err[ST_ERR_LEN];
     /* Damaged records: the handler, and the (path, key) hashes it was
@@ -806,7 +804,8 @@ static int st_setup_read_only(store *s)
 }
 
 /* Makes sure path is a directory (creating it when writable) and fills
- * s->path, dev and ino. *fresh: no data.mdb yet. */
+ * s->path (its real path: store_merge compares stores by it, store_same).
+ * *fresh: no data.mdb yet. */
 static int st_prepare_dir(store *s, const char *path, int read_only, int *fresh, char *err,
                           size_t errlen)
 {
@@ -839,8 +838,6 @@ static int st_prepare_dir(store *s, const char *path, int read_only, int *fresh,
                    path);
         return STORE_EIO;
     }
-    s->dev = st.st_dev;
-    s->ino = st.st_ino;
     if (!realpath(path, s->path))
         snprintf(s->path, sizeof s->path, "%s", path);
     char data[PATH_MAX + 16];
