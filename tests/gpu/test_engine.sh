@@ -14,8 +14,9 @@
 #      having stored only a part
 #   5. kill -9 of the engine alone while its worker hangs in a kernel:
 #      the worker does not outlive it
-#   6. --refine 3: the head-to-head of the 3 best per problem reports
-#      whether the order held, and the store still has every key once, ok
+#   6. --refine 3: more rounds for the 3 best per problem and mode; the
+#      report says whether the order held, and the store still has every
+#      key once, ok
 #   7. the records' measurement: batch records launch several times per
 #      sample, every ok record has its clock (probes) and calibration
 #   8. fasweep eval: one point, one JSON line, stored like a grid record
@@ -657,7 +658,7 @@ run_test "eval --kernel: variants ok, crashed, timeout, compile_error" t_variant
 run_test "eval --kernel: hostile paths, a cut UTF-8 error, a changed cached library" t_variant_hostile
 run_test "head-to-head without position bias" t_h2h_unbiased
 run_test "fault and hang injection" t_fault_injection
-run_test "refine: head-to-head of the best" t_refine
+run_test "refine: more rounds for the best" t_refine
 run_test "kill -9 and resume" t_kill_resume
 run_test "rounds resume after kill -9" t_round_resume
 run_test "SIGINT stops after the current task" t_sigint
