@@ -634,7 +634,7 @@ CLI_COMMAND(
         "Checks and times one point exactly as `grid` does (the same worker, gate, timing and\n"
         "record, crash isolation included) and stores it like a grid record: the objective\n"
         "function for an external tuner or evolution loop. Several configs are measured head\n"
-        "to head (interleaved rounds, as the refine pass does); so are kernel files given as\n"
+        "to head (interleaved blocks in every round); so are kernel files given as\n"
         "arguments (each at --config's one config or its own tag line), beside --config's\n"
         "compiled instances: any mix, up to 8 files, in the engine's rotating rounds. Prints\n"
         "per candidate its status,\n"

@@ -113,6 +113,7 @@ CLI_COMMAND(
         "network) with, per (GPU, problem, mode) group: a summary line, a heatmap of the\n"
         "median over BLOCK_M x BLOCK_N per (NUM_WARPS, STAGES, SWIZZLE) panel coloured against\n"
         "the group's best (rejected points by reason, failed ones by status, a hover title per\n"
-        "cell), the Top-K as bars with noise whiskers, ties and baselines, and the clock state.\n",
+        "cell), the Top-K as bars with 95 % interval whiskers, ties and baselines, and the clock\n"
+        "state.\n",
     .exit = "0 written, 1 missing or empty store, no match or write error, 2 bad\n"
             "option or space file.");

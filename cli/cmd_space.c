@@ -346,7 +346,7 @@ static const cli_opt grid_opts[] = {
                  "print the plan (as `fasweep plan`) and stop; needs no GPU"),
     CLI_OPT_FLAG("remeasure", grid_args, o.remeasure, "measure points the store already has again"),
     CLI_OPT_INT("refine", 0, grid_args, o.refine_k, 0, 1000000, "K",
-                "afterwards re-measure the K best per problem and mode, head to head"),
+                "afterwards measure the K best per problem and mode in more rounds"),
     CLI_OPT_CUDA_DEVICE(grid_args, o.device),
     CLI_OPT_VAL("devices", CLI_STR, grid_args, devices, "L",
                 "several GPUs of this host: all, or ordinals like 0,2; one worker\n"
