@@ -357,11 +357,7 @@ static int engine_fresh_workers(engine *e)
 {
     const engine_options o = e->o;
     engine_close(e);
-    char host[64];
-    memcpy(host, e->host, sizeof host);
-    const int rc = engine_open(e, &o);
-    memcpy(e->host, host, sizeof host);
-    return rc;
+    return engine_open(e, &o); /* the host name is taken again, the same */
 }
 
 /* Round r's jobs into out (copies, in run order): each group's jobs that
