@@ -429,31 +429,68 @@ static int list_json(void)
     return emit_json(doc);
 }
 
+/* The paths config c runs, as "a,b" (or "-"). */
+static void list_paths(const fa_family *f, const fa_config *c, char *buf, size_t n)
+{
+    int used = 0;
+    buf[0] = 0;
+    for (int p = 0; p < f->n_paths && used < (int)n; p++)
+        if (f->path(c, p))
+            used += snprintf(buf + used, n - (size_t)used, "%s%s", used ? "," : "", f->paths[p]);
+    if (!buf[0])
+        snprintf(buf, n, "-");
+}
+
+/* One table per family that has instances, its columns named by that
+ * family's axes (a wgmma row under mma's NUM_WARPS would say the wrong
+ * thing): "family NAME: SUMMARY", the headings, one row per instance. */
+static void list_family_table(const fa_family *f, int fi)
+{
+    emit_col cols[FA_CONFIG_SLOTS + 3] = {{"name", 24, 1, 0}};
+    int n = 1;
+    for (int i = 0; i < FA_CONFIG_SLOTS; i++)
+        if (f->axes[i].name) {
+            const int w = (int)strlen(f->axes[i].name);
+            cols[n++] = (emit_col){f->axes[i].name, w > 7 ? w : 7, 0, 1};
+        }
+    cols[n++] = (emit_col){"smem_B", 8, 0, 1};
+    cols[n++] = (emit_col){"paths", 0, 1, 2};
+    printf("\nfamily %s: %s\n", f->name, f->summary);
+    emit_row(stdout, cols, n, NULL);
+    for (int r = 0; r < fa_registry_count(); r++) {
+        const fa_instance *in = fa_registry_get(r);
+        if (in->cfg.family != fi)
+            continue;
+        const fa_config *c = &in->cfg;
+        const int v[FA_CONFIG_SLOTS] = {c->head_dim,  c->block_m, c->block_n,
+                                        c->num_warps, c->stages,  c->swizzle};
+        char num[FA_CONFIG_SLOTS + 1][24], paths[96];
+        const char *cells[FA_CONFIG_SLOTS + 3] = {in->name};
+        int k = 1;
+        for (int i = 0; i < FA_CONFIG_SLOTS; i++)
+            if (f->axes[i].name) {
+                snprintf(num[k - 1], sizeof num[0], "%d", v[i]);
+                cells[k] = num[k - 1];
+                k++;
+            }
+        snprintf(num[FA_CONFIG_SLOTS], sizeof num[0], "%ld", in->smem_bytes);
+        cells[k++] = num[FA_CONFIG_SLOTS];
+        list_paths(f, c, paths, sizeof paths);
+        cells[k++] = paths;
+        emit_row(stdout, cols, n, cells);
+    }
+}
+
 static void list_table(void)
 {
     printf("build %s  archs %s  instances %d\n", fa_build_id(), fa_build_archs(),
            fa_registry_count());
-    static const emit_col cols[] = {
-        {"name", 24, 1, 0},   {"HEAD_DIM", 8, 0, 1},  {"BLOCK_M", 7, 0, 1},
-        {"BLOCK_N", 7, 0, 1}, {"NUM_WARPS", 9, 0, 1}, {"STAGES", 6, 0, 1},
-        {"SWIZZLE", 7, 0, 1}, {"smem_B", 8, 0, 1},    {"paths", 0, 1, 2}};
-    emit_row(stdout, cols, 9, NULL);
-    for (int i = 0; i < fa_registry_count(); i++) {
-        const fa_instance *in = fa_registry_get(i);
-        const fa_config *c = &in->cfg;
-        const fa_family *f = fa_family_of(c);
-        char v[8][24], paths[96] = "";
-        const long nums[] = {c->head_dim, c->block_m, c->block_n,    c->num_warps,
-                             c->stages,   c->swizzle, in->smem_bytes};
-        for (int k = 0; k < 7; k++)
-            snprintf(v[k], sizeof v[k], "%ld", nums[k]);
-        for (int p = 0, used = 0; f && p < f->n_paths; p++)
-            if (f->path(c, p))
-                used += snprintf(paths + used, sizeof paths - (size_t)used, "%s%s", used ? "," : "",
-                                 f->paths[p]);
-        const char *const cells[] = {
-            in->name, v[0], v[1], v[2], v[3], v[4], v[5], v[6], paths[0] ? paths : "-"};
-        emit_row(stdout, cols, 9, cells);
+    for (int fi = 0; fi < fa_family_count(); fi++) {
+        int any = 0;
+        for (int r = 0; r < fa_registry_count() && !any; r++)
+            any = fa_registry_get(r)->cfg.family == fi;
+        if (any)
+            list_family_table(fa_family_get(fi), fi);
     }
 }
 
@@ -474,11 +511,12 @@ static int list_run(const list_args *a)
 
 CLI_MAIN_NO_ARGS(list, list_args, list_run, 0)
 
-CLI_COMMAND(
-    list, .summary = "the kernel instances compiled into this binary", .usage = "[OPTIONS]",
-    .about = "The kernel instances compiled into this binary (config, shared memory per block),\n"
-             "its build id and the GPU architectures it holds code for. Needs no GPU.\n",
-    .exit = "0 ok, 2 bad option.");
+CLI_COMMAND(list, .summary = "the kernel instances compiled into this binary", .usage = "[OPTIONS]",
+            .about =
+                "The kernel instances compiled into this binary (config, shared memory per block,\n"
+                "code paths), one table per kernel family with columns named by its axes, and the\n"
+                "build id and GPU architectures it holds code for. Needs no GPU.\n",
+            .exit = "0 ok, 2 bad option.");
 
 /* ---- version and help ----------------------------------------------------------------------- */
 

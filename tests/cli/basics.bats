@@ -109,6 +109,20 @@ load helpers
     expect_status 0
     expect_in "$output" "build "
     expect_in "$output" "archs "
+    # One table per family, headed by that family's axes: a wgmma row is
+    # never under mma's NUM_WARPS/SWIZZLE (the CI build holds both families).
+    expect_in "$output" "family mma: "
+    expect_in "$output" "family wgmma: "
+    local mma_head wg_head
+    mma_head=$(grep -A1 '^family mma: ' <<<"$output" | tail -1)
+    wg_head=$(grep -A1 '^family wgmma: ' <<<"$output" | tail -1)
+    expect_in "$mma_head" "NUM_WARPS"
+    expect_in "$wg_head" "CONSUMER_WG"
+    expect_in "$wg_head" "PIPELINE"
+    expect_not_in "$wg_head" "NUM_WARPS"
+    expect_not_in "$wg_head" "SWIZZLE"
+    grep -A2 '^family wgmma: ' <<<"$output" | tail -1 | grep -q '^d64\.m.*\.c[0-9]\.s[0-9]\.p[0-9] ' ||
+        flunk "the wgmma table's first row is not a wgmma instance: $output"
     run --separate-stderr "$FASWEEP" list --json
     expect_status 0
     echo "$output" | json_valid
