@@ -443,13 +443,17 @@ static int sp_families(const sp_ctx *c, const cJSON *o, space *s)
         return sp_expected(c, "families", o, what);
     for (const cJSON *it = o->child; it; it = it->next) {
         char p[48], ap[56]; /* family names are short: a longer key is unknown anyway */
-        sp_key_path(p, sizeof p, "families", it->string ? it->string : "");
-        const int f = fa_family_index(it->string);
-        if (f < 0)
+        const char *key = it->string ? it->string : "";
+        sp_key_path(p, sizeof p, "families", key);
+        const int f = fa_family_index(key);
+        if (f < 0) {
+            /* The key is untrusted text: cleaned, so the message stays one line. */
+            char k[80];
+            text_clean(key, strlen(key), 32, 0, k, sizeof k);
             return sp_fail(c, p,
-                           "unknown kernel family \"%s\", expected one of %s "
-                           "(docs/families.md)",
-                           it->string ? it->string : "", fa_family_names());
+                           "unknown kernel family \"%s\", expected one of %s (docs/families.md)", k,
+                           fa_family_names());
+        }
         if (f == s->family)
             return sp_fail(c, p,
                            "%s is the space's own family (\"family\", default mma): give its "

@@ -308,6 +308,11 @@ static void test_families(void **state)
         {WITH_FAM("{'tc': {" WG_OK "}}"),
          "t.json: families.tc: unknown kernel family \"tc\", expected one of mma, wgmma "
          "(docs/families.md)"},
+        /* An unknown key with a line break (found by fuzz_space): the
+         * message stays one line, the key's bytes escaped. */
+        {WITH_FAM("{'wg\\nmma': {" WG_OK "}}"),
+         "t.json: families.wg\\x0amma: unknown kernel family \"wg\\x0amma\", expected one of "
+         "mma, wgmma (docs/families.md)"},
         {WITH_FAM("{'mma': {" A_OK "}}"),
          "t.json: families.mma: mma is the space's own family (\"family\", default mma): give "
          "its axes in the top-level \"axes\" and remove this entry"},
