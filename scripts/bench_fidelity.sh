@@ -10,6 +10,9 @@
 #   sweep wall times (L4 space <= 3 s, h100 space <= 25 s on the lent GPU).
 #   Spaces: 16,16,2048,64 alone (the h100 space's axes), spaces/l4.json, and
 #   the whole spaces/h100.json (its wall time).
+#   It also prints a what-if that never changes the verdict: the intervals
+#   recomputed from the same stores' rounds by the engine's method and with a
+#   per-round common mode removed (fidelity_report.py --what-if).
 # Writes OUT/fidelity.json (every number) and logs. FASWEEP names the binary.
 # Exit 0 when every group of every space passes, 1 otherwise.
 set -uo pipefail
@@ -44,7 +47,7 @@ runs() { # name space
     done
     python3 "$here/scripts/fidelity_report.py" "$out/$1-a.sweep.jsonl" "$out/$1-a.refined.jsonl" \
         "$out/$1-b.sweep.jsonl" "$out/$1-b.refined.jsonl" -k 4 --tol 0.02 --name "$1" \
-        --wall-a "${walls[0]}" --wall-b "${walls[1]}" --json "$out/$1.json" || rc=1
+        --wall-a "${walls[0]}" --wall-b "${walls[1]}" --json "$out/$1.json" --what-if || rc=1
 }
 echo "== 16,16,2048,64 (the h100 space's axes), two runs, --refine 4"
 runs big "$out/big.json"

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """fidelity_report.py A_SWEEP A_REFINED B_SWEEP B_REFINED [-k 4] [--tol 0.02]
        [--share 0.90] [--half 0.015] [--wall-a S --wall-b S] [--json OUT]
+       [--what-if [--floor 0.007]]
 
 Do two independent runs (separate processes, fresh stores) agree, and do the
 intervals they claim hold? Inputs: `fasweep export --format jsonl` of each
@@ -21,6 +22,19 @@ on the same store). Per (device, problem, mode) group of ok kernel records
   (d) wall: the sweeps' wall times when given.
 A group passes when share >= --share, half <= --half, both (c) <= --tol.
 --json writes the same numbers. Exit 0 when every group passes, 1 otherwise.
+
+A second table, a what-if that never changes the verdict, recomputes every
+record's estimate and interval from its stored round medians (time.round_us)
+two ways: "mean", the engine's own method ported here (store/rounds.c: the
+mean of the rounds, a pooled bootstrap of the relative residuals, the floor
+--floor in quadrature), and "common", the same after a per-round common mode
+is fitted and removed (log t[config, round] = a_config + b_round over the
+group's records of one run, the sweep's rounds averaging b = 0; the estimate
+is exp(a_config), the residuals are what is left). Round r of every record of
+one run is the same pass of the engine (no resume inside bench_fidelity.sh),
+and the refine's rounds come after the sweep's, so b_round also holds the
+state the refine ran the GPU in (sweep/NOTES-engine.md). "port" says how far
+the ported "mean" intervals sit from the stored ones (a check of the port).
 """
 import argparse
 import json
@@ -43,8 +57,114 @@ def load(path):
         groups.setdefault((k["device"], k["problem"], k["mode"]), {})[k["config"]] = {
             "us": t["median_us"], "lo": lo if lo is not None else math.nan,
             "hi": hi if hi is not None else math.nan, "clock": r.get("clock", {}),
-            "rounds": t.get("round_us", [])}
+            "rounds": t.get("round_us") or []}
     return groups
+
+
+# ---- the what-if: intervals recomputed from the stored rounds ----------------------------
+# A port of store/rounds.c (same seed, generator, percentiles, t table and
+# floor), so "mean" reproduces the stored intervals and "common" differs only
+# by the model.
+BOOT, POOL_MIN, SEED = 2000, 30, 0x5EED2024
+T975 = [(1, 12.706), (2, 4.303), (3, 3.182), (4, 2.776), (5, 2.571), (6, 2.447), (7, 2.365),
+        (8, 2.306), (9, 2.262), (10, 2.228), (12, 2.179), (15, 2.131), (20, 2.086),
+        (25, 2.060), (30, 2.042), (40, 2.021), (60, 2.000), (120, 1.980), (1000, 1.962)]
+M64 = (1 << 64) - 1
+
+
+def t975(df):
+    for i, (d, t) in enumerate(T975):
+        if df <= d:
+            return t if df == d or i == 0 else T975[i - 1][1]
+    return 1.96
+
+
+def splitmix(state):
+    state = (state + 0x9E3779B97F4A7C15) & M64
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+    return state, z ^ (z >> 31)
+
+
+def boot_interval(n, pool, groups, floor, cache):
+    """rounds_interval: (lo, hi) relative to the estimate, or None."""
+    df = len(pool) - groups
+    if n < 1 or len(pool) < 2 or df < 1:
+        return None
+    if n not in cache:
+        state, means = SEED, []
+        for _ in range(BOOT):
+            acc = 0.0
+            for _ in range(n):
+                state, z = splitmix(state)
+                acc += pool[z % len(pool)]
+            means.append(acc / n)
+        means.sort()
+        lo, hi = min(means[int(0.025 * BOOT)], 0.0), max(means[int(0.975 * BOOT) - 1], 0.0)
+        if len(pool) < POOL_MIN:
+            w = t975(df) / 1.96
+            lo, hi = lo * w, hi * w
+        # sqrt(x^2 + f^2) as rounds.c writes it (math.hypot rounds differently)
+        cache[n] = (-math.sqrt(lo * lo + floor * floor), math.sqrt(hi * hi + floor * floor))
+    return cache[n]
+
+
+def fit_common(g):
+    """a[config] and b[round] of log t = a + b, the sweep's rounds averaging
+    b = 0 (the sweep's rounds: those every record of the group has)."""
+    y = {c: [math.log(u) for u in r["rounds"]] for c, r in g.items() if r["rounds"]}
+    if not y:
+        return {}, []
+    nr = max(len(v) for v in y.values())
+    sweep = min(len(v) for v in y.values())
+    a, b = {c: sum(v) / len(v) for c, v in y.items()}, [0.0] * nr
+    for _ in range(200):
+        for r in range(nr):
+            d = [v[r] - a[c] for c, v in y.items() if len(v) > r]
+            b[r] = sum(d) / len(d)
+        shift = sum(b[:sweep]) / sweep
+        b = [x - shift for x in b]
+        a = {c: sum(v[r] - b[r] for r in range(len(v))) / len(v) for c, v in y.items()}
+    return a, b
+
+
+def recompute(g, model, floor):
+    """{config: record-like dict} with the estimate and interval of model."""
+    if model == "common":
+        a, b = fit_common(g)
+        est = {c: math.exp(a[c]) for c in a}
+        res = {c: [u / est[c] / math.exp(b[r]) - 1 for r, u in enumerate(g[c]["rounds"])]
+               for c in a}
+    else:
+        est = {c: sum(r["rounds"]) / len(r["rounds"]) for c, r in g.items() if r["rounds"]}
+        res = {c: [u / est[c] - 1 for u in g[c]["rounds"]] for c in est}
+    pool, groups = [], 0
+    for c in g:  # the export's order is the store's key order, as the engine pools
+        n = len(res.get(c, []))
+        if n >= 2:
+            pool += [e * math.sqrt(n / (n - 1)) for e in res[c]]
+            groups += 1
+    out, cache = {}, {}
+    for c, u in est.items():
+        iv = boot_interval(len(g[c]["rounds"]), pool, groups, floor, cache)
+        lo, hi = (u * (1 + iv[0]), u * (1 + iv[1])) if iv else (math.nan, math.nan)
+        out[c] = {"us": u, "lo": lo, "hi": hi, "rounds": g[c]["rounds"]}
+    return out
+
+
+def port_gap(stored, ported):
+    """The largest |ported - stored| half-width, as a share of the stored one."""
+    gaps = [abs((p["hi"] - p["lo"]) / (s["hi"] - s["lo"]) - 1)
+            for c, s in stored.items() if c in ported and not math.isnan(s["hi"])
+            for p in (ported[c],) if not math.isnan(p["hi"])]
+    return max(gaps) if gaps else math.nan
+
+
+def what_if(runs, model, floor):
+    """runs with every group's records recomputed by model."""
+    return {n: {g: recompute(recs, model, floor) for g, recs in run.items()}
+            for n, run in runs.items()}
 
 
 def ranked(g):
@@ -116,6 +236,11 @@ def main():
     ap.add_argument("--wall-b", type=float)
     ap.add_argument("--name", default="")
     ap.add_argument("--json")
+    ap.add_argument("--what-if", action="store_true",
+                    help="also recompute the intervals from the rounds: the engine's method "
+                         "and with a per-round common mode removed")
+    ap.add_argument("--floor", type=float, default=0.007,
+                    help="the what-if's floor (the space's measure.ci_floor)")
     args = ap.parse_args()
     runs = {n: load(getattr(args, n)) for n in ("a_sweep", "a_refined", "b_sweep", "b_refined")}
     rows, ok = [], True
@@ -138,6 +263,29 @@ def main():
     if args.wall_a is not None:
         print("%-8s (d) sweep wall time: A %.2f s, B %.2f s" % (args.name, args.wall_a,
                                                                   args.wall_b or math.nan))
+    whatif = {}
+    if args.what_if:
+        print("what-if (not the verdict): the intervals recomputed from the stored rounds, "
+              "floor %.3f" % args.floor)
+        print("%-8s %-22s %-5s %-6s %8s %9s %11s %8s %7s" % (
+            "space", "problem", "mode", "model", "(a)share", "(b)half%", "(c)topA-B%",
+            "ref-swp%", "port%"))
+        for model in ("mean", "common"):
+            wr = what_if(runs, model, args.floor)
+            for g in sorted(set(wr["a_sweep"]) | set(wr["a_refined"])):
+                n = group_numbers(g, wr, args.k)
+                n["port_gap_pct"] = 100 * max(
+                    [port_gap(runs[r].get(g, {}), wr[r].get(g, {})) for r in ("a_sweep", "b_sweep")
+                     if model == "mean"] or [math.nan])
+                n["pass"] = bool(n["share_within"] >= args.share
+                                 and n["median_half_pct"] <= 100 * args.half
+                                 and n["top_ab_max_pct"] <= 100 * args.tol
+                                 and n["refine_vs_sweep_max_pct"] <= 100 * args.tol)
+                whatif.setdefault(model, []).append(n)
+                print("%-8s %-22s %-5s %-6s %7.1f%% %9.2f %11.2f %8.2f %7.2f %s" % (
+                    args.name, g[1], g[2], model, 100 * n["share_within"], n["median_half_pct"],
+                    n["top_ab_max_pct"], n["refine_vs_sweep_max_pct"], n["port_gap_pct"],
+                    "would pass" if n["pass"] else "would fail"))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(clean({"space": args.name, "wall_s": [args.wall_a, args.wall_b],
@@ -145,7 +293,7 @@ def main():
                                           "half_max_pct": 100 * args.half,
                                           "top_ab_max_pct": 100 * args.tol,
                                           "refine_vs_sweep_max_pct": 100 * args.tol},
-                             "groups": rows, "pass": bool(ok)}), f, indent=1)
+                             "groups": rows, "pass": bool(ok), "what_if": whatif}), f, indent=1)
     sys.exit(0 if ok else 1)
 
 
