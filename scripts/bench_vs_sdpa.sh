@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_vs_sdpa.sh - issue 3's benchmark: the best fasweep instance against
+# bench_vs_sdpa.sh - issues 3 and 27: the best fasweep instances against
 # PyTorch scaled_dot_product_attention with each backend (flash, efficient,
 # cudnn), measured side by side in one run on one GPU with the same method
 # (CUDA events, warm-up, median, hot and cold L2: see docs/measurement.md "How a point is
