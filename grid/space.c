@@ -56,6 +56,13 @@ static int sp_fail(const sp_ctx *c, const char *path, const char *fmt, ...)
     return -1;
 }
 
+/* Untrusted text (a string value, a key) for a message: its first 32 bytes,
+ * anything unprintable escaped, so the message stays one line. */
+static void sp_clean(const char *s, char *buf, size_t n)
+{
+    text_clean(s, strlen(s), 32, 0, buf, n);
+}
+
 /* What the file holds at a place, for the "got ..." half of a message. */
 static void sp_got(const cJSON *v, char *buf, size_t n)
 {
@@ -71,7 +78,7 @@ static void sp_got(const cJSON *v, char *buf, size_t n)
             snprintf(buf, n, "%.6g", d);
     } else if (cJSON_IsString(v)) {
         char s[80];
-        text_clean(v->valuestring, strlen(v->valuestring), 32, 0, s, sizeof s);
+        sp_clean(v->valuestring, s, sizeof s);
         snprintf(buf, n, "\"%s\"", s);
     } else if (cJSON_IsTrue(v)) {
         snprintf(buf, n, "true");
@@ -99,7 +106,7 @@ static int sp_expected(const sp_ctx *c, const char *path, const cJSON *v, const 
 static int sp_key_path(char *buf, size_t n, const char *parent, const char *key)
 {
     char k[80];
-    text_clean(key, strlen(key), 32, 0, k, sizeof k);
+    sp_clean(key, k, sizeof k);
     if (parent && *parent)
         return snprintf(buf, n, "%s.%s", parent, k);
     return snprintf(buf, n, "%s", k);
@@ -447,9 +454,8 @@ static int sp_families(const sp_ctx *c, const cJSON *o, space *s)
         sp_key_path(p, sizeof p, "families", key);
         const int f = fa_family_index(key);
         if (f < 0) {
-            /* The key is untrusted text: cleaned, so the message stays one line. */
             char k[80];
-            text_clean(key, strlen(key), 32, 0, k, sizeof k);
+            sp_clean(key, k, sizeof k);
             return sp_fail(c, p,
                            "unknown kernel family \"%s\", expected one of %s (docs/families.md)", k,
                            fa_family_names());
