@@ -213,6 +213,13 @@ def group_numbers(g, runs, k):
             "top1_a": ranked(ar)[0] if ar else None, "top1_b": ranked(br)[0] if br else None}
 
 
+def passes(n, args):
+    """A group's verdict by the issue's criteria (the what-if's too)."""
+    return bool(n["share_within"] >= args.share and n["median_half_pct"] <= 100 * args.half
+                and n["top_ab_max_pct"] <= 100 * args.tol
+                and n["refine_vs_sweep_max_pct"] <= 100 * args.tol)
+
+
 def clean(x):
     """NaN (nothing to say) as JSON null."""
     if isinstance(x, float) and math.isnan(x):
@@ -249,9 +256,7 @@ def main():
         "verdict"))
     for g in sorted(set(runs["a_sweep"]) | set(runs["a_refined"])):
         n = group_numbers(g, runs, args.k)
-        passed = (n["share_within"] >= args.share and n["median_half_pct"] <= 100 * args.half
-                  and n["top_ab_max_pct"] <= 100 * args.tol
-                  and n["refine_vs_sweep_max_pct"] <= 100 * args.tol)
+        passed = passes(n, args)
         n["pass"] = bool(passed)
         ok &= passed
         rows.append(n)
@@ -277,10 +282,7 @@ def main():
                 n["port_gap_pct"] = 100 * max(
                     [port_gap(runs[r].get(g, {}), wr[r].get(g, {})) for r in ("a_sweep", "b_sweep")
                      if model == "mean"] or [math.nan])
-                n["pass"] = bool(n["share_within"] >= args.share
-                                 and n["median_half_pct"] <= 100 * args.half
-                                 and n["top_ab_max_pct"] <= 100 * args.tol
-                                 and n["refine_vs_sweep_max_pct"] <= 100 * args.tol)
+                n["pass"] = passes(n, args)
                 whatif.setdefault(model, []).append(n)
                 print("%-8s %-22s %-5s %-6s %7.1f%% %9.2f %11.2f %8.2f %7.2f %s" % (
                     args.name, g[1], g[2], model, 100 * n["share_within"], n["median_half_pct"],
