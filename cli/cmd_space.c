@@ -464,17 +464,18 @@ static void list_family_table(const fa_family *f, int fi)
         const fa_config *c = &in->cfg;
         const int v[FA_CONFIG_SLOTS] = {c->head_dim,  c->block_m, c->block_n,
                                         c->num_warps, c->stages,  c->swizzle};
-        char num[FA_CONFIG_SLOTS + 1][24], paths[96];
+        char num[FA_CONFIG_SLOTS + 2][24], paths[96]; /* num[k]: the text of cells[k] */
         const char *cells[FA_CONFIG_SLOTS + 3] = {in->name};
         int k = 1;
         for (int i = 0; i < FA_CONFIG_SLOTS; i++)
             if (f->axes[i].name) {
-                snprintf(num[k - 1], sizeof num[0], "%d", v[i]);
-                cells[k] = num[k - 1];
+                snprintf(num[k], sizeof num[k], "%d", v[i]);
+                cells[k] = num[k];
                 k++;
             }
-        snprintf(num[FA_CONFIG_SLOTS], sizeof num[0], "%ld", in->smem_bytes);
-        cells[k++] = num[FA_CONFIG_SLOTS];
+        snprintf(num[k], sizeof num[k], "%ld", in->smem_bytes);
+        cells[k] = num[k];
+        k++;
         list_paths(f, c, paths, sizeof paths);
         cells[k++] = paths;
         emit_row(stdout, cols, n, cells);
