@@ -106,7 +106,7 @@ static int eval_task(const eval_args *a, const space *s, task *t)
     if (rc)
         return rc;
     char err[512];
-    if (a->kernel && variant_load(a->kernel, &t->variant, err, sizeof err) != 0)
+    if (a->kernel && variant_load(a->kernel, &t->configs[0], &t->variant, err, sizeof err) != 0)
         return cli_usage_error("%s", err);
     t->n_modes = 1;
     snprintf(t->modes[0], sizeof t->modes[0], "%s", a->mode);
@@ -265,6 +265,12 @@ static void eval_print_json(const record *r, const eval_ref *ref, const space_to
     eval_num_or_null(o, "clock_mhz", r->clock.median_mhz);
     cJSON_AddBoolToObject(o, "clock_below_threshold", r->clock.below == 1);
     cJSON_AddStringToObject(o, "error", r->error);
+    /* the check that refused it (sweep/task.h task_checks), null if none */
+    const char *check = r->status == RECORD_ST_OK ? NULL : task_check_of(r->error);
+    if (check)
+        cJSON_AddStringToObject(o, "check", check);
+    else
+        cJSON_AddNullToObject(o, "check");
     /* An edited kernel (its file), and what its compiler said. */
     cJSON_AddBoolToObject(o, "variant", group_is_variant(r->build));
     if (r->kernel_path[0])
@@ -610,8 +616,10 @@ static const cli_opt eval_opts[] = {
                 "(at most 8; the same config twice is allowed)"),
     CLI_OPT_VAL("mode", CLI_MODE, eval_args, mode, "M", CLI_HELP_MODE),
     CLI_OPT_VAL("kernel", CLI_PATH, eval_args, kernel, "FILE.cuh",
-                "an edited copy of kernels/mma/flash_fwd.cuh: compiled for the local GPU at\n"
-                "the config (one), cached, run in place of the compiled instance; its\n"
+                "an edited copy of the config's family template (kernels/mma/flash_fwd.cuh,\n"
+                "or kernels/wgmma/flash_fwd_wgmma.cuh for a wgmma: config): compiled for the\n"
+                "local GPU at the config (one), cached, run in place of the compiled\n"
+                "instance, gated and checked like it (docs/measurement.md); its\n"
                 "records' build is src-HASH of the source (a source that does not\n"
                 "compile is status compile_error, found before any GPU work); without\n"
                 "--problem/--config/--mode, its first line `// fasweep: problem=P config=C\n"
@@ -639,7 +647,10 @@ CLI_COMMAND(
         "compiled instances: any mix, up to 8 files, in the engine's rotating rounds. Prints\n"
         "per candidate its status,\n"
         "median, noise, and its speedup over the stored best of its group (other configs or\n"
-        "builds) and over the fastest stored baseline; --json: one line of JSON per config.\n",
-    .exit = "0 ok, 1 wrong, crashed, timeout, compile_error or no GPU, 2 bad arguments\n"
-            "(an unknown config text, a config not in this binary, a problem the kernel cannot\n"
-            "run, a --kernel file that is missing or not a kernel).");
+        "builds) and over the fastest stored baseline; --json: one line of JSON per config,\n"
+        "with \"check\": the check that refused it (stream, gate, repeat, tails, magnitude,\n"
+        "inputs, timed, floor; docs/measurement.md) or null.\n",
+    .exit = "0 ok, 1 wrong, crashed, timeout, compile_error, implausible or no GPU, 2 bad\n"
+            "arguments (an unknown config text, a config not in this binary, a problem the\n"
+            "kernel cannot run, a --kernel file that is missing or not a kernel of the\n"
+            "config's family).");

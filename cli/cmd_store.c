@@ -77,7 +77,8 @@ static int topk_report(const topk_args *a, const char *path, long stored, const 
         if (rc)
             return rc;
         cli_say("no ok kernel results in %s (%ld matching kernel records failed: wrong, "
-                "crashed, timeout or compile_error; `fasweep show` prints their errors); no "
+                "crashed, timeout, compile_error or implausible; `fasweep show` prints their "
+                "errors); no "
                 "seeds written",
                 path, topk_failed_count(r));
         return CLI_FAIL;

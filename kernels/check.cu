@@ -1,11 +1,16 @@
-// check.cu - the correctness gate's GPU side: fresh random inputs, and the
-// comparison of an fp16 output with the fp32 reference as sums in double
-// (contract: fa_launch.h). Both stay on the GPU, so a gate of 33 M outputs
-// costs a few milliseconds instead of a 66 MB copy and a host loop.
+// check.cu - the checks' GPU side (contract: fa_launch.h): fresh random
+// inputs, the comparison of an fp16 output with the fp32 reference as sums
+// in double, and what the checks of timed launches need (sweep/guard.h):
+// sign flips of V with a known answer, the comparison of many outputs at
+// once with signs and sampled rows, a bit-exact difference count, and an
+// order-free hash of an input. Everything stays on the GPU, so a gate of
+// 33 M outputs costs a few milliseconds instead of a 66 MB copy and a host
+// loop.
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "fa_launch.h"
 
@@ -22,21 +27,21 @@ __device__ __forceinline__ unsigned long long mix64(unsigned long long z)
     return z ^ (z >> 31);
 }
 
-__global__ void fill_random_kernel(half *x, size_t n, unsigned long long seed)
+__global__ void fill_random_kernel(half *x, size_t n, unsigned long long seed, float lo, float hi)
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
         const unsigned long long r = mix64(seed + 0x9e3779b97f4a7c15ULL * (i + 1));
         const double u = (double)(r >> 11) * (1.0 / 9007199254740992.0); // [0, 1)
-        x[i] = __float2half_rn((float)(2.0 * u - 1.0));
+        x[i] = __float2half_rn((float)(lo + (hi - lo) * u));
     }
 }
 
-extern "C" int fa_fill_random_launch(void *half_out, size_t n, unsigned long long seed,
-                                     fa_stream stream)
+extern "C" int fa_fill_random_launch(void *half_out, size_t n, unsigned long long seed, float lo,
+                                     float hi, fa_stream stream)
 {
     fill_random_kernel<<<CHECK_BLOCKS, CHECK_THREADS, 0, (cudaStream_t)stream>>>((half *)half_out,
-                                                                                 n, seed);
+                                                                                 n, seed, lo, hi);
     return (int)cudaGetLastError();
 }
 
@@ -76,27 +81,33 @@ __device__ void block_reduce(compare_part &mine, compare_part *out)
         *out = s[0];
 }
 
+// Output element i (o) against its reference (r) into p: a NaN or inf
+// output is counted and adds nothing to the sums; out NULL: the reference
+// alone is looked at.
+__device__ __forceinline__ void part_element(compare_part &p, const half *out, double r, size_t i)
+{
+    if (!isfinite(r))
+        p.ref_nonfinite++;
+    if (!out)
+        return;
+    const double o = __half2float(out[i]);
+    if (!isfinite(o)) {
+        p.nonfinite++;
+        p.first_bad = i < p.first_bad ? i : p.first_bad;
+        return;
+    }
+    const double d = fabs(o - r);
+    p.diff2 += d * d;
+    p.ref2 += r * r;
+    p.max_abs = max_nan(p.max_abs, d);
+}
+
 __global__ void compare_kernel(const half *out, const float *ref, size_t n, compare_part *parts)
 {
     compare_part p = {0, 0, 0, 0, ~0ULL, 0};
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x) {
-        const double r = ref[i];
-        if (!isfinite(r))
-            p.ref_nonfinite++;
-        if (!out)
-            continue;
-        const double o = __half2float(out[i]);
-        if (!isfinite(o)) {
-            p.nonfinite++;
-            p.first_bad = i < p.first_bad ? i : p.first_bad;
-            continue;
-        }
-        const double d = fabs(o - r);
-        p.diff2 += d * d;
-        p.ref2 += r * r;
-        p.max_abs = max_nan(p.max_abs, d);
-    }
+         i += (size_t)gridDim.x * blockDim.x)
+        part_element(p, out, ref[i], i);
     block_reduce(p, &parts[blockIdx.x]);
 }
 
@@ -127,5 +138,186 @@ extern "C" int fa_compare_launch(const void *half_out, const float *ref, size_t 
     if (e != cudaSuccess)
         return (int)e;
     compare_final_kernel<<<1, CHECK_THREADS, 0, s>>>(parts, sums);
+    return (int)cudaGetLastError();
+}
+
+// ---- the checks of timed launches -------------------------------------------------------------
+
+// The sign bit of element (slice s, column c) under a pattern (fa_launch.h:
+// fa_signs): the slice's 8 group bits are one byte of the pattern.
+__device__ __forceinline__ unsigned slice_bits(const fa_signs &p, int s)
+{
+    const int unit = (s % FA_SIGN_SLICES) * FA_SIGN_GROUPS;
+    return (unsigned)(p.w[unit >> 6] >> (unit & 63)) & 0xffu;
+}
+
+#define CHECK_WARPS (CHECK_THREADS / 32)
+
+// Flips V of each slot by its flip pattern: a warp per row, lanes over the
+// row's columns; a row whose slice flips nothing is not touched.
+__global__ void flip_kernel(const fa_slot *slots, fa_shape sh)
+{
+    const fa_slot &sl = slots[blockIdx.y];
+    const long rows = (long)sh.slices * sh.seq_len;
+    const int lane = threadIdx.x & 31, group_cols = sh.head_dim / FA_SIGN_GROUPS;
+    unsigned short *v = (unsigned short *)sl.v;
+    for (long r = (long)blockIdx.x * CHECK_WARPS + threadIdx.x / 32; r < rows;
+         r += (long)gridDim.x * CHECK_WARPS) {
+        const unsigned bits = slice_bits(sl.flip, (int)(r / sh.seq_len));
+        if (!bits)
+            continue;
+        for (int c = lane; c < sh.head_dim; c += 32)
+            if ((bits >> (c / group_cols)) & 1u)
+                v[r * sh.head_dim + c] ^= 0x8000u;
+    }
+}
+
+extern "C" int fa_flip_launch(const fa_slot *slots, int n, fa_shape shape, fa_stream stream)
+{
+    if (n < 1)
+        return 0;
+    flip_kernel<<<dim3(CHECK_BLOCKS / 4, n), CHECK_THREADS, 0, (cudaStream_t)stream>>>(slots,
+                                                                                       shape);
+    return (int)cudaGetLastError();
+}
+
+// Whether row r of slot y is among the sampled rows: 1 in 2^shift, by a
+// hash of (seed, slot, row) the kernel under test ran before it was drawn.
+__device__ __forceinline__ bool row_sampled(unsigned long long seed, int y, long r, int shift)
+{
+    if (shift <= 0)
+        return true;
+    const unsigned long long h =
+        mix64(seed ^ (0x632be59bd9b4e019ULL * (unsigned long long)(y + 1)) ^
+              (0x9e3779b97f4a7c15ULL * (unsigned long long)(r + 1)));
+    return (h >> (64 - shift)) == 0;
+}
+
+#define CHECK_CHUNKS 64 // blocks per slot: partial sums each, reduced in a fixed order
+
+// Each slot's output against its reference with its signs, on the sampled
+// rows: a warp per row, partial sums per (slot, block).
+__global__ void check_slots_kernel(const fa_slot *slots, fa_shape sh, int shift,
+                                   unsigned long long seed, compare_part *parts)
+{
+    const fa_slot &sl = slots[blockIdx.y];
+    const long rows = (long)sh.slices * sh.seq_len;
+    const int lane = threadIdx.x & 31, group_cols = sh.head_dim / FA_SIGN_GROUPS;
+    const half *o = (const half *)sl.o;
+    compare_part p = {0, 0, 0, 0, ~0ULL, 0};
+    for (long r = (long)blockIdx.x * CHECK_WARPS + threadIdx.x / 32; r < rows;
+         r += (long)gridDim.x * CHECK_WARPS) {
+        if (!row_sampled(seed, blockIdx.y, r, shift))
+            continue;
+        const unsigned bits = slice_bits(sl.signs, (int)(r / sh.seq_len));
+        for (int c = lane; c < sh.head_dim; c += 32) {
+            const size_t i = (size_t)r * sh.head_dim + c;
+            const double ref = sl.ref[i];
+            part_element(p, o, (bits >> (c / group_cols)) & 1u ? -ref : ref, i);
+        }
+    }
+    block_reduce(p, &parts[(size_t)blockIdx.y * CHECK_CHUNKS + blockIdx.x]);
+}
+
+__global__ void check_final_kernel(const compare_part *parts, fa_compare_sums *sums)
+{
+    compare_part p = {0, 0, 0, 0, ~0ULL, 0};
+    for (int i = threadIdx.x; i < CHECK_CHUNKS; i += CHECK_THREADS)
+        part_add(p, parts[(size_t)blockIdx.x * CHECK_CHUNKS + i]);
+    compare_part total;
+    block_reduce(p, &total);
+    if (threadIdx.x == 0)
+        sums[blockIdx.x] = fa_compare_sums{total.diff2,     total.ref2,      total.max_abs,
+                                           total.nonfinite, total.first_bad, total.ref_nonfinite};
+}
+
+extern "C" size_t fa_check_scratch_bytes(int n_slots)
+{
+    return (size_t)(n_slots > 0 ? n_slots : 1) * CHECK_CHUNKS * sizeof(compare_part);
+}
+
+extern "C" int fa_check_slots_launch(const fa_slot *slots, int n, fa_shape shape, int row_shift,
+                                     unsigned long long seed, void *scratch, fa_compare_sums *sums,
+                                     fa_stream stream)
+{
+    if (n < 1)
+        return 0;
+    cudaStream_t s = (cudaStream_t)stream;
+    compare_part *parts = (compare_part *)scratch;
+    check_slots_kernel<<<dim3(CHECK_CHUNKS, n), CHECK_THREADS, 0, s>>>(slots, shape, row_shift,
+                                                                       seed, parts);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return (int)e;
+    check_final_kernel<<<n, CHECK_THREADS, 0, s>>>(parts, sums);
+    return (int)cudaGetLastError();
+}
+
+// Elements whose 16 bits differ between a and b.
+__global__ void diff_count_kernel(const unsigned short *a, const unsigned short *b, size_t n,
+                                  unsigned long long *count)
+{
+    unsigned long long c = 0;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        c += a[i] != b[i];
+    for (int off = 16; off > 0; off /= 2)
+        c += __shfl_down_sync(0xffffffffu, c, off);
+    if ((threadIdx.x & 31) == 0 && c)
+        atomicAdd(count, c);
+}
+
+extern "C" int fa_diff_count_launch(const void *a, const void *b, size_t n,
+                                    unsigned long long *count, fa_stream stream)
+{
+    cudaStream_t s = (cudaStream_t)stream;
+    cudaError_t e = cudaMemsetAsync(count, 0, sizeof *count, s);
+    if (e != cudaSuccess)
+        return (int)e;
+    diff_count_kernel<<<CHECK_BLOCKS, CHECK_THREADS, 0, s>>>((const unsigned short *)a,
+                                                             (const unsigned short *)b, n, count);
+    return (int)cudaGetLastError();
+}
+
+// The sum over elements of mix64(index, bits) modulo 2^64, the bits with
+// the signs of the item's pattern undone: an addition, so the order (and
+// the number of blocks) does not change it; any changed element changes
+// it. One item per blockIdx.y, summed on the device.
+__global__ void hash_kernel(const fa_hash_item *items, unsigned long long *out)
+{
+    const fa_hash_item &it = items[blockIdx.y];
+    const unsigned short *x = (const unsigned short *)it.x;
+    const int group_cols = it.shape.head_dim / FA_SIGN_GROUPS;
+    const unsigned row_len = (unsigned)it.shape.head_dim;
+    unsigned long long h = 0;
+    // row by row (a row never crosses a slice): one division per row
+    const size_t rows = it.n / row_len;
+    for (size_t r = (size_t)blockIdx.x * (CHECK_THREADS / 32) + threadIdx.x / 32; r < rows;
+         r += (size_t)gridDim.x * (CHECK_THREADS / 32)) {
+        const unsigned bits = slice_bits(it.signs, (int)(r / (size_t)it.shape.seq_len));
+        for (unsigned c = threadIdx.x & 31; c < row_len; c += 32) {
+            const size_t i = r * row_len + c;
+            unsigned b = x[i];
+            if ((bits >> (c / group_cols)) & 1u)
+                b ^= 0x8000u;
+            h += mix64(0x94d049bb133111ebULL * (i + 1) ^ b);
+        }
+    }
+    for (int off = 16; off > 0; off /= 2)
+        h += __shfl_down_sync(0xffffffffu, h, off);
+    if ((threadIdx.x & 31) == 0)
+        atomicAdd(&out[blockIdx.y], h);
+}
+
+extern "C" int fa_hash_launch(const fa_hash_item *items, int n, unsigned long long *out,
+                              fa_stream stream)
+{
+    if (n < 1)
+        return 0;
+    cudaStream_t s = (cudaStream_t)stream;
+    cudaError_t e = cudaMemsetAsync(out, 0, (size_t)n * sizeof *out, s);
+    if (e != cudaSuccess)
+        return (int)e;
+    hash_kernel<<<dim3(CHECK_BLOCKS / 8, n), CHECK_THREADS, 0, s>>>(items, out);
     return (int)cudaGetLastError();
 }

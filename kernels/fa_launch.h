@@ -73,8 +73,19 @@ const fa_instance *fa_registry_find(const fa_config *c);
 const char *fa_build_id(void);
 const char *fa_build_archs(void);
 
+/* Shared memory a kernel may use without opting in (cudaFuncSetAttribute
+ * of MaxDynamicSharedMemorySize): static and dynamic together. */
+#define FA_SMEM_DEFAULT_LIMIT 49152
+/* Whether a kernel with `dynamic` bytes of dynamic and `stat` bytes of
+ * static shared memory must opt in to launch. */
+static inline int fa_smem_optin(long dynamic, long stat)
+{
+    return dynamic + stat > FA_SMEM_DEFAULT_LIMIT;
+}
+
 /* Fills *out for instance `in` on the current device; raises the kernel's
- * dynamic shared memory limit first when it needs more than 48 KB. */
+ * dynamic shared memory limit first when its static and dynamic shared
+ * memory together need more than FA_SMEM_DEFAULT_LIMIT. */
 int fa_instance_attrs(const fa_instance *in, fa_attrs *out);
 
 /* fp32 reference attention on the GPU: o_ref is float [B,H,S,D], device
@@ -103,9 +114,10 @@ int fa_load_launch(int ctas, double ms, fa_clock_probe *probes, fa_stream stream
 
 /* ---- checking helpers (kernels/check.cu) ----------------------------------------------------- */
 
-/* Fills n fp16 values with uniform random numbers in [-1, 1], element i a
+/* Fills n fp16 values with uniform random numbers in [lo, hi], element i a
  * hash of (seed, i): fresh inputs with a fresh seed, no host copy. */
-int fa_fill_random_launch(void *half_out, size_t n, unsigned long long seed, fa_stream stream);
+int fa_fill_random_launch(void *half_out, size_t n, unsigned long long seed, float lo, float hi,
+                          fa_stream stream);
 
 /* Sums of an fp16 output against an fp32 reference, over n elements, in
  * double: what the correctness gate needs (sweep/stats.h turns them into
@@ -126,6 +138,69 @@ size_t fa_compare_scratch_bytes(void);
  * fa_compare_scratch_bytes() of device memory. */
 int fa_compare_launch(const void *half_out, const float *ref, size_t n, void *scratch,
                       fa_compare_sums *sums, fa_stream stream);
+
+/* ---- checking timed launches (kernels/check.cu; sweep/guard.h says how they are used) ------ */
+
+/* Sign patterns over an fp16 tensor of shape [slices, seq_len, head_dim]:
+ * element (slice s, column c) belongs to unit (s mod FA_SIGN_SLICES) *
+ * FA_SIGN_GROUPS + c / (head_dim / FA_SIGN_GROUPS), and a pattern holds one
+ * bit per unit. Attention is linear in V column by column (O = P V, P from
+ * Q and K alone), so flipping the signs of V's elements in a pattern flips
+ * exactly the same elements of the exact output: new inputs whose answer is
+ * known without a new reference. head_dim is a multiple of FA_SIGN_GROUPS. */
+#define FA_SIGN_GROUPS 8
+#define FA_SIGN_SLICES 128
+#define FA_SIGN_WORDS (FA_SIGN_SLICES * FA_SIGN_GROUPS / 64)
+typedef struct fa_signs {
+    unsigned long long w[FA_SIGN_WORDS];
+} fa_signs;
+
+typedef struct fa_shape {
+    int slices, seq_len, head_dim; /* slices = batch * heads */
+} fa_shape;
+
+/* One launch as the checks see it (device memory when a kernel reads it). */
+typedef struct fa_slot {
+    void *o;          /* the launch's output */
+    void *v;          /* its V */
+    const float *ref; /* the reference of its inputs with no sign flipped */
+    fa_signs flip;    /* the units of v flipped right before its sample */
+    fa_signs signs;   /* the units of v flipped after that: its expected output is ref with
+                         these signs */
+} fa_slot;
+
+/* Flips the signs of slots[i].v by slots[i].flip, for i < n. */
+int fa_flip_launch(const fa_slot *slots, int n, fa_shape shape, fa_stream stream);
+
+/* Device scratch fa_check_slots_launch needs for n slots. */
+size_t fa_check_scratch_bytes(int n_slots);
+
+/* Compares slots[i].o with slots[i].ref under slots[i].signs, for i < n,
+ * on the rows a hash of (seed, i, row) picks with probability 2^-row_shift
+ * (every row when row_shift is 0), into sums[i] (device-visible), as
+ * fa_compare_launch. */
+int fa_check_slots_launch(const fa_slot *slots, int n, fa_shape shape, int row_shift,
+                          unsigned long long seed, void *scratch, fa_compare_sums *sums,
+                          fa_stream stream);
+
+/* *count (device memory) gets the number of fp16 elements whose bits
+ * differ between a and b. */
+int fa_diff_count_launch(const void *a, const void *b, size_t n, unsigned long long *count,
+                         fa_stream stream);
+
+/* One tensor to hash: n fp16 values (rows of shape.head_dim) at x, with
+ * the signs of `signs` undone (all zero: none). */
+typedef struct fa_hash_item {
+    const void *x;
+    size_t n;
+    fa_shape shape;
+    fa_signs signs;
+} fa_hash_item;
+
+/* out[i] (device memory) gets an order-free hash of items[i] (device
+ * memory), for i < n, in one launch: a tensor whose hash changed was
+ * written to. */
+int fa_hash_launch(const fa_hash_item *items, int n, unsigned long long *out, fa_stream stream);
 
 #ifdef __cplusplus
 }

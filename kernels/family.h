@@ -63,6 +63,11 @@ typedef struct fa_family {
     const char *summary; /* one line: what the template is */
     const char
         *header; /* the template the generated shards include ("kernels/mma/flash_fwd.cuh") */
+    /* What an edited copy of the template must still define to be compiled
+     * as a kernel variant (sweep/variant.h; scripts/evolve_code.py reads the
+     * same names from kernels/<name>/evolve.json): the instance macro
+     * ("FA_INSTANCE") and the kernel template ("flash_fwd_kernel"). */
+    const char *instance_macro, *kernel_name;
     /* The axis of each config slot, as the space file and the template name
      * it; slot 0 comes from the problem (HEAD_DIM: its name only, check
      * holds its rule), slots 1

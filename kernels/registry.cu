@@ -54,17 +54,19 @@ extern "C" long fa_instance_grid_ctas(const fa_instance *in, const fa_args *a)
 extern "C" int fa_instance_attrs(const fa_instance *in, fa_attrs *out)
 {
     const long smem = in->smem_bytes;
-    cudaError_t e;
-    if (smem > 48 * 1024) {
+    cudaFuncAttributes fa;
+    cudaError_t e = cudaFuncGetAttributes(&fa, in->kernel);
+    if (e != cudaSuccess)
+        return (int)e;
+    // Static shared memory counts against the same 48 KB: 4 B of it beside
+    // 48 KB of dynamic needs the opt-in too (the GPU's own limit, up to
+    // 227 KB on sm_90, is what the occupancy query then answers by).
+    if (fa_smem_optin(smem, (long)fa.sharedSizeBytes)) {
         e = cudaFuncSetAttribute(in->kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)smem);
         if (e != cudaSuccess)
             return (int)e;
     }
-    cudaFuncAttributes fa;
-    e = cudaFuncGetAttributes(&fa, in->kernel);
-    if (e != cudaSuccess)
-        return (int)e;
     int blocks = 0;
     e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, in->kernel, in->threads,
                                                       (size_t)smem);

@@ -3,6 +3,10 @@
 # (flash, efficient, cudnn backends) on every problem of SPACE in its modes,
 # with the engine's method (scripts/sdpa_baseline.py), and imports the
 # results into STORE as baseline records (they stay in STORE.baselines.jsonl).
+# SPACE is passed on (--space): its measure settings, tolerances, and its
+# measure.rounds and measure.ci_floor, so every baseline record is measured
+# in the same number of rounds as the kernels and carries its 95 % interval
+# (time.ci_lo_us, ci_hi_us, round_us), pooled over the problem's backends.
 # When PyTorch cannot run here it says why in one line and exits 0: the
 # sweep's results stand without a baseline.
 set -uo pipefail

@@ -40,14 +40,17 @@ fasweep=${FASWEEP:-$here/../build/fasweep}
 "$fasweep" grid --space "$space" --store "$store" --refine 4
 bash "$here/baselines.sh" "$space" "$store" "$fasweep"
 base=$store.baselines.jsonl
-echo "SDPA baselines (median us; same method as the sweep):"
+echo "SDPA baselines (median us and its 95 % half-width; same method as the sweep):"
 python3 - "$base" <<'PY'
 import json, sys
 for l in open(sys.argv[1]):
     r = json.loads(l)
-    k = r["key"]
-    print(f"  {k['problem']:22s} {k['config']:16s} {k['mode']:4s} {r['status']:6s} "
-          f"{r['time']['median_us']:10.2f} us {r['tflops']:7.1f} TFLOPS")
+    k, t = r["key"], r["time"]
+    ci = "none"  # one round, or a failed record: no interval
+    if t.get("ci_lo_us") is not None and t["median_us"] > 0:
+        ci = "+-%.2f%%" % (100 * (t["ci_hi_us"] - t["ci_lo_us"]) / 2 / t["median_us"])
+    print(f"  {k['problem']:22s} {k['config']:16s} {k['mode']:5s} {r['status']:7s} "
+          f"{t['median_us']:10.2f} us {ci:8s} {r['tflops']:7.1f} TFLOPS")
 PY
 for mode in hot cold batch; do
     "$fasweep" topk -k 3 --mode "$mode" --store "$store" --no-seeds

@@ -4,54 +4,95 @@ kernel SOURCE: Gen-0 from a `fasweep topk` seeds file, children from a
 pluggable mutator command, every candidate gated, timed and stored by
 `fasweep eval --kernel FILE.cuh --json`, its lineage in DIR/lineage.jsonl.
 
-Gen-0: the seeds' first --population distinct configs, each with the kernel
-source of the seed (a seed's `source` file when it has one, else its
-provenance.kernel_source, else the template kernels/mma/flash_fwd.cuh),
-copied into DIR/src/ and measured through `eval --kernel` like every child,
-so the seeds' top-1 is re-measured on the same path as the candidates.
+Kernel families: each seed names its `family` (mma when it names none);
+kernels/FAMILY/evolve.json is all this script knows of a family: its
+template, its markers (the instance macro and the __global__ template a
+source must hold, as eval checks), its config texts, the context and
+insights the mutator is given and the rule mutator's edit sites. A
+candidate is measured with `--config TEXT` (mma) or `--config FAMILY:TEXT`.
+
+Gen-0: the seeds' first --population distinct (family, config)s, each with
+the kernel source of the seed (a seed's `source` file when it has one, else
+its provenance.kernel_source, else its family's template), copied into
+DIR/src/ and measured through `eval --kernel` like every child, so the
+seeds' top-1 is re-measured on the same path as the candidates.
 
 Then generations of --population children each until --trials children
-(default 45) or --generations: each child's parent is the better of two
-drawn from the population (a tournament), the mutator writes the child
-source, and the child is measured at its parent's config. The population of
-the next generation: the --elites fastest candidates seen so far, then the
-fastest of this generation's children, then the next fastest seen.
+(default 45) or --generations: each child's parent is the winner of a
+tournament of two drawn from the population, the mutator writes the child
+source, and the child is measured at its parent's family and config unless
+the mutator's OUT.cuh.json says {"config": "TEXT" or "FAMILY:TEXT"}. The
+population of the next generation: the --elites best candidates seen so
+far, then the best of this generation's children, then the next best seen.
+
+Better, and ties (docs/measurement.md "Intervals", store/record.c
+record_tie): two ok candidates tie when |median_a - median_b| <=
+sqrt(ha^2 + hb^2), each h the half-width (us) of its 95 % interval on the
+side facing the other median; a candidate without an interval ties with
+every candidate. Among candidates that tie the earlier one in journal order
+(g0-0 < g0-1 < ... < t1 < t2 < ...) wins. The tournament: the two tie ->
+the earlier, else the lower median. A ranking (elites, the next population,
+the summary's best) is built by repeating: take the remaining candidate
+with the lowest median (the earlier on equal medians), then of all
+remaining candidates that tie with it the earliest; append it, remove it.
+So the ranking depends only on the candidates' medians, intervals and ids.
 
 The mutator is a command (--mutator, split like a shell line; default the
 rule-based scripts/mutators/rules.py): the loop writes DIR/tasks/T.json
-(schema fasweep.evolve-task/1: the parent's source path and results, the
-task context, optimisation insights, the history of candidates, a per-trial
-rng_seed) and runs `MUTATOR DIR/tasks/T.json DIR/src/T.cuh`; the child is
-that file, and DIR/src/T.cuh.json may say what changed ({"mutation": ...}).
+(schema fasweep.evolve-task/1: the parent's source path, family and
+results, the family, its edit sites, the task context, the insights, the
+history of candidates, a per-trial rng_seed) and runs `MUTATOR
+DIR/tasks/T.json DIR/src/T.cuh.part` in a process group of its own; the
+child is that file. A bad answer is a result: a mutator that exits
+non-zero, outlives --mutator-timeout (its whole process group is killed:
+SIGTERM, then SIGKILL), writes nothing, or writes no kernel of the
+config's family (empty, not UTF-8, a NUL byte, over 4 MiB, no markers), or
+names a config that is no config text or of another family than the
+source, or whose source eval refuses, is journalled as a candidate with
+status `invalid` and the reason, never measured, and the loop goes on.
+After --max-mutator-failures (5) such trials in a row it stops: exit 1.
 
-A candidate that does not compile, fails the gate, faults or hangs is a
-result (eval's status and error in the journal) and the loop goes on.
-Journal lines are written after each result; run again with the same DIR
-and it resumes: journalled candidates are not repeated, a child source
-already written is not asked for again, and a result already in the store
-(`fasweep show` of its key) is not measured again. Same --seed (and the
-same results) -> the same candidates.
+A candidate that does not compile, fails a check of eval (the gate,
+repeat, tails, magnitude, inputs, stream, timed, floor), faults or hangs
+is a result (eval's status, error and check in the journal) and the loop
+goes on. Journal lines are written after each result; run again with the
+same DIR and it resumes: journalled candidates (invalid ones too) are not
+repeated, a child source already written is not asked for again, and a
+result already in the store (`fasweep show` of its key) is not measured
+again. With the journal complete, a run again is a replay: nothing is
+measured or asked, the same lines and summary are printed.
 
-Exit 0 after the summary; 1 when fasweep eval fails as a whole (no GPU);
-2 on bad input (a seeds file of another schema, a missing source, a
-mutator that fails or writes nothing or no kernel, DIR holding another
-run), with one line naming the file. Python 3.11+, stdlib only.
+Every process this script starts (mutator, eval, show) runs in a process
+group of its own, killed whole on its timeout, when it ends leaving
+processes behind, and on SIGINT, SIGTERM or SIGHUP of the loop.
+
+Exit 0 after the summary; 1 when fasweep eval fails as a whole (no GPU),
+no gen-0 source passes, or the mutator failed --max-mutator-failures times
+in a row; 2 on bad input (a seeds file of another schema or with a value
+of the wrong type, an unknown family, a missing or non-kernel seed source,
+a mutator that cannot be started, DIR holding another run), with one line
+naming the file; 130/143 when interrupted. Python 3.11+, stdlib only.
 """
 import argparse
 import hashlib
 import json
+import math
 import os
 import random
+import re
 import shlex
+import signal
+import stat
 import subprocess
 import sys
+import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
 from fnv1a import fnv1a64  # noqa: E402  (the hash of eval's build id src-HASH)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-TEMPLATE = os.path.join(ROOT, "kernels", "mma", "flash_fwd.cuh")
 DEFAULT_MUTATOR = "%s %s" % (shlex.quote(sys.executable),
                              shlex.quote(os.path.join(HERE, "mutators", "rules.py")))
 JOURNAL = "lineage.jsonl"
@@ -59,22 +100,33 @@ JOURNAL = "lineage.jsonl"
 # journal and shown to the mutator.
 FIGURES = ("rounds", "rel_l2", "max_abs", "regs", "spill_bytes", "smem_bytes")
 TASK_SCHEMA = "fasweep.evolve-task/1"
-INSIGHTS = [
-    "The kernel is issue-bound in the softmax (FP32 and MUFU pipes): fewer instructions per "
-    "element of S matter more than memory traffic on short sequences.",
-    "Q K^T and P V run on tensor cores through mma.sync.m16n8k16; ldmatrix feeds them; a "
-    "partial unroll of a loop that indexes register arrays moves them to local memory.",
-    "__launch_bounds__ min-blocks trades registers for occupancy: spills (local_bytes > 0) "
-    "usually cost more than the occupancy gains.",
-    "The correctness gate compares with an fp32 reference (rel_l2 and max_abs): the lazy "
-    "softmax rescale is exact only while P stays well inside fp16 range.",
-    "Keep the FA_INSTANCE macro, the flash_fwd_kernel template and its parameters: "
-    "`fasweep eval --kernel` instantiates them for the config.",
-]
+MAX_SOURCE = 4 << 20  # as the C side's VARIANT_MAX_BYTES
+MAX_SEEDS = 64 << 20
+MAX_META = 1 << 20
+MAX_OUTPUT = 8 << 20  # of a child process's stdout or stderr read back
+# The checks eval names when it refuses a candidate (the error's prefix).
+CHECKS = ("gate", "repeat", "tails", "magnitude", "inputs", "stream", "timed", "floor")
+CHECK_PREFIX = re.compile(r"^([a-z_]{1,32}): ")
+STATUS = re.compile(r"^[a-z_]{1,32}\Z")
+FAMILY_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}\Z")
+MODE = re.compile(r"^[a-z0-9_]{1,32}\Z")
+PROBLEM = re.compile(r"^[A-Za-z0-9._,+-]{1,200}\Z")
+CANDIDATE_ID = re.compile(r"^(g0-|t)(0|[1-9][0-9]{0,8})\Z")
+KILL_GRACE = 5.0  # seconds between SIGTERM and SIGKILL of a process group
+DEFAULT_MUTATOR_TIMEOUT = 900  # above llm_prompt.py's default model timeout (600 s)
 
 
 class BadInput(Exception):
     """Bad input: one line naming the file, exit 2."""
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised where the loop is (its children are killed
+    on the way out)."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
 
 
 def die(msg, code=2):
@@ -86,31 +138,305 @@ def sha256(text):
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def read_kernel(path, what):
-    """The text of a kernel source, checked as eval checks it (text with
-    the FA_INSTANCE macro and flash_fwd_kernel). Raises BadInput."""
+def one_line(text, n=200):
+    """The first non-empty line of text, at most n characters."""
+    for line in (text or "").splitlines():
+        if line.strip():
+            return line.strip()[:n]
+    return ""
+
+
+# ---- files -------------------------------------------------------------------------------------
+
+def read_regular(path, limit, what):
+    """The bytes of a regular file (at most limit + 1 of them: the caller
+    tells a larger file by its length). Opened without blocking, so a FIFO
+    or a device is refused, never waited on. Raises BadInput."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
     except OSError as e:
         raise BadInput("%s %s cannot be read: %s" % (what, path, e.strerror))
+    except (ValueError, TypeError):  # a NUL in the path
+        raise BadInput("%s %s cannot be read: not a path" % (what, json.dumps(str(path))[:80]))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise BadInput("%s %s is not a regular file" % (what, path))
+        chunks, got = [], 0
+        while got <= limit:
+            b = os.read(fd, min(1 << 20, limit + 1 - got))
+            if not b:
+                break
+            chunks.append(b)
+            got += len(b)
+        return b"".join(chunks)
+    except OSError as e:
+        raise BadInput("%s %s cannot be read: %s" % (what, path, e.strerror))
+    finally:
+        os.close(fd)
+
+
+# ---- kernel families ---------------------------------------------------------------------------
+
+class Family:
+    """One kernel family as kernels/FAMILY/evolve.json describes it."""
+
+    def __init__(self, name, path, d):
+        def need(k, typ=str):
+            if not isinstance(d.get(k), typ) or (typ is str and not d[k]):
+                raise BadInput("%s: %s is missing or not a %s" % (path, k, typ.__name__))
+            return d[k]
+        if need("family") != name:
+            raise BadInput("%s: family is %s, not %s" % (path, json.dumps(d["family"]), name))
+        self.name = name
+        self.template_rel = need("template")
+        self.template = os.path.join(ROOT, self.template_rel)
+        self.instance_macro = need("instance_macro")
+        self.kernel = need("kernel")
+        self.context = need("context")
+        self.insights = need("insights", list)
+        self.edit_sites = need("edit_sites", list)
+        self.config_example = need("config_example")
+        if not all(isinstance(i, str) for i in self.insights):
+            raise BadInput("%s: insights is not a list of strings" % path)
+        try:
+            self.config_rx = re.compile(need("config_pattern"))
+        except re.error as e:
+            raise BadInput("%s: config_pattern does not compile: %s" % (path, e))
+
+    def arg(self, text):
+        """The config as eval's --config takes it."""
+        return text if self.name == "mma" else "%s:%s" % (self.name, text)
+
+    def is_config(self, text):
+        return isinstance(text, str) and bool(self.config_rx.fullmatch(text))
+
+
+_FAMILIES = {}
+
+
+def known_families():
+    kd = os.path.join(ROOT, "kernels")
+    try:
+        names = os.listdir(kd)
+    except OSError:
+        return []
+    return sorted(n for n in names if FAMILY_NAME.match(n)
+                  and os.path.isfile(os.path.join(kd, n, "evolve.json")))
+
+
+def family(name, where):
+    """The Family called name; BadInput naming `where` (the file that
+    named it) when there is none."""
+    if name in _FAMILIES:
+        return _FAMILIES[name]
+    if not isinstance(name, str) or not FAMILY_NAME.match(name) or \
+            not os.path.isfile(os.path.join(ROOT, "kernels", name, "evolve.json")):
+        raise BadInput("%s: unknown kernel family %s (known: %s; each has a "
+                       "kernels/FAMILY/evolve.json)" % (where, json.dumps(name)[:40],
+                                                         ", ".join(known_families())))
+    path = os.path.join(ROOT, "kernels", name, "evolve.json")
+    data = read_regular(path, MAX_SEEDS, "the family file")
+    try:
+        d = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError) as e:
+        raise BadInput("the family file %s is not JSON: %s" % (path, str(e)[:200]))
+    if not isinstance(d, dict):
+        raise BadInput("the family file %s is not a JSON object" % path)
+    _FAMILIES[name] = Family(name, path, d)
+    return _FAMILIES[name]
+
+
+def marker_families(text):
+    """The families whose markers (instance macro and kernel) text holds."""
+    out = []
+    for n in known_families():
+        try:
+            f = family(n, "kernels")
+        except BadInput:
+            continue
+        if f.instance_macro in text and f.kernel in text:
+            out.append(n)
+    return out
+
+
+def kernel_problem(data, fam):
+    """(text, None) when data is a kernel source of Family fam as eval
+    checks one (at most 4 MiB, no NUL byte, UTF-8, fam's instance macro and
+    kernel template), else (None, the reason)."""
+    if not data:
+        return None, "empty: not a kernel source"
+    if len(data) > MAX_SOURCE:
+        return None, "larger than 4 MiB: not a kernel source"
+    if b"\0" in data:
+        return None, "it holds a NUL byte: not a kernel source"
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise BadInput("%s %s is not UTF-8 text: not a kernel source" % (what, path))
-    if "\0" in text or "FA_INSTANCE" not in text or "flash_fwd_kernel" not in text:
-        raise BadInput("%s %s is not a kernel source (no FA_INSTANCE macro or flash_fwd_kernel;"
-                       " an edited copy of kernels/mma/flash_fwd.cuh is expected)" % (what, path))
-    return text
+        return None, "not UTF-8 text: not a kernel source"
+    if fam.instance_macro in text and fam.kernel in text:
+        return text, None
+    other = [n for n in marker_families(text) if n != fam.name]
+    missing = [m for m in (fam.instance_macro, fam.kernel) if m not in text]
+    return None, ("not a kernel source of family %s (no %s%s; an edited copy of %s is expected)"
+                  % (fam.name, " and no ".join(missing),
+                     "; it holds the markers of family %s" % ", ".join(other) if other else "",
+                     fam.template_rel))
+
+
+def parse_config(text, default_family, where):
+    """(Family, config text) of a mutator's config, "TEXT" or "FAMILY:TEXT";
+    a bare TEXT is default_family's when it is one of its configs, else the
+    family whose config it is. Raises ValueError with the reason."""
+    if not isinstance(text, str) or not text or len(text) > 200:
+        raise ValueError("the config %s is not a config text" % json.dumps(text)[:80])
+    if ":" in text:
+        name, _, body = text.partition(":")
+        try:
+            fam = family(name, where)
+        except BadInput:
+            raise ValueError("the config %s names an unknown kernel family" % json.dumps(text)[:80])
+        if not fam.is_config(body):
+            raise ValueError("the config %s is not a config text of family %s (e.g. %s)"
+                             % (json.dumps(text)[:80], fam.name, fam.config_example))
+        return fam, body
+    if default_family.is_config(text):
+        return default_family, text
+    for n in known_families():
+        fam = family(n, where)
+        if fam.is_config(text):
+            return fam, text
+    raise ValueError("the config %s is not a config text of any kernel family"
+                     % json.dumps(text)[:80])
+
+
+# ---- process groups ----------------------------------------------------------------------------
+
+def group_alive(pgid):
+    """Whether a process of group pgid still runs (zombies do not count:
+    a container's pid 1 may never reap an orphan)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return True
+    for n in names:
+        if not n.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % n, "rb") as f:
+                s = f.read()
+            rest = s[s.rfind(b")") + 2:].split()
+            if len(rest) > 2 and int(rest[2]) == pgid and rest[0] != b"Z":
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def kill_group(pgid, grace=KILL_GRACE, leader=None):
+    """Kills every process of group pgid: SIGTERM, then SIGKILL after grace
+    seconds; reaps the leader (a Popen) on the way. Signals to this process
+    wait until it is done, so an interruption cannot leave the group."""
+    sigs = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    try:
+        def alive():
+            if leader is not None:
+                leader.poll()
+            return group_alive(pgid)
+        if not alive():
+            return
+        for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(pgid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+            end = time.monotonic() + wait
+            while time.monotonic() < end:
+                if not alive():
+                    return
+                time.sleep(0.02)
+    finally:
+        if leader is not None:
+            try:
+                leader.wait(timeout=1)
+            except subprocess.TimeoutExpired:
+                pass
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def run_group(cmd, timeout, stdin_path=None, grace=KILL_GRACE, env=None):
+    """Runs cmd in a session (so a process group) of its own, stdout and
+    stderr into temporary files (no pipe a leftover process could hold
+    open), stdin from stdin_path or /dev/null. Returns (returncode or None
+    when it timed out, stdout, stderr). However it ends (its exit, the
+    timeout, an exception or a signal here), every process left in its
+    group is killed. OSError when it cannot be started."""
+    with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
+        fin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+        try:
+            p = subprocess.Popen(cmd, stdin=fin, stdout=fo, stderr=fe, start_new_session=True,
+                                 env=env)
+        finally:
+            if stdin_path:
+                fin.close()
+        timed_out = False
+        try:
+            try:
+                p.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+        finally:
+            kill_group(p.pid, grace, p)
+        fo.seek(0)
+        fe.seek(0)
+        out = fo.read(MAX_OUTPUT).decode("utf-8", "replace")
+        err = fe.read(MAX_OUTPUT).decode("utf-8", "replace")
+    return (None if timed_out else p.returncode), out, err
+
+
+def raise_on_signals():
+    """SIGTERM and SIGHUP raise Terminated where the program is (SIGINT
+    raises KeyboardInterrupt as always), so every `finally` runs."""
+    def handler(signum, frame):
+        raise Terminated(signum)
+    for s in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, handler)
+
+
+# ---- the seeds file ----------------------------------------------------------------------------
+
+def jtype(v):
+    return {dict: "an object", list: "an array", str: "a string", bool: "true/false",
+            type(None): "null"}.get(type(v), "a number")
+
+
+def is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def clean_str(v):
+    """A string with no control characters (NUL, line breaks) in it."""
+    return isinstance(v, str) and not any(ord(c) < 32 or ord(c) == 127 for c in v)
 
 
 def load_seeds(path):
-    """The seeds document (fasweep.seeds/1 with at least one seed)."""
+    """The seeds document (fasweep.seeds/1 with at least one seed), every
+    value this script reads checked for its type first. Returns (doc, the
+    Family of each seed)."""
+    data = read_regular(path, MAX_SEEDS, "the seeds file")
+    if len(data) > MAX_SEEDS:
+        raise BadInput("the seeds file %s is larger than 64 MiB" % path)
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except OSError as e:
-        raise BadInput("cannot read the seeds file %s: %s" % (path, e.strerror))
+        doc = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise BadInput("the seeds file %s is not JSON: not UTF-8 text" % path)
     except (ValueError, RecursionError) as e:
         # RecursionError: nested deeper than Python's JSON decoder goes.
         raise BadInput("the seeds file %s is not JSON: %s" % (path, str(e)[:200]))
@@ -119,25 +445,106 @@ def load_seeds(path):
         hint = " (one group of `fasweep topk --json`: use a seeds/*.json file)" \
             if schema == "fasweep.topk/1" else ""
         raise BadInput("%s is not a fasweep.seeds/1 file (schema %s)%s"
-                       % (path, json.dumps(schema), hint))
+                       % (path, json.dumps(schema)[:80], hint))
+
+    def bad(where, want, v):
+        raise BadInput("%s: %s: expected %s, got %s" % (path, where, want, jtype(v)))
+
+    def opt_obj(d, k, where):
+        v = d.get(k)
+        if v is not None and not isinstance(v, dict):
+            bad(where, "an object or null", v)
+        return v or {}
+
+    def opt_num(d, k, where):
+        v = d.get(k)
+        if v is not None and not is_num(v):
+            bad(where, "a number or null", v)
+
+    def opt_str(d, k, where):
+        v = d.get(k)
+        if isinstance(v, str) and not clean_str(v):
+            raise BadInput("%s: %s: a control character (a NUL or a line break) in %s"
+                           % (path, where, json.dumps(v)[:80]))
+        if v is not None and not isinstance(v, str):
+            bad(where, "a string or null", v)
+
+    prob = doc.get("problem")
+    if not isinstance(prob, dict):
+        bad("problem", "an object", prob)
+    if not isinstance(prob.get("text"), str) or not PROBLEM.match(prob["text"]):
+        if isinstance(prob.get("text"), str):
+            raise BadInput("%s: problem.text %s is not a problem text (e.g. b4.h8.s512.d64.nc)"
+                           % (path, json.dumps(prob["text"])[:80]))
+        raise BadInput("%s has no problem.text (a string, e.g. b4.h8.s512.d64.nc), got %s"
+                       % (path, jtype(prob.get("text"))))
+    mode = doc.get("mode")
+    if mode is not None and (not isinstance(mode, str) or not MODE.match(mode)):
+        if isinstance(mode, str):
+            raise BadInput("%s: mode %s is not a timing mode (hot, cold, batch)"
+                           % (path, json.dumps(mode)[:40]))
+        bad("mode", "a string (hot, cold or batch) or null", mode)
+    opt_str(doc, "device", "device")
+    base = opt_obj(doc, "baseline", "baseline")
+    opt_str(base, "name", "baseline.name")
+    for k in ("median_us", "ci_lo_us", "ci_hi_us"):
+        opt_num(base, k, "baseline." + k)
     seeds = doc.get("seeds")
-    if not isinstance(seeds, list) or not seeds or not all(
-            isinstance(s, dict) and isinstance(s.get("config_text"), str) for s in seeds):
+    if not isinstance(seeds, list) or not seeds:
         raise BadInput("%s holds no seeds with a config_text (fasweep topk writes them)" % path)
-    if not isinstance(doc.get("problem"), dict) or not doc["problem"].get("text"):
-        raise BadInput("%s has no problem.text" % path)
-    return doc
+    fams = []
+    for i, s in enumerate(seeds):
+        w = "seeds[%d]" % i
+        if not isinstance(s, dict):
+            bad(w, "an object", s)
+        fam_name = s.get("family", "mma")
+        if fam_name is None:
+            fam_name = "mma"
+        if not isinstance(fam_name, str):
+            bad(w + ".family", "a string (a kernel family) or null", fam_name)
+        fam = family(fam_name, "%s: %s.family" % (path, w))
+        ct = s.get("config_text")
+        if not isinstance(ct, str):
+            bad(w + ".config_text", "a string", ct)
+        if not fam.is_config(ct):
+            raise BadInput("%s: %s.config_text %s is not a config text of family %s (e.g. %s)"
+                           % (path, w, json.dumps(ct)[:80], fam.name, fam.config_example))
+        r = s.get("rank")
+        if r is not None and (isinstance(r, bool) or not isinstance(r, int)):
+            bad(w + ".rank", "an integer or null", r)
+        met = opt_obj(s, "metrics", w + ".metrics")
+        for k in ("median_us", "ci_lo_us", "ci_hi_us"):
+            opt_num(met, k, "%s.metrics.%s" % (w, k))
+        prov = opt_obj(s, "provenance", w + ".provenance")
+        opt_str(prov, "kernel_source", w + ".provenance.kernel_source")
+        src = s.get("source")
+        if isinstance(src, dict):
+            opt_str(src, "path", w + ".source.path")
+        elif src is not None:
+            opt_str(s, "source", w + ".source")
+        fams.append(fam)
+    return doc, fams
 
 
-def seed_source(seed, seeds_path):
+def check_of(r, error):
+    """The name of the check of eval that refused a candidate: the line's
+    "check", else the prefix of its error ("tails: ..."), else None."""
+    c = r.get("check")
+    if isinstance(c, str) and STATUS.match(c):
+        return c
+    m = CHECK_PREFIX.match(error or "")
+    return m.group(1) if m and m.group(1) in CHECKS else None
+
+
+def seed_source(seed, seeds_path, fam):
     """Where a seed's kernel source is: its `source` (topk --emit-source),
     else its provenance.kernel_source (relative to the repository or the
-    seeds file), else the template."""
+    seeds file), else its family's template."""
     src = seed.get("source")
     if isinstance(src, dict):
         src = src.get("path")
     if not src:
-        src = (seed.get("provenance") or {}).get("kernel_source") or TEMPLATE
+        src = (seed.get("provenance") or {}).get("kernel_source") or fam.template
     if os.path.isabs(src):
         return src
     for base in (os.path.dirname(os.path.abspath(seeds_path)), ROOT, os.getcwd()):
@@ -149,15 +556,70 @@ def seed_source(seed, seeds_path):
 def interval(d):
     """(ci_lo_us, ci_hi_us) of an eval line or a record, or None."""
     for o in (d, d.get("time") or {}, d.get("interval") or {}, d.get("metrics") or {}):
+        if not isinstance(o, dict):
+            continue
         lo, hi = o.get("ci_lo_us"), o.get("ci_hi_us")
-        if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and 0 < lo <= hi:
+        if is_num(lo) and is_num(hi) and 0 < lo <= hi:
             return [float(lo), float(hi)]
     return None
 
 
+# ---- the tie rule and the ranking ----------------------------------------------------------------
+
+def order(cid):
+    """Journal order: g0-0 < g0-1 < ... < t1 < t2 < ..."""
+    if cid.startswith("g0-"):
+        return (0, int(cid[3:]))
+    return (1, int(cid[1:]))
+
+
+def half(c, other_us):
+    """The half-width (us) of c's interval on the side facing other_us
+    (store/record.c record_ci_half, in us)."""
+    lo, hi = c["interval"]
+    m = c["median_us"]
+    return hi - m if other_us >= m else m - lo
+
+
+def tie(a, b):
+    """Whether candidates a and b cannot be told apart (record_tie): no
+    interval on either -> a tie."""
+    if not a.get("interval") or not b.get("interval"):
+        return True
+    ma, mb = a["median_us"], b["median_us"]
+    return abs(ma - mb) <= math.hypot(half(a, mb), half(b, ma))
+
+
+def better(a, b):
+    """The tournament: of two candidates, the earlier when they tie, else
+    the one with the lower median."""
+    if a["id"] == b["id"]:
+        return a
+    if tie(a, b):
+        return min(a, b, key=lambda c: order(c["id"]))
+    return a if a["median_us"] < b["median_us"] else b
+
+
+def ranking(cands):
+    """The ok candidates of the list cands, best first: repeatedly the
+    remaining candidate with the lowest median (the earlier on equal
+    medians), then among all remaining that tie with it the earliest."""
+    left = [c for c in cands if c.get("status") == "ok" and is_num(c.get("median_us"))]
+    out = []
+    while left:
+        low = min(left, key=lambda c: (c["median_us"], order(c["id"])))
+        pick = min((c for c in left if tie(c, low)), key=lambda c: order(c["id"]))
+        out.append(pick)
+        left.remove(pick)
+    return out
+
+
+# ---- the run -------------------------------------------------------------------------------------
+
 class Run:
-    def __init__(self, a, seeds):
+    def __init__(self, a, seeds, fams=None):
         self.a, self.seeds = a, seeds
+        self.fams = fams or [family(s.get("family") or "mma", a.seeds) for s in seeds["seeds"]]
         self.problem = seeds["problem"]["text"]
         self.mode = seeds.get("mode") or "hot"
         self.device = seeds.get("device") or ""
@@ -166,11 +628,17 @@ class Run:
         self.cands = {}  # id -> journal entry, in order
         self.pending = set()  # ids whose eval began but whose result was not journalled
         self.store = os.path.abspath(a.store) if a.store else None
+        self.fails = []  # the ids of the mutator failures in a row
+
+    def fam(self, c):
+        return family(c.get("family") or "mma", self.journal)
 
     # ---- the journal ---------------------------------------------------------------------------
 
     def header(self):
-        return {"event": "run", "seeds_sha256": sha256(open(self.a.seeds, encoding="utf-8").read()),
+        return {"event": "run",
+                "seeds_sha256": hashlib.sha256(read_regular(self.a.seeds, MAX_SEEDS,
+                                                            "the seeds file")).hexdigest(),
                 "problem": self.problem, "mode": self.mode, "seed": self.a.seed,
                 "population": self.a.population, "elites": self.a.elites,
                 "mutator": "rules.py (default)" if self.a.mutator == DEFAULT_MUTATOR
@@ -179,23 +647,41 @@ class Run:
     def open_journal(self):
         """Reads DIR/lineage.jsonl (a resume) or starts it. A run with
         other options in DIR is refused: its candidates would mix."""
-        for d in ("src", "tasks"):
-            os.makedirs(os.path.join(self.out, d), exist_ok=True)
+        try:
+            for d in ("src", "tasks"):
+                os.makedirs(os.path.join(self.out, d), exist_ok=True)
+        except OSError as e:
+            raise BadInput("cannot use --out %s: %s" % (self.out, e.strerror))
         head = self.header()
         if not os.path.exists(self.journal):
             self.append(head)
             return
-        with open(self.journal, encoding="utf-8") as f:
-            lines = f.read().splitlines()
+        data = read_regular(self.journal, 1 << 30, "the journal")
+        try:
+            lines = data.decode("utf-8").splitlines()
+        except UnicodeDecodeError:
+            raise BadInput("%s is not UTF-8 text; move the folder away to start afresh"
+                           % self.journal)
         rows = []
         for n, line in enumerate(lines, 1):
             try:
-                rows.append(json.loads(line))
-            except ValueError:
+                r = json.loads(line)
+                if not isinstance(r, dict):
+                    raise ValueError
+            except (ValueError, RecursionError):
                 if n == len(lines):  # a line cut by an interruption: dropped
                     break
                 raise BadInput("%s line %d is not JSON; move the folder away to start afresh"
                                % (self.journal, n))
+            if n > 1 and (r.get("event") not in ("candidate", "pending") or
+                          not isinstance(r.get("id"), str) or not CANDIDATE_ID.match(r["id"]) or
+                          (r["event"] == "candidate" and (
+                              isinstance(r.get("generation"), bool) or
+                              not isinstance(r.get("generation"), int) or
+                              not isinstance(r.get("status"), str)))):
+                raise BadInput("%s line %d is not a line evolve_code.py writes; move the folder "
+                               "away to start afresh" % (self.journal, n))
+            rows.append(r)
         if not rows or rows[0].get("event") != "run":
             raise BadInput("%s is not an evolve_code.py journal" % self.journal)
         if rows[0] != head:
@@ -204,11 +690,13 @@ class Run:
                            % (self.journal, ", ".join(diff)))
         for r in rows[1:]:
             if r.get("event") == "candidate":
+                r.setdefault("family", "mma")
+                self.fam(r)  # a family this checkout knows
                 self.cands[r["id"]] = r
                 self.pending.discard(r["id"])
-                if r.get("key"):  # the device eval named
+                if isinstance(r.get("key"), str) and r["key"]:  # the device eval named
                     self.device = r["key"].split("|")[0]
-            elif r.get("event") == "pending":
+            else:
                 self.pending.add(r["id"])
         with open(self.journal, "w", encoding="utf-8") as f:  # drop a cut last line
             f.write("".join(json.dumps(r) + "\n" for r in rows))
@@ -225,88 +713,122 @@ class Run:
         cmd = [self.a.fasweep, *args]
         if self.store:
             cmd += ["--store", self.store]
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return run_group(cmd, timeout)
 
-    def key(self, build, config, device=None):
-        return "|".join((device or self.device, self.problem, build, config, self.mode))
+    def key(self, build, fam, config, device=None):
+        return "|".join([device or self.device, self.problem, build] +
+                        ([fam.name] if fam.name != "mma" else []) + [config, self.mode])
 
-    def from_store(self, build, config):
+    def from_store(self, build, fam, config):
         """The stored record of a candidate measured before an interruption
         (its eval stored it, the journal line was not written), or None."""
         if not self.device:
             return None
         try:
-            p = self.fasweep("show", self.key(build, config), timeout=60)
-        except (OSError, subprocess.TimeoutExpired):
+            rc, out, _ = self.fasweep("show", self.key(build, fam, config), timeout=60)
+        except OSError:
             return None
-        if p.returncode != 0:
+        if rc != 0:
             return None
         try:
-            r = json.loads(p.stdout)
-        except ValueError:
+            r = json.loads(out)
+        except (ValueError, RecursionError):
             return None
-        t = r.get("time") or {}
-        return {"status": r.get("status"), "median_us": t.get("median_us"),
-                "noise": t.get("noise"), "interval": interval(r), "error": r.get("error", ""),
-                "speedup_vs_baseline": None, "device": (r.get("key") or {}).get("device"),
-                "from_store": True}
+        if not isinstance(r, dict):
+            return None
+        t = r.get("time") if isinstance(r.get("time"), dict) else {}
+        st = r.get("status") if isinstance(r.get("status"), str) and STATUS.match(r["status"]) \
+            else "crashed"
+        err = r.get("error") if isinstance(r.get("error"), str) else ""
+        return {"status": st, "median_us": t.get("median_us") if is_num(t.get("median_us"))
+                else None, "noise": t.get("noise") if is_num(t.get("noise")) else None,
+                "interval": interval(r), "error": err, "check": check_of(r, err),
+                "speedup_vs_baseline": None,
+                "device": (r.get("key") or {}).get("device") if isinstance(r.get("key"), dict)
+                else None, "from_store": True}
 
-    def evaluate(self, path, config):
+    def evaluate(self, path, fam, config, child):
         """One candidate through `fasweep eval --kernel`: its result, a
-        failure being a result. Exits when eval refuses its arguments or
-        fails as a whole."""
-        args = ["eval", "--problem", self.problem, "--config", config, "--mode", self.mode,
-                "--kernel", path, "--json"]
+        failure being a result. eval refusing a child's source (exit 2)
+        makes it invalid; refusing a seed's exits 2; eval failing as a
+        whole exits 1."""
+        args = ["eval", "--problem", self.problem, "--config", fam.arg(config), "--mode",
+                self.mode, "--kernel", path, "--json"]
         if self.a.space:
             args += ["--space", self.a.space]
         try:
-            p = self.fasweep(*args, timeout=self.a.eval_timeout)
-        except subprocess.TimeoutExpired:
-            return {"status": "timeout", "median_us": None, "noise": None, "interval": None,
-                    "error": "fasweep eval did not answer within %d s (--eval-timeout)"
-                    % self.a.eval_timeout, "speedup_vs_baseline": None}
+            rc, out, err = self.fasweep(*args, timeout=self.a.eval_timeout)
         except OSError as e:
             die("cannot run %s: %s (--fasweep)" % (self.a.fasweep, e.strerror), 2)
+        if rc is None:
+            return {"status": "timeout", "median_us": None, "noise": None, "interval": None,
+                    "error": "fasweep eval did not answer within %d s (--eval-timeout); its "
+                    "process group was killed" % self.a.eval_timeout, "check": None,
+                    "speedup_vs_baseline": None}
         rows = []
-        for line in p.stdout.splitlines():
+        for line in out.splitlines():
             if line.startswith("{"):
                 try:
-                    rows.append(json.loads(line))
-                except ValueError:
-                    pass
-        if p.returncode == 2:
-            die("fasweep eval refused %s: %s" % (path, p.stderr.strip().splitlines()[-1:]), 2)
+                    r = json.loads(line)
+                except (ValueError, RecursionError):
+                    continue
+                if isinstance(r, dict):
+                    rows.append(r)
+        last_err = (err.strip().splitlines() or [""])[-1][:300]
+        if rc == 2:
+            if child:
+                return {"status": "invalid", "median_us": None, "noise": None, "interval": None,
+                        "error": "fasweep eval refused it: %s" % (last_err or "exit 2"),
+                        "check": None, "speedup_vs_baseline": None}
+            die("fasweep eval refused %s: %s" % (path, last_err or "exit 2"), 2)
         if not rows:
-            err = (p.stderr.strip().splitlines() or ["no output"])[-1]
-            die("fasweep eval gave no result for %s (exit %d): %s" % (path, p.returncode, err), 1)
+            die("fasweep eval gave no result for %s (exit %d): %s"
+                % (path, rc, last_err or "no output"), 1)
         r = rows[-1]
-        res = {"status": r.get("status"), "median_us": r.get("median_us"), "noise": r.get("noise"),
-               "interval": interval(r), "error": r.get("error") or "",
-               "speedup_vs_baseline": r.get("speedup_vs_baseline"),
-               "device": r.get("device"), "build": r.get("build")}
-        res.update({k: r[k] for k in FIGURES if k in r})
+        st = r.get("status")
+        error = r.get("error") if isinstance(r.get("error"), str) else ""
+        if not isinstance(st, str) or not STATUS.match(st):
+            error = "fasweep eval printed a result without a status it knows (%s)%s" % (
+                json.dumps(st)[:40], ": " + error if error else "")
+            st = "crashed"
+        res = {"status": st, "median_us": r.get("median_us") if is_num(r.get("median_us"))
+               else None, "noise": r.get("noise") if is_num(r.get("noise")) else None,
+               "interval": interval(r), "error": error,
+               "check": check_of(r, error) if st != "ok" else None,
+               "speedup_vs_baseline": r.get("speedup_vs_baseline")
+               if is_num(r.get("speedup_vs_baseline")) else None,
+               "device": r.get("device") if clean_str(r.get("device")) else None,
+               "build": r.get("build") if clean_str(r.get("build")) else None}
+        if st == "ok" and res["median_us"] is None:
+            res.update(status="crashed", error="fasweep eval said ok without a median_us")
+        res.update({k: r[k] for k in FIGURES if is_num(r.get(k))})
         return res
 
-    def measure(self, cid, gen, parent, mutator, mutation, path, config):
+    def measure(self, cid, gen, parent, mutator, mutation, path, fam, config, child):
         """Measures (or finds in the store) the candidate at path and
         journals it. Returns its journal entry."""
-        text = read_kernel(path, "the candidate source")
+        text, why = kernel_problem(read_regular(path, MAX_SOURCE, "the candidate source"), fam)
+        if why:
+            raise BadInput("the candidate source %s is %s" % (path, why))
         build = "src-" + fnv1a64(text.encode("utf-8"))
-        res = self.from_store(build, config) if cid in self.pending else None
+        res = self.from_store(build, fam, config) if cid in self.pending else None
         if res is None:
-            self.append({"event": "pending", "id": cid, "build": build, "config": config})
-            res = self.evaluate(path, config)
+            self.append({"event": "pending", "id": cid, "build": build, "family": fam.name,
+                         "config": config})
+            res = self.evaluate(path, fam, config, child)
         if res.get("device"):
             self.device = res["device"]
         if res["status"] == "ok" and not res.get("interval"):
             # eval --json may not print the interval; the stored record has it
-            rec = self.from_store(build, config)
+            rec = self.from_store(build, fam, config)
             if rec and rec.get("interval"):
                 res["interval"] = rec["interval"]
         row = {"event": "candidate", "id": cid, "generation": gen, "parent": parent,
                "mutator": mutator, "mutation": mutation, "source": path, "sha256": sha256(text),
-               "src_hash": build[4:], "build": res.get("build") or build, "config": config,
-               "key": self.key(build, config) if self.device else None}
+               "src_hash": build[4:], "build": res.get("build") or build, "family": fam.name,
+               "config": config,
+               "key": self.key(build, fam, config) if self.device and res["status"] != "invalid"
+               else None}
         row.update({k: v for k, v in res.items() if k not in ("device", "build")})
         self.append(row)
         self.cands[cid] = row
@@ -319,7 +841,7 @@ class Run:
             what = "ok %.3f us %s" % (r["median_us"], "[%.3f, %.3f]" % tuple(ci) if ci
                                       else "(no interval)")
         else:
-            what = "%s: %s" % (r["status"], " ".join((r.get("error") or "").splitlines()[:1]))
+            what = "%s: %s" % (r["status"], one_line(r.get("error"), 300))
         if r.get("duplicate_of"):
             what += " (the same source as %s: not measured again)" % r["duplicate_of"]
         print("%s gen %d %s%s: %s" % (r["id"], r["generation"], r["mutator"],
@@ -329,31 +851,35 @@ class Run:
     # ---- the loop ------------------------------------------------------------------------------
 
     def gen0(self):
-        """The seeds' first --population distinct configs, each with its
-        seed's source copied into DIR/src."""
+        """The seeds' first --population distinct (family, config)s, each
+        with its seed's source copied into DIR/src."""
         out, seen = [], set()
-        for i, s in enumerate(self.seeds["seeds"]):
+        for i, (s, fam) in enumerate(zip(self.seeds["seeds"], self.fams)):
             if len(out) == self.a.population:
                 break
-            if s["config_text"] in seen:
+            if (fam.name, s["config_text"]) in seen:
                 continue
-            seen.add(s["config_text"])
+            seen.add((fam.name, s["config_text"]))
             cid = "g0-%d" % len(out)
-            if cid not in self.cands:
-                src = seed_source(s, self.a.seeds)
-                text = read_kernel(src, "the source of seed rank %s" % s.get("rank", i + 1))
+            rank = s.get("rank") if s.get("rank") is not None else i + 1
+            if cid in self.cands:
+                self.say(self.cands[cid])
+            else:
+                src = seed_source(s, self.a.seeds, fam)
+                what = "the source of seed rank %s" % rank
+                text, why = kernel_problem(read_regular(src, MAX_SOURCE, what), fam)
+                if why:
+                    raise BadInput("%s %s is %s" % (what, src, why))
                 dst = os.path.join(self.out, "src", cid + ".cuh")
                 with open(dst, "w", encoding="utf-8") as f:
                     f.write(text)
-                self.measure(cid, 0, None, "seed", "rank %s of %s" % (s.get("rank", i + 1),
-                             os.path.basename(self.a.seeds)), dst, s["config_text"])
+                self.measure(cid, 0, None, "seed", "rank %s of %s" % (
+                    rank, os.path.basename(self.a.seeds)), dst, fam, s["config_text"], False)
             out.append(cid)
         return out
 
     def rank(self, ids):
-        ok = [c for c in ids if self.cands[c]["status"] == "ok"
-              and isinstance(self.cands[c]["median_us"], (int, float))]
-        return sorted(ok, key=lambda c: (self.cands[c]["median_us"], c))
+        return [c["id"] for c in ranking([self.cands[c] for c in ids])]
 
     def next_population(self, kids, gen):
         """Only candidates up to this generation count, so a resumed run
@@ -369,31 +895,33 @@ class Run:
 
     def task(self, trial, gen, parent, rng_seed, tmp, out):
         p = self.cands[parent]
+        fam = self.fam(p)
         keys = ("id", "generation", "parent", "mutator", "mutation", "source", "sha256",
-                "config", "status", "median_us", "noise", "interval", "error",
+                "family", "config", "status", "median_us", "noise", "interval", "error", "check",
                 "speedup_vs_baseline") + FIGURES
         hist = [{k: c.get(k) for k in keys} for c in self.cands.values()]
+        top = self.seeds["seeds"][0]
         return {
             "schema": TASK_SCHEMA, "trial": trial, "generation": gen, "rng_seed": rng_seed,
-            "output": tmp,
-            "parent": {k: p.get(k) for k in ("id", "source", "sha256", "config", "status",
-                                              "median_us", "noise", "interval", "error",
-                                              "speedup_vs_baseline", "mutation") + FIGURES},
+            "output": tmp, "family": fam.name, "edit_sites": fam.edit_sites,
+            "parent": {k: p.get(k) for k in ("id", "source", "sha256", "family", "config",
+                                              "status", "median_us", "noise", "interval",
+                                              "error", "speedup_vs_baseline", "mutation")
+                       + FIGURES},
             "context": {
-                "kernel": "FlashAttention forward, fp16 in/out, fp32 accumulation, "
-                          "mma.sync.m16n8k16 tensor cores (kernels/mma/flash_fwd.cuh)",
+                "kernel": fam.context, "family": fam.name, "template": fam.template_rel,
+                "instance_macro": fam.instance_macro, "kernel_template": fam.kernel,
                 "device": self.device, "problem": self.seeds["problem"], "mode": self.mode,
-                "config": p["config"],
+                "config": p["config"], "config_arg": fam.arg(p["config"]),
                 "objective": "lower median_us of `fasweep eval --kernel`, gated against the "
-                             "fp32 reference (status ok)",
+                             "fp32 reference and eval's other checks (status ok)",
                 "eval": [self.a.fasweep, "eval", "--problem", self.problem, "--config",
-                         p["config"], "--mode", self.mode, "--kernel", out, "--json"],
+                         fam.arg(p["config"]), "--mode", self.mode, "--kernel", out, "--json"],
                 "baseline": self.seeds.get("baseline"),
-                "seeds_top1": {"config": self.seeds["seeds"][0]["config_text"],
-                               "median_us": (self.seeds["seeds"][0].get("metrics") or {})
-                               .get("median_us")},
+                "seeds_top1": {"config": self.fams[0].arg(top["config_text"]),
+                               "median_us": (top.get("metrics") or {}).get("median_us")},
             },
-            "insights": INSIGHTS + self.learned(),
+            "insights": fam.insights + self.learned(),
             "history": hist,
         }
 
@@ -402,10 +930,18 @@ class Run:
         out = []
         for c in self.cands.values():
             par = self.cands.get(c.get("parent") or "")
-            if not par or not c.get("mutation"):
+            if not par:
                 continue
-            if c["status"] != "ok":
-                out.append("%s (%s) gave %s" % (c["mutation"], c["id"], c["status"]))
+            what = c.get("mutation") or "the mutator's answer"
+            if c["status"] == "invalid":
+                out.append("%s (%s) was no valid kernel: %s" % (what, c["id"],
+                                                                 one_line(c.get("error"), 160)))
+            elif not c.get("mutation"):
+                continue
+            elif c["status"] != "ok":
+                out.append("%s (%s) gave %s%s" % (
+                    c["mutation"], c["id"], c["status"],
+                    " (refused by eval's %s check)" % c["check"] if c.get("check") else ""))
             elif par["status"] == "ok" and par["median_us"]:
                 spills = " (%d bytes of spills)" % c["spill_bytes"] if c.get("spill_bytes") else ""
                 out.append("%s (%s) changed the time by %+.1f %% (%.3f -> %.3f us)%s"
@@ -417,56 +953,155 @@ class Run:
     def child(self, trial, gen, pop):
         cid = "t%d" % trial
         if cid in self.cands:
+            self.say(self.cands[cid])
             return cid
         rng = random.Random("%d:%d" % (self.a.seed, trial))
         a, b = rng.choice(pop), rng.choice(pop)
-        parent = min(a, b, key=lambda c: (self.cands[c]["median_us"], c))
+        parent = better(self.cands[a], self.cands[b])["id"]
+        rng_seed = rng.randrange(1 << 31)
         out = os.path.join(self.out, "src", cid + ".cuh")
         meta = out + ".json"
-        if not os.path.exists(out):  # written before an interruption: not asked for again
-            task_path = os.path.join(self.out, "tasks", cid + ".json")
-            tmp = out + ".part"
-            with open(task_path, "w", encoding="utf-8") as f:
-                json.dump(self.task(trial, gen, parent, rng.randrange(1 << 31), tmp, out), f,
-                          indent=1)
-            for stale in (tmp, tmp + ".json", meta):
-                if os.path.exists(stale):
-                    os.remove(stale)
-            try:
-                p = subprocess.run(shlex.split(self.a.mutator) + [task_path, tmp],
-                                   capture_output=True, text=True, timeout=self.a.mutator_timeout)
-            except subprocess.TimeoutExpired:
-                raise BadInput("the mutator did not write %s within %d s (--mutator-timeout)"
-                               % (tmp, self.a.mutator_timeout))
-            except OSError as e:
-                raise BadInput("cannot run the mutator %s: %s" % (self.a.mutator, e.strerror))
-            if p.returncode != 0:
-                raise BadInput("the mutator failed on %s (exit %d): %s" % (
-                    task_path, p.returncode, (p.stderr.strip().splitlines() or [""])[-1]))
-            if not os.path.exists(tmp) or os.path.getsize(tmp) == 0:
-                raise BadInput("the mutator wrote nothing to %s (task %s)" % (tmp, task_path))
-            read_kernel(tmp, "the mutator's output")
-            if os.path.exists(tmp + ".json"):
-                os.replace(tmp + ".json", meta)
-            os.replace(tmp, out)
-        mutation = ""
-        try:
-            with open(meta, encoding="utf-8") as f:
-                mutation = str(json.load(f).get("mutation", ""))[:200]
-        except (OSError, ValueError, AttributeError):
-            pass
-        config = self.cands[parent]["config"]
-        if not self.duplicate(cid, gen, parent, mutation, out, config):
-            self.measure(cid, gen, parent, self.mutator_name(), mutation, out, config)
+        par = self.cands[parent]
+        if os.path.exists(out):  # accepted before an interruption: not asked for again
+            mutation, fam, config = self.accepted(out, meta, par)
+        else:
+            got = self.ask(cid, trial, gen, parent, rng_seed, out, meta)
+            if got[0] == "invalid":
+                self.invalid(cid, gen, parent, *got[1:])
+                return cid
+            mutation, fam, config = got
+        if not self.duplicate(cid, gen, parent, mutation, out, fam, config):
+            self.measure(cid, gen, parent, self.mutator_name(), mutation, out, fam, config, True)
         return cid
 
-    def duplicate(self, cid, gen, parent, mutation, path, config):
-        """A child whose source and config are an earlier candidate's is not
-        measured again: it is journalled with that one's results
-        (duplicate_of). Returns 1 when it was one."""
-        sha = sha256(read_kernel(path, "the candidate source"))
+    def accepted(self, out, meta, par):
+        """(mutation, Family, config) of a child source accepted before an
+        interruption, from the meta file the loop wrote beside it."""
+        try:
+            m = json.loads(read_regular(meta, MAX_META, "the meta file").decode("utf-8"))
+            if not isinstance(m, dict):
+                raise ValueError
+        except (BadInput, ValueError, RecursionError):
+            m = {}
+        mutation = str(m.get("mutation", ""))[:200]
+        try:
+            fam, config = parse_config(m.get("config"), self.fam(par), meta) \
+                if m.get("config") else (self.fam(par), par["config"])
+        except ValueError as e:
+            raise BadInput("%s: %s" % (meta, e))
+        return mutation, fam, config
+
+    def ask(self, cid, trial, gen, parent, rng_seed, out, meta):
+        """Asks the mutator for trial's child. Returns (mutation, Family,
+        config) of an accepted child (renamed to out), or ("invalid",
+        reason, mutation, family name, config, the rejected file or None,
+        its sha256 or None)."""
+        par = self.cands[parent]
+        pfam = self.fam(par)
+        task_path = os.path.join(self.out, "tasks", cid + ".json")
+        tmp = out + ".part"
+        rejected = out + ".invalid"
+        with open(task_path, "w", encoding="utf-8") as f:
+            json.dump(self.task(trial, gen, parent, rng_seed, tmp, out), f, indent=1)
+        for stale in (tmp, tmp + ".json", meta, rejected):
+            try:
+                if os.path.lexists(stale):
+                    os.remove(stale)
+            except OSError as e:
+                raise BadInput("cannot remove the stale %s: %s" % (stale, e.strerror))
+        mutation = ""
+
+        def fail(reason, data=None, fam_name=pfam.name, config=par["config"]):
+            kept = None
+            try:
+                if stat.S_ISREG(os.lstat(tmp).st_mode):
+                    os.replace(tmp, rejected)
+                    kept = rejected
+            except OSError:
+                pass
+            return ("invalid", reason, mutation, fam_name, config, kept,
+                    hashlib.sha256(data).hexdigest() if data else None)
+
+        try:
+            rc, _, err = run_group(shlex.split(self.a.mutator) + [task_path, tmp],
+                                   self.a.mutator_timeout)
+        except OSError as e:
+            raise BadInput("cannot run the mutator %s: %s" % (self.a.mutator, e.strerror))
+        except ValueError as e:  # a NUL in the command
+            raise BadInput("cannot run the mutator %s: %s" % (json.dumps(self.a.mutator)[:80], e))
+        if rc is None:
+            return fail("the mutator did not finish within %d s (--mutator-timeout); its process "
+                        "group was killed" % self.a.mutator_timeout)
+        if rc < 0:
+            return fail("the mutator was killed by signal %d" % -rc)
+        if rc != 0:
+            return fail("the mutator exited %d: %s" % (
+                rc, (err.strip().splitlines() or ["(nothing on stderr)"])[-1][:300]))
+        if not os.path.lexists(tmp):
+            return fail("the mutator wrote nothing to %s (task %s)" % (tmp, task_path))
+        try:
+            data = read_regular(tmp, MAX_SOURCE, "the mutator's output")
+        except BadInput as e:
+            return fail(str(e))
+        if os.path.lexists(tmp + ".json"):
+            try:
+                m = json.loads(read_regular(tmp + ".json", MAX_META, "the mutator's meta file")
+                               .decode("utf-8"))
+                if not isinstance(m, dict):
+                    raise ValueError("not an object")
+            except BadInput as e:
+                return fail(str(e), data)
+            except (ValueError, RecursionError):
+                return fail("the mutator's %s is not a JSON object" % (tmp + ".json"), data)
+            mutation = one_line(str(m.get("mutation", "")), 200)
+            cfg = m.get("config")
+        else:
+            cfg = None
+        fam, config = pfam, par["config"]
+        if cfg is not None:
+            try:
+                fam, config = parse_config(cfg, pfam, tmp + ".json")
+            except ValueError as e:
+                return fail("%s (in %s)" % (e, tmp + ".json"), data)
+        text, why = kernel_problem(data, fam)
+        if why:
+            if len(data) == 0:
+                return fail("the mutator wrote nothing to %s (task %s)" % (tmp, task_path))
+            shown = "%s:%s" % (fam.name, config) if cfg is not None else None
+            return fail("the mutator's output %s is %s%s" % (
+                tmp, why, " (its config %s is of family %s)" % (shown, fam.name) if shown
+                else ""), data, fam.name, config)
+        tmp_meta = meta + ".part"
+        with open(tmp_meta, "w", encoding="utf-8") as f:
+            json.dump({"mutation": mutation, "config": fam.arg(config)}, f)
+        os.replace(tmp_meta, meta)
+        os.replace(tmp, out)
+        if os.path.lexists(tmp + ".json"):
+            os.remove(tmp + ".json")
+        return mutation, fam, config
+
+    def invalid(self, cid, gen, parent, reason, mutation, fam_name, config, source, sha):
+        row = {"event": "candidate", "id": cid, "generation": gen, "parent": parent,
+               "mutator": self.mutator_name(), "mutation": mutation, "source": source,
+               "sha256": sha, "src_hash": None, "build": None, "family": fam_name,
+               "config": config, "key": None, "status": "invalid", "median_us": None,
+               "noise": None, "interval": None, "error": reason, "check": None,
+               "speedup_vs_baseline": None}
+        self.append(row)
+        self.cands[cid] = row
+        self.say(row)
+
+    def duplicate(self, cid, gen, parent, mutation, path, fam, config):
+        """A child whose source, family and config are an earlier
+        candidate's is not measured again: it is journalled with that one's
+        results (duplicate_of). Returns 1 when it was one."""
+        text, why = kernel_problem(read_regular(path, MAX_SOURCE, "the candidate source"), fam)
+        if why:
+            raise BadInput("the candidate source %s is %s" % (path, why))
+        sha = sha256(text)
         old = next((c for c in self.cands.values()
-                    if c["sha256"] == sha and c["config"] == config), None)
+                    if c.get("sha256") == sha and c["config"] == config
+                    and c.get("family", "mma") == fam.name), None)
         if old is None:
             return 0
         row = dict(old, id=cid, generation=gen, parent=parent, mutator=self.mutator_name(),
@@ -493,7 +1128,18 @@ class Run:
                 if trial == self.a.trials:
                     break
                 trial += 1
-                kids.append(self.child(trial, gen, pop))
+                cid = self.child(trial, gen, pop)
+                kids.append(cid)
+                if self.cands[cid]["status"] == "invalid":
+                    self.fails.append(cid)
+                else:
+                    self.fails = []
+                if len(self.fails) >= self.a.max_mutator_failures:
+                    die("the mutator failed %d times in a row (%s to %s; the last: %s); stopped "
+                        "(--max-mutator-failures %d). %s holds every trial up to %s"
+                        % (len(self.fails), self.fails[0], self.fails[-1],
+                           one_line(self.cands[cid]["error"], 200),
+                           self.a.max_mutator_failures, self.journal, cid), 1)
             pop = self.next_population(kids, gen)
         return self.summary(trial, gen)
 
@@ -502,7 +1148,7 @@ class Run:
     def summary(self, trials, gens):
         kids = [c for c in self.cands.values() if c["generation"] > 0]
         ok_kids = [c for c in kids if c["status"] == "ok"]
-        best = self.cands[self.rank(list(self.cands))[0]]
+        best = ranking(list(self.cands.values()))[0]
         top1 = self.cands["g0-0"]
         seed1 = self.seeds["seeds"][0]
         stored_top1 = (seed1.get("metrics") or {}).get("median_us")
@@ -525,28 +1171,30 @@ class Run:
         }
 
     def brief(self, c):
-        return {"id": c["id"], "config": c["config"], "status": c["status"],
-                "median_us": c["median_us"], "interval": c.get("interval") or "no interval",
-                "generation": c["generation"], "mutation": c.get("mutation"),
-                "source": c["source"], "key": c.get("key")}
+        return {"id": c["id"], "family": c.get("family", "mma"), "config": c["config"],
+                "status": c["status"], "median_us": c["median_us"],
+                "interval": c.get("interval") or "no interval", "generation": c["generation"],
+                "mutation": c.get("mutation"), "source": c["source"], "key": c.get("key")}
 
     def baseline(self, best):
-        """The best SDPA baseline: the seeds file's, else from eval's
-        speedup_vs_baseline of the best candidate."""
+        """The best SDPA baseline: the seeds file's (with its interval when
+        it has ci_lo_us and ci_hi_us), else from eval's speedup_vs_baseline
+        of the best candidate (no interval)."""
         b = self.seeds.get("baseline")
-        if isinstance(b, dict) and isinstance(b.get("median_us"), (int, float)):
+        if isinstance(b, dict) and is_num(b.get("median_us")):
             return {"name": b.get("name"), "median_us": b["median_us"], "interval": interval(b),
                     "from": "seeds file"}
         sp = best.get("speedup_vs_baseline")
-        if isinstance(sp, (int, float)) and sp > 0:
+        if is_num(sp) and sp > 0:
             return {"name": None, "median_us": best["median_us"] * sp, "interval": None,
                     "from": "eval speedup_vs_baseline"}
         return None
 
 
 def ratio(ref, best):
-    """ref's time over best's (>1: best is faster), with the interval of
-    the ratio from both 95 % intervals when both have one."""
+    """ref's time over best's (>1: best is faster). Its interval
+    [ref_lo / best_hi, ref_hi / best_lo] needs both 95 % intervals; with
+    only one, that one's spread is given apart, named for what it is."""
     r_us, b_us = ref.get("median_us"), best.get("median_us")
     if not r_us or not b_us:
         return {"speedup": None, "interval": "no interval"}
@@ -554,13 +1202,24 @@ def ratio(ref, best):
     out = {"speedup": round(r_us / b_us, 4), "interval": "no interval"}
     if ri and bi:
         out["interval"] = [round(ri[0] / bi[1], 4), round(ri[1] / bi[0], 4)]
-    elif bi:  # a baseline without one: the candidate's interval alone
-        out["interval"] = [round(r_us / bi[1], 4), round(r_us / bi[0], 4)]
-        out["interval_note"] = "from the candidate's interval only (the reference has none)"
+    elif bi:
+        out["candidate_interval_only"] = [round(r_us / bi[1], 4), round(r_us / bi[0], 4)]
+        out["interval_note"] = ("candidate interval only: the reference has no interval, so this "
+                                "is the spread of the candidate's time alone, not an interval of "
+                                "the ratio")
+    elif ri:
+        out["reference_interval_only"] = [round(ri[0] / b_us, 4), round(ri[1] / b_us, 4)]
+        out["interval_note"] = ("reference interval only: the candidate has no interval, so this "
+                                "is the spread of the reference's time alone, not an interval of "
+                                "the ratio")
     return out
 
 
 def print_summary(s):
+    def cfg(c):
+        return c["config"] if c.get("family", "mma") == "mma" else "%s:%s" % (c["family"],
+                                                                              c["config"])
+
     def us(c):
         iv = c["interval"]
         if c["median_us"] is None:
@@ -572,24 +1231,33 @@ def print_summary(s):
         iv = v["interval"]
         if v["speedup"] is None:
             return "no comparison (no ok time)"
-        return "%.3fx %s" % (v["speedup"], "[%.3f, %.3f]" % tuple(iv)
-                             if isinstance(iv, list) else "(no interval)")
+        if isinstance(iv, list):
+            return "%.3fx [%.3f, %.3f]" % (v["speedup"], iv[0], iv[1])
+        for side, other in (("candidate", "reference"), ("reference", "candidate")):
+            one = v.get(side + "_interval_only")
+            if one:
+                return "%.3fx, %s interval only [%.3f, %.3f] (the %s has none: not an interval " \
+                       "of the ratio)" % (v["speedup"], side, one[0], one[1], other)
+        return "%.3fx (no interval)" % v["speedup"]
 
     b = s["best"]
-    print("best: %s %s at %s, %s" % (b["id"], b["mutation"] or "", b["config"], us(b)))
+    print("best: %s %s at %s, %s" % (b["id"], b["mutation"] or "", cfg(b), us(b)))
     t = s["vs_top1"]
     print("vs the seeds' top-1 (%s, re-measured %s; stored %s us): %s" % (
-        t["top1"]["config"], us(t["top1"]), t["top1_stored_us"], x(t)))
+        cfg(t["top1"]), us(t["top1"]), t["top1_stored_us"], x(t)))
     v = s["vs_baseline"]
     if v["speedup"] is None:
         print("vs SDPA: %s" % v.get("note", "no baseline time"))
     else:
-        print("vs %s (%.3f us, %s): %s" % (v["baseline"]["name"] or "the best baseline",
-                                           v["baseline"]["median_us"], v["baseline"]["from"], x(v)))
+        bi = v["baseline"]["interval"]
+        print("vs %s (%.3f us%s, %s): %s" % (
+            v["baseline"]["name"] or "the best baseline", v["baseline"]["median_us"],
+            " [%.3f, %.3f]" % tuple(bi) if bi else "", v["baseline"]["from"], x(v)))
     va = s["validity"]
-    print("code validity: %d of %d candidates compiled and passed the gate (%s)" % (
+    print("code validity: %d of %d candidates compiled and passed the gate (%s)%s" % (
         va["valid"], va["candidates"], "%.1f %%" % (100 * va["rate"]) if va["rate"] is not None
-        else "none"))
+        else "none", "; " + ", ".join("%s %d" % kv for kv in va["statuses"].items())
+        if va["statuses"] else ""))
     print("best source: %s" % s["best_source"])
     print(json.dumps(s))
 
@@ -609,21 +1277,39 @@ def main():
     ap.add_argument("--trials", type=int, default=45, help="children to measure")
     ap.add_argument("--generations", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--eval-timeout", type=int, default=600, help="seconds per eval call")
-    ap.add_argument("--mutator-timeout", type=int, default=600)
+    ap.add_argument("--eval-timeout", type=int, default=600,
+                    help="seconds per eval call; then its process group is killed (default 600)")
+    ap.add_argument("--mutator-timeout", type=int, default=DEFAULT_MUTATOR_TIMEOUT,
+                    help="seconds per mutator call; then its process group is killed and the "
+                    "trial is invalid (default %d: above scripts/mutators/llm_prompt.py's default "
+                    "--timeout of 600 s for its model command, so a slow model is reported by "
+                    "llm_prompt.py, not cut off here)" % DEFAULT_MUTATOR_TIMEOUT)
+    ap.add_argument("--max-mutator-failures", type=int, default=5,
+                    help="stop (exit 1) after this many invalid trials in a row (default 5)")
     a = ap.parse_args()
     if a.elites is None:
         a.elites = min(2, a.population)
     if a.population < 1 or not 0 <= a.elites <= a.population or a.trials < 0 \
-            or a.generations < 0:
+            or a.generations < 0 or a.eval_timeout < 1 or a.mutator_timeout < 1 \
+            or a.max_mutator_failures < 1:
         ap.error("--population >= 1, 0 <= --elites <= --population, --trials and "
-                 "--generations >= 0")
+                 "--generations >= 0, the timeouts and --max-mutator-failures >= 1")
+    raise_on_signals()
     try:
-        run = Run(a, load_seeds(a.seeds))
+        run = Run(a, *load_seeds(a.seeds))
         run.open_journal()
         s = run.loop()
     except BadInput as e:
         die(str(e), 2)
+    except KeyboardInterrupt:
+        die("interrupted; %s holds every candidate journalled so far: the same command resumes"
+            % os.path.join(os.path.abspath(a.out), JOURNAL), 130)
+    except Terminated as e:
+        die("terminated by signal %d; %s holds every candidate journalled so far: the same "
+            "command resumes" % (e.signum, os.path.join(os.path.abspath(a.out), JOURNAL)),
+            128 + e.signum)
+    except OSError as e:
+        die("%s%s" % (e.strerror or e, ": %s" % e.filename if e.filename else ""), 1)
     print_summary(s)
     return 0
 

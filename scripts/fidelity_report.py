@@ -39,8 +39,12 @@ the ported "mean" intervals sit from the stored ones (a check of the port).
 import argparse
 import json
 import math
+import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
+import rounds  # noqa: E402  (the port of store/rounds.c)
 
 
 def load(path):
@@ -62,51 +66,19 @@ def load(path):
 
 
 # ---- the what-if: intervals recomputed from the stored rounds ----------------------------
-# A port of store/rounds.c (same seed, generator, percentiles, t table and
-# floor), so "mean" reproduces the stored intervals and "common" differs only
-# by the model.
-BOOT, POOL_MIN, SEED = 2000, 30, 0x5EED2024
-T975 = [(1, 12.706), (2, 4.303), (3, 3.182), (4, 2.776), (5, 2.571), (6, 2.447), (7, 2.365),
-        (8, 2.306), (9, 2.262), (10, 2.228), (12, 2.179), (15, 2.131), (20, 2.086),
-        (25, 2.060), (30, 2.042), (40, 2.021), (60, 2.000), (120, 1.980), (1000, 1.962)]
-M64 = (1 << 64) - 1
-
-
-def t975(df):
-    for i, (d, t) in enumerate(T975):
-        if df <= d:
-            return t if df == d or i == 0 else T975[i - 1][1]
-    return 1.96
-
-
-def splitmix(state):
-    state = (state + 0x9E3779B97F4A7C15) & M64
-    z = state
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
-    return state, z ^ (z >> 31)
+# The engine's arithmetic is scripts/rounds.py, a port of store/rounds.c
+# (same seed, generator, percentiles, t table and floor), so "mean"
+# reproduces the stored intervals and "common" differs only by the model.
 
 
 def boot_interval(n, pool, groups, floor, cache):
-    """rounds_interval: (lo, hi) relative to the estimate, or None."""
-    df = len(pool) - groups
-    if n < 1 or len(pool) < 2 or df < 1:
-        return None
+    """rounds_interval: (lo, hi) relative to the estimate, or None; cached
+    per n (cache: one per pool)."""
     if n not in cache:
-        state, means = SEED, []
-        for _ in range(BOOT):
-            acc = 0.0
-            for _ in range(n):
-                state, z = splitmix(state)
-                acc += pool[z % len(pool)]
-            means.append(acc / n)
-        means.sort()
-        lo, hi = min(means[int(0.025 * BOOT)], 0.0), max(means[int(0.975 * BOOT) - 1], 0.0)
-        if len(pool) < POOL_MIN:
-            w = t975(df) / 1.96
-            lo, hi = lo * w, hi * w
-        # sqrt(x^2 + f^2) as rounds.c writes it (math.hypot rounds differently)
-        cache[n] = (-math.sqrt(lo * lo + floor * floor), math.sqrt(hi * hi + floor * floor))
+        iv = rounds.interval(n, pool, groups, floor)
+        if iv is None:
+            return None
+        cache[n] = iv
     return cache[n]
 
 
@@ -137,13 +109,13 @@ def recompute(g, model, floor):
         res = {c: [u / est[c] / math.exp(b[r]) - 1 for r, u in enumerate(g[c]["rounds"])]
                for c in a}
     else:
-        est = {c: sum(r["rounds"]) / len(r["rounds"]) for c, r in g.items() if r["rounds"]}
+        est = {c: rounds.estimate(r["rounds"]) for c, r in g.items() if r["rounds"]}
         res = {c: [u / est[c] - 1 for u in g[c]["rounds"]] for c in est}
     pool, groups = [], 0
     for c in g:  # the export's order is the store's key order, as the engine pools
         n = len(res.get(c, []))
         if n >= 2:
-            pool += [e * math.sqrt(n / (n - 1)) for e in res[c]]
+            pool += [e * rounds.scale(n) for e in res[c]]  # rounds_pool_add's scaling
             groups += 1
     out, cache = {}, {}
     for c, u in est.items():

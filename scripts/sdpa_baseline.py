@@ -5,9 +5,14 @@ write the results as store records (JSON lines) for `fasweep import`.
 
 Same method as the sweep engine (docs/measurement.md):
   * fresh random fp16 inputs, uniform in [-1, 1], layout [B, H, S, D];
-  * a correctness gate against an fp32 reference (rel_l2 and max_abs in
-    float64, any NaN/inf fails); a backend that fails it is stored "wrong"
-    and not timed; one that cannot run here is stored "crashed";
+  * a correctness gate: one call of each backend (the gate call, before
+    any timing) is compared with an fp32 reference (rel_l2 and max_abs in
+    float64 within the space's tolerance, any NaN/inf fails); a backend that
+    fails it is stored "wrong" and not timed; one that cannot run here is
+    stored "crashed". Only that gate call's output is checked: the timed
+    calls of the library are not output-checked (fasweep's own kernels'
+    timed launches now are; PyTorch's are trusted to compute what their
+    gate call did);
   * warm-up launches, then one CUDA event pair around each call, calls
     queued in blocks behind a GPU sleep kernel so host time between the
     events is not counted, until the noise of the median
@@ -17,18 +22,46 @@ Same method as the sweep engine (docs/measurement.md):
     before every sample, outside its events: the engine's own call) and
     batch (one event pair around back-to-back calls, as many as fill
     measure.batch_us; a sample is their time / calls: throughput, the way
-    users and the PyTorch benchmarks time SDPA) modes.
+    users and the PyTorch benchmarks time SDPA) modes;
+  * the engine's buffers (class Rotation): two input sets, hot and cold
+    samples cycling through 4 copies of V, every launch of a batch sample
+    reading its own copy of V, every timed call writing its own output, so
+    a baseline meets the memory the engine's checked launches meet;
+  * rounds and a 95 % interval (docs/measurement.md, "Intervals"): every
+    (backend, mode) is measured in measure.rounds rounds (--rounds to
+    override; 1 to 8), interleaved: round r times every backend still ok
+    once, each with all its modes in turn (a backend is one engine job), in
+    the listed order rotated by r/rounds of its length (sweep/engine.c,
+    engine_round_jobs), with a pause of --round-pause seconds between
+    rounds so the GPU's state can move. Later rounds warm up once (the
+    engine's light rounds); the gate is not repeated. A backend that fails
+    in any round is stored "crashed" in every mode, with no rounds
+    (correctness first). The rounds fold into one record as
+    sweep/intervals.c (intervals_combine) folds a kernel's: median_us = the
+    mean of the round medians, time.round_us = the round medians in the
+    order measured, min_us = the lowest of the rounds, samples = their
+    sum; mean_us, stdev_us, cv, noise, launches, the clocks and the
+    timestamp are the last round's burst; tflops and gbps are of median_us.
+    ci_lo_us / ci_hi_us come from scripts/rounds.py (a digit-exact port of
+    store/rounds.c), the pool being the residuals of the ok baseline
+    records of the same (device, problem, mode) that this run measured
+    (every backend), the floor measure.ci_floor. One round (or a pool that
+    says nothing) gives no interval (null), as in the engine.
 The measurement settings and tolerances come from --space FILE when given
 (the space's "measure" and "tolerance"), else the engine's defaults.
 
 usage:
   sdpa_baseline.py --problem 4,8,512,64 [--causal] [--space FILE]
                    [--modes hot,cold,batch] [--backends flash,efficient,cudnn]
-                   [--flush memset|fill] [-o FILE] [--table]
+                   [--rounds N] [--round-pause S] [--flush memset|fill]
+                   [-o FILE] [--table]
   then: fasweep import FILE
 
 Records: key {device, problem, build "baseline", config "sdpa-flash" |
 "sdpa-efficient" | "sdpa-cudnn", mode}, kind "baseline".
+
+The pure parts (space, round order, folding, intervals, records) import
+without PyTorch: tests/cli/baseline_rounds.bats checks them.
 """
 
 import argparse
@@ -41,6 +74,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
 from fnv1a import fnv1a64  # noqa: E402  (the space hash fasweep stores)
+import rounds as rounds_mod  # noqa: E402  (the port of store/rounds.c)
 
 # The engine's defaults (grid/space.h, docs/spaces.md).
 DEFAULT_MEASURE = {
@@ -52,9 +86,14 @@ DEFAULT_MEASURE = {
     "timeout_s": 10,
     "modes": ["hot"],
     "batch_us": 200,
+    "rounds": 3,
+    "ci_floor": 0.007,
 }
 DEFAULT_TOLERANCE = {"rel_l2": 5e-3, "max_abs": 3e-2}
 MEDIAN_SE = 1.2533141373155001  # sqrt(pi/2), as sweep/stats.h
+MIN_US = 1e-6  # the shortest time an ok record may hold (store/record.c, REC_MIN_US)
+CI_MAX_RATIO = 1e6  # an interval ends at most this times the median (REC_CI_MAX_RATIO)
+ROUND_PAUSE_S = 1.0  # the pause between rounds: the GPU's state may move
 BLOCK_MAX = 16
 BACKENDS = {"flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION",
             "cudnn": "CUDNN_ATTENTION"}
@@ -120,7 +159,24 @@ def load_space(path):
         die("cannot read space %s: %s" % (path, e))
     measure.update(doc.get("measure", {}))
     tol.update(doc.get("tolerance", {}))
+    check_rounds(measure["rounds"], "%s: measure.rounds" % path)
+    check_floor(measure["ci_floor"], "%s: measure.ci_floor" % path)
     return measure, tol, str(doc.get("name", "space"))[:63], fnv1a64(raw)
+
+
+def check_rounds(v, what):
+    """The rounds a record can hold: an integer from 1 to RECORD_MAX_ROUNDS
+    (grid/space.c's rule for measure.rounds); exit 2 otherwise."""
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= rounds_mod.MAX_ROUNDS:
+        die("%s: expected an integer from 1 to %d, got %r" % (what, rounds_mod.MAX_ROUNDS, v))
+    return v
+
+
+def check_floor(v, what):
+    """measure.ci_floor: a fraction 0 < x < 0.5 (grid/space.c); exit 2 otherwise."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 0.5:
+        die("%s: expected a fraction, 0 < x < 0.5, got %r" % (what, v))
+    return float(v)
 
 
 # ---- environment -------------------------------------------------------------------------------
@@ -239,6 +295,38 @@ def cudart_memset():
     return None
 
 
+class Rotation:
+    """The input buffers of the engine's timed launches, mirrored so that a
+    baseline is timed on the same memory pattern as a kernel (sweep/guard.h,
+    docs/measurement.md "What is checked"): two input sets (q, k, v each);
+    a launch of a one-launch sample (hot, cold) reads one of GUARD_CYCLE = 4
+    copies of V in turn (the sets alternate), each launch of a batch sample
+    its own copy. (The engine also flips signs of V between uses, outside
+    the timing, to check every output; a baseline's outputs are not checked,
+    so the copies keep their values.) Each output is a new buffer (Timer.block
+    keeps them alive until the block ends)."""
+
+    CYCLE = 4
+
+    def __init__(self, torch, gen, q, k, v):
+        self.torch = torch
+        b = [(torch.rand(q.shape, generator=gen, device=q.device, dtype=torch.float32)
+              .mul_(2).sub_(1).half()) for _ in range(3)]
+        self.q, self.k = [q, b[0]], [k, b[1]]
+        self.v = [v, b[2]]
+        self.room(self.CYCLE)
+
+    def room(self, launches):
+        """V copies enough for samples of `launches` launches."""
+        want = max(self.CYCLE, launches)
+        while len(self.v) < want:
+            self.v.append(self.v[len(self.v) % 2].clone())
+
+    def inputs(self, sample, launch, launches):
+        e = launch if launches > 1 else sample % self.CYCLE
+        return self.q[e % 2], self.k[e % 2], self.v[e]
+
+
 class Timer:
     def __init__(self, torch, dev, use_memset=True):
         self.torch = torch
@@ -257,19 +345,24 @@ class Timer:
                    for _ in range(BLOCK_MAX)]
 
     def block(self, fn, nb, cold, base, launches=1):
+        """nb samples; fn(i, l) is launch l of sample i (its buffers: Rotation).
+        Every output stays alive until the block is over, so each launch
+        writes its own buffer, as the engine's timed launches do."""
         torch = self.torch
         spin_us = max(20.0, 1.5 * self.enqueue_us * nb * launches)
         torch.cuda._sleep(int(spin_us * self.cycles_per_us))
         t0 = time.perf_counter()
+        outs = []
         for i in range(nb):
             if cold:
                 self.flush_l2((base + i) & 0xFF)
             self.ev[i][0].record()
-            for _ in range(launches):
-                fn()
+            for l in range(launches):
+                outs.append(fn(i, l))
             self.ev[i][1].record()
         self.enqueue_us = (time.perf_counter() - t0) * 1e6 / (nb * launches)
         self.ev[nb - 1][1].synchronize()
+        del outs
         return [self.ev[i][0].elapsed_time(self.ev[i][1]) * 1e3 / launches for i in range(nb)]
 
     def flush_l2(self, byte):
@@ -284,23 +377,25 @@ class Timer:
         if rc != 0:
             die("cudaMemsetAsync of the L2 flush buffer failed (cudaError %d)" % rc)
 
-    def measure(self, fn, m, mode):
+    def measure(self, fn, m, mode, rot):
         torch = self.torch
         warm = max(1, int(m["warmup_runs"]))
         e0, e1 = self.ev[0]
         e0.record()
         for _ in range(warm):
-            fn()
+            fn(0, 0)
         e1.record()
         e1.synchronize()
         est_call = e0.elapsed_time(e1) * 1e3 / warm
         launches = batch_launches(est_call, m.get("batch_us", 200)) if mode == "batch" else 1
+        rot.room(launches)
+        call = (lambda i, l: fn(i, l, launches))
         samples, est = [], 0.0
         t0 = time.perf_counter()
         while True:
             nb = block_size(est, m, int(m["max_samples"]) - len(samples))
             tb = time.perf_counter()
-            samples += self.block(fn, nb, mode == "cold", len(samples), launches)
+            samples += self.block(call, nb, mode == "cold", len(samples), launches)
             est = (time.perf_counter() - tb) * 1e6 / nb
             t = timing_of(samples)
             if should_stop(m, len(samples), t["noise"], time.perf_counter() - t0):
@@ -343,16 +438,151 @@ def gate_text(rel, mx, tol):
     return " and ".join(why)
 
 
+# ---- rounds (pure: no PyTorch) ----------------------------------------------------------------
+
+def rotated(items, r, rounds):
+    """items in list order rotated by r/rounds of their count: from index
+    len * r // rounds to the end, then the rest (sweep/engine.c,
+    engine_round_jobs, over a group's jobs still in the run)."""
+    items = list(items)
+    shift = len(items) * r // rounds if rounds > 0 else 0
+    return items[shift:] + items[:shift]
+
+
+def round_plan(names, modes, r, rounds):
+    """Round r's (backend, mode) pairs in the order they are timed: the
+    backends in rotated order, each with every mode in turn (the engine
+    times a job's modes one after the other: sweep/measure.c, ms_task)."""
+    return [(n, mo) for n in rotated(names, r, rounds) for mo in modes]
+
+
+def measure_rounds(names, modes, rounds, measure, pause=ROUND_PAUSE_S, sleep=time.sleep,
+                   fail_on=(RuntimeError,)):
+    """Times every (backend, mode) in `rounds` interleaved rounds.
+
+    measure(name, mode, r) times one (backend, mode) in round r and returns
+    its timing_of() dict; raising one of `fail_on` (PyTorch's errors are
+    RuntimeError) fails the backend. Between rounds: sleep(pause). A backend
+    that fails, or whose round median is no time a record may hold (not
+    finite, under MIN_US), takes no more rounds. Returns (timings, failed):
+    timings[(name, mode)] the list of its rounds' timings in the order
+    measured, failed[name] why it failed."""
+    timings = {(n, mo): [] for n in names for mo in modes}
+    failed = {}
+    for r in range(rounds):
+        alive = [n for n in names if n not in failed]
+        if not alive:
+            break
+        if r > 0 and pause > 0:
+            sleep(pause)
+        for n, mo in round_plan(alive, modes, r, rounds):
+            if n in failed:  # an earlier mode of this round failed it
+                continue
+            where = "round %d of %d, mode %s" % (r + 1, rounds, mo)
+            try:
+                t = measure(n, mo, r)
+            except fail_on as e:
+                failed[n] = "%s: %s" % (where, (str(e).splitlines() or [type(e).__name__])[0])
+                continue
+            med = t.get("median_us")
+            if not (isinstance(med, (int, float)) and math.isfinite(med) and med >= MIN_US):
+                failed[n] = "%s: the round's median %r us is not a time (at least %g us)" % (
+                    where, med, MIN_US)
+                continue
+            timings[(n, mo)].append(t)
+    return timings, failed
+
+
+def combine_rounds(ts):
+    """One timing of the rounds ts (timing_of() dicts, in the order
+    measured), folded as sweep/intervals.c (intervals_combine) folds a
+    kernel's rounds: median_us the estimate (store/rounds.c: the mean of the
+    round medians), round_us the round medians, min_us the lowest, samples
+    the sum; mean_us, stdev_us, cv, noise and launches the last round's.
+    The interval is left to set_intervals (None here)."""
+    if not ts:
+        raise ValueError("no rounds to combine")
+    if len(ts) > rounds_mod.MAX_ROUNDS:
+        raise ValueError("%d rounds, a record holds at most %d" % (len(ts), rounds_mod.MAX_ROUNDS))
+    med = [float(t["median_us"]) for t in ts]
+    out = dict(ts[-1])
+    est = rounds_mod.estimate(med)
+    if len(ts) > 1 and math.isfinite(est):  # one round: that round alone, as the C
+        out["median_us"] = est
+        out["min_us"] = min(t["min_us"] for t in ts)
+        out["samples"] = sum(int(t["samples"]) for t in ts)
+    out["ci_lo_us"] = out["ci_hi_us"] = None
+    out["round_us"] = med
+    return out
+
+
+def set_intervals(recs, floor, warn=None):
+    """Sets time.ci_lo_us / ci_hi_us of every ok record of recs (those this
+    run measured): per (device, problem, mode), the pool is the residuals of
+    that group's ok records with two or more rounds, taken in the store's key
+    order (the bootstrap draws by index, so the order is part of the
+    arithmetic), and each interval is scripts/rounds.py's (store/rounds.c)
+    with the floor. No interval (None) when the pool says nothing, or when
+    its lower end would not be a positive time (a spread of rounds so wide
+    that the store would refuse it: said through warn). Returns recs."""
+    groups = {}
+    for r in recs:
+        if r["status"] == "ok":
+            k = r["key"]
+            groups.setdefault((k["device"], k["problem"], k["mode"]), []).append(r)
+    for g in groups.values():
+        g.sort(key=lambda r: store_key(r["key"]).encode("utf-8"))
+        pool, n_groups = rounds_mod.pool_of([r["time"]["round_us"] for r in g])
+        for r in g:
+            t = r["time"]
+            lo, hi = rounds_mod.interval_us(t["median_us"], len(t["round_us"]), pool, n_groups,
+                                            floor)
+            if math.isnan(lo) or math.isnan(hi):
+                lo = hi = None
+            elif not (0 < lo <= t["median_us"] <= hi <= CI_MAX_RATIO * t["median_us"]):
+                if warn:
+                    warn("%s %s: the interval %.6g..%.6g us of median %.6g us is no interval "
+                         "a record may hold (rounds %s); stored without one" % (
+                             r["key"]["config"], r["key"]["mode"], lo, hi, t["median_us"],
+                             ", ".join("%.6g" % u for u in t["round_us"])))
+                lo = hi = None
+            t["ci_lo_us"], t["ci_hi_us"] = lo, hi
+    return recs
+
+
+def store_key(key):
+    """The store's canonical key text (store/record.h): the order records
+    are scanned in, and so the order the engine pools them in."""
+    return "|".join(key[f] for f in ("device", "problem", "build", "config", "mode"))
+
+
 # ---- records -----------------------------------------------------------------------------------
 
+def record_key(device, prob, name, mode):
+    return {"device": device, "problem": problem_text(prob), "build": "baseline",
+            "config": "sdpa-" + name, "mode": mode}
+
+
+def clip_utf8(text, n):
+    """text cut to at most n UTF-8 bytes on a character boundary (the store
+    counts a field's size in bytes)."""
+    return text.encode("utf-8")[:n].decode("utf-8", "ignore")
+
+
 def record(key, status, error, timing, errs, env, prov, prob):
-    t = timing or timing_of([])
+    """A store record; timing is combine_rounds()'s (ok) or None (failed:
+    zero times, no rounds, no interval)."""
+    t = dict(timing) if timing else timing_of([])
+    t.setdefault("launches", 0)  # 0: unknown (no samples)
+    t.setdefault("ci_lo_us", None)
+    t.setdefault("ci_hi_us", None)
+    t.setdefault("round_us", [])
     med = t["median_us"]
     rec = {
         "key": key,
         "kind": "baseline",
         "status": status,
-        "error": error[:255],
+        "error": clip_utf8(error, 255),
         "time": t,
         "tflops": problem_flops(prob) / (med * 1e-6) * 1e-12 if med > 0 else 0.0,
         "gbps": problem_bytes(prob) / (med * 1e-6) * 1e-9 if med > 0 else 0.0,
@@ -364,67 +594,80 @@ def record(key, status, error, timing, errs, env, prov, prob):
     return rec
 
 
+def build_records(names, modes, device, prob, gates, timings, failed, env, prov, floor,
+                  warn=None):
+    """The records of one run, backend by backend, mode by mode.
+
+    gates[name] = (status, error, (rel_l2, max_abs)): the gate's verdict;
+    timings and failed as measure_rounds returns them; env[(name, mode)]
+    and prov[(name, mode)] the environment and provenance of each (the last
+    round's; a backend that failed the gate has them under (name, None)).
+    Intervals by set_intervals."""
+    recs = []
+    for n in names:
+        st, why, errs = gates[n]
+        for mo in modes:
+            key = record_key(device, prob, n, mo)
+            e = env.get((n, mo)) or env.get((n, None)) or {}
+            pv = prov.get((n, mo)) or prov.get((n, None)) or {}
+            if st != "ok":
+                recs.append(record(key, st, why, None, errs, e, pv, prob))
+            elif n in failed:
+                recs.append(record(key, "crashed", "timing failed in " + failed[n], None, errs,
+                                   e, pv, prob))
+            else:
+                recs.append(record(key, "ok", "", combine_rounds(timings[(n, mo)]), errs, e,
+                                   pv, prob))
+    return set_intervals(recs, floor, warn)
+
+
 def finite_or_none(o):
     """JSON has no NaN: non-finite numbers become null, as the store writes them."""
     if isinstance(o, float) and not math.isfinite(o):
         return None
     if isinstance(o, dict):
         return {k: finite_or_none(v) for k, v in o.items()}
+    if isinstance(o, list):
+        return [finite_or_none(v) for v in o]
     return o
 
 
-def run_backend(torch, name, backend, args, q, k, v, ref, timer, nvml, env0, prov0):
+def json_lines(recs):
+    """The records as `fasweep import` lines."""
+    return "".join(json.dumps(finite_or_none(r), allow_nan=False) + "\n" for r in recs)
+
+
+# ---- the GPU side ------------------------------------------------------------------------------
+
+def gate_backend(torch, backend, fn, ref, tol):
+    """The gate: one call of fn under the backend, its output against the
+    fp32 reference. (status, error, (rel_l2, max_abs))."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    import torch.nn.functional as F
-    p, m, tol = args.prob, args.measure, args.tol
-    scale = 1.0 / math.sqrt(p["head_dim"])
-    device = torch.cuda.get_device_name()[:63]
-    recs = []
-
-    def fn():
-        return F.scaled_dot_product_attention(q, k, v, is_causal=p["causal"], scale=scale)
-
-    def key(mode):
-        return {"device": device, "problem": problem_text(p), "build": "baseline",
-                "config": "sdpa-" + name, "mode": mode}
-
-    def prov():
-        d = dict(prov0)
-        d["timestamp"] = time.time()
-        return d
-
     with sdpa_kernel(getattr(SDPBackend, backend)):
         try:
             o = fn()
             torch.cuda.synchronize()
         except RuntimeError as e:
-            msg = "backend %s cannot run this problem here: %s" % (backend, str(e).splitlines()[0])
-            env = dict(env0, **nvml.read())
-            return [record(key(mo), "crashed", msg, None, (None, None), env, prov(), p)
-                    for mo in m["modes"]]
-        rel, mx, bad = errors(torch, o, ref)
-        why = bad or gate_text(rel, mx, tol)
-        if why:
-            env = dict(env0, **nvml.read())
-            return [record(key(mo), "wrong", why, None, (rel, mx), env, prov(), p)
-                    for mo in m["modes"]]
-        for mode in m["modes"]:
-            t = timer.measure(fn, m, mode)
-            env = dict(env0, **nvml.read())  # right after the samples, like the engine
-            recs.append(record(key(mode), "ok", "", t, (rel, mx), env, prov(), p))
-    return recs
+            return ("crashed", "backend %s cannot run this problem here: %s" % (
+                backend, str(e).splitlines()[0]), (None, None))
+    rel, mx, bad = errors(torch, o, ref)
+    why = bad or gate_text(rel, mx, tol)
+    return ("wrong", why, (rel, mx)) if why else ("ok", "", (rel, mx))
 
 
 def print_table(recs, out):
-    print("%-16s %-5s %-8s %10s %10s %8s %8s %s" % ("config", "mode", "status", "median_us",
-                                                  "min_us", "noise", "TFLOPS", "samples"),
-          file=out)
+    print("%-16s %-5s %-8s %10s %8s %10s %8s %8s %6s %s" % (
+        "config", "mode", "status", "median_us", "+-95%", "min_us", "noise", "TFLOPS", "rounds",
+        "samples"), file=out)
     for r in recs:
         t = r["time"]
         noise = "%.4f" % t["noise"] if t["noise"] is not None else "-"
-        print("%-16s %-5s %-8s %10.3f %10.3f %8s %8.1f %d" % (
-            r["key"]["config"], r["key"]["mode"], r["status"], t["median_us"], t["min_us"],
-            noise, r["tflops"], t["samples"]), file=out)
+        ci = "-"
+        if t.get("ci_lo_us") is not None and t["median_us"] > 0:
+            ci = "%.2f%%" % (100 * (t["ci_hi_us"] - t["ci_lo_us"]) / 2 / t["median_us"])
+        print("%-16s %-5s %-8s %10.3f %8s %10.3f %8s %8.1f %6d %d" % (
+            r["key"]["config"], r["key"]["mode"], r["status"], t["median_us"], ci, t["min_us"],
+            noise, r["tflops"], len(t.get("round_us") or []), t["samples"]), file=out)
         if r["error"]:
             print("    " + r["error"], file=out)
 
@@ -436,6 +679,12 @@ def main():
     ap.add_argument("--space", help="take measure settings and tolerances from this space")
     ap.add_argument("--modes", help="hot,cold,batch (default: the space's modes, else hot)")
     ap.add_argument("--backends", default="flash,efficient,cudnn")
+    ap.add_argument("--rounds", type=int,
+                    help="rounds per (backend, mode), 1 to %d (default: the space's "
+                         "measure.rounds, else %d)" % (rounds_mod.MAX_ROUNDS,
+                                                       DEFAULT_MEASURE["rounds"]))
+    ap.add_argument("--round-pause", type=float, default=ROUND_PAUSE_S, metavar="S",
+                    help="seconds between rounds (default %g)" % ROUND_PAUSE_S)
     ap.add_argument("--device", type=int, default=0, help="CUDA device ordinal")
     ap.add_argument("--flush", choices=("memset", "fill"), default="memset",
                     help="cold flush: cudaMemsetAsync as the engine (default), or torch fill_")
@@ -450,6 +699,10 @@ def main():
     for mo in args.measure["modes"]:
         if mo not in MODES:
             die("modes are %s, got %r" % (", ".join(MODES), mo))
+    if args.rounds is not None:
+        args.measure["rounds"] = check_rounds(args.rounds, "--rounds")
+    if not (math.isfinite(args.round_pause) and args.round_pause >= 0):
+        die("--round-pause wants seconds >= 0, got %r" % args.round_pause)
     names = args.backends.split(",")
     for n in names:
         if n not in BACKENDS:
@@ -463,27 +716,60 @@ def main():
         die("PyTorch is not installed (pip install torch)", 1)
     if not torch.cuda.is_available():
         die("no CUDA GPU visible to PyTorch", 1)
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    import torch.nn.functional as F
     torch.cuda.set_device(args.device)
     dev = torch.device("cuda", args.device)
-    p = args.prob
+    p, m = args.prob, args.measure
     shape = (p["batch"], p["heads"], p["seq_len"], p["head_dim"])
     # Fresh inputs every run (seeded from time and pid), like the engine.
     gen = torch.Generator(device=dev)
     gen.manual_seed((time.time_ns() ^ (os.getpid() << 32)) & 0x7FFFFFFFFFFFFFFF)
     q, k, v = (torch.rand(shape, generator=gen, device=dev, dtype=torch.float32)
                .mul_(2).sub_(1).half() for _ in range(3))
-    ref = reference(torch, q, k, v, p["causal"], 1.0 / math.sqrt(p["head_dim"]))
+    scale = 1.0 / math.sqrt(p["head_dim"])
+    ref = reference(torch, q, k, v, p["causal"], scale)
     nvml = Nvml(torch, args.device)
     env0 = device_env(torch, args.device, nvml)
     prov0 = {"space_name": space_name, "space_hash": space_hash,
              "version": ("torch-" + torch.__version__.split("+")[0])[:15]}
+    device = torch.cuda.get_device_name()[:63]
     timer = Timer(torch, dev, args.flush == "memset")
-    recs = []
+
+    def fn():
+        return F.scaled_dot_product_attention(q, k, v, is_causal=p["causal"], scale=scale)
+
+    rot = Rotation(torch, gen, q, k, v)
+
+    def rotated_call(i, l, launches=1):
+        qq, kk, vv = rot.inputs(i, l, launches)
+        return F.scaled_dot_product_attention(qq, kk, vv, is_causal=p["causal"], scale=scale)
+
+    env, prov = {}, {}
+
+    def stamp(where):
+        env[where] = dict(env0, **nvml.read())  # right after the samples, like the engine
+        prov[where] = dict(prov0, timestamp=time.time())
+
+    gates = {}
     for n in names:
-        recs += run_backend(torch, n, BACKENDS[n], args, q, k, v, ref, timer, nvml, env0, prov0)
+        gates[n] = gate_backend(torch, BACKENDS[n], fn, ref, args.tol)
+        stamp((n, None))
+    timed = [n for n in names if gates[n][0] == "ok"]
+
+    def measure(n, mode, r):
+        mr = m if r == 0 else dict(m, warmup_runs=min(int(m["warmup_runs"]), 1))
+        with sdpa_kernel(getattr(SDPBackend, BACKENDS[n])):
+            t = timer.measure(rotated_call, mr, mode, rot)
+        stamp((n, mode))
+        return t
+
+    timings, failed = measure_rounds(timed, m["modes"], m["rounds"], measure, args.round_pause)
+    recs = build_records(names, m["modes"], device, p, gates, timings, failed, env, prov,
+                         float(m["ci_floor"]),
+                         warn=lambda s: print("sdpa_baseline: " + s, file=sys.stderr))
     out = open(args.output, "w") if args.output else sys.stdout
-    for r in recs:
-        out.write(json.dumps(finite_or_none(r), allow_nan=False) + "\n")
+    out.write(json_lines(recs))
     if args.output:
         out.close()
     if args.table:

@@ -41,7 +41,7 @@ static void rp_time(double t, char *buf, size_t n)
 
 /* ---- counting ------------------------------------------------------------------------------- */
 
-#define RP_N_STATUS (RECORD_ST_COMPILE_ERROR + 1)
+#define RP_N_STATUS (RECORD_ST_IMPLAUSIBLE + 1)
 
 typedef struct rp_counts {
     long points, accepted, ok, missing, failed;
@@ -191,9 +191,9 @@ static const char *const rp_reason_fill[PLAN_REASON_COUNT] = {
     "#bdbdbd", "#cfd8dc", "#b0bec5", "#cfd8dc", "#eeeeee"};
 static const char *const rp_reason_mark[PLAN_REASON_COUNT] = {"",  "H", "W", "C", "S",
                                                               "A", "T", "R", "P", "N"};
-static const char *const rp_status_fill[RP_N_STATUS] = {"", "#8e24aa", "#212121", "#ef6c00",
-                                                        "#6d4c41"};
-static const char *const rp_status_mark[RP_N_STATUS] = {"", "wr", "cr", "to", "ce"};
+static const char *const rp_status_fill[RP_N_STATUS] = {"",        "#8e24aa", "#212121",
+                                                        "#ef6c00", "#6d4c41", "#c2185b"};
+static const char *const rp_status_mark[RP_N_STATUS] = {"", "wr", "cr", "to", "ce", "im"};
 
 /* The colour of a median ratio r >= 1 to the best: green at 1, through
  * yellow, to red at RP_WORST and beyond. */

@@ -77,7 +77,7 @@ static void td_bool(tuner_doc *d, cJSON *o, const char *key, int v)
 typedef enum tuner_state {
     TS_OK,       /* measured, ok */
     TS_REJECTED, /* the planner's rules */
-    TS_FAILED,   /* wrong, crashed, timeout */
+    TS_FAILED,   /* wrong, crashed, timeout, implausible */
     TS_COMPILE,  /* compile_error */
     TS_MISSING   /* accepted, no record */
 } tuner_state;

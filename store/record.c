@@ -47,8 +47,8 @@ __attribute__((format(printf, 3, 4))) static int rec_err(char *err, size_t errle
 
 /* ---- names --------------------------------------------------------------------------------- */
 
-static const char *const rec_status_names[] = {"ok", "wrong", "crashed", "timeout",
-                                               "compile_error"};
+static const char *const rec_status_names[] = {"ok",      "wrong",         "crashed",
+                                               "timeout", "compile_error", "implausible"};
 static const char *const rec_kind_names[] = {"kernel", "baseline"};
 #define REC_N_STATUS ((int)(sizeof rec_status_names / sizeof *rec_status_names))
 #define REC_N_KIND ((int)(sizeof rec_kind_names / sizeof *rec_kind_names))
@@ -589,7 +589,8 @@ static int rec_get_field(const rec_jctx *c, const rec_field *f, const cJSON *v, 
     case RF_STATUS:
         if (!cJSON_IsString(v) || record_status_parse(v->valuestring, (record_status *)p) != 0)
             return rec_expected(c, f, v,
-                                "\"ok\", \"wrong\", \"crashed\", \"timeout\" or \"compile_error\"");
+                                "\"ok\", \"wrong\", \"crashed\", \"timeout\", \"compile_error\" "
+                                "or \"implausible\"");
         return 0;
     case RF_FAMILY: {
         if (!cJSON_IsString(v) || !v->valuestring || !v->valuestring[0] ||

@@ -37,12 +37,15 @@
 #define RECORD_KEY_LEN 256
 
 typedef enum record_status {
-    RECORD_ST_OK,           /* checked correct and timed */
-    RECORD_ST_WRONG,        /* ran, but failed the correctness gate */
-    RECORD_ST_CRASHED,      /* faulted or failed to launch */
-    RECORD_ST_TIMEOUT,      /* ran past the space's timeout_s */
-    RECORD_ST_COMPILE_ERROR /* a kernel variant (eval --kernel) that did not compile; its
-                               error holds the compiler's first lines */
+    RECORD_ST_OK,            /* checked correct and timed */
+    RECORD_ST_WRONG,         /* ran, but failed the correctness gate */
+    RECORD_ST_CRASHED,       /* faulted or failed to launch */
+    RECORD_ST_TIMEOUT,       /* ran past the space's timeout_s */
+    RECORD_ST_COMPILE_ERROR, /* a kernel variant (eval --kernel) that did not compile; its
+                                error holds the compiler's first lines */
+    RECORD_ST_IMPLAUSIBLE    /* checked, but timed faster than the GPU can do the work (its
+                                median under the physical floor: sweep/stats.h); the error says
+                                both numbers */
 } record_status;
 
 typedef enum record_kind {
@@ -133,7 +136,8 @@ typedef struct record {
 int record_mode_known(const char *mode);
 int record_mode_index(const char *mode);
 
-/* Status and kind names: "ok" "wrong" "crashed" "timeout" "compile_error"; "kernel"
+/* Status and kind names: "ok" "wrong" "crashed" "timeout" "compile_error" "implausible";
+ * "kernel"
  * "baseline". The _parse functions return 0 or -1 for unknown text. */
 const char *record_status_name(record_status st);
 int record_status_parse(const char *s, record_status *out);

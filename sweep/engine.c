@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../kernels/fa_launch.h"
+#include "../kernels/family.h"
 #include "../store/text.h"
 #include "dispatch.h"
 #include "variant.h"
@@ -502,7 +503,9 @@ static void engine_one_line(const char *log, char *out, size_t n)
 
 int engine_variant(engine *e, task *t, record *r, char *log, size_t loglen)
 {
-    const int cc = e->gpu ? e->dev.cc : atoi(fa_build_archs());
+    /* without a GPU: the build's first architecture, or the family's one */
+    const fa_family *f = fa_family_of(&t->configs[0]);
+    const int cc = e->gpu ? e->dev.cc : f && f->arch ? f->arch : atoi(fa_build_archs());
     const int rc = variant_build(&t->variant, &t->configs[0], cc, log, loglen);
     if (rc <= 0)
         return rc;

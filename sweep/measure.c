@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "../kernels/fa_launch.h"
-#include "../kernels/inject.h"
 #include "../store/text.h"
+#include "guard.h"
 #include "nvml.h"
 #include "progress.h"
 #include "stats.h"
@@ -52,18 +52,14 @@ struct measure_gpu {
     size_t flush_bytes;
     nvml nvml;
     unsigned long long seed;
+    stats_peak peak; /* what the GPU can do at most: the floor check */
     /* Mapped host memory the GPU writes and the host reads after a sync:
-     * the two clock probes of a block, the gate's sums. */
+     * the two clock probes of a block. */
     fa_clock_probe *probe; /* [0] before a block, [1] after it */
-    fa_compare_sums *sums;
-    void *cmp_scratch;
-    double clock_ref; /* MHz under the calibration load; 0 not yet, NaN unknown */
-    /* The problem whose buffers are allocated, and its reference. */
-    int have_problem;
-    space_problem prob;
-    size_t n; /* elements of one [B,H,S,D] tensor */
-    fa_args args;
-    float *d_ref;
+    double clock_ref;      /* MHz under the calibration load; 0 not yet, NaN unknown */
+    /* The problem's inputs, references, the gate and the checks of the
+     * timed launches (guard.h). */
+    guard *guard;
     unsigned long long *d_clock, *h_clock;
     size_t clock_cap; /* entries of d_clock / h_clock */
     double *samples, *block_mhz;
@@ -133,6 +129,12 @@ static int ms_device_info(measure_gpu *g)
     in->cc = prop.major * 10 + prop.minor;
     in->sm_count = prop.multiProcessorCount;
     in->l2_bytes = prop.l2CacheSize;
+    int mem_khz = 0, bus_bits = 0;
+    MS_CHECK(g, cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, g->device),
+             "cudaDeviceGetAttribute(memory clock rate)");
+    MS_CHECK(g, cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, g->device),
+             "cudaDeviceGetAttribute(memory bus width)");
+    stats_peak_of(in->cc, in->sm_count, in->clock_khz, mem_khz, bus_bits, in->l2_bytes, &g->peak);
     snprintf(in->runtime, sizeof in->runtime, "%d.%d", rt / 1000, rt % 1000 / 10);
     nvml_open(&g->nvml, in->pci);
     if (g->nvml.driver[0])
@@ -162,10 +164,7 @@ static int ms_open(measure_gpu *g)
     g->flush_bytes =
         g->info.l2_bytes > 0 ? 2 * (size_t)g->info.l2_bytes : MEASURE_FLUSH_FALLBACK_BYTES;
     MS_CHECK(g, cudaMalloc(&g->flush, g->flush_bytes), "cudaMalloc(L2 flush buffer)");
-    MS_CHECK(g, cudaMalloc(&g->cmp_scratch, fa_compare_scratch_bytes()),
-             "cudaMalloc(gate scratch)");
-    if (ms_mapped(g, (void **)&g->probe, 2 * sizeof *g->probe, "cudaHostAlloc(clock probes)") ||
-        ms_mapped(g, (void **)&g->sums, sizeof *g->sums, "cudaHostAlloc(gate sums)"))
+    if (ms_mapped(g, (void **)&g->probe, 2 * sizeof *g->probe, "cudaHostAlloc(clock probes)"))
         return -1;
     g->enqueue_us = MEASURE_ENQUEUE_GUESS_US;
     struct timespec ts;
@@ -174,36 +173,25 @@ static int ms_open(measure_gpu *g)
      * should not pass forever. */
     g->seed = ((unsigned long long)ts.tv_sec * 1000000007ULL) ^ (unsigned long long)ts.tv_nsec ^
               ((unsigned long long)getpid() << 32) ^ 0x9E3779B97F4A7C15ULL;
+    g->guard = guard_open(g->stream, g->seed);
+    if (!g->guard) {
+        snprintf(g->err, sizeof g->err, "out of host memory for the checks");
+        return -1;
+    }
     return 0;
-}
-
-static void ms_free_problem(measure_gpu *g)
-{
-    /* Errors while freeing are ignored: the buffers are gone either way,
-     * and a broken context is reported by the next real call. */
-    (void)cudaFree((void *)g->args.q);
-    (void)cudaFree((void *)g->args.k);
-    (void)cudaFree((void *)g->args.v);
-    (void)cudaFree(g->args.o);
-    (void)cudaFree(g->d_ref);
-    memset(&g->args, 0, sizeof g->args);
-    g->d_ref = NULL;
-    g->have_problem = 0;
 }
 
 void measure_close(measure_gpu *g)
 {
     if (!g)
         return;
-    ms_free_problem(g);
+    guard_close(g->guard);
     (void)cudaFree(g->d_clock);
     free(g->h_clock);
     free(g->samples);
     free(g->block_mhz);
     (void)cudaFree(g->flush);
-    (void)cudaFree(g->cmp_scratch);
     (void)cudaFreeHost(g->probe);
-    (void)cudaFreeHost(g->sums);
     for (int i = 0; i < g->n_ev; i++)
         (void)cudaEventDestroy(g->ev[i]);
     if (g->stream)
@@ -271,87 +259,35 @@ static int ms_calibrate(measure_gpu *g, const space_measure *m)
     return rc;
 }
 
-/* ---- the problem: random inputs and the reference ------------------------------------------ */
+/* ---- the problem and the gate (guard.h) -------------------------------------------------- */
 
-static int ms_alloc_problem(measure_gpu *g)
+/* Copies the guard's last CUDA failure into g->err: -1. */
+static double ms_tr0;
+static void ms_trace(const char *what)
 {
-    const size_t half_bytes = g->n * sizeof(uint16_t), ref_bytes = g->n * sizeof(float);
-    void *q = NULL, *k = NULL, *v = NULL;
-    MS_CHECK(g, cudaMalloc(&q, half_bytes), "cudaMalloc(q)");
-    g->args.q = q;
-    MS_CHECK(g, cudaMalloc(&k, half_bytes), "cudaMalloc(k)");
-    g->args.k = k;
-    MS_CHECK(g, cudaMalloc(&v, half_bytes), "cudaMalloc(v)");
-    g->args.v = v;
-    MS_CHECK(g, cudaMalloc(&g->args.o, half_bytes), "cudaMalloc(o)");
-    MS_CHECK(g, cudaMalloc((void **)&g->d_ref, ref_bytes), "cudaMalloc(reference output)");
-    void *const inputs[3] = {q, k, v};
-    for (int i = 0; i < 3; i++)
-        MS_CHECK(
-            g, fa_fill_random_launch(inputs[i], g->n, g->seed++ * 0x2545F4914F6CDD1DULL, g->stream),
-            "filling the inputs with random values");
-    return 0;
+    static int on = -1;
+    if (on < 0)
+        on = getenv("FASWEEP_TRACE") != NULL;
+    if (!on)
+        return;
+    const double t = progress_now();
+    fprintf(stderr, "TRACE %-28s %9.3f ms\n", what, (t - ms_tr0) * 1e3);
+    ms_tr0 = t;
 }
 
-/* Makes p's buffers and reference current, unless they already are. */
-static int ms_setup_problem(measure_gpu *g, const space_problem *p)
+static int ms_guard_fail(measure_gpu *g)
 {
-    if (g->have_problem && memcmp(&g->prob, p, sizeof *p) == 0)
-        return 0;
-    ms_free_problem(g);
-    g->n = (size_t)p->batch * p->heads * p->seq_len * p->head_dim;
-    g->args.batch = p->batch;
-    g->args.heads = p->heads;
-    g->args.seq_len = p->seq_len;
-    g->args.head_dim = p->head_dim;
-    g->args.causal = p->causal;
-    g->args.softmax_scale = (float)(1.0 / sqrt((double)p->head_dim));
-    if (ms_alloc_problem(g))
-        return -1;
-    MS_CHECK(g, fa_reference_launch(&g->args, g->d_ref, g->stream), "launching the reference");
-    MS_CHECK(g, fa_compare_launch(NULL, g->d_ref, g->n, g->cmp_scratch, g->sums, g->stream),
-             "checking the reference");
-    MS_CHECK(g, cudaStreamSynchronize(g->stream), "running the reference");
-    if (g->sums->ref_nonfinite) {
-        snprintf(g->err, sizeof g->err,
-                 "the fp32 reference output has %llu non-finite values; the reference kernel is "
-                 "broken (check with fa_check)",
-                 g->sums->ref_nonfinite);
-        return -1;
-    }
-    g->prob = *p;
-    g->have_problem = 1;
-    return 0;
+    text_copy_utf8(g->err, sizeof g->err, guard_err(g->guard));
+    return -1;
 }
 
-/* ---- the correctness gate ------------------------------------------------------------------- */
-
-/* One launch into an output poisoned with NaN, compared with the reference
- * on the GPU (fa_compare_launch): *e gets the errors. */
-static int ms_gate(measure_gpu *g, const fa_instance *in, task_inject inject, stats_errors *e)
+/* The gate of instance `in`: 0 passed, 1 refused (why), -1 CUDA failure
+ * (g->err). *e gets the first launch's errors. */
+static int ms_gate(measure_gpu *g, const fa_instance *in, task_inject inject,
+                   const space_tolerance *tol, stats_errors *e, char *why, size_t n)
 {
-    const size_t bytes = g->n * sizeof(uint16_t);
-    /* 0xFFFF is a NaN in fp16: an element the kernel does not write fails. */
-    MS_CHECK(g, cudaMemsetAsync(g->args.o, 0xFF, bytes, g->stream), "poisoning the output");
-    MS_CHECK(g, cudaEventRecord(g->ev[0], g->stream), "cudaEventRecord");
-    if (inject == TASK_INJECT_FAULT)
-        MS_CHECK(g, fa_inject_fault_launch(g->stream), "launching the injected fault kernel");
-    else if (inject == TASK_INJECT_HANG)
-        MS_CHECK(g, fa_inject_hang_launch(g->stream), "launching the injected hang kernel");
-    else
-        MS_CHECK(g, in->launch(&g->args, g->stream), "launching the kernel (correctness gate)");
-    MS_CHECK(g, cudaEventRecord(g->ev[1], g->stream), "cudaEventRecord");
-    MS_CHECK(g, cudaStreamSynchronize(g->stream), "running the kernel (correctness gate)");
-    float ms = 0;
-    MS_CHECK(g, cudaEventElapsedTime(&ms, g->ev[0], g->ev[1]), "cudaEventElapsedTime");
-    g->gate_us = ms * 1e3;
-    MS_CHECK(g, fa_compare_launch(g->args.o, g->d_ref, g->n, g->cmp_scratch, g->sums, g->stream),
-             "launching the output comparison");
-    MS_CHECK(g, cudaStreamSynchronize(g->stream), "comparing the output with the reference");
-    const volatile fa_compare_sums *s = g->sums;
-    stats_errors_of_sums(s->diff2, s->ref2, s->max_abs, (long)s->nonfinite,
-                         s->nonfinite ? (long)s->first_bad : -1, g->n, e);
-    return 0;
+    const int rc = guard_gate(g->guard, in, inject, tol, e, &g->gate_us, why, n);
+    return rc < 0 ? ms_guard_fail(g) : rc;
 }
 
 /* ---- timed blocks --------------------------------------------------------------------------- */
@@ -363,9 +299,10 @@ static int ms_warmup(measure_gpu *g, const fa_instance *in, int runs, double *es
     *est_us = g->gate_us;
     if (runs <= 0)
         return 0;
+    const fa_args *a = guard_args(g->guard);
     MS_CHECK(g, cudaEventRecord(g->ev[0], g->stream), "cudaEventRecord");
     for (int i = 0; i < runs; i++)
-        MS_CHECK(g, in->launch(&g->args, g->stream), "launching the kernel (warm-up)");
+        MS_CHECK(g, in->launch(a, g->stream), "launching the kernel (warm-up)");
     MS_CHECK(g, cudaEventRecord(g->ev[1], g->stream), "cudaEventRecord");
     MS_CHECK(g, cudaEventSynchronize(g->ev[1]), "running the warm-up launches");
     float ms = 0;
@@ -381,29 +318,41 @@ static long long ms_cycles(const measure_gpu *g, double us)
 
 /* One block of nb samples, each of `launches` back-to-back launches between
  * one pair of events (1 for hot and cold; cold flushes L2 before each
- * sample, outside its events). A spin kernel ahead holds the stream while
- * the host queues the block, so the GPU runs it without host gaps; it and
- * a short probe after the block measure the SM clock (*mhz: their mean).
- * out[i] gets sample i's time per launch in µs. */
-static int ms_block(measure_gpu *g, const fa_instance *in, const mode_desc *mode, int nb,
-                    int launches, int base, double *out, double *mhz)
+ * sample, outside its events). Each launch reads inputs no launch read
+ * before and writes its own output buffer (guard.h): before each sample
+ * its V is flipped apart, after the block every launch's output is
+ * checked. A spin kernel ahead holds the stream while the host queues the
+ * block, so the GPU runs it without host gaps; it and a short probe after
+ * the block measure the SM clock (*mhz: their mean). out[i] gets sample
+ * i's time per launch in µs. Returns 0, 1 when a timed launch's output is
+ * wrong (why), -1 after a CUDA failure. */
+static int ms_block(measure_gpu *g, const fa_instance *in, const mode_desc *mode,
+                    const space_tolerance *tol, int nb, int launches, int base, double *out,
+                    double *mhz, char *why, size_t whylen)
 {
+    if (guard_block(g->guard, nb, launches))
+        return ms_guard_fail(g);
     const double spin_us = fmax(MEASURE_SPIN_MIN_US, 1.5 * g->enqueue_us * nb * launches);
     MS_CHECK(g, fa_spin_launch(ms_cycles(g, spin_us), &g->probe[0], g->stream),
              "launching the spin kernel");
     const double t0 = progress_now();
     for (int i = 0; i < nb; i++) {
+        if (guard_sample(g->guard, i))
+            return ms_guard_fail(g);
         if (mode->l2 == MODE_L2_FLUSHED) /* a different byte each time: no write can be elided */
             MS_CHECK(g, cudaMemsetAsync(g->flush, (base + i) & 0xff, g->flush_bytes, g->stream),
                      "flushing L2 (cold mode)");
         MS_CHECK(g, cudaEventRecord(g->ev[2 * i], g->stream), "cudaEventRecord");
         for (int l = 0; l < launches; l++)
-            MS_CHECK(g, in->launch(&g->args, g->stream), "launching the kernel (timed)");
+            MS_CHECK(g, in->launch(guard_launch_args(g->guard, i, l), g->stream),
+                     "launching the kernel (timed)");
         MS_CHECK(g, cudaEventRecord(g->ev[2 * i + 1], g->stream), "cudaEventRecord");
     }
     g->enqueue_us = (progress_now() - t0) * 1e6 / ((double)nb * launches);
     MS_CHECK(g, fa_spin_launch(ms_cycles(g, MEASURE_PROBE_US), &g->probe[1], g->stream),
              "launching the clock probe");
+    if (guard_block_check(g->guard))
+        return ms_guard_fail(g);
     MS_CHECK(g, cudaStreamSynchronize(g->stream), "running the timed launches");
     for (int i = 0; i < nb; i++) {
         float ms = 0;
@@ -414,7 +363,7 @@ static int ms_block(measure_gpu *g, const fa_instance *in, const mode_desc *mode
     const volatile fa_clock_probe *h = &g->probe[0], *t = &g->probe[1];
     *mhz = stats_block_mhz(stats_probe_mhz(h->c0, h->c1, h->g0, h->g1),
                            stats_probe_mhz(t->c0, t->c1, t->g0, t->g1));
-    return 0;
+    return guard_block_verdict(g->guard, tol, why, whylen);
 }
 
 static int ms_room(measure_gpu *g, double **p, int *cap, int n)
@@ -446,6 +395,9 @@ typedef struct ms_cfg {
     int launches;   /* per sample */
     double est_us;  /* per launch, for the block size */
     double spent_s; /* wall time of its blocks (the budget) */
+    int nb_max;     /* samples a block may hold (guard_room) */
+    int refused;    /* a check after the gate refused it: why */
+    char why[256];
     stats_stop stop;
     int blocks, discarded, below;
     int n_mhz;       /* kept blocks whose clock is known */
@@ -460,11 +412,15 @@ typedef struct ms_cfg {
  * whose clock is under the calibrated one by more than the tolerance is
  * discarded and taken again after a pause, at most max_discards times per
  * config; after that its blocks are kept and the record is marked below.
- * Each config is charged the wall time of its own blocks. Fills recs[i]
- * (the records of this mode) and adds the sample time to *timed_s. Returns
- * 0, or -1 after a failure (g->err) with *failed the config it was on. */
-static int ms_rounds(measure_gpu *g, const space_measure *m, const mode_desc *mode, ms_cfg *c,
-                     int k, record **recs, double *timed_s, int *failed)
+ * Each config is charged the wall time of its own blocks. A config whose
+ * timed launches are not all right (guard.h), or, in a head-to-head, that
+ * changed the inputs during its block, is refused and stops (x->refused,
+ * x->why). Fills recs[i] (the records of this mode) and adds the sample
+ * time to *timed_s. Returns 0, or -1 after a failure (g->err) with *failed
+ * the config it was on. */
+static int ms_rounds(measure_gpu *g, const space_measure *m, const space_tolerance *tol,
+                     const mode_desc *mode, ms_cfg *c, int k, record **recs, double *timed_s,
+                     int *failed)
 {
     *failed = -1;
     const stats_criterion *crit = stats_criterion_find(mode->stop);
@@ -505,13 +461,24 @@ static int ms_rounds(measure_gpu *g, const space_measure *m, const mode_desc *mo
             ms_cfg *x = &c[i];
             if (!x->timed || !(x->stop == STATS_CONTINUE || (along && x->stop == STATS_CONVERGED)))
                 continue;
-            const int nb = stats_block_size(x->est_us * x->launches, m->max_seconds, per - x->n,
-                                            MEASURE_BLOCK_MAX);
+            const int nb =
+                stats_block_size(x->est_us * x->launches, m->max_seconds, per - x->n, x->nb_max);
             const double tb = progress_now();
             double mhz;
-            if (ms_block(g, x->in, mode, nb, x->launches, flushes, x->s + x->n, &mhz)) {
+            int rc = ms_block(g, x->in, mode, tol, nb, x->launches, flushes, x->s + x->n, &mhz,
+                              x->why, sizeof x->why);
+            /* a head-to-head shares the inputs: each block is checked for
+             * writes to them, so the config that wrote is the one refused */
+            if (rc == 0 && k > 1 && (rc = guard_inputs(g->guard, x->why, sizeof x->why)) < 0)
+                ms_guard_fail(g);
+            if (rc < 0) {
                 *failed = i;
                 return -1;
+            }
+            if (rc > 0) {
+                x->refused = 1;
+                x->stop = STATS_BUDGET;
+                continue;
             }
             flushes += nb;
             const double took = progress_now() - tb;
@@ -565,7 +532,8 @@ static int ms_clock_room(measure_gpu *g, size_t entries)
 static int ms_cta_clock(measure_gpu *g, const fa_instance *in, const fa_attrs *at,
                         const mode_desc *mode, record *r)
 {
-    const long ctas = fa_instance_grid_ctas(in, &g->args);
+    fa_args a = *guard_args(g->guard);
+    const long ctas = fa_instance_grid_ctas(in, &a);
     const double slots = (double)g->info.sm_count * at->max_blocks_per_sm;
     r->waves = slots > 0 ? (double)ctas / slots : NAN;
     if (ctas < 1)
@@ -578,7 +546,6 @@ static int ms_cta_clock(measure_gpu *g, const fa_instance *in, const fa_attrs *a
     if (mode->l2 == MODE_L2_FLUSHED)
         MS_CHECK(g, cudaMemsetAsync(g->flush, 0x5a, g->flush_bytes, g->stream),
                  "flushing L2 (cold mode)");
-    fa_args a = g->args;
     a.cta_clock = g->d_clock;
     MS_CHECK(g, in->launch(&a, g->stream), "launching the kernel (clock64)");
     MS_CHECK(g, cudaStreamSynchronize(g->stream), "running the kernel (clock64)");
@@ -608,7 +575,8 @@ static void ms_not_compiled(const measure_gpu *g, record *r)
  * STARTED callback. Returns 0, or -1 after a CUDA failure (g->err). */
 static int ms_setup(measure_gpu *g, const task *t, void (*started)(void *ctx), void *ctx)
 {
-    if (ms_setup_problem(g, &t->problem)) {
+    if (guard_problem(g->guard, &t->problem)) {
+        ms_guard_fail(g);
         char prob[48], what[96];
         space_problem_format(&t->problem, prob, sizeof prob);
         snprintf(what, sizeof what, "setting up problem %s: ", prob);
@@ -638,9 +606,10 @@ static int ms_ready(measure_gpu *g, const task *t, const fa_instance *in, task_i
                  "registers x %d threads)",
                  at->smem_dynamic, at->regs, in->threads);
     } else if (!t->light) { /* a light round: this worker gated it on these inputs */
-        if (ms_gate(g, in, inject, &e))
+        const int rc = ms_gate(g, in, inject, &t->tol, &e, why, sizeof why);
+        if (rc < 0)
             return -1;
-        if (stats_gate(&e, &t->tol, why, sizeof why))
+        if (rc > 0)
             st = RECORD_ST_WRONG;
     }
     for (int m = 0; m < nm; m++) {
@@ -661,7 +630,9 @@ static int ms_ready(measure_gpu *g, const task *t, const fa_instance *in, task_i
 }
 
 /* After a mode's samples: the clocks, one clock64 launch, throughput; the
- * record is ok. Returns 0 or -1 (CUDA failure). */
+ * record is ok, or implausible when its median is under the GPU's physical
+ * floor for the problem (stats_floor_check). Returns 0 or -1 (CUDA
+ * failure). */
 static int ms_finish(measure_gpu *g, const task *t, const ms_cfg *c, const fa_attrs *at,
                      const mode_desc *mode, const nvml_clocks *ck, record *r)
 {
@@ -682,7 +653,31 @@ static int ms_finish(measure_gpu *g, const task *t, const ms_cfg *c, const fa_at
     r->tflops = sec > 0 ? space_problem_flops(&t->problem) / sec * 1e-12 : 0;
     r->gbps = sec > 0 ? space_problem_bytes(&t->problem) / sec * 1e-9 : 0;
     r->status = RECORD_ST_OK;
+    /* q, k and v: what must be read at least once */
+    const double in_bytes = space_problem_bytes(&t->problem) * 3.0 / 4.0;
+    if (stats_floor_check(&g->peak, space_problem_flops(&t->problem), in_bytes,
+                          mode->l2 == MODE_L2_FLUSHED, r->time.median_us, r->error,
+                          sizeof r->error))
+        r->status = RECORD_ST_IMPLAUSIBLE;
     return 0;
+}
+
+/* A config refused after its gate (its timed launches, its writes to the
+ * inputs, its timing under the floor) is refused in every mode: the same
+ * kernel ran in all of them. Its records that are ok take the status and
+ * error of the first that is not. */
+static void ms_refuse_all(record *rec, int nm)
+{
+    const record *bad = NULL;
+    for (int m = 0; m < nm && !bad; m++)
+        if (rec[m].status == RECORD_ST_WRONG || rec[m].status == RECORD_ST_IMPLAUSIBLE)
+            bad = &rec[m];
+    for (int m = 0; bad && m < nm; m++) /* ok, or a mode it never reached */
+        if (rec[m].status == RECORD_ST_OK ||
+            (rec[m].status == RECORD_ST_CRASHED && !rec[m].error[0])) {
+            rec[m].status = bad->status;
+            text_copy_utf8(rec[m].error, sizeof rec[m].error, bad->error);
+        }
 }
 
 /* In a task of several configs, names the config a CUDA failure happened
@@ -719,23 +714,40 @@ static int ms_mode_run(measure_gpu *g, const task *t, int mi, ms_cfg *c, const f
             ms_blame(g, t, mrec[i]);
             return -1;
         }
+        ms_trace("warmup");
         c[i].launches = mode->launch == MODE_LAUNCH_BATCH
                             ? stats_batch_launches(c[i].est_us, t->measure.batch_us)
                             : 1;
+        /* the output ring and the V pool for its blocks (guard.h); a batch
+         * sample may hold fewer launches when memory is short */
+        if ((c[i].nb_max = guard_room(g->guard, &c[i].launches)) < 0) {
+            ms_guard_fail(g);
+            ms_blame(g, t, mrec[i]);
+            return -1;
+        }
     }
     int failed;
-    if (ms_rounds(g, &t->measure, mode, c, k, mrec, timed_s, &failed)) {
+    ms_trace("room");
+    if (ms_rounds(g, &t->measure, &t->tol, mode, c, k, mrec, timed_s, &failed)) {
         if (failed >= 0)
             ms_blame(g, t, mrec[failed]);
         return -1;
     }
+    ms_trace("rounds+inputs");
     nvml_clocks ck;
     nvml_read(&g->nvml, &ck);
-    for (int i = 0; i < k; i++)
+    for (int i = 0; i < k; i++) {
+        if (c[i].timed && c[i].refused) { /* no more modes: its records say why */
+            c[i].timed = 0;
+            mrec[i]->status = RECORD_ST_WRONG;
+            text_copy_utf8(mrec[i]->error, sizeof mrec[i]->error, c[i].why);
+            continue;
+        }
         if (c[i].timed && ms_finish(g, t, &c[i], &at[i], mode, &ck, mrec[i])) {
             ms_blame(g, t, mrec[i]);
             return -1;
         }
+    }
     return 0;
 }
 
@@ -765,12 +777,15 @@ static int ms_task(measure_gpu *g, const task *t, record *recs, double *timed_s,
     }
     if (compiled == 0) /* nothing to run: no problem set up, no STARTED */
         return 0;
+    ms_trace("task_start");
     if (ms_setup(g, t, started, ctx) || ms_calibrate(g, &t->measure))
         return -1;
     for (int i = 0; i < k; i++) {
         if (!c[i].in)
             continue;
+        ms_trace("setup+calibrate");
         const int ready = ms_ready(g, t, c[i].in, t->inject[i], &recs[i * nm], nm, &at[i]);
+        ms_trace("gate");
         if (ready < 0) {
             ms_blame(g, t, &recs[i * nm]);
             return -1;
@@ -781,6 +796,23 @@ static int ms_task(measure_gpu *g, const task *t, record *recs, double *timed_s,
     for (int m = 0; timed && m < nm; m++)
         if (ms_mode_run(g, t, m, c, at, recs, timed_s))
             return -1;
+        else
+            ms_trace(t->modes[m]);
+    /* one config: its writes to the inputs are checked once all its modes
+     * are timed (a head-to-head checks after every block, ms_rounds) */
+    if (k == 1 && timed) {
+        char why[sizeof recs->error];
+        const int rc = guard_inputs(g->guard, why, sizeof why);
+        if (rc < 0)
+            return ms_guard_fail(g);
+        for (int m = 0; rc > 0 && m < nm; m++) {
+            recs[m].status = RECORD_ST_WRONG;
+            text_copy_utf8(recs[m].error, sizeof recs[m].error, why);
+        }
+        ms_trace("inputs");
+    }
+    for (int i = 0; i < k; i++)
+        ms_refuse_all(&recs[i * nm], nm);
     return 0;
 }
 
@@ -801,8 +833,5 @@ int measure_task(measure_gpu *g, const task *t, record *recs, double *timed_s,
     for (int i = 0; i < t->n_configs * t->n_modes; i++)
         if (recs[i].status == RECORD_ST_CRASHED && !recs[i].error[0])
             text_copy_utf8(recs[i].error, sizeof recs[i].error, g->err);
-    /* A failed problem setup may have left half its buffers: start over. */
-    if (!g->have_problem)
-        ms_free_problem(g);
     return ms_healthy() ? 0 : -1;
 }

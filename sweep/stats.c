@@ -286,3 +286,64 @@ done:
     free(cnt);
     return rc;
 }
+
+/* ---- the physical floor -------------------------------------------------------------------- */
+
+double stats_tensor_flops_per_clk(int cc)
+{
+    /* dense fp16 with fp32 accumulation per SM per clock, the largest any
+     * part of the generation does: V100 1024, A100 2048, Ada and GA10x
+     * data-centre parts 1024 (2048 here, to stay above every part), H100
+     * 4096, B200 about 8200 (16384 here); an unknown newer one 16384. */
+    if (cc < 70)
+        return 0;
+    if (cc < 80)
+        return 1024;
+    if (cc < 90)
+        return 2048;
+    if (cc < 100)
+        return 4096;
+    return 16384;
+}
+
+void stats_peak_of(int cc, int sm_count, int clock_khz, int mem_clock_khz, int bus_bits,
+                   long l2_bytes, stats_peak *out)
+{
+    out->cc = cc;
+    out->sm_count = sm_count;
+    out->clock_mhz = clock_khz / 1000;
+    out->flops_per_s = stats_tensor_flops_per_clk(cc) * sm_count * (clock_khz * 1e3);
+    out->dram_bytes_per_s =
+        mem_clock_khz > 0 && bus_bits > 0 ? 2.0 * mem_clock_khz * 1e3 * (bus_bits / 8.0) : 0;
+    out->l2_bytes = l2_bytes > 0 ? (double)l2_bytes : 0;
+}
+
+static double stats_dram_bytes(const stats_peak *pk, double in_bytes, int flushed)
+{
+    const double b = flushed ? in_bytes : in_bytes - pk->l2_bytes;
+    return b > 0 ? b : 0;
+}
+
+double stats_floor_us(const stats_peak *pk, double flops, double in_bytes, int flushed)
+{
+    const double tf = pk->flops_per_s > 0 ? flops / pk->flops_per_s : 0;
+    const double tb = pk->dram_bytes_per_s > 0
+                          ? stats_dram_bytes(pk, in_bytes, flushed) / pk->dram_bytes_per_s
+                          : 0;
+    return 1e6 * (tf > tb ? tf : tb);
+}
+
+int stats_floor_check(const stats_peak *pk, double flops, double in_bytes, int flushed,
+                      double median_us, char *why, size_t n)
+{
+    const double floor = stats_floor_us(pk, flops, in_bytes, flushed);
+    if (!(floor > 0) || !(median_us < floor))
+        return 0;
+    snprintf(why, n,
+             "floor: median %.3g us is under this GPU's floor of %.3g us for the problem (%.3g "
+             "GFLOP at the %.0f TFLOP/s dense fp16 tensor peak of %d SMs at %d MHz; %.3g MB "
+             "from DRAM at %.0f GB/s): the timed launches cannot have done the work",
+             median_us, floor, flops * 1e-9, pk->flops_per_s * 1e-12, pk->sm_count, pk->clock_mhz,
+             stats_dram_bytes(pk, in_bytes, flushed) * 1e-6, pk->dram_bytes_per_s * 1e-9);
+    return 1;
+}

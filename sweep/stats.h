@@ -112,6 +112,40 @@ double stats_half_to_double(uint16_t h);
  * why (e.g. "rel_l2 1.2e-02 over the tolerance 5.0e-03"). */
 int stats_gate(const stats_errors *e, const space_tolerance *tol, char *why, size_t n);
 
+/* ---- the physical floor -------------------------------------------------------------------- */
+
+/* What a GPU can do at most: its dense fp16 tensor-core rate (all SMs at
+ * the peak clock), its DRAM bandwidth (0: unknown) and its L2 size. */
+typedef struct stats_peak {
+    double flops_per_s;
+    double dram_bytes_per_s;
+    double l2_bytes;
+    int sm_count, clock_mhz, cc;
+} stats_peak;
+
+/* Dense fp16 tensor-core FLOPs (fp32 accumulation) one SM does per clock
+ * at most, by compute capability x10, rounded up so that the floor below is
+ * never above the truth (H100: 4096; A100: 2048); 0 for an architecture
+ * without tensor cores (no floor then). */
+double stats_tensor_flops_per_clk(int cc);
+
+/* The peak of a GPU from what CUDA reports: SMs, the peak SM clock (kHz),
+ * the peak memory clock (kHz, double data rate) and bus width (bits), the
+ * L2 size (bytes). */
+void stats_peak_of(int cc, int sm_count, int clock_khz, int mem_clock_khz, int bus_bits,
+                   long l2_bytes, stats_peak *out);
+
+/* The least time one forward pass can take on that GPU, in us: its FLOPs at
+ * the tensor peak, or the input bytes that must come from DRAM at its
+ * bandwidth (all of them when L2 is flushed, what does not fit in L2 when
+ * it is warm), whichever is longer; 0 when nothing is known. */
+double stats_floor_us(const stats_peak *pk, double flops, double in_bytes, int flushed);
+
+/* The floor check: 1 when median_us is under the floor (why says both
+ * numbers and how the floor was made, starting "floor: "), else 0. */
+int stats_floor_check(const stats_peak *pk, double flops, double in_bytes, int flushed,
+                      double median_us, char *why, size_t n);
+
 /* ---- clocks ------------------------------------------------------------------------------- */
 
 /* The SM clock in MHz over a probe: cycles c1 - c0 (clock64) in

@@ -107,3 +107,16 @@ task_inject task_inject_for(const task_inject_rule *rules, int n, const fa_confi
             return rules[i].kind;
     return TASK_INJECT_NONE;
 }
+
+const char *const task_checks[] = {"stream", "gate",  "repeat", "tails", "magnitude",
+                                   "inputs", "timed", "floor",  NULL};
+
+const char *task_check_of(const char *error)
+{
+    for (int i = 0; error && task_checks[i]; i++) {
+        const size_t n = strlen(task_checks[i]);
+        if (strncmp(error, task_checks[i], n) == 0 && error[n] == ':')
+            return task_checks[i];
+    }
+    return NULL;
+}

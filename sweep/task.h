@@ -81,6 +81,15 @@ void task_record_variant(record *r, const task_variant *v);
  * version and the time now. */
 void task_provenance(record *r, const char *host, const char *space_name, const char *space_hash);
 
+/* The checks a kernel passes before its timing is stored (sweep/guard.h;
+ * docs/measurement.md "What is checked"), in the order they run: the
+ * error of a record refused by one starts "NAME: ". NULL-terminated. */
+extern const char *const task_checks[];
+
+/* The name of the check an error text says refused the kernel ("timed"),
+ * or NULL when it names none. */
+const char *task_check_of(const char *error);
+
 /* FASWEEP_INJECT="fault:CONFIG,hang:CONFIG": which configs run an injected
  * kernel. */
 #define TASK_MAX_INJECT 16

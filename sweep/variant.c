@@ -45,7 +45,7 @@ static const char *const variant_flags[] = {
 
 /* The whole file into a NUL-terminated buffer (caller frees), or NULL with
  * the reason in err. */
-static char *variant_read(const char *file, size_t *len, char *err, size_t errlen)
+static char *variant_read(const char *file, const char *tmpl, size_t *len, char *err, size_t errlen)
 {
     struct stat st;
     if (stat(file, &st) != 0) {
@@ -53,10 +53,10 @@ static char *variant_read(const char *file, size_t *len, char *err, size_t errle
         return NULL;
     }
     if (!S_ISREG(st.st_mode) || st.st_size > VARIANT_MAX_BYTES) {
-        snprintf(err, errlen, "--kernel %s: %s", file,
+        snprintf(err, errlen, "--kernel %s: %s%s%s", file,
                  S_ISREG(st.st_mode) ? "larger than 4 MiB: not a kernel source"
-                                     : "not a regular file (an edited copy of "
-                                       "kernels/mma/flash_fwd.cuh is expected)");
+                                     : "not a regular file (an edited copy of ",
+                 S_ISREG(st.st_mode) ? "" : tmpl, S_ISREG(st.st_mode) ? "" : " is expected)");
         return NULL;
     }
     FILE *f = fopen(file, "rb");
@@ -121,9 +121,12 @@ static const char *variant_includes_bad(const char *text, char *what, size_t n)
     return NULL;
 }
 
-int variant_load(const char *file, task_variant *v, char *err, size_t errlen)
+int variant_load(const char *file, const fa_config *c, task_variant *v, char *err, size_t errlen)
 {
     memset(v, 0, sizeof *v);
+    const fa_family *fam = fa_family_of(c);
+    if (!fam)
+        return text_errf(err, errlen, "--kernel: the config is of no known kernel family");
     char abs[PATH_MAX], q[512], fq[512];
     variant_quote(file, fq, sizeof fq);
     if (!realpath(file, abs))
@@ -141,19 +144,23 @@ int variant_load(const char *file, task_variant *v, char *err, size_t errlen)
         return text_errf(err, errlen, "--kernel %s: path longer than %zu bytes", abs,
                          sizeof v->path - 1);
     size_t len;
-    char *text = variant_read(abs, &len, err, errlen);
+    char *text = variant_read(abs, fam->header, &len, err, errlen);
     if (!text)
         return -1;
-    char inc[128] = "";
-    const char *why = memchr(text, '\0', len)             ? "it holds a NUL byte: not a source file"
-                      : !strstr(text, "FA_INSTANCE")      ? "it defines no FA_INSTANCE macro"
-                      : !strstr(text, "flash_fwd_kernel") ? "it defines no flash_fwd_kernel"
-                                                          : NULL;
+    char inc[128] = "", what[96];
+    const char *why = NULL;
+    if (memchr(text, '\0', len))
+        why = "it holds a NUL byte: not a source file";
+    else if (!strstr(text, fam->instance_macro) || !strstr(text, fam->kernel_name))
+        why = what,
+        snprintf(what, sizeof what, "it defines no %s %s",
+                 !strstr(text, fam->instance_macro) ? fam->instance_macro : fam->kernel_name,
+                 !strstr(text, fam->instance_macro) ? "macro" : "kernel template");
     if (why) {
         snprintf(err, errlen,
-                 "--kernel %s is not a kernel: %s (an edited copy of kernels/mma/flash_fwd.cuh is "
-                 "expected)",
-                 fq, why);
+                 "--kernel %s is not a %s kernel: %s (an edited copy of %s is expected for a "
+                 "config of family %s)",
+                 fq, fam->name, why, fam->header, fam->name);
         free(text);
         return -1;
     }
@@ -341,10 +348,16 @@ static void variant_catch(int on, struct sigaction *old)
  * the user's and none of the cache reaches nvcc's own shell steps), its
  * output into dir/compile.log. Returns the exit
  * status, -1 when it could not run or was killed (log says why). */
-static int variant_nvcc_run(const char *dir, const char *nvcc, int cc, char *log, size_t loglen)
+static int variant_nvcc_run(const char *dir, const char *nvcc, const fa_config *c, int cc,
+                            char *log, size_t loglen)
 {
     char arch[64], logp[PATH_MAX + 16];
-    snprintf(arch, sizeof arch, "-gencode=arch=compute_%d,code=sm_%d", cc, cc);
+    const fa_family *f = fa_family_of(c);
+    if (f && f->arch && f->arch_name && strncmp(f->arch_name, "sm_", 3) == 0)
+        snprintf(arch, sizeof arch, "-gencode=arch=compute_%s,code=%s", f->arch_name + 3,
+                 f->arch_name); /* the family's one target, e.g. sm_90a */
+    else
+        snprintf(arch, sizeof arch, "-gencode=arch=compute_%d,code=sm_%d", cc, cc);
     if (snprintf(logp, sizeof logp, "%s/compile.log", dir) >= (int)sizeof logp)
         return text_errf(log, loglen, "build folder path too long: %s", dir);
     const char *argv[32];
@@ -598,7 +611,7 @@ static int variant_compile(task_variant *v, const char *root, const char *dir, c
         owned_rmdir(tmp);
         return -1;
     }
-    int st = variant_nvcc_run(tmp, nvcc, cc, log, loglen);
+    int st = variant_nvcc_run(tmp, nvcc, c, cc, log, loglen);
     if (st > 0 && !variant_source_failed(tmp)) {
         variant_env_log(tmp, nvcc, log, loglen);
         st = -1;
@@ -634,7 +647,14 @@ int variant_build(task_variant *v, const fa_config *c, int cc, char *log, size_t
         return -1;
     variant_sweep(root);
     size_t len;
-    char *src = variant_read(v->path, &len, log, loglen);
+    const fa_family *fam = fa_family_of(c);
+    if (!fam)
+        return text_errf(log, loglen, "the variant's config is of no known kernel family");
+    if (fam->arch && cc != fam->arch)
+        return text_errf(log, loglen,
+                         "family %s runs on %s only (%s); this GPU is compute capability %d.%d",
+                         fam->name, fam->arch_name, fam->arch_why, cc / 10, cc % 10);
+    char *src = variant_read(v->path, fam->header, &len, log, loglen);
     if (!src)
         return -1;
     char hash[17];

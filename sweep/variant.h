@@ -1,8 +1,10 @@
 /* variant.h - kernel variants for `fasweep eval --kernel FILE.cuh`: an
- * edited copy of kernels/mma/flash_fwd.cuh (what an evolution loop writes),
- * compiled for one config and the local GPU into a shared library that the
- * worker loads and runs in place of the compiled instance, gated and timed
- * identically.
+ * edited copy of a kernel family's template (kernels/mma/flash_fwd.cuh,
+ * kernels/wgmma/flash_fwd_wgmma.cuh: what an evolution loop writes),
+ * compiled for one config of that family and the local GPU (or the
+ * family's one architecture, sm_90a for wgmma) into a shared library that
+ * the worker loads and runs in place of the compiled instance, gated and
+ * timed identically.
  *
  * Engine side (no CUDA): variant_load reads and checks the file,
  * variant_build compiles it with nvcc into a cache keyed by everything the
@@ -58,20 +60,21 @@
 /* The largest variant source read (an edited flash_fwd.cuh is ~40 KB). */
 #define VARIANT_MAX_BYTES (4 << 20)
 
-/* Reads FILE and checks it is a kernel source: a readable regular file of
- * text (no NUL byte) that defines the FA_INSTANCE macro and the
- * flash_fwd_kernel template and includes no file but the embedded and
+/* Reads FILE and checks it is a kernel source of c's family: a readable
+ * regular file of text (no NUL byte) that defines the family's instance
+ * macro and kernel template (kernels/family.h: FA_INSTANCE and
+ * flash_fwd_kernel for mma) and includes no file but the embedded and
  * system headers, at a path a record can store (valid UTF-8, no control
  * characters, under 256 bytes). Fills v's path, hash and build. Returns 0,
  * or -1 with a one-line reason in err (a usage error: nothing is run). */
-int variant_load(const char *file, task_variant *v, char *err, size_t errlen);
+int variant_load(const char *file, const fa_config *c, task_variant *v, char *err, size_t errlen);
 
-/* Compiles v for config c and compute capability cc (89 = sm_89) unless
- * the cache has it. Returns 0 with v->so set; 1 when the source does not
- * compile, with the compiler's first lines in log (one line per line of
- * the compiler's, at most loglen bytes); -1 when it could not be tried
- * (no nvcc, an unsafe or unwritable cache, a cached library that fails
- * its check, a failure that is not the source's), with the reason in log
+/* Compiles v for config c and compute capability cc (89 = sm_89; a family
+ * with one architecture, kernels/family.h arch, is compiled for that one
+ * and refused on another cc) unless the cache has it. Returns 0 with v->so set; 1 when the source
+ * does not compile, with the compiler's first lines in log (one line per line of the compiler's, at
+ * most loglen bytes); -1 when it could not be tried (no nvcc, an unsafe or unwritable cache, a
+ * cached library that fails its check, a failure that is not the source's), with the reason in log
  * (one line). */
 int variant_build(task_variant *v, const fa_config *c, int cc, char *log, size_t loglen);
 

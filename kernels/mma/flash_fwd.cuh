@@ -630,7 +630,9 @@ int launch(const fa_args *a, fa_stream stream)
     auto kern = flash_fwd_kernel<HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE>;
     if (smem > 48 * 1024) {
         // Above 48 KB a kernel must opt in; the space's limit decides
-        // whether such a point is ever planned.
+        // whether such a point is ever planned. (Static shared memory on
+        // top of 48 KB dynamic needs the opt-in too: fa_instance_attrs, which
+        // the engine calls before any launch, sets it then.)
         cudaError_t e =
             cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
         if (e != cudaSuccess)

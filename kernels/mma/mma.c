@@ -125,6 +125,8 @@ const fa_family mma_family = {
     .name = "mma",
     .summary = "FlashAttention-2-style forward on mma.sync.m16n8k16 with a cp.async K/V ring",
     .header = "kernels/mma/flash_fwd.cuh",
+    .instance_macro = "FA_INSTANCE",
+    .kernel_name = "flash_fwd_kernel",
     .axes = {{"HEAD_DIM", NULL, NULL, 0, 0, 0, 0}, /* the problem's; the rules check it */
              {"BLOCK_M", "a positive integer multiple of 16", "a multiple of 16 of at most 512", 1,
               512, 16, 0},

@@ -150,6 +150,8 @@ const fa_family wgmma_family = {
     .summary = "FlashAttention-3-style forward for Hopper: TMA + mbarrier ring, warp "
                "specialisation, wgmma",
     .header = "kernels/wgmma/flash_fwd_wgmma.cuh",
+    .instance_macro = "FA_WG_INSTANCE",
+    .kernel_name = "fa_wgmma_kernel",
     .axes = {{"HEAD_DIM", NULL, NULL, 0, 0, 0, 0}, /* the problem's; the rules check it */
              {"BLOCK_M", "64, 128 or 192 (64 x CONSUMER_WG)", NULL, 64, 192, 64, 0},
              {"BLOCK_N", "a multiple of 16 from 64 to 256", NULL, 64, 256, 16, 0},

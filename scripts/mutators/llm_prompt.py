@@ -13,23 +13,36 @@ fence), or the whole reply when it has no fence. --prompt-out keeps the
 prompt (default: OUT.cuh.prompt.md beside the child); OUT.cuh.json gets
 {"mutation": "llm: <the reply's first line of prose>"}.
 
+The command runs in a process group of its own (as the loop runs this
+script): on --timeout (default 600 s, below the loop's default
+--mutator-timeout of 900 s, so a slow model is reported here rather than
+cut off by the loop) and on SIGTERM, SIGHUP or SIGINT of this script (the
+loop's own timeout) the whole group is killed, whatever the command
+started. The prompt and the check of the reply follow the task's family
+(its instance macro and kernel template, from the task context).
+
 Used from the loop as
   evolve_code.py SEEDS --out DIR --mutator "python3 scripts/mutators/llm_prompt.py"
 with FASWEEP_LLM_CMD set. Exit 0 when a child was written; 1 when the
-command fails or its reply holds no code; 2 on bad input (no command
-configured, an unreadable task or parent). Python 3.11+, stdlib only.
+command fails, times out or its reply holds no code; 2 on bad input (no
+command configured, an unreadable task or parent); 128+N on signal N.
+Python 3.11+, stdlib only.
 """
 import argparse
 import json
 import os
 import re
 import shlex
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from evolve_code import Terminated, raise_on_signals, run_group  # noqa: E402
 
 FENCE = re.compile(r"```[ \t]*([A-Za-z+]*)[ \t]*\n(.*?)```", re.S)
 MAX_HISTORY = 8  # historical solutions shown: the fastest valid ones, then failures
 MAX_FAILED = 4
+DEFAULT_TIMEOUT = 600  # below evolve_code.py's default --mutator-timeout (900 s)
+KILL_GRACE = 2.0  # below the loop's 5 s between SIGTERM and SIGKILL of this script's group
 
 
 def die(msg, code=2):
@@ -58,6 +71,13 @@ def solutions(task):
                 key=lambda h: h["median_us"])[:MAX_HISTORY]
     bad = [h for h in hist if h.get("status") != "ok"][-MAX_FAILED:]
     return ok, bad
+
+
+def markers(task):
+    """The instance macro and kernel template the task's family needs."""
+    ctx = task.get("context") or {}
+    return ctx.get("instance_macro") or "FA_INSTANCE", ctx.get("kernel_template") or \
+        "flash_fwd_kernel"
 
 
 def render(task):
@@ -98,21 +118,23 @@ def render(task):
                 read(ok[0]["source"]).rstrip("\n"), "```"]
     out += ["", "# Optimisation insights", ""]
     out += ["- " + i for i in task.get("insights", [])] or ["(none)"]
+    macro, kernel = markers(task)
     out += ["", "# Instruction", "",
-            "Write an improved version of the current solution. Keep the FA_INSTANCE macro, the "
-            "flash_fwd_kernel template with its parameters, the launch function and the "
+            "Write an improved version of the current solution. Keep the %s macro, the "
+            "%s template with its parameters, the launch function and the "
             "includes; keep the output within the correctness gate. Start with one line saying "
-            "what you changed, then the complete source in one ```cuda block.", ""]
+            "what you changed, then the complete source in one ```cuda block." % (macro, kernel),
+            ""]
     return "\n".join(out)
 
 
-def code_of(reply):
+def code_of(reply, kernel="flash_fwd_kernel"):
     """The child source in a reply, or None."""
     blocks = [m.group(2) for m in FENCE.finditer(reply)
               if m.group(1).lower() in ("", "cuda", "cpp", "c++", "cu", "c")]
     if blocks:
         return max(blocks, key=len)
-    return reply if "flash_fwd_kernel" in reply else None
+    return reply if kernel in reply else None
 
 
 def main():
@@ -121,7 +143,10 @@ def main():
     ap.add_argument("out", help="where to write the child source")
     ap.add_argument("--command", help="the model command (default: $FASWEEP_LLM_CMD)")
     ap.add_argument("--prompt-out", help="where to keep the prompt (default: OUT.prompt.md)")
-    ap.add_argument("--timeout", type=int, default=900, help="seconds for the command")
+    ap.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT,
+                    help="seconds for the command; then its process group is killed (default "
+                    "%d, below evolve_code.py's default --mutator-timeout of 900 s, so the loop "
+                    "sees this script's failure, not its own timeout)" % DEFAULT_TIMEOUT)
     a = ap.parse_args()
     cmd = a.command or os.environ.get("FASWEEP_LLM_CMD", "")
     if not cmd.strip():
@@ -130,24 +155,38 @@ def main():
     try:
         task = json.loads(read(a.task))
         prompt = render(task)
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
         die("cannot build the prompt from the task file %s: %s" % (a.task, e))
-    with open(a.prompt_out or a.out + ".prompt.md", "w", encoding="utf-8") as f:
-        f.write(prompt)
+    prompt_path = a.prompt_out or a.out + ".prompt.md"
     try:
-        p = subprocess.run(shlex.split(cmd), input=prompt, capture_output=True, text=True,
-                           timeout=a.timeout)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        die("the model command %s failed: %s" % (cmd, e), 1)
-    if p.returncode != 0:
+        with open(prompt_path, "w", encoding="utf-8") as f:
+            f.write(prompt)
+    except OSError as e:
+        die("cannot write the prompt to %s: %s" % (prompt_path, e.strerror))
+    raise_on_signals()
+    try:
+        rc, reply, err = run_group(shlex.split(cmd), a.timeout, stdin_path=prompt_path,
+                                   grace=KILL_GRACE)
+    except (OSError, ValueError) as e:
+        die("the model command %s cannot be run: %s" % (cmd, getattr(e, "strerror", None) or e),
+            1)
+    except KeyboardInterrupt:
+        die("interrupted; the model command's process group was killed", 130)
+    except Terminated as e:
+        die("terminated by signal %d; the model command's process group was killed" % e.signum,
+            128 + e.signum)
+    if rc is None:
+        die("the model command %s did not answer within %d s (--timeout); its process group was "
+            "killed" % (cmd, a.timeout), 1)
+    if rc != 0:
         die("the model command %s exited %d: %s" % (
-            cmd, p.returncode, (p.stderr.strip().splitlines() or [""])[-1]), 1)
-    code = code_of(p.stdout)
+            cmd, rc, (err.strip().splitlines() or [""])[-1]), 1)
+    code = code_of(reply, markers(task)[1])
     if not code:
-        die("the model command's reply holds no code block (%d bytes)" % len(p.stdout), 1)
+        die("the model command's reply holds no code block (%d bytes)" % len(reply), 1)
     with open(a.out, "w", encoding="utf-8") as f:
         f.write(code if code.endswith("\n") else code + "\n")
-    prose = [l.strip() for l in p.stdout.split("```")[0].splitlines() if l.strip()]
+    prose = [l.strip() for l in reply.split("```")[0].splitlines() if l.strip()]
     with open(a.out + ".json", "w", encoding="utf-8") as f:
         json.dump({"mutation": "llm: " + (prose[0][:150] if prose else "rewrite")}, f)
     return 0

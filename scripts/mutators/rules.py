@@ -5,25 +5,32 @@ that keeps it compilable, with no language model.
 
 The protocol (docs/tuners.md, "Evolving the kernel source"): the loop
 writes a task file (fasweep.evolve-task/1: the parent's source path, its
-results, the context, the insights, the history of candidates) and runs
-`MUTATOR TASK.json OUT.cuh`; the mutator writes the child source to OUT.cuh
-and may write OUT.cuh.json ({"mutation": "what it changed"}). Exit 0 when
-it wrote a child; anything else is a failed mutation.
+results, the kernel family, the family's edit sites, the context, the
+insights, the history of candidates) and runs `MUTATOR TASK.json OUT.cuh`;
+the mutator writes the child source to OUT.cuh and may write OUT.cuh.json
+({"mutation": "what it changed"}). Exit 0 when it wrote a child; anything
+else is a failed mutation.
 
-The edits are the ones known to stay valid on kernels/mma/flash_fwd.cuh
-(read the template: every edit is a textual change of one site):
-  unroll      a `#pragma unroll` site gets a factor (1, 2 or 4), or a
-              factored one goes back to full unrolling: loop bounds are
-              compile-time constants, so any factor compiles (a partial
-              unroll may move arrays to local memory: slower, not wrong)
-  bounds      __launch_bounds__(NUM_WARPS * 32) gets a min-blocks-per-SM
-              argument (1..4), or a different one: the compiler caps the
-              registers to fit (spills are possible, errors are not)
-  slack       the lazy-rescale threshold RESCALE_SLACK (a tile constant:
-              P may reach 2^SLACK in fp16, so 4..12 stays exact enough)
-  ex2         ex2.approx.ftz.f32 <-> ex2.approx.f32 (both valid PTX)
-  cp_async    cp.async.cg (L2 only) <-> cp.async.ca (L1 too; 16-byte
-              copies allow both)
+The edits are data, not code: the task's `edit_sites` (the family's
+kernels/FAMILY/evolve.json, which the loop copies into the task; read from
+there by the task's `family`, default mma, when the task has none). Each
+site is {"kind", "scope", "pattern", "group", "values", "label", "empty",
+"why"}: `pattern` (a Python regex, multi-line) finds the site, capture
+group `group` holds the value that changes (a group that always takes
+part, possibly empty), `values` the values it may take. Scope "each": every
+match is its own site, one edit changes one of them (e.g. one `#pragma
+unroll`); scope "all": the first match's value is the current one and one
+edit gives every match the new value (e.g. every ex2.approx). `label`
+names the edit ({line}, {old}, {new}, {match}, {new_match}; a value is
+shown without surrounding blanks and commas, an empty one as `empty`).
+The shipped sites (each known to keep the template compiling):
+  mma    unroll (#pragma unroll factor 1, 2, 4 or full), bounds
+         (__launch_bounds__ min-blocks 1..4 or none), slack (RESCALE_SLACK
+         4..12), ex2 (.ftz or not), cp_async (cp.async.cg <-> .ca)
+  wgmma  unroll (not the fence_regs loop), ex2, uniform_cw (the consumer
+         index through __shfl_sync, warp-uniform), consumer_regs (the
+         consumers' setmaxnreg budget lowered by 8 or 16), l2_promotion
+         (the TMA maps' L2 promotion hint)
 The --seed (default: the task's rng_seed) picks the edit, so the same seed
 and task give the same child; an edit whose result is already in the
 task's history (same SHA-256) is skipped. Exit 2 on bad input, 3 when no
@@ -32,15 +39,17 @@ new edit is left. Python 3.11+, stdlib only.
 import argparse
 import hashlib
 import json
+import os
 import random
 import re
 import sys
 
-UNROLL = re.compile(r"^([ \t]*)#pragma unroll(?:[ \t]+(\d+))?[ \t]*$", re.M)
-BOUNDS = re.compile(r"__launch_bounds__\(NUM_WARPS \* 32(?:, (\d+))?\)")
-SLACK = re.compile(r"(static constexpr float RESCALE_SLACK = )(\d+)\.f;")
-EX2 = re.compile(r"ex2\.approx(\.ftz)?\.f32")
-CPASYNC = re.compile(r"cp\.async\.(cg|ca)\.shared\.global")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FAMILY_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}\Z")
+
+
+class BadSites(Exception):
+    pass
 
 
 def die(msg, code=2):
@@ -48,56 +57,113 @@ def die(msg, code=2):
     sys.exit(code)
 
 
-def splice(src, m, group, text):
-    """src with group `group` of match m replaced by text."""
-    return src[:m.start(group)] + text + src[m.end(group):]
+def family_sites(family="mma"):
+    """The edit sites of a family, from kernels/FAMILY/evolve.json."""
+    if not isinstance(family, str) or not FAMILY_NAME.match(family):
+        raise BadSites("family %s is not a kernel family name" % json.dumps(family)[:40])
+    path = os.path.join(ROOT, "kernels", family, "evolve.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        raise BadSites("cannot read %s: %s" % (path, getattr(e, "strerror", None) or e))
+    if not isinstance(doc, dict):
+        raise BadSites("%s is not a JSON object" % path)
+    return doc.get("edit_sites")
 
 
-def edits(src):
-    """Every candidate edit of src: (kind, name, new source). The order is
-    fixed (the source's order), so a seeded shuffle of it is deterministic."""
+def check_sites(sites):
+    """The sites as (site, compiled pattern); raises BadSites naming the
+    first one that is not a site."""
+    if not isinstance(sites, list) or not sites:
+        raise BadSites("edit_sites is not a non-empty list")
     out = []
-    for i, m in enumerate(UNROLL.finditer(src)):
-        line_no = src.count("\n", 0, m.start()) + 1
-        cur = m.group(2)
-        for f in ("1", "2", "4", None):
-            if f == cur:
-                continue
-            new = m.group(1) + "#pragma unroll" + (" " + f if f else "")
-            what = "unroll line %d: %s -> %s" % (line_no, cur or "full", f or "full")
-            out.append(("unroll", what, src[:m.start()] + new + src[m.end():]))
-    for m in BOUNDS.finditer(src):
-        cur = m.group(1)
-        for b in ("1", "2", "3", "4", None):
-            if b == cur:
-                continue
-            new = "__launch_bounds__(NUM_WARPS * 32" + (", " + b if b else "") + ")"
-            what = "launch_bounds min-blocks %s -> %s" % (cur or "none", b or "none")
-            out.append(("bounds", what, src[:m.start()] + new + src[m.end():]))
-    for m in SLACK.finditer(src):
-        for v in ("4", "6", "10", "12", "8"):
-            if v != m.group(2):
-                what = "RESCALE_SLACK %s -> %s" % (m.group(2), v)
-                out.append(("slack", what, splice(src, m, 2, v)))
-    m = EX2.search(src)
-    if m:
-        new = "ex2.approx.f32" if m.group(1) else "ex2.approx.ftz.f32"
-        out.append(("ex2", "ex2 %s -> %s" % (m.group(0), new), EX2.sub(new, src)))
-    m = CPASYNC.search(src)
-    if m:
-        to = "ca" if m.group(1) == "cg" else "cg"
-        out.append(("cp_async", "cp.async.%s -> cp.async.%s" % (m.group(1), to),
-                    CPASYNC.sub("cp.async.%s.shared.global" % to, src)))
+    for i, s in enumerate(sites):
+        where = "edit_sites[%d]" % i
+        if not isinstance(s, dict):
+            raise BadSites(where + " is not an object")
+        for k in ("kind", "pattern", "label"):
+            if not isinstance(s.get(k), str) or not s[k]:
+                raise BadSites("%s.%s is not a non-empty string" % (where, k))
+        if s.get("scope", "each") not in ("each", "all"):
+            raise BadSites(where + ".scope is not \"each\" or \"all\"")
+        vals = s.get("values")
+        if not isinstance(vals, list) or not vals or not all(isinstance(v, str) for v in vals):
+            raise BadSites(where + ".values is not a non-empty list of strings")
+        try:
+            rx = re.compile(s["pattern"], re.M)
+        except (re.error, RecursionError, OverflowError) as e:
+            raise BadSites("%s.pattern does not compile: %s" % (where, e))
+        g = s.get("group")
+        if isinstance(g, bool) or not isinstance(g, int) or not 1 <= g <= rx.groups:
+            raise BadSites("%s.group is not a capture group of its pattern" % where)
+        if "empty" in s and not isinstance(s["empty"], str):
+            raise BadSites(where + ".empty is not a string")
+        out.append((s, rx))
     return out
 
 
-def mutate(src, seed, seen):
+def show(site, value):
+    v = value.strip(" \t,")
+    return v if v else site.get("empty", "empty")
+
+
+def label(site, **kw):
+    try:
+        return site["label"].format(**kw)
+    except (KeyError, IndexError, ValueError):
+        return "%s %s -> %s" % (site["kind"], kw.get("old"), kw.get("new"))
+
+
+def edits(src, sites=None):
+    """Every candidate edit of src: (kind, name, new source). The order is
+    fixed (the sites' order, then the source's, then the values'), so a
+    seeded shuffle of it is deterministic."""
+    out = []
+    for site, rx in check_sites(family_sites("mma") if sites is None else sites):
+        g = site["group"]
+        matches = [m for m in rx.finditer(src) if m.start(g) >= 0]
+        if not matches:
+            continue
+        if site.get("scope", "each") == "each":
+            for m in matches:
+                line_no = src.count("\n", 0, m.start()) + 1
+                cur = show(site, m.group(g))
+                for v in site["values"]:
+                    if show(site, v) == cur:
+                        continue
+                    new_src = src[:m.start(g)] + v + src[m.end(g):]
+                    new_match = m.group(0)[:m.start(g) - m.start()] + v + \
+                        m.group(0)[m.end(g) - m.start():]
+                    out.append((site["kind"], label(site, line=line_no, old=cur, new=show(site, v),
+                                                    match=m.group(0), new_match=new_match),
+                                new_src))
+        else:
+            m = matches[0]
+            cur = show(site, m.group(g))
+            for v in site["values"]:
+                if show(site, v) == cur:
+                    continue
+                parts, last = [], 0
+                for mm in matches:
+                    parts += [src[last:mm.start(g)], v]
+                    last = mm.end(g)
+                new_src = "".join(parts) + src[last:]
+                new_match = m.group(0)[:m.start(g) - m.start()] + v + \
+                    m.group(0)[m.end(g) - m.start():]
+                out.append((site["kind"], label(site, line=src.count("\n", 0, m.start()) + 1,
+                                                old=cur, new=show(site, v), match=m.group(0),
+                                                new_match=new_match), new_src))
+    return out
+
+
+def mutate(src, seed, seen, sites=None):
     """The first edit whose result is new, in a seeded order: the kinds
     shuffled (so the many unroll sites do not drown the few other edits),
     then the edits of each kind shuffled. None when every edit was seen."""
     rng = random.Random(seed)
     by_kind = {}
-    for kind, name, child in edits(src):
+    for kind, name, child in edits(src, sites):
         by_kind.setdefault(kind, []).append((name, child))
     kinds = sorted(by_kind)
     rng.shuffle(kinds)
@@ -120,16 +186,24 @@ def main():
         with open(a.task, encoding="utf-8") as f:
             task = json.load(f)
         parent = task["parent"]["source"]
+        if not isinstance(parent, str):
+            raise TypeError("parent.source is not a path")
         seed = a.seed if a.seed is not None else int(task.get("rng_seed", 0))
         seen = {h["sha256"] for h in task.get("history", []) if h.get("sha256")}
-    except (OSError, ValueError, KeyError, TypeError) as e:
+        sites = task.get("edit_sites")
+        if sites is None:
+            sites = family_sites(task.get("family") or "mma")
+        check_sites(sites)
+    except BadSites as e:
+        die("the task file %s: %s" % (a.task, e))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
         die("cannot read the task file %s: %s" % (a.task, e))
     try:
         with open(parent, encoding="utf-8") as f:
             src = f.read()
     except (OSError, ValueError) as e:
         die("cannot read the parent source %s: %s" % (parent, e))
-    got = mutate(src, seed, seen | {hashlib.sha256(src.encode()).hexdigest()})
+    got = mutate(src, seed, seen | {hashlib.sha256(src.encode()).hexdigest()}, sites)
     if got is None:
         die("no edit of %s gives a source not already tried" % parent, 3)
     name, child = got

@@ -3,22 +3,39 @@
 
 eval --kernel FILE --config C ... --json answers from the source text:
   EVOLVE_COMPILE_ERROR in it -> compile_error (the first line with the file
-  and line, as eval prints it), EVOLVE_WRONG -> wrong (the gate's error), EVOLVE_CRASH -> crashed,
-  EVOLVE_HANG -> sleeps (the loop's --eval-timeout), else ok with a median
-  derived from the SHA-256 of source and config and a 95 % interval.
+  and line, as eval prints it), EVOLVE_WRONG -> wrong (the gate's error,
+  "gate: ...", check "gate"), EVOLVE_CRASH -> crashed, EVOLVE_HANG ->
+  sleeps (the loop's --eval-timeout), EVOLVE_HANG_CHILD -> starts a child
+  `sleep 300` (its pid in $FAKE_PIDS when set) and sleeps too,
+  EVOLVE_IMPLAUSIBLE -> implausible ("floor: ...", check "floor"),
+  EVOLVE_CHECK_<NAME> (NAME one of gate repeat tails magnitude inputs
+  stream timed) -> wrong, refused by that check ("NAME: ..."), else ok
+  with a median derived from the SHA-256 of source and config and a 95 %
+  interval.
+--config TEXT is family mma, FAMILY:TEXT another (mma, wgmma); a text
+that is not that family's config, or a source without the family's
+markers (FA_INSTANCE + flash_fwd_kernel; FA_WG_INSTANCE +
+fa_wgmma_kernel) is refused as the real eval refuses it: exit 2.
 Every result goes into the "store", a JSON file (--store, else
-./fake-store.json) keyed as fasweep keys records; `show KEY` prints one.
-EVAL_LOG (when set) gets one line per eval: "CONFIG SHA256-OF-SOURCE".
+./fake-store.json) keyed as fasweep keys records (the family between
+build and config for a family other than mma); `show KEY` prints one.
+EVAL_LOG (when set) gets one line per eval: "CONFIG SHA256-OF-SOURCE";
+FAKE_CALL_LOG one line per call of any command: its name.
 FAKE_KILL_AFTER=N: the Nth eval (counted in FAKE_COUNTER) stores its
 record and then kills the loop (its parent) with SIGKILL: an interruption
 between the store and the journal. FAKE_BASELINE_US: eval prints a
 speedup_vs_baseline against it. FAKE_NO_CI=1: eval prints no ci_lo_us /
 ci_hi_us (the stored record keeps them); FAKE_NO_CI=all: none anywhere.
+FAKE_CI_REL: the interval's relative half-width (default 0.004).
+EVOLVE_REFUSE in the source: eval refuses it (exit 2, as for an include).
+FAKE_NO_CHECK=1: no "check" key (the loop reads the error's prefix).
 """
 import hashlib
 import json
 import os
+import re
 import signal
+import subprocess
 import sys
 import time
 
@@ -46,20 +63,48 @@ def save(path, db):
     os.replace(path + ".tmp", path)
 
 
+FAMILIES = {"mma": (r"d\d+\.m\d+\.n\d+\.w\d+\.s\d+\.z\d+", "FA_INSTANCE", "flash_fwd_kernel"),
+            "wgmma": (r"d\d+\.m\d+\.n\d+\.c\d+\.s\d+\.p\d+", "FA_WG_INSTANCE",
+                      "fa_wgmma_kernel")}
+CHECKS = ("gate", "repeat", "tails", "magnitude", "inputs", "stream", "timed")
+
+
 def evaluate(a, store):
     kernel, config = opt(a, "--kernel"), opt(a, "--config")
+    config_arg = config
     problem, mode = opt(a, "--problem"), opt(a, "--mode", "hot")
+    family, _, text_cfg = config.rpartition(":")
+    family = family or "mma"
+    if family not in FAMILIES or not re.fullmatch(FAMILIES[family][0], text_cfg):
+        print("fasweep eval: --config %s: not FAMILY:TEXT of a known kernel family" % config,
+              file=sys.stderr)
+        return 2
     try:
         data = open(kernel, "rb").read()
     except OSError:
         print("fasweep eval: --kernel %s: cannot read it" % kernel, file=sys.stderr)
         return 2
     text = data.decode()
+    if FAMILIES[family][1] not in text or FAMILIES[family][2] not in text:
+        print("fasweep eval: --kernel %s is not a kernel of family %s" % (kernel, family),
+              file=sys.stderr)
+        return 2
+    config = text_cfg
     h = hashlib.sha256(data + config.encode()).hexdigest()
     if os.environ.get("EVAL_LOG"):
         with open(os.environ["EVAL_LOG"], "a") as f:
-            f.write("%s %s\n" % (config, hashlib.sha256(data).hexdigest()))
-    if "EVOLVE_HANG" in text:
+            f.write("%s %s\n" % (config_arg, hashlib.sha256(data).hexdigest()))
+    if "EVOLVE_REFUSE" in text:
+        print('fasweep eval: --kernel %s includes "foo.h" (not an embedded header)' % kernel,
+              file=sys.stderr)
+        return 2
+    if "EVOLVE_HANG_CHILD" in text:
+        child = subprocess.Popen(["sleep", "300"])
+        if os.environ.get("FAKE_PIDS"):
+            with open(os.environ["FAKE_PIDS"], "a") as f:
+                f.write("%d %d\n" % (os.getpid(), child.pid))
+        time.sleep(30)
+    elif "EVOLVE_HANG" in text:
         time.sleep(30)
     build = "src-" + fnv1a64(data)
     r = {"status": "ok", "config": config, "problem": problem, "mode": mode, "device": DEVICE,
@@ -71,11 +116,18 @@ def evaluate(a, store):
     elif "EVOLVE_CRASH" in text:
         r.update(status="crashed", error="the worker died: signal 11 (an illegal address)")
     elif "EVOLVE_WRONG" in text:
-        r.update(status="wrong", error="rel_l2 0.41 > 0.005")
+        r.update(status="wrong", error="gate: rel_l2 0.41 > 0.005", check="gate")
+    elif "EVOLVE_IMPLAUSIBLE" in text:
+        r.update(status="implausible", error="floor: 0.412 us is under the GPU's physical floor "
+                 "of 2.8 us (memory)", check="floor")
+    elif any("EVOLVE_CHECK_" + c.upper() in text for c in CHECKS):
+        c = next(c for c in CHECKS if "EVOLVE_CHECK_" + c.upper() in text)
+        r.update(status="wrong", error="%s: refused by the %s check" % (c, c), check=c)
     else:
         us = 10 + int(h[:8], 16) % 2000 / 1000
-        r.update(median_us=us, noise=0.001, samples=100, ci_lo_us=round(us * 0.996, 4),
-                 ci_hi_us=round(us * 1.004, 4), rounds=3, rel_l2=0.0003, max_abs=0.004,
+        rel = float(os.environ.get("FAKE_CI_REL", "0.004"))
+        r.update(median_us=us, noise=0.001, samples=100, ci_lo_us=round(us * (1 - rel), 4),
+                 ci_hi_us=round(us * (1 + rel), 4), rounds=3, rel_l2=0.0003, max_abs=0.004,
                  regs=128, spill_bytes=64 if "__launch_bounds__(NUM_WARPS * 32, 4)" in text else 0,
                  smem_bytes=24576)
         if os.environ.get("FAKE_BASELINE_US"):
@@ -83,10 +135,15 @@ def evaluate(a, store):
     if os.environ.get("FAKE_NO_CI") == "all":  # measured before intervals existed
         r.pop("ci_lo_us", None)
         r.pop("ci_hi_us", None)
-    key = "|".join((DEVICE, problem, build, config, mode))
+    if os.environ.get("FAKE_NO_CHECK"):
+        r.pop("check", None)
+    key = "|".join([DEVICE, problem, build] + ([family] if family != "mma" else []) +
+                   [config, mode])
     db = load(store)
-    db[key] = {"key": {"device": DEVICE, "problem": problem, "build": build, "config": config,
-                       "mode": mode}, "status": r["status"], "error": r["error"],
+    k = {"device": DEVICE, "problem": problem, "build": build, "config": config, "mode": mode}
+    if family != "mma":
+        k["family"] = family
+    db[key] = {"key": k, "status": r["status"], "error": r["error"],
                "time": {k: r.get(k) for k in ("median_us", "noise", "ci_lo_us", "ci_hi_us")}}
     save(store, db)
     if os.environ.get("FAKE_NO_CI"):  # the interval in the store only
@@ -106,6 +163,9 @@ def evaluate(a, store):
 def main():
     a = sys.argv[1:]
     store = opt(a, "--store", "fake-store.json")
+    if os.environ.get("FAKE_CALL_LOG"):
+        with open(os.environ["FAKE_CALL_LOG"], "a") as f:
+            f.write("%s\n" % (a[0] if a else ""))
     if a and a[0] == "eval":
         return evaluate(a, store)
     if a and a[0] == "show":

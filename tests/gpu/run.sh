@@ -6,6 +6,8 @@
 #      tool is there
 #   3. the sweep engine: full CI-space sweep, fault and hang injection,
 #      kill -9 and resume, Ctrl-C (tests/gpu/test_engine.sh)
+#   4. the adversarial kernels: cheats every check must refuse, controls it
+#      must pass (tests/gpu/test_adversarial.sh)
 # Prints a summary line per part and "N passed, N failed"; exits non-zero
 # on any failure.
 set -uo pipefail
@@ -49,5 +51,6 @@ fi
 if [ -f "$here/test_engine.sh" ]; then
     part "sweep engine" bash "$here/test_engine.sh"
 fi
+part "adversarial kernels" bash "$here/test_adversarial.sh"
 echo "test-gpu: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -14,9 +14,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/fa_launch.h"
 #include "kernels/ref_cpu.h"
 #include "grid/space.h"
 #include "sweep/stats.h"
+#include "sweep/task.h"
 
 #define EPS 1e-12
 
@@ -346,6 +348,85 @@ static void test_half_to_double_exhaustive(void **state)
 
 /* ---- clock64 -------------------------------------------------------------------------------- */
 
+/* ---- the checks: the physical floor, shared memory, check names ---------------------------- */
+
+/* The lent H100 SXM as CUDA reports it: 132 SMs at 1980 MHz, HBM3 at
+ * 2619 MHz on 5120 bits, 50 MB of L2. */
+static void h100_peak(stats_peak *pk)
+{
+    stats_peak_of(90, 132, 1980000, 2619000, 5120, 50L << 20, pk);
+}
+
+static void test_floor_peaks(void **state)
+{
+    (void)state;
+    stats_peak pk;
+    h100_peak(&pk);
+    assert_near(pk.flops_per_s, 4096.0 * 132 * 1.98e9, 1); /* 1070 TFLOP/s */
+    assert_near(pk.dram_bytes_per_s, 2 * 2619e6 * 640, 1); /* 3.35 TB/s */
+    assert_true(stats_tensor_flops_per_clk(89) >= 1024);   /* L4: 121 TF / 58 / 2.04 GHz */
+    assert_true(stats_tensor_flops_per_clk(80) >= 2048);   /* A100 */
+    assert_true(stats_tensor_flops_per_clk(100) >= 8192);  /* B200 */
+    assert_near(stats_tensor_flops_per_clk(61), 0, 0);     /* no tensor cores: no floor */
+    stats_peak none;
+    stats_peak_of(61, 28, 1500000, 0, 0, 0, &none);
+    assert_near(stats_floor_us(&none, 1e12, 1e9, 1), 0, 0);
+}
+
+static void test_floor_check(void **state)
+{
+    (void)state;
+    stats_peak pk;
+    h100_peak(&pk);
+    /* 4,8,512,64: 2.15 GFLOP, q k v 6.3 MB */
+    const space_problem p = {4, 8, 512, 64, 0};
+    const double flops = space_problem_flops(&p), in = space_problem_bytes(&p) * 0.75;
+    const double floor = stats_floor_us(&pk, flops, in, 0);
+    assert_near(floor, flops / pk.flops_per_s * 1e6, 1e-9); /* compute-bound, L2 holds it */
+    char why[512] = "";
+    /* the private-stream cheat of issue 30: 0.12 us for 2.1 GFLOP */
+    assert_int_equal(stats_floor_check(&pk, flops, in, 0, 0.12, why, sizeof why), 1);
+    assert_string_equal(task_check_of(why), "floor");
+    assert_non_null(strstr(why, "0.12 us"));
+    /* the honest kernel: 8.04 us */
+    why[0] = '\0';
+    assert_int_equal(stats_floor_check(&pk, flops, in, 0, 8.04, why, sizeof why), 0);
+    assert_string_equal(why, "");
+    /* cold: every input byte from DRAM; a memory-bound shape is floored by bytes */
+    const double mem = stats_floor_us(&pk, 1e6, 3.35e9, 1);
+    assert_near(mem, 3.35e9 / pk.dram_bytes_per_s * 1e6, 1e-6);
+    assert_true(stats_floor_us(&pk, 1e6, 3.35e9, 0) < mem); /* warm: L2 takes part */
+    /* not a number: never implausible */
+    assert_int_equal(stats_floor_check(&pk, flops, in, 0, NAN, why, sizeof why), 0);
+}
+
+static void test_smem_optin(void **state)
+{
+    (void)state;
+    /* issue 30: 4 B of static shared memory on top of 48 KB of dynamic must
+     * opt in (it was refused as "no CTA fits on an SM" in hot mode) */
+    assert_int_equal(fa_smem_optin(49152, 4), 1);
+    assert_int_equal(fa_smem_optin(49152, 0), 0);
+    assert_int_equal(fa_smem_optin(49148, 4), 0);
+    assert_int_equal(fa_smem_optin(100000, 0), 1);
+}
+
+static void test_check_names(void **state)
+{
+    (void)state;
+    assert_string_equal(task_check_of("timed: rel_l2 1.4 over ..."), "timed");
+    assert_string_equal(task_check_of("stream: the launch ..."), "stream");
+    assert_string_equal(task_check_of("floor: median ..."), "floor");
+    assert_null(task_check_of("timedout: no"));
+    assert_null(task_check_of("rel_l2 1.2e-02 over the tolerance"));
+    assert_null(task_check_of(""));
+    assert_null(task_check_of(NULL));
+    int n = 0;
+    while (task_checks[n])
+        n++;
+    assert_int_equal(n, 8);
+}
+
 static void test_cta_clock(void **state)
 {
     (void)state;
@@ -415,6 +496,10 @@ int main(void)
         cmocka_unit_test(test_errors_fp16_rounding_passes),
         cmocka_unit_test(test_gate_nan_error_fails),
         cmocka_unit_test(test_half_to_double_exhaustive),
+        cmocka_unit_test(test_floor_peaks),
+        cmocka_unit_test(test_floor_check),
+        cmocka_unit_test(test_smem_optin),
+        cmocka_unit_test(test_check_names),
         cmocka_unit_test(test_cta_clock),
         cmocka_unit_test(test_cta_clock_imbalance),
         cmocka_unit_test(test_cta_clock_invalid),

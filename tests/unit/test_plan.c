@@ -10,7 +10,9 @@
 
 #include <cmocka.h>
 
+#include <cJSON.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/family.h"
@@ -640,6 +642,36 @@ static void test_h100_wgmma(void **state)
     plan_free(&p);
 }
 
+/* kernels/<name>/evolve.json, what scripts/evolve_code.py reads of a
+ * family, names the same template, instance macro and kernel as the
+ * family table (kernels/family.h): one rule, two readers. */
+static void test_family_evolve_files(void **state)
+{
+    (void)state;
+    for (int i = 0; i < fa_family_count(); i++) {
+        const fa_family *f = fa_family_get(i);
+        char path[128];
+        snprintf(path, sizeof path, "kernels/%s/evolve.json", f->name);
+        FILE *fp = fopen(path, "rb");
+        if (!fp)
+            fail_msg("%s: cannot open (every family declares its evolution data)", path);
+        static char text[1 << 16];
+        const size_t n = fread(text, 1, sizeof text - 1, fp);
+        fclose(fp);
+        text[n] = '\0';
+        cJSON *j = cJSON_Parse(text);
+        assert_non_null(j);
+        const char *keys[4] = {"family", "template", "instance_macro", "kernel"};
+        const char *want[4] = {f->name, f->header, f->instance_macro, f->kernel_name};
+        for (int k = 0; k < 4; k++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, keys[k]);
+            if (!cJSON_IsString(v) || strcmp(v->valuestring, want[k]) != 0)
+                fail_msg("%s: %s is not \"%s\"", path, keys[k], want[k]);
+        }
+        cJSON_Delete(j);
+    }
+}
+
 TU_MAIN(cmocka_unit_test(test_smem_bytes), cmocka_unit_test(test_rules),
         cmocka_unit_test(test_rule_order), cmocka_unit_test(test_reason_text),
         cmocka_unit_test(test_reason_codes), cmocka_unit_test(test_order),
@@ -647,4 +679,5 @@ TU_MAIN(cmocka_unit_test(test_smem_bytes), cmocka_unit_test(test_rules),
         cmocka_unit_test(test_head_dim_in_grid), cmocka_unit_test(test_compiled),
         cmocka_unit_test(test_edge_spaces), cmocka_unit_test(test_wgmma_family),
         cmocka_unit_test(test_wgmma_rules), cmocka_unit_test(test_two_families),
-        cmocka_unit_test(test_wgmma_arch), cmocka_unit_test(test_h100_wgmma))
+        cmocka_unit_test(test_wgmma_arch), cmocka_unit_test(test_h100_wgmma),
+        cmocka_unit_test(test_family_evolve_files))

@@ -23,8 +23,8 @@
 static void test_names(void **state)
 {
     (void)state;
-    const char *st[] = {"ok", "wrong", "crashed", "timeout"};
-    for (int i = 0; i < 4; i++) {
+    const char *st[] = {"ok", "wrong", "crashed", "timeout", "compile_error", "implausible"};
+    for (int i = 0; i < 6; i++) {
         record_status out = RECORD_ST_OK;
         assert_string_equal(record_status_name((record_status)i), st[i]);
         assert_int_equal(record_status_parse(st[i], &out), 0);
@@ -363,8 +363,8 @@ static void test_from_json_rejects_fields(void **state)
         {"{\"key\":{\"device\":\"G\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"d64.m64.n64.w4."
          "s2.z1\",\"mode\":"
          "\"hot\"},\"kind\":\"kernel\",\"status\":\"good\"}",
-         "status: expected \"ok\", \"wrong\", \"crashed\", \"timeout\" or \"compile_error\", got "
-         "\"good\""},
+         "status: expected \"ok\", \"wrong\", \"crashed\", \"timeout\", \"compile_error\" or "
+         "\"implausible\", got \"good\""},
         {"{\"key\":{\"device\":\"G\",\"problem\":\"p\",\"build\":\"b\",\"config\":\"d64.m64.n64.w4."
          "s2.z1\",\"mode\":"
          "\"hot\"},\"kind\":\"kernal\",\"status\":\"ok\"}",

@@ -1,0 +1,363 @@
+#!/usr/bin/env bats
+# baseline_rounds.bats - the SDPA baselines' rounds and intervals
+# (scripts/sdpa_baseline.py, scripts/rounds.py) without PyTorch or a GPU:
+# the space's measure.rounds and ci_floor, the interleaved round order, a
+# failure in any round, the records assembled from the rounds (median_us the
+# mean of the round medians, round_us, the interval around it from the pooled
+# residuals of the run's baselines), the interval against store/rounds.c to
+# the last digit (built with cc), and the lines accepted by `fasweep import`
+# with a two-sided speedup interval in `topk` (SKIP when no fasweep is built).
+
+load helpers
+
+# The pure parts need no fasweep: only the import test asks for one.
+setup() {
+    unset FASWEEP_STORE
+    WORK="$BATS_TEST_TMPDIR/work"
+    mkdir -p "$WORK" && cd "$WORK" || return 1
+    STORE="$WORK/store.lmdb"
+}
+
+need_fasweep() {
+    if [ -z "${FASWEEP:-}" ] || [ ! -x "$FASWEEP" ]; then
+        skip "no fasweep binary: set FASWEEP=\$PWD/build/ci/fasweep (built by make BUILD=build/ci SPACES=spaces/ci.json)"
+    fi
+}
+
+# py: runs Python on stdin with scripts/ importable.
+py() {
+    PYTHONPATH="$REPO/scripts${PYTHONPATH:+:$PYTHONPATH}" python3 - "$@"
+}
+
+@test "sdpa_baseline.py imports without PyTorch; rounds and ci_floor come from the space, the engine's defaults else" {
+    cat >space.json <<'J'
+{"name": "t", "problems": [], "measure": {"rounds": 5, "ci_floor": 0.01, "modes": ["hot", "batch"]}}
+J
+    py "$REPO" <<'PY' || flunk "see above"
+import os, re, sys
+import sdpa_baseline as sb
+assert "torch" not in sys.modules, "importing sdpa_baseline imported torch"
+m, tol, name, h = sb.load_space(None)
+# the engine's defaults (grid/space.c, space_measure_defaults)
+src = open(os.path.join(sys.argv[1], "grid", "space.c")).read()
+assert m["rounds"] == int(re.search(r"\.rounds = (\d+)", src).group(1)), m
+assert m["ci_floor"] == float(re.search(r"\.ci_floor = ([0-9.]+)", src).group(1)), m
+m, tol, name, h = sb.load_space("space.json")
+assert (m["rounds"], m["ci_floor"], m["modes"], name) == (5, 0.01, ["hot", "batch"], "t"), m
+m, *_ = sb.load_space(os.path.join(sys.argv[1], "spaces", "h100.json"))
+assert (m["rounds"], m["ci_floor"]) == (3, 0.007), m
+PY
+}
+
+@test "sdpa_baseline.py: bad rounds, floor or pause are refused before PyTorch is needed, exit 2" {
+    local s="$REPO/scripts/sdpa_baseline.py"
+    run --separate-stderr python3 "$s" --problem 4,8,512,64 --rounds 9
+    expect_status 2
+    expect_in "$stderr" "--rounds: expected an integer from 1 to 8, got 9"
+    run --separate-stderr python3 "$s" --problem 4,8,512,64 --rounds 0
+    expect_status 2
+    run --separate-stderr python3 "$s" --problem 4,8,512,64 --round-pause -1
+    expect_status 2
+    expect_in "$stderr" "--round-pause wants seconds >= 0"
+    local bad
+    for bad in '"rounds": 9' '"rounds": "3"' '"rounds": true' '"rounds": 2.5' '"ci_floor": 0' \
+        '"ci_floor": 0.5' '"ci_floor": "x"'; do
+        echo "{\"name\": \"t\", \"measure\": {$bad}}" >bad.json
+        run --separate-stderr python3 "$s" --problem 4,8,512,64 --space bad.json
+        [ "$status" -eq 2 ] || flunk "$bad: exit $status, $stderr"
+        expect_in "$stderr" "bad.json: measure."
+        [ -z "$output" ] || flunk "$bad: stdout should be empty"
+    done
+}
+
+@test "rounds are interleaved: every backend once per mode per round, in an order rotated by r/rounds" {
+    py <<'PY' || flunk "see above"
+import sdpa_baseline as sb
+names, modes = ["flash", "efficient", "cudnn"], ["hot", "cold"]
+calls, slept = [], []
+def measure(n, mo, r):
+    calls.append((r, n, mo))
+    return sb.timing_of([10.0 + r, 10.1 + r, 9.9 + r])
+timings, failed = sb.measure_rounds(names, modes, 3, measure, pause=0.5, sleep=slept.append)
+# engine_round_jobs: a shift of count * r / rounds; a backend's modes one after the other
+orders = [["flash", "efficient", "cudnn"], ["efficient", "cudnn", "flash"],
+          ["cudnn", "flash", "efficient"]]
+want = [(r, n, mo) for r, o in enumerate(orders) for n in o for mo in modes]
+assert calls == want, calls
+assert slept == [0.5, 0.5], slept  # between rounds only
+assert failed == {}
+for n in names:
+    for mo in modes:
+        assert [t["median_us"] for t in timings[(n, mo)]] == [10.0, 11.0, 12.0], timings[(n, mo)]
+# the shift is the C's integer division: 2 backends over 3 rounds 0, 0, 1; 3 over 5 0, 0, 1, 1, 2
+assert [sb.rotated(["a", "b"], r, 3) for r in range(3)] == [["a", "b"], ["a", "b"], ["b", "a"]]
+assert [sb.rotated("abc", r, 5)[0] for r in range(5)] == ["a", "a", "b", "b", "c"]
+assert sb.round_plan(["a", "b"], ["hot"], 2, 3) == [("b", "hot"), ("a", "hot")]
+# one round: no pause at all
+slept.clear()
+sb.measure_rounds(names, modes, 1, measure, pause=0.5, sleep=slept.append)
+assert slept == []
+PY
+}
+
+@test "a backend that fails in any round takes no more rounds and is stored crashed in every mode; a wrong gate is never timed" {
+    py <<'PY' || flunk "see above"
+import math
+import sdpa_baseline as sb
+names, modes = ["flash", "efficient", "cudnn"], ["hot", "cold"]
+calls = []
+def measure(n, mo, r):
+    calls.append((r, n, mo))
+    if (r, n, mo) == (1, "cudnn", "hot"):
+        raise RuntimeError("CUDA error: an illegal memory access was encountered\nmore text")
+    if (r, n, mo) == (2, "efficient", "cold"):
+        return dict(sb.timing_of([]), median_us=math.nan)
+    return sb.timing_of([20.0, 20.5, 19.5])
+timings, failed = sb.measure_rounds(names, modes, 3, measure, sleep=lambda s: None)
+# cudnn: nothing after its failure (not even its cold mode of that round)
+assert (1, "cudnn", "cold") not in calls and not any(c[0] == 2 and c[1] == "cudnn" for c in calls)
+# round 3 rotates what is left (flash, efficient) by 2 * 2 // 3 = 1
+assert [c for c in calls if c[0] == 2] == [(2, "efficient", "hot"), (2, "efficient", "cold"),
+                                           (2, "flash", "hot"), (2, "flash", "cold")], calls
+assert failed["cudnn"] == ("round 2 of 3, mode hot: CUDA error: an illegal memory access was "
+                           "encountered"), failed
+assert failed["efficient"].startswith("round 3 of 3, mode cold: the round's median nan us"), failed
+assert sorted(failed) == ["cudnn", "efficient"]
+# an error that is not PyTorch's (a bug here) is not a crashed baseline
+def buggy(n, mo, r):
+    raise KeyError("median_us")
+try:
+    sb.measure_rounds(names, modes, 2, buggy, sleep=lambda s: None)
+    raise AssertionError("a KeyError was taken for a crash")
+except KeyError:
+    pass
+# the records: a wrong gate in every mode, untimed
+gates = {"flash": ("ok", "", (1e-4, 2e-3)), "efficient": ("ok", "", (1e-4, 2e-3)),
+         "cudnn": ("ok", "", (1e-4, 2e-3))}
+recs = sb.build_records(names, modes, "Test GPU", sb.parse_problem("4,8,512,64", False), gates,
+                        timings, failed, {}, {}, 0.007)
+by = {(r["key"]["config"], r["key"]["mode"]): r for r in recs}
+assert len(recs) == 6 and [r["key"]["config"] for r in recs][::2] == [
+    "sdpa-flash", "sdpa-efficient", "sdpa-cudnn"]
+for mo in modes:
+    for n in ("cudnn", "efficient"):
+        r = by[("sdpa-" + n, mo)]
+        assert r["status"] == "crashed", r
+        assert r["error"] == "timing failed in " + failed[n], r["error"]
+        t = r["time"]
+        assert t["round_us"] == [] and t["ci_lo_us"] is None and t["median_us"] == 0, t
+        assert r["errors"] == {"rel_l2": 1e-4, "max_abs": 2e-3}  # the gate's numbers stay
+    assert by[("sdpa-flash", mo)]["status"] == "ok"
+    assert len(by[("sdpa-flash", mo)]["time"]["round_us"]) == 3
+gates["efficient"] = ("wrong", "rel_l2 9.000e-02 over the tolerance 5.000e-03", (0.09, 0.5))
+seen = []
+def m2(n, mo, r):
+    seen.append(n)
+    return sb.timing_of([20.0, 20.5, 19.5])
+ok = [n for n in names if gates[n][0] == "ok"]  # what main times
+timings, failed = sb.measure_rounds(ok, modes, 2, m2, sleep=lambda s: None)
+assert "efficient" not in seen
+recs = sb.build_records(names, modes, "Test GPU", sb.parse_problem("4,8,512,64", False), gates,
+                        timings, failed, {}, {}, 0.007)
+for r in recs:
+    if r["key"]["config"] == "sdpa-efficient":
+        assert r["status"] == "wrong" and r["error"].startswith("rel_l2 9.000e-02"), r
+        assert r["time"]["round_us"] == [] and r["errors"]["rel_l2"] == 0.09
+    else:
+        assert r["status"] == "ok" and len(r["time"]["round_us"]) == 2, r
+PY
+}
+
+@test "a record from its rounds: median_us the mean of the round medians, round_us in order, the interval around it from the run's pool" {
+    py <<'PY' || flunk "see above"
+import json, math
+import rounds
+import sdpa_baseline as sb
+def burst(median, mn, mean, samples, noise):
+    return {"median_us": median, "min_us": mn, "mean_us": mean, "stdev_us": 0.3, "cv": 0.3 / mean,
+            "noise": noise, "samples": samples, "launches": 1}
+R = {("flash", "hot"): [burst(40.0, 39.5, 40.1, 50, 0.002), burst(40.4, 39.9, 40.5, 60, 0.003),
+                        burst(39.8, 39.2, 39.85, 70, 0.001)],
+     ("efficient", "hot"): [burst(95.0, 94.0, 95.2, 40, 0.002), burst(96.1, 95.0, 96.3, 40, 0.002),
+                            burst(94.6, 94.1, 94.7, 40, 0.004)],
+     ("flash", "cold"): [burst(44.0, 43.0, 44.2, 30, 0.01), burst(45.5, 44.0, 45.6, 30, 0.01),
+                         burst(44.9, 44.1, 45.0, 30, 0.01)],
+     ("efficient", "cold"): [burst(101.0, 100.0, 101.2, 30, 0.01),
+                             burst(100.2, 99.8, 100.4, 30, 0.01),
+                             burst(103.1, 102.0, 103.3, 30, 0.01)]}
+names, modes = ["flash", "efficient"], ["hot", "cold"]
+gates = {n: ("ok", "", (3e-4, 4e-3)) for n in names}
+env = {(n, mo): {"host": "h-" + n + mo} for n in names for mo in modes}
+prov = {(n, mo): {"timestamp": 1.7e9} for n in names for mo in modes}
+prob = sb.parse_problem("4,8,512,64", False)
+recs = sb.build_records(names, modes, "Test GPU", prob, gates, R, {}, env, prov, 0.007)
+by = {(r["key"]["config"][5:], r["key"]["mode"]): r for r in recs}
+for (n, mo), ts in R.items():
+    r = by[(n, mo)]
+    t = r["time"]
+    assert r["status"] == "ok" and r["kind"] == "baseline" and r["key"]["build"] == "baseline"
+    med = [b["median_us"] for b in ts]
+    assert t["round_us"] == med, t
+    assert t["median_us"] == (med[0] + med[1] + med[2]) / 3 == rounds.estimate(med), t
+    assert t["min_us"] == min(b["min_us"] for b in ts)
+    assert t["samples"] == sum(b["samples"] for b in ts)
+    for f in ("mean_us", "stdev_us", "cv", "noise", "launches"):  # the last round's burst
+        assert t[f] == ts[-1][f], (f, t)
+    assert r["tflops"] == sb.problem_flops(prob) / (t["median_us"] * 1e-6) * 1e-12
+    assert r["env"] == env[(n, mo)] and r["errors"] == {"rel_l2": 3e-4, "max_abs": 4e-3}
+    # the interval: this mode's records pooled in key order (sdpa-efficient before sdpa-flash)
+    pool, groups = [], 0
+    for n2 in ("efficient", "flash"):
+        rounds.pool_add([b["median_us"] for b in R[(n2, mo)]], pool)
+        groups += 1
+    lo, hi = rounds.interval(3, pool, groups, 0.007)
+    want = (t["median_us"] * (1 + lo), t["median_us"] * (1 + hi))
+    assert (t["ci_lo_us"], t["ci_hi_us"]) == want, (t, want)
+    assert 0 < t["ci_lo_us"] < t["median_us"] < t["ci_hi_us"], t
+    # 6 residuals of 2 records: widened by t(4) / 1.96, and at least the floor
+    assert (t["ci_hi_us"] - t["median_us"]) / t["median_us"] >= 0.007
+# the modes are separate groups: cold's wider rounds do not widen hot
+hot = by[("flash", "hot")]["time"]
+cold = by[("flash", "cold")]["time"]
+rel = lambda t: (t["ci_hi_us"] - t["ci_lo_us"]) / t["median_us"]
+assert rel(hot) < rel(cold), (hot, cold)
+# one round: that round alone, and nothing to pool: no interval (null), as the engine
+one = {k: v[:1] for k, v in R.items()}
+for r in sb.build_records(names, modes, "Test GPU", prob, gates, one, {}, env, prov, 0.007):
+    t = r["time"]
+    assert t["round_us"] == [t["median_us"]] and t["ci_lo_us"] is None and t["ci_hi_us"] is None, t
+    assert t["samples"] == one[(r["key"]["config"][5:], r["key"]["mode"])][0]["samples"]
+# rounds so far apart that the lower end would not be a time: no interval, said
+wide = {("flash", "hot"): [burst(10.0, 9, 10, 10, 0.01), burst(30.0, 29, 30, 10, 0.01)]}
+said = []
+r, = sb.build_records(["flash"], ["hot"], "Test GPU", prob, gates, wide, {}, {}, {}, 0.007,
+                      warn=said.append)
+assert r["time"]["ci_lo_us"] is None and r["time"]["median_us"] == 20.0, r
+assert len(said) == 1 and "stored without one" in said[0], said
+# JSON lines: no NaN, nulls for no number
+line = sb.json_lines([dict(r, tflops=math.nan)])
+assert "NaN" not in line and json.loads(line)["tflops"] is None
+# the error field is cut to 255 bytes on a character boundary
+e = sb.record(r["key"], "crashed", "\u00e9" * 200, None, (None, None), {}, {}, prob)["error"]
+assert len(e.encode()) <= 255 and e == "\u00e9" * 127, len(e.encode())
+PY
+}
+
+@test "the baselines' estimate and interval are store/rounds.c's, to the last digit" {
+    cat >"$WORK/drv.c" <<'C'
+#include <stdio.h>
+#include "store/rounds.h"
+/* stdin: FLOOR, then one record a line in key order: N R1..RN. Prints each
+ * record's estimate and interval as sweep/intervals.c computes them. */
+int main(void)
+{
+    static double r[64][8], pool[512];
+    int n[64], k = 0, npool = 0, groups = 0;
+    double floor;
+    if (scanf("%lf", &floor) != 1)
+        return 2;
+    while (k < 64 && scanf("%d", &n[k]) == 1) {
+        for (int i = 0; i < n[k]; i++)
+            if (scanf("%lf", &r[k][i]) != 1)
+                return 2;
+        k++;
+    }
+    for (int i = 0; i < k; i++)
+        if (n[i] >= 2) {
+            rounds_pool_add(r[i], n[i], pool, &npool);
+            groups++;
+        }
+    for (int i = 0; i < k; i++) {
+        double est = rounds_estimate(r[i], n[i]), lo, hi;
+        if (rounds_interval(n[i], pool, npool, groups, floor, &lo, &hi))
+            printf("%.17g none none\n", est);
+        else
+            printf("%.17g %.17g %.17g\n", est, est * (1 + lo), est * (1 + hi));
+    }
+    return 0;
+}
+C
+    cc -std=c11 -O1 -I"$REPO" "$WORK/drv.c" "$REPO/store/rounds.c" -lm -o "$WORK/drv" ||
+        flunk "could not build the driver"
+    local n
+    for n in 1 2 3 5 8; do
+        python3 "$REPO/tests/cli/baseline_gen.py" "b$n.jsonl" "$n" || flunk "baseline_gen.py $n"
+        py "$WORK/drv" "b$n.jsonl" "$n" <<'PY' || flunk "rounds $n: see above"
+import json, subprocess, sys
+import sdpa_baseline as sb
+drv, path, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+recs = [json.loads(l) for l in open(path)]
+modes = sorted({r["key"]["mode"] for r in recs})
+checked = 0
+for mo in modes:
+    g = sorted((r for r in recs if r["status"] == "ok" and r["key"]["mode"] == mo),
+               key=lambda r: sb.store_key(r["key"]).encode())
+    text = "0.007\n" + "".join("%d %s\n" % (len(r["time"]["round_us"]),
+                                             " ".join(repr(u) for u in r["time"]["round_us"]))
+                               for r in g)
+    out = subprocess.run([drv], input=text, capture_output=True, text=True, check=True).stdout
+    for r, line in zip(g, out.splitlines()):
+        est, lo, hi = line.split()
+        t = r["time"]
+        assert len(t["round_us"]) == n, t
+        assert float(est) == t["median_us"], (mo, r["key"]["config"], est, t["median_us"])
+        want = (None, None) if lo == "none" else (float(lo), float(hi))
+        assert want == (t["ci_lo_us"], t["ci_hi_us"]), (mo, r["key"]["config"], line, t)
+        assert (lo == "none") == (n == 1), line  # one round in every record: nothing to pool
+        checked += 1
+# flash and efficient in each mode (cudnn fails in round 2 when there is one)
+assert checked == (6 if n >= 2 else 9), checked
+PY
+    done
+}
+
+@test "the baseline records are accepted by fasweep import, read back the same, and give topk a two-sided speedup interval" {
+    need_fasweep
+    python3 "$REPO/tests/cli/baseline_gen.py" base.jsonl 3 || flunk "baseline_gen.py"
+    grep -c . base.jsonl | grep -qx 9 || flunk "expected 9 records: $(cat base.jsonl)"
+    run --separate-stderr "$FASWEEP" import base.jsonl --store "$STORE"
+    expect_status 0
+    expect_in "$output" "imported 9 records"
+    # a kernel of the same group, with an interval, for the speedup
+    python3 - <<'PY' >kern.jsonl
+import json
+print(json.dumps({"key": {"device": "Test GPU", "problem": "b4.h8.s512.d64.nc",
+                          "build": "5e1f0c2a9b3d4e67", "config": "d64.m64.n64.w4.s2.z1",
+                          "mode": "hot"}, "kind": "kernel", "status": "ok",
+                  "time": {"median_us": 30.0, "min_us": 29.5, "mean_us": 30.1, "samples": 90,
+                           "ci_lo_us": 29.7, "ci_hi_us": 30.4, "round_us": [30.1, 29.8, 30.1]},
+                  "schema": 1}))
+PY
+    "$FASWEEP" import kern.jsonl --store "$STORE" >/dev/null || flunk "importing the kernel record"
+    "$FASWEEP" export --format jsonl --store "$STORE" -o exp.jsonl || flunk "export"
+    "$FASWEEP" topk --json --no-seeds --mode hot --store "$STORE" >topk.json || flunk "topk"
+    python3 - <<'PY' || flunk "see above"
+import json
+mine = {json.dumps(r["key"], sort_keys=True): r for r in map(json.loads, open("base.jsonl"))}
+back = {json.dumps(r["key"], sort_keys=True): r for r in map(json.loads, open("exp.jsonl"))
+        if r["kind"] == "baseline"}
+assert set(mine) == set(back), (sorted(mine), sorted(back))
+for k, r in mine.items():
+    b = back[k]
+    assert b["status"] == r["status"], (k, b["status"])
+    for f in ("median_us", "min_us", "mean_us", "samples", "launches", "ci_lo_us", "ci_hi_us",
+              "round_us"):
+        assert b["time"][f] == r["time"][f], (k, f, b["time"][f], r["time"][f])
+    if r["status"] == "ok":
+        assert len(r["time"]["round_us"]) == 3 and r["time"]["ci_lo_us"] < r["time"]["median_us"]
+g, = json.load(open("topk.json"))["groups"]
+base = [r for r in mine.values() if r["key"]["mode"] == "hot" and r["status"] == "ok"]
+best = min(base, key=lambda r: r["time"]["median_us"])
+assert g["baseline"]["name"] == best["key"]["config"] == "sdpa-flash", g["baseline"]
+if "ci_lo_us" in g["baseline"]:  # topk prints the baseline's interval too
+    assert (g["baseline"]["ci_lo_us"], g["baseline"]["ci_hi_us"]) == (
+        best["time"]["ci_lo_us"], best["time"]["ci_hi_us"]), g["baseline"]
+m = g["seeds"][0]["metrics"]
+bt = best["time"]
+close = lambda a, b: abs(a - b) <= 1e-9 * abs(b)
+assert close(m["speedup_vs_baseline"], bt["median_us"] / 30.0), m
+assert close(m["speedup_lo"], bt["ci_lo_us"] / 30.4), m
+assert close(m["speedup_hi"], bt["ci_hi_us"] / 29.7), m
+assert m["speedup_lo"] < m["speedup_vs_baseline"] < m["speedup_hi"], m
+PY
+}
