@@ -369,9 +369,8 @@ int guard_problem(guard *g, const space_problem *p)
     g->v_max = pool / g->bytes > 2
                    ? (int)(pool / g->bytes < GD_POOL_LIMIT ? pool / g->bytes : GD_POOL_LIMIT)
                    : 2;
-    g->ring_max = ring / g->bytes > 2
-                      ? (int)(ring / g->bytes < 16000 ? ring / g->bytes : 16000)
-                      : 2;
+    g->ring_max =
+        ring / g->bytes > 2 ? (int)(ring / g->bytes < 16000 ? ring / g->bytes : 16000) : 2;
     GD_CHECK(g, cudaStreamSynchronize(g->stream), "setting up the problem");
     g->prob = *p;
     g->have = 1;
@@ -811,9 +810,8 @@ const fa_args *guard_launch_args(guard *g, int sample, int launch)
 int guard_block_check(guard *g)
 {
     GD_CHECK(g,
-             fa_check_slots_launch(g->d_slots, g->samples * g->launches, g->shape,
-                                   GUARD_ROW_SHIFT, g->block_seed, g->scratch, g->sums,
-                                   g->stream),
+             fa_check_slots_launch(g->d_slots, g->samples * g->launches, g->shape, GUARD_ROW_SHIFT,
+                                   g->block_seed, g->scratch, g->sums, g->stream),
              "launching the check of the timed outputs");
     return 0;
 }
@@ -826,8 +824,7 @@ int guard_block_verdict(guard *g, const space_tolerance *tol, char *why, size_t 
         stats_errors e;
         /* (about n / 2^GUARD_ROW_SHIFT elements were looked at) */
         stats_errors_of_sums(u->diff2, u->ref2, u->max_abs, (long)u->nonfinite,
-                             u->nonfinite ? (long)u->first_bad : -1, g->n >> GUARD_ROW_SHIFT,
-                             &e);
+                             u->nonfinite ? (long)u->first_bad : -1, g->n >> GUARD_ROW_SHIFT, &e);
         char r[192];
         if (!stats_gate(&e, tol, r, sizeof r))
             continue;
@@ -881,8 +878,8 @@ static int gd_inputs(guard *g, char *why, size_t n)
     for (int i = 0; i < 2; i++)
         for (int t = 0; t < 2; t++, k++)
             if (g->count[k] != g->set[i].hash[t]) {
-                snprintf(why, n, "inputs: the kernel wrote to its input %s (input set %c)",
-                         name[t], 'A' + i);
+                snprintf(why, n, "inputs: the kernel wrote to its input %s (input set %c)", name[t],
+                         'A' + i);
                 return 1;
             }
     for (int e = 0; e < pool; e++, k++)
