@@ -238,9 +238,9 @@ damaged_store() {
     [ -n "$(ls seeds)" ] || flunk "the table form still writes seeds"
 }
 
-@test "an unknown status names every status, compile_error too" {
+@test "an unknown status names every status, compile_error and implausible too" {
     rec_patch "r['status'] = 'exploded'" >bad.jsonl
     run --separate-stderr "$FASWEEP" import bad.jsonl --store "$STORE"
     expect_status 2
-    expect_in "$stderr" '"timeout" or "compile_error", got "exploded"'
+    expect_in "$stderr" '"timeout", "compile_error" or "implausible", got "exploded"'
 }

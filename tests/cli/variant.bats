@@ -42,7 +42,13 @@ eval_k() { # eval_k KERNEL [more options]
     echo 'int main() { return 0; }' >plain.cu
     eval_k plain.cu
     expect_status 2
-    expect_in "$stderr" "plain.cu is not a kernel: it defines no FA_INSTANCE macro"
+    expect_in "$stderr" "plain.cu is not a mma kernel: it defines no FA_INSTANCE macro"
+    # a wgmma config wants the wgmma template: the mma one is not a kernel of that family
+    cp "$REPO/kernels/mma/flash_fwd.cuh" mma_copy.cuh
+    run --separate-stderr "$FASWEEP" eval --problem b4.h8.s512.d64.nc \
+        --config wgmma:d64.m128.n128.c2.s2.p2 --kernel mma_copy.cuh --store "$STORE"
+    expect_status 2
+    expect_in "$stderr" "is not a wgmma kernel: it defines no FA_WG_INSTANCE macro (an edited copy of kernels/wgmma/flash_fwd_wgmma.cuh"
     [ ! -e "$STORE" ] || flunk "a store was made"
     [ ! -e "$WORK/cache" ] || flunk "a cache was made"
 }
