@@ -480,6 +480,19 @@ static void rank_problem_json(cJSON *doc, const char *text, int *ok)
     rank_str(p, "dtype", "fp16", ok);
 }
 
+/* ci_lo_us and ci_hi_us of r's 95 % interval (docs/measurement.md,
+ * "Intervals"); null both when it has none. */
+static void rank_ci_json(cJSON *o, const record *r, int *ok)
+{
+    if (record_has_ci(r)) {
+        rank_num(o, "ci_lo_us", r->time.ci_lo_us, ok);
+        rank_num(o, "ci_hi_us", r->time.ci_hi_us, ok);
+    } else {
+        rank_null(o, "ci_lo_us", ok);
+        rank_null(o, "ci_hi_us", ok);
+    }
+}
+
 static void rank_baseline_json(cJSON *doc, const rank_group *g, int *ok)
 {
     if (!g->has_baseline) {
@@ -490,15 +503,8 @@ static void rank_baseline_json(cJSON *doc, const rank_group *g, int *ok)
     const record *r = &g->best_baseline;
     rank_str(b, "name", r->config, ok);
     rank_num(b, "median_us", r->time.median_us, ok);
-    /* its 95 % interval, as a kernel's (baselines are timed in rounds too:
-     * scripts/sdpa_baseline.py); null both when it has none */
-    if (record_has_ci(r)) {
-        rank_num(b, "ci_lo_us", r->time.ci_lo_us, ok);
-        rank_num(b, "ci_hi_us", r->time.ci_hi_us, ok);
-    } else {
-        rank_null(b, "ci_lo_us", ok);
-        rank_null(b, "ci_hi_us", ok);
-    }
+    /* as a kernel's: baselines are timed in rounds too (scripts/sdpa_baseline.py) */
+    rank_ci_json(b, r, ok);
 }
 
 /* The config as its family's axes (slot 0, HEAD_DIM for mma, last, as
@@ -538,16 +544,9 @@ static void rank_metrics_json(cJSON *e, const rank_group *g, const record *r, in
     rank_num(m, "stdev_us", r->time.stdev_us, ok);
     rank_num(m, "cv", r->time.cv, ok);
     rank_num(m, "noise", r->time.noise, ok);
-    /* The 95 % interval of median_us an independent run lands in; null
-     * both when the record has none (docs/measurement.md, "Intervals"). */
+    /* The 95 % interval of median_us an independent run lands in. */
     const int has = record_has_ci(r);
-    if (has) {
-        rank_num(m, "ci_lo_us", r->time.ci_lo_us, ok);
-        rank_num(m, "ci_hi_us", r->time.ci_hi_us, ok);
-    } else {
-        rank_null(m, "ci_lo_us", ok);
-        rank_null(m, "ci_hi_us", ok);
-    }
+    rank_ci_json(m, r, ok);
     rank_num(m, "rounds", r->time.round.n, ok);
     rank_num(m, "samples", r->time.samples, ok);
     rank_num(m, "launches_per_sample", r->time.launches, ok);

@@ -19,8 +19,6 @@
 #define GUARD_POOL_MAX ((size_t)1 << 30)
 #define GUARD_RING_SHARE 4
 #define GUARD_RING_MAX ((size_t)2 << 30)
-/* Samples a block holds at most (measure.c's MEASURE_BLOCK_MAX). */
-#define GUARD_BLOCK_MAX 16
 /* V copies one-launch samples (hot, cold) cycle through: each is flipped
  * once per cycle, so one flip launch serves this many samples (and V's
  * footprint in L2 grows by as many copies). */
@@ -47,7 +45,6 @@ typedef struct gd_set {
 typedef struct gd_small {
     gd_set set[2];
     void *o;
-    fa_args args;
     fa_shape shape;
     size_t n;
 } gd_small;
@@ -259,6 +256,26 @@ static int gd_hash_run(guard *g, const char *what)
     return gd_fetch(g, n, what);
 }
 
+/* The arguments of a launch over batch x heads x seq_len x head_dim (the
+ * softmax scale 1/sqrt(head_dim)). */
+static fa_args gd_args_of(const void *q, const void *k, const void *v, void *o, int batch,
+                          int heads, int seq_len, int head_dim, int causal)
+{
+    fa_args a;
+    memset(&a, 0, sizeof a);
+    a.q = q;
+    a.k = k;
+    a.v = v;
+    a.o = o;
+    a.batch = batch;
+    a.heads = heads;
+    a.seq_len = seq_len;
+    a.head_dim = head_dim;
+    a.causal = causal;
+    a.softmax_scale = (float)(1.0 / sqrt((double)head_dim));
+    return a;
+}
+
 /* Set s of shape sh: q, k, v uniform in their ranges (v in [-1, 1]), the
  * reference, and the hashes of what was made. v is allocated unless given. */
 static int gd_make_set(guard *g, gd_set *s, fa_shape sh, size_t n, int causal, const float *qr,
@@ -275,17 +292,8 @@ static int gd_make_set(guard *g, gd_set *s, fa_shape sh, size_t n, int causal, c
     for (int i = 0; i < 3; i++)
         GD_CHECK(g, fa_fill_random_launch(x[i], n, gd_rand(g), lo[i], hi[i], g->stream),
                  "filling the inputs with random values");
-    fa_args a;
-    memset(&a, 0, sizeof a);
-    a.q = s->q;
-    a.k = s->k;
-    a.v = s->v;
-    a.batch = 1;
-    a.heads = sh.slices;
-    a.seq_len = sh.seq_len;
-    a.head_dim = sh.head_dim;
-    a.causal = causal;
-    a.softmax_scale = (float)(1.0 / sqrt((double)sh.head_dim));
+    const fa_args a =
+        gd_args_of(s->q, s->k, s->v, NULL, 1, sh.slices, sh.seq_len, sh.head_dim, causal);
     GD_CHECK(g, fa_reference_launch(&a, s->ref, g->stream), "launching the reference");
     GD_CHECK(g, fa_compare_launch(NULL, s->ref, n, g->scratch, g->sums, g->stream),
              "checking the reference");
@@ -381,17 +389,8 @@ int guard_problem(guard *g, const space_problem *p)
 
 static const fa_args *gd_args(guard *g, const gd_set *s, const void *v, void *o)
 {
-    memset(&g->args, 0, sizeof g->args);
-    g->args.q = s->q;
-    g->args.k = s->k;
-    g->args.v = v;
-    g->args.o = o;
-    g->args.batch = g->prob.batch;
-    g->args.heads = g->prob.heads;
-    g->args.seq_len = g->prob.seq_len;
-    g->args.head_dim = g->prob.head_dim;
-    g->args.causal = g->prob.causal;
-    g->args.softmax_scale = (float)(1.0 / sqrt((double)g->prob.head_dim));
+    const space_problem *p = &g->prob;
+    g->args = gd_args_of(s->q, s->k, v, o, p->batch, p->heads, p->seq_len, p->head_dim, p->causal);
     return &g->args;
 }
 
@@ -404,13 +403,12 @@ const fa_args *guard_args(guard *g)
 
 /* Compares o with ref under signs (NULL: none) on every row of shape sh
  * (synchronous): *e the errors. */
-static int gd_compare(guard *g, const void *o, const void *v, const float *ref,
-                      const fa_signs *signs, fa_shape sh, stats_errors *e)
+static int gd_compare(guard *g, const void *o, const float *ref, const fa_signs *signs, fa_shape sh,
+                      stats_errors *e)
 {
     fa_slot *s = &g->h_slots[0];
     memset(s, 0, sizeof *s);
     s->o = (void *)o;
-    s->v = (void *)v;
     s->ref = ref;
     if (signs)
         s->signs = *signs;
@@ -610,21 +608,12 @@ static int gd_tails(guard *g, const fa_instance *in, const space_tolerance *tol,
     static const char *const check[2] = {"tails", "magnitude"};
     char where[160];
     for (int i = 0; i < 2; i++) {
-        fa_args a;
-        memset(&a, 0, sizeof a);
-        a.q = t->set[i].q;
-        a.k = t->set[i].k;
-        a.v = t->set[i].v;
-        a.o = t->o;
-        a.batch = 1;
-        a.heads = t->shape.slices;
-        a.seq_len = t->shape.seq_len;
-        a.head_dim = t->shape.head_dim;
-        a.causal = g->prob.causal;
-        a.softmax_scale = (float)(1.0 / sqrt((double)t->shape.head_dim));
+        const gd_set *x = &t->set[i];
+        const fa_args a = gd_args_of(x->q, x->k, x->v, t->o, 1, t->shape.slices, t->shape.seq_len,
+                                     t->shape.head_dim, g->prob.causal);
         stats_errors e;
         if (gd_launch(g, in, &a, t->n * sizeof(uint16_t), NULL, "running the kernel (tails)") ||
-            gd_compare(g, t->o, t->set[i].v, t->set[i].ref, NULL, t->shape, &e))
+            gd_compare(g, t->o, x->ref, NULL, t->shape, &e))
             return -1;
         if (i == 0)
             snprintf(where, sizeof where,
@@ -652,7 +641,7 @@ int guard_gate(guard *g, const fa_instance *in, task_inject inject, const space_
     int rc = gd_captured(g, in, &a, why, n);
     if (rc)
         return rc;
-    if (gd_compare(g, g->o[0], g->v[0], g->set[0].ref, &g->signs[0], g->shape, e))
+    if (gd_compare(g, g->o[0], g->set[0].ref, &g->signs[0], g->shape, e))
         return -1;
     if (gd_verdict(e, tol, "gate", "(the first launch, captured on its stream and run alone)", why,
                    n))

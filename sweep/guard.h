@@ -47,6 +47,9 @@
  * floor check (status implausible) is measure.c's. A refusal's text starts
  * "NAME: ". */
 
+/* Samples a timed block holds at most (measure.c keeps an event pair for
+ * each). */
+#define GUARD_BLOCK_MAX 16
 /* Rows of a timed launch's output checked: 1 in 2^GUARD_ROW_SHIFT. */
 #define GUARD_ROW_SHIFT 3
 /* The odd-shaped problem of the tails check: batch 1, 2 heads, this S. */

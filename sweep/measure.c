@@ -26,8 +26,9 @@
 #include "stats.h"
 #include "variant.h"
 
-/* Timed samples queued between two synchronisations (events are reused). */
-#define MEASURE_BLOCK_MAX 16
+/* Timed samples queued between two synchronisations (events are reused):
+ * the guard's block, whose launches it prepares and checks. */
+#define MEASURE_BLOCK_MAX GUARD_BLOCK_MAX
 /* The spin kernel ahead of a block must outlast the host queuing the block;
  * before the first block is measured, assume this much host time per
  * launch (event, launch, event, and in cold mode a memset). */
@@ -261,20 +262,22 @@ static int ms_calibrate(measure_gpu *g, const space_measure *m)
 
 /* ---- the problem and the gate (guard.h) -------------------------------------------------- */
 
-/* Copies the guard's last CUDA failure into g->err: -1. */
-static double ms_tr0;
+/* FASWEEP_TRACE set: one line on stderr per step of a task, with the
+ * time since the last line (the worker's fixed costs, sweep/NOTES-engine.md). */
 static void ms_trace(const char *what)
 {
     static int on = -1;
+    static double last;
     if (on < 0)
         on = getenv("FASWEEP_TRACE") != NULL;
     if (!on)
         return;
     const double t = progress_now();
-    fprintf(stderr, "TRACE %-28s %9.3f ms\n", what, (t - ms_tr0) * 1e3);
-    ms_tr0 = t;
+    fprintf(stderr, "TRACE %-28s %9.3f ms\n", what, last > 0 ? (t - last) * 1e3 : 0.0);
+    last = t;
 }
 
+/* Copies the guard's last CUDA failure into g->err: -1. */
 static int ms_guard_fail(measure_gpu *g)
 {
     text_copy_utf8(g->err, sizeof g->err, guard_err(g->guard));

@@ -2,18 +2,24 @@
  * the CUDA worker (sweep/worker.c), the only process that touches CUDA.
  *
  * One task, in order (docs/measurement.md):
- *   1. the problem's inputs: q, k, v filled on the GPU with fresh random
- *      fp16 values (uniform in [-1, 1], seeded from time and pid), and the
- *      fp32 GPU reference output, made once per problem and kept;
+ *   1. the problem's inputs (guard.h): two sets of q, k, v filled on the
+ *      GPU with fresh random fp16 values (uniform in [-1, 1], seeded from
+ *      time and pid), their fp32 GPU references and the gate's two small
+ *      problems, made once per problem and kept;
  *   2. the clock calibration, once per worker: the SM clock under a
  *      sustained tensor load of measure.calibrate_ms;
- *   3. each config's resources (fa_instance_attrs) and correctness gate,
- *      once for all its modes: the output is poisoned with NaN, the kernel
- *      runs once, and the GPU compares it with the reference (sums in
- *      double: rel_l2, max_abs, non-finite count); any NaN/inf, or an error
- *      over the space's tolerance, makes its records "wrong", not timed;
+ *   3. each config's resources (fa_instance_attrs) and gate (guard_gate),
+ *      once for all its modes: the launch captured on its stream and run
+ *      into NaN-poisoned output, compared with the reference on the GPU
+ *      (sums in double: rel_l2, max_abs, non-finite count), a bit-exact
+ *      repeat, the tails and magnitude problems, the inputs unchanged; a
+ *      refusal makes its records "wrong" (the error names the check), not
+ *      timed;
  *   4. per mode, warm-up launches, then timed blocks: a spin kernel holds
- *      the stream while the host queues the block; how a sample is taken
+ *      the stream while the host queues the block, V changes before each
+ *      sample and every launch writes its own output, checked after the
+ *      block (a wrong one refuses the config in every mode); how a sample
+ *      is taken
  *      is the mode's descriptor (store/mode.h): L2 warm or flushed (a
  *      scratch buffer of twice the L2 size written before each sample,
  *      outside the events: cold), one launch per event pair (hot, cold) or
@@ -26,7 +32,10 @@
  *      criterion the descriptor names (sweep/stats.h, "stdrel");
  *   5. clocks and throttle reasons (NVML), right after each mode's samples;
  *   6. one more launch with clock64 instrumentation: cycles per CTA, waves,
- *      SM imbalance.
+ *      SM imbalance; a median under the GPU's physical floor makes the
+ *      record "implausible";
+ *   7. the inputs checked unchanged once the task's modes are timed (in a
+ *      head-to-head after every block).
  * Every CUDA call is checked; a failure makes the records "crashed" with
  * the call and the CUDA error in their error text.
  */
