@@ -93,14 +93,27 @@ int cli_usage_error(const char *fmt, ...)
     return CLI_USAGE;
 }
 
+/* Set once the output's failure is reported: cli_finish then says no more. */
+static int cli_output_reported;
+
+int cli_output_failed(int err)
+{
+    cli_output_reported = 1;
+    cli_say("writing the output: %s; it is incomplete",
+            err ? strerror(err)
+                : "an earlier write failed (a closed pipe, a full disk or a file-size limit)");
+    return CLI_FAIL;
+}
+
 int cli_finish(int rc)
 {
     errno = 0;
     if (fflush(stdout) == 0 && !ferror(stdout))
         return rc;
-    cli_say("writing the output failed (%s); it is incomplete",
-            errno ? strerror(errno) : "an earlier write to stdout failed");
-    return rc == CLI_OK ? CLI_FAIL : rc;
+    if (cli_output_reported)
+        return rc == CLI_OK ? CLI_FAIL : rc;
+    const int failed = cli_output_failed(errno);
+    return rc == CLI_OK ? failed : rc;
 }
 
 int cli_write_file(const char *file, int (*write)(FILE *out, void *ctx), void *ctx)

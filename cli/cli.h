@@ -222,6 +222,11 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * output is lost silently. */
 int cli_finish(int rc);
 
+/* "fasweep: writing the output: WHY; it is incomplete" (err an errno value,
+ * or 0 when the failure was met earlier and its cause is gone); returns 1.
+ * The one message for an output that could not be written. */
+int cli_output_failed(int err);
+
 /* Writes FILE through write(out, ctx) (which returns an exit status after
  * its own message) with file_write (store/file.h: atomic for a regular or
  * new file or a link's target, straight through for a device or FIFO, no

@@ -272,7 +272,7 @@ static void eval_print_json(const record *r, const eval_ref *ref, const space_to
     else
         cJSON_AddNullToObject(o, "check");
     /* An edited kernel (its file), and what its compiler said. */
-    cJSON_AddBoolToObject(o, "variant", group_is_variant(r->build));
+    cJSON_AddBoolToObject(o, "variant", record_is_variant(r));
     if (r->kernel_path[0])
         cJSON_AddStringToObject(o, "kernel", r->kernel_path);
     else

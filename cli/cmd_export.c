@@ -48,7 +48,10 @@ typedef struct export_records {
 static int export_records_to(FILE *out, void *ctx)
 {
     const export_records *e = ctx;
+    errno = 0;
     const int rc = store_io_export(e->s, e->prefix, e->fmt, out);
+    if (rc != STORE_OK && ferror(out)) /* the output failed, not the store */
+        return cli_output_failed(errno);
     return rc == STORE_OK ? CLI_OK : cli_store_fail(e->s, rc, "export");
 }
 

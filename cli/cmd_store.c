@@ -375,7 +375,7 @@ static int show_visit(const record *r, void *ctx)
 static int show_print(const record *r)
 {
     cJSON *o = record_to_json(r);
-    if (o && group_is_variant(r->build) && !cJSON_AddTrueToObject(o, "variant")) {
+    if (o && record_is_variant(r) && !cJSON_AddTrueToObject(o, "variant")) {
         cJSON_Delete(o);
         o = NULL;
     }

@@ -3,6 +3,7 @@
  * only parses its arguments and calls the modules; every help text comes
  * from the command table (cli.h).
  */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -66,6 +67,15 @@ CLI_MAIN(help, help_args, help_run, 0)
 
 int main(int argc, char **argv)
 {
+    /* A closed stdout pipe (`fasweep export | head`) or a file-size limit
+     * (`ulimit -f`) must not kill the process mid-write: the write fails
+     * instead (EPIPE, EFBIG), the output's writer removes its temp file and
+     * says so, cli_finish turns it into exit 1, and the work that does not
+     * depend on stdout (a store's commit, the seeds files) is done. Children
+     * that exec another program get the default dispositions back
+     * (variant.c). */
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         cli_help_overview(commands, N_COMMANDS, stderr);
         return CLI_USAGE;

@@ -3,6 +3,7 @@
  */
 #include "group.h"
 
+#include "../store/file.h"
 #include "../store/text.h"
 
 #include <cJSON.h>
@@ -143,11 +144,6 @@ void group_set_free(group_set *set)
     }
 }
 
-int group_is_variant(const char *build)
-{
-    return strncmp(build, GROUP_VARIANT_PREFIX, strlen(GROUP_VARIANT_PREFIX)) == 0;
-}
-
 /* ---- file names ---------------------------------------------------------------------------- */
 
 /* Appends s to buf (at *len), lowercased, every run of characters outside
@@ -280,62 +276,6 @@ int group_file_names(const group_id *ids, size_t n, const char *suffix,
 
 /* ---- the guard ------------------------------------------------------------------------------ */
 
-/* Reads the whole of the file at path into *text (caller frees; *len
- * bytes, NUL-terminated). Returns 0 when read; 1 when there is nothing to
- * check: no such path (a dangling link too), or not a regular file (a FIFO
- * is never waited on: O_NONBLOCK; file_write deals with nodes); -1 when it
- * cannot be read (errno says why: permission, I/O, out of memory). */
-static int group_read_all(const char *path, char **text, size_t *len)
-{
-    *text = NULL;
-    *len = 0;
-    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? 1 : -1;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        const int e = errno;
-        const int rc = S_ISREG(st.st_mode) ? -1 : 1;
-        close(fd);
-        errno = e;
-        return rc;
-    }
-    size_t cap = (size_t)st.st_size + 1, n = 0;
-    char *buf = malloc(cap);
-    int rc = buf ? 0 : -1;
-    /* Read to the end, not to st_size: the file may have grown since. */
-    for (ssize_t got = 1; rc == 0 && got > 0;) {
-        if (n + 1 == cap) {
-            char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
-            if (!nb) {
-                errno = ENOMEM;
-                rc = -1;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        got = read(fd, buf + n, cap - 1 - n);
-        if (got > 0)
-            n += (size_t)got;
-        else if (got < 0 && errno != EINTR)
-            rc = -1;
-        else if (got < 0)
-            got = 1;
-    }
-    const int e = errno;
-    close(fd);
-    if (rc != 0) {
-        free(buf);
-        errno = e;
-        return -1;
-    }
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
-    return 0;
-}
-
 /* The group a document names: top level (seeds), "fasweep" (Kernel
  * Tuner cache) or "metadata" (T4). The kind of file it is, or NULL when it
  * names none. */
@@ -365,7 +305,7 @@ int group_file_foreign(const char *path, const group_id *id, const char *dir_opt
 {
     char *text;
     size_t len;
-    const int got = group_read_all(path, &text, &len);
+    const int got = file_read_regular(path, SIZE_MAX, &text, &len);
     if (got == 1)
         return 0;
     if (got < 0) {
@@ -557,7 +497,7 @@ int group_lay_out(group *g, const space *s)
     for (size_t i = 0; i < g->n_recs; i++) {
         const record *r = &g->recs[i];
         fa_config c;
-        if (group_is_variant(r->build) || group_config_of(r, g->family, &c) != 0 ||
+        if (record_is_variant(r) || group_config_of(r, g->family, &c) != 0 ||
             c.head_dim != head_dim)
             continue;
         const long idx = group_cell_index(g, &c);

@@ -6,7 +6,7 @@
  * The record that stands for a config is its best "ok" kernel record in
  * the ranking order (record_rank_order: median, noise, config), over every
  * build but the kernel variants of `fasweep eval --kernel` (build ids
- * starting with GROUP_VARIANT_PREFIX: a variant is another kernel, not a
+ * starting with RECORD_VARIANT_PREFIX: a variant is another kernel, not a
  * point of this grid); when none is ok, the newest failed one; when there
  * is none, the point was not measured (NULL).
  *
@@ -27,9 +27,6 @@
 #include "../store/store.h"
 #include "../grid/plan.h"
 #include "../grid/space.h"
-
-/* Build ids of kernel variants compiled by `fasweep eval --kernel`. */
-#define GROUP_VARIANT_PREFIX "src-"
 
 typedef struct group_filter {
     const char *device;  /* exact GPU name, or NULL for any */
@@ -85,9 +82,6 @@ void group_free(group *g);
  * problem, 0 when the records' axes were used (or gave no grid), -1 when
  * out of memory. */
 int group_lay_out(group *g, const space *s);
-
-/* Whether a build id is a kernel variant's. */
-int group_is_variant(const char *build);
 
 /* Longest file name group_file_names makes, its NUL included. */
 #define GROUP_NAME_LEN 256

@@ -31,6 +31,8 @@
 
 #define RANK_SEEDS_SCHEMA "fasweep.seeds/1"
 #define RANK_TOPK_SCHEMA "fasweep.topk/1"
+/* The largest edited kernel a seed carries (its source is embedded). */
+#define RANK_VARIANT_MAX ((size_t)4 << 20)
 
 /* ---- ordering ------------------------------------------------------------------------------- */
 
@@ -244,7 +246,7 @@ static int rank_visit(const record *r, void *ctx)
     }
     /* An edited kernel is another kernel, not a point of the template's
      * space: counted, and ranked only when asked for. */
-    if (group_is_variant(r->build) && !(f && f->variants)) {
+    if (record_is_variant(r) && !(f && f->variants)) {
         g->n_variants++;
         return 0;
     }
@@ -373,15 +375,14 @@ static void rank_print_group(const rank_group *g, FILE *out)
         fprintf(out, "%4d  %-24s %10.2f %7s %4s %10.2f %8.2f %6.2f %5d %8ld %8s %6s%s%s\n", i + 1,
                 r->config, r->time.median_us, ci, tie, r->time.min_us, r->tflops,
                 100.0 * r->time.cv, r->regs, (long)r->smem_static + r->smem_dynamic, sp, mhz,
-                group_is_variant(r->build) ? "  variant " : "",
-                group_is_variant(r->build) ? r->build : "");
+                record_is_variant(r) ? "  variant " : "", record_is_variant(r) ? r->build : "");
     }
     if (no_ci)
         fprintf(out,
                 "  (+-95%% none: measured before intervals, or in too few rounds: never ranked "
                 "as certain, a tie with every other)\n");
     for (int i = 0; i < g->n_top; i++)
-        if (group_is_variant(g->top[i].build)) {
+        if (record_is_variant(&g->top[i])) {
             fprintf(out, "  (variant: an edited kernel source measured by `fasweep eval --kernel`, "
                          "build src-HASH of its text; `fasweep show` names the file)\n");
             break;
@@ -658,41 +659,26 @@ typedef struct rank_source {
  * record's kernel_hash); NULL otherwise. */
 static char *rank_variant_text(const record *r)
 {
-    FILE *f = fopen(r->kernel_path, "rb");
-    if (!f)
+    /* The path comes from a record (an import may hold any path): only a
+     * regular file of at most RANK_VARIANT_MAX bytes is read, nothing is
+     * waited on (a FIFO, /dev/stdin), and its hash must match. */
+    char *t = NULL;
+    size_t n = 0;
+    if (file_read_regular(r->kernel_path, RANK_VARIANT_MAX, &t, &n) != 0)
         return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *t = malloc(cap + 1);
-    while (t) {
-        n += fread(t + n, 1, cap - n, f);
-        if (n < cap || cap >= (size_t)(4 << 20))
-            break;
-        char *nt = realloc(t, 2 * cap + 1);
-        if (!nt) {
-            free(t);
-            t = NULL;
-            break;
-        }
-        t = nt;
-        cap *= 2;
-    }
-    const int bad = ferror(f) || !feof(f);
-    fclose(f);
     char hex[20];
-    if (t)
-        snprintf(hex, sizeof hex, "%016llx", (unsigned long long)text_fnv1a(TEXT_FNV_INIT, t, n));
-    if (!t || bad || strcmp(hex, r->kernel_hash) != 0 || memchr(t, '\0', n)) {
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)text_fnv1a(TEXT_FNV_INIT, t, n));
+    if (strcmp(hex, r->kernel_hash) != 0 || memchr(t, '\0', n)) {
         free(t);
         return NULL;
     }
-    t[n] = '\0';
     return t;
 }
 
 static rank_source rank_source_of(const rank_sources *src, const record *r)
 {
     rank_source o = {0};
-    if (group_is_variant(r->build)) {
+    if (record_is_variant(r)) {
         o.path = r->kernel_path;
         o.text = r->kernel_path[0] && r->kernel_hash[0] ? rank_variant_text(r) : NULL;
         o.same_build = o.text != NULL;
@@ -792,7 +778,7 @@ static void rank_rescore_json(cJSON *e, const rank_group *g, int i, const rank_s
     const char *argv[16] = {"fasweep",  "eval", "--problem", g->problem,
                             "--config", cfg,    "--mode",    g->mode};
     int n = 8;
-    if (group_is_variant(r->build))
+    if (record_is_variant(r))
         argv[n++] = "--kernel", argv[n++] = so->path;
     argv[n++] = "--json";
     const int tail = n;
@@ -875,7 +861,7 @@ static cJSON *rank_entry_json(const rank_group *g, int i, const rank_sources *sr
     cJSON_AddBoolToObject(e, "tie_with_first", i > 0 && record_tie(r, &g->top[0]));
     rank_str(e, "family", record_family(r), ok);
     /* An edited kernel (eval --kernel), not the family's template. */
-    if (!cJSON_AddBoolToObject(e, "variant", group_is_variant(r->build)))
+    if (!cJSON_AddBoolToObject(e, "variant", record_is_variant(r)))
         *ok = 0;
     rank_config_json(e, r, ok);
     rank_str(e, "config_text", r->config, ok);

@@ -6,7 +6,7 @@
  * noise, then by config text. Baseline records are not ranked; the fastest
  * "ok" baseline of the group gives each entry's speedup. Records of kernel
  * variants (edited sources measured by `fasweep eval --kernel`, build
- * src-HASH: group_is_variant) are ranked only when the filter asks for
+ * src-HASH: record_is_variant) are ranked only when the filter asks for
  * them, and are marked as such in every form.
  * Cost: one store scan; a group of n records keeps its k best in a heap,
  * O(n log k) comparisons and at most k records of memory, for any k.

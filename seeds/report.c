@@ -402,7 +402,7 @@ static const record **rp_ranked(const group *g, record_kind kind, int variants, 
         const record *r = &g->recs[i];
         if (r->kind != kind || r->status != RECORD_ST_OK)
             continue;
-        if (kind == RECORD_KIND_KERNEL && !variants && group_is_variant(r->build)) {
+        if (kind == RECORD_KIND_KERNEL && !variants && record_is_variant(r)) {
             if (left_out)
                 (*left_out)++;
             continue;
@@ -434,7 +434,7 @@ static void rp_bar(FILE *o, const record *r, int rank, const record *first, doub
     fprintf(o, "<g class=\"bar%s\"><text x=\"%d\" y=\"%d\" class=\"bl\">%d. ", tie ? " tie" : "",
             RP_BAR_LABEL - 6, y + 15, rank);
     rp_esc(o, r->config);
-    if (group_is_variant(r->build)) {
+    if (record_is_variant(r)) {
         fputs(" (variant ", o);
         rp_esc(o, r->build);
         fputs(")", o);

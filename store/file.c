@@ -2,9 +2,11 @@
 #include "file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -385,5 +387,64 @@ int file_mkdirs(const char *dir, mode_t mode, char *failed, size_t n)
         snprintf(failed, n, "%s", dir);
         return ENOTDIR;
     }
+    return 0;
+}
+
+/* ---- reading ------------------------------------------------------------------------------- */
+
+/* (contract: file.h) */
+int file_read_regular(const char *path, size_t max, char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 1 : -1;
+    struct stat st;
+    const int statted = fstat(fd, &st) == 0;
+    if (!statted || !S_ISREG(st.st_mode)) {
+        const int e = errno;
+        close(fd);
+        errno = e;
+        return statted ? 1 : -1;
+    }
+    size_t cap = ((size_t)st.st_size < max ? (size_t)st.st_size : max) + 1, n = 0;
+    char *buf = malloc(cap);
+    int rc = buf ? 0 : -1;
+    /* Read to the end, not to st_size: the file may have grown since. */
+    for (ssize_t got = 1; rc == 0 && got > 0;) {
+        if (n > max) {
+            errno = EFBIG;
+            rc = -1;
+            break;
+        }
+        if (n + 1 == cap) {
+            char *nb = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+            if (!nb) {
+                errno = ENOMEM;
+                rc = -1;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        got = read(fd, buf + n, cap - 1 - n);
+        if (got > 0)
+            n += (size_t)got;
+        else if (got < 0 && errno != EINTR)
+            rc = -1;
+        else if (got < 0)
+            got = 1;
+    }
+    const int e = errno;
+    close(fd);
+    if (rc != 0) {
+        free(buf);
+        errno = e;
+        return -1;
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
     return 0;
 }

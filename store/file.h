@@ -62,4 +62,14 @@ int file_write_text(const char *path, const char *text, char *err, size_t errlen
  * the path that failed in failed[0..n). */
 int file_mkdirs(const char *dir, mode_t mode, char *failed, size_t n);
 
+/* Reads the whole regular file at path into *text (NUL-terminated, *len
+ * bytes; the caller frees). For paths that come from data (a record's
+ * kernel_path, a seeds file's name) rather than from the user: nothing
+ * but a regular file is ever read, and nothing is waited on (a FIFO or
+ * /dev/stdin is opened with O_NONBLOCK and refused). Returns 0 when read;
+ * 1 when there is nothing to read: no such path (a dangling link too) or
+ * not a regular file; -1 when it cannot be read (errno: permission, I/O,
+ * ENOMEM, or EFBIG when it holds more than max bytes). */
+int file_read_regular(const char *path, size_t max, char **text, size_t *len);
+
 #endif /* FILE_H */

@@ -22,9 +22,16 @@
 #define FASWEEP_VERSION "unknown"
 #endif
 
-/* The shortest time a record may hold, in us (one picosecond): below it a
- * time is no measurement, and a ratio to it (a speedup) overflows. */
+/* The times a record may hold, in us: from one picosecond to 1000 s.
+ * Outside them a time is no measurement, and every ratio of two of them (a
+ * speedup, its interval's ends: at most 1e9 / 1e-6 x REC_CI_MAX_RATIO) stays
+ * finite, so no reader ever meets an inf. */
 #define REC_MIN_US 1e-6
+#define REC_MAX_US 1e9
+
+/* A record's timestamp (Unix seconds): 0 (unknown) up to the last second of
+ * year 9999, so its ISO 8601 text always has four year digits. */
+#define REC_MAX_TIMESTAMP 253402300799.0
 
 /* Largest integer a double holds exactly (smem_dynamic is a long). */
 #define REC_LONG_LIM 9007199254740992.0
@@ -675,13 +682,15 @@ static int rec_times_bad(const record *r, const char **field, double *got)
              {"time.mean_us", r->time.mean_us},
              {"time.stdev_us", r->time.stdev_us}};
     for (size_t i = 0; i < sizeof t / sizeof *t; i++)
-        if (!isfinite(t[i].v) || t[i].v < 0 || (i == 0 && t[i].v < REC_MIN_US)) {
+        if (!isfinite(t[i].v) || t[i].v < 0 || t[i].v > REC_MAX_US ||
+            (i == 0 && t[i].v < REC_MIN_US)) {
             *field = t[i].name;
             *got = t[i].v;
             return 1;
         }
     for (int i = 0; i < r->time.round.n; i++)
-        if (!isfinite(r->time.round.us[i]) || r->time.round.us[i] < REC_MIN_US) {
+        if (!isfinite(r->time.round.us[i]) || r->time.round.us[i] < REC_MIN_US ||
+            r->time.round.us[i] > REC_MAX_US) {
             *field = "time.round_us";
             *got = r->time.round.us[i];
             return 1;
@@ -792,8 +801,54 @@ static int rec_ci_bad(const record *r)
     const double lo = r->time.ci_lo_us, hi = r->time.ci_hi_us, m = r->time.median_us;
     if ((isnan(lo) && isnan(hi)) || (lo == 0 && hi == 0))
         return 0;
-    return !(isfinite(lo) && isfinite(hi) && lo > 0 && lo <= m && m <= hi &&
+    return !(isfinite(lo) && isfinite(hi) && lo >= REC_MIN_US && lo <= m && m <= hi &&
              hi <= REC_CI_MAX_RATIO * m);
+}
+
+/* Whether h is a kernel hash: 16 lower-case hex digits (FNV-1a 64, as
+ * sweep/variant.c writes it). */
+static int rec_hash_ok(const char *h)
+{
+    size_t i = 0;
+    while (h[i] && ((h[i] >= '0' && h[i] <= '9') || (h[i] >= 'a' && h[i] <= 'f')))
+        i++;
+    return i == 16 && !h[i];
+}
+
+int record_is_variant(const record *r)
+{
+    return strncmp(r->build, RECORD_VARIANT_PREFIX, strlen(RECORD_VARIANT_PREFIX)) == 0;
+}
+
+/* A kernel variant's provenance: its build is the prefix and its source's
+ * hash, the same hash is in kernel_hash, and kernel_path names the file; any
+ * kernel_hash is a hash. What the seeds promise of a variant (its source,
+ * its re-scoring command) rests on these. */
+static int rec_provenance_bad(const record *r, char *field, size_t fn, char *why, size_t wn)
+{
+    if (r->kernel_hash[0] && !rec_hash_ok(r->kernel_hash)) {
+        rec_err(field, fn, "provenance.kernel_hash");
+        return rec_err(why, wn, "expected 16 lower-case hex digits, got \"%s\"", r->kernel_hash);
+    }
+    if (!record_is_variant(r))
+        return 0;
+    const char *h = r->build + strlen(RECORD_VARIANT_PREFIX);
+    if (!rec_hash_ok(h)) {
+        rec_err(field, fn, "key.build");
+        return rec_err(why, wn,
+                       "a variant's build is \"%s\" and 16 lower-case hex digits, got \"%s\"",
+                       RECORD_VARIANT_PREFIX, r->build);
+    }
+    if (strcmp(h, r->kernel_hash) != 0) {
+        rec_err(field, fn, "provenance.kernel_hash");
+        return rec_err(why, wn, "a variant (build %s) needs kernel_hash \"%s\", got \"%s\"",
+                       r->build, h, r->kernel_hash);
+    }
+    if (!r->kernel_path[0]) {
+        rec_err(field, fn, "provenance.kernel_path");
+        return rec_err(why, wn, "a variant (build %s) needs the path of its source", r->build);
+    }
+    return 0;
 }
 
 /* The one validation of a record, whether it was read from JSON or made
@@ -855,9 +910,9 @@ static int rec_valid(const record *r, char *field, size_t fn, char *why, size_t 
     if (r->status == RECORD_ST_OK && rec_times_bad(r, &tf, &got)) {
         rec_err(field, fn, "%s", tf);
         return rec_err(why, wn,
-                       "an ok record needs a finite median_us > 0 (at least %g) and finite "
-                       "times >= 0, got %g",
-                       REC_MIN_US, got);
+                       "an ok record needs a median_us of at least %g and times from 0 to %g "
+                       "us, got %g",
+                       REC_MIN_US, REC_MAX_US, got);
     }
     if (r->status == RECORD_ST_OK && rec_times_inconsistent(r, &tf, &got, &bound)) {
         rec_err(field, fn, "%s", tf);
@@ -876,11 +931,18 @@ static int rec_valid(const record *r, char *field, size_t fn, char *why, size_t 
     if (r->status == RECORD_ST_OK && rec_ci_bad(r)) {
         rec_err(field, fn, "time.ci_lo_us");
         return rec_err(why, wn,
-                       "the interval %g..%g must be two positive numbers around median_us %g, "
-                       "the upper at most %g times it (or both null: no interval)",
-                       r->time.ci_lo_us, r->time.ci_hi_us, r->time.median_us, REC_CI_MAX_RATIO);
+                       "the interval %g..%g must be two numbers of at least %g around median_us "
+                       "%g, the upper at most %g times it (or both null: no interval)",
+                       r->time.ci_lo_us, r->time.ci_hi_us, REC_MIN_US, r->time.median_us,
+                       REC_CI_MAX_RATIO);
     }
-    return 0;
+    if (!(r->timestamp >= 0 && r->timestamp <= REC_MAX_TIMESTAMP)) {
+        rec_err(field, fn, "provenance.timestamp");
+        return rec_err(why, wn,
+                       "%.0f is not a time from 1970 to the end of year 9999 (Unix seconds)",
+                       r->timestamp);
+    }
+    return rec_provenance_bad(r, field, fn, why, wn);
 }
 
 /* What a record's left-out fields read as: 0, the integers' own defaults

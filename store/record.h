@@ -33,6 +33,11 @@
  * has the five-field key and no key.family in its JSON. */
 #define RECORD_FAMILY_DEFAULT "mma"
 
+/* Build ids of kernel variants (`fasweep eval --kernel`): this prefix and
+ * the 16 hex digits of the source's FNV-1a hash. A variant is another
+ * kernel, not a point of a space's grid. */
+#define RECORD_VARIANT_PREFIX "src-"
+
 /* Room for any canonical key (the key fields' sizes plus separators). */
 #define RECORD_KEY_LEN 256
 
@@ -161,11 +166,15 @@ int record_family_is_default(const record *r);
  * its family by the planner's rules (kernels/family.h: the family's text,
  * axis values and static rules; a family this build does not know is not
  * checked, a baseline's config is a free name); time.cv and time.noise NaN
- * or finite >= 0; and an ok record with a finite median of at least 1e-6
- * us, its other times finite and >= 0, min_us (when > 0) no slower than the
- * median and the mean, rounds of at least 1e-6 us and an interval around
- * the median whose upper end is at most 1e6 times it (or none). 0, or -1 with the reason in why
- * ("key.device is empty"). */
+ * or finite >= 0; an ok record with a median of at least 1e-6 us, its
+ * other times from 0 to 1e9 us, min_us (when > 0) no slower than the
+ * median and the mean, rounds from 1e-6 to 1e9 us and an interval around
+ * the median from at least 1e-6 us up to at most 1e6 times it (or none), so
+ * any ratio of two records' times is finite; a timestamp from 0 to the end
+ * of year 9999; a kernel_hash of 16 lower-case hex digits or none; and a
+ * variant (RECORD_VARIANT_PREFIX build) whose build names its kernel_hash
+ * and which has a kernel_path. 0, or -1 with the reason in why ("key.device
+ * is empty"). */
 int record_check(const record *r, char *why, size_t n);
 
 /* The JSON form. to_json returns a new cJSON object (NULL when out of
@@ -203,6 +212,9 @@ int record_better(const record *a, const record *b);
  * of b and a. */
 int record_rank_order(double median_a, double noise_a, const char *config_a, double median_b,
                       double noise_b, const char *config_b);
+
+/* Whether r is a kernel variant's record (build RECORD_VARIANT_PREFIX...). */
+int record_is_variant(const record *r);
 
 /* Whether r has an interval (both bounds numbers). */
 int record_has_ci(const record *r);

@@ -20,6 +20,7 @@
 #include "../kernels/family.h"
 #include "../store/file.h"
 #include "../store/owned.h"
+#include "../store/record.h"
 #include "../store/text.h"
 
 #ifndef FASWEEP_CUDA
@@ -177,7 +178,7 @@ int variant_load(const char *file, const fa_config *c, task_variant *v, char *er
     free(text);
     snprintf(v->path, sizeof v->path, "%s", abs);
     snprintf(v->hash, sizeof v->hash, "%016llx", h);
-    snprintf(v->build, sizeof v->build, "src-%016llx", h);
+    snprintf(v->build, sizeof v->build, RECORD_VARIANT_PREFIX "%016llx", h);
     return 0;
 }
 
@@ -377,6 +378,8 @@ static int variant_nvcc_run(const char *dir, const char *nvcc, const fa_config *
         const int fd = open(logp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (fd < 0 || chdir(dir) != 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
             _exit(126);
+        signal(SIGPIPE, SIG_DFL); /* main() ignores them; nvcc expects the defaults */
+        signal(SIGXFSZ, SIG_DFL);
         execvp(nvcc, (char *const *)argv);
         fprintf(stderr, "cannot run %s: %s\n", nvcc, strerror(errno));
         _exit(127);

@@ -141,7 +141,7 @@ json.dump(d, open("c1.json", "w"))
     for patch in 'r["time"]["median_us"] = None' 'r["time"]["median_us"] = -5.0' \
         'r["time"]["median_us"] = 0' 'r["time"]["min_us"] = None'; do
         rec_line G c "$patch" >bad.jsonl
-        expect_import_refused "an ok record needs a finite median_us > 0"
+        expect_import_refused "an ok record needs a median_us of at least 1e-06"
     done
     # A failed record may carry no times at all.
     rec_line G c 'r["status"] = "wrong"; r["time"]["median_us"] = None' >ok.jsonl
@@ -194,11 +194,11 @@ json.dump(d, open("c1.json", "w"))
         # shellcheck disable=SC2086
         run --separate-stderr bash -c '"$0" "$@" >/dev/full' "$FASWEEP" $args
         [ "$status" -eq 1 ] || { show_run; flunk "$args >/dev/full: exit $status"; }
-        expect_in "$stderr" "writing the output failed"
+        expect_in "$stderr" "writing the output: No space left on device"
     done
     run --separate-stderr bash -c '"$0" show "$1" --store "$2" >/dev/full' "$FASWEEP" "$key" "$STORE"
     expect_status 1
-    expect_in "$stderr" "writing the output failed"
+    expect_in "$stderr" "writing the output: No space left on device"
 }
 
 @test "import of a directory: exit 2, unreadable input (was: exit 1)" {

@@ -103,7 +103,7 @@ expect_ro_refused() {
 
 @test "import: ci_hi_us over 1e6 x median_us is refused; topk never prints inf" {
     rec_patch 'r["time"].update(ci_lo_us=150, ci_hi_us=1e308)'
-    expect_import_refused "time.ci_lo_us: the interval 150..1e+308 must be two positive numbers around median_us 152.1, the upper at most 1e+06 times it"
+    expect_import_refused "time.ci_lo_us: the interval 150..1e+308 must be two numbers of at least 1e-06 around median_us 152.1, the upper at most 1e+06 times it"
     rec_patch 'r["time"].update(ci_lo_us=1e-308, ci_hi_us=152.1e6 * 1.001)'
     expect_import_refused "the upper at most 1e+06 times it"
     # At the limit: stored, and its +-95% is a number.

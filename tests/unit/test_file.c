@@ -150,6 +150,33 @@ static void test_fifo(void **state)
     assert_true(S_ISFIFO(st.st_mode));
 }
 
+/* file_read_regular reads a regular file whole and nothing else: a FIFO
+ * (nobody writes it) or a device returns 1 at once, never waits; a file
+ * over the cap is EFBIG (issue 31.3: a record's kernel_path is data). */
+static void test_read_regular(void **state)
+{
+    char p[600], err[512], *t = NULL;
+    size_t n = 0;
+    sub(p, sizeof p, *state, "text");
+    assert_int_equal(file_write_text(p, "0123456789", err, sizeof err), 0);
+    assert_int_equal(file_read_regular(p, 64, &t, &n), 0);
+    assert_int_equal(n, 11);
+    assert_string_equal(t, "0123456789\n");
+    free(t);
+    errno = 0;
+    assert_int_equal(file_read_regular(p, 5, &t, &n), -1);
+    assert_int_equal(errno, EFBIG);
+    assert_null(t);
+    sub(p, sizeof p, *state, "fifo");
+    assert_int_equal(mkfifo(p, 0600), 0);
+    assert_int_equal(file_read_regular(p, 64, &t, &n), 1);
+    assert_int_equal(file_read_regular("/dev/zero", 64, &t, &n), 1);
+    assert_int_equal(file_read_regular(*state, 64, &t, &n), 1); /* a directory */
+    sub(p, sizeof p, *state, "missing");
+    assert_int_equal(file_read_regular(p, 64, &t, &n), 1);
+    assert_null(t);
+}
+
 static void test_errors(void **state)
 {
     char p[600], err[512];
@@ -189,6 +216,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_symlink_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dev_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fifo, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_regular, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_mkdirs, setup, teardown),
     };

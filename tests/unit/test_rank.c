@@ -277,6 +277,8 @@ static void test_variants_only_when_asked(void **state)
     record v = rec(DEV_A, PROB_1, "d64.m64.n64.w4.s1.z0", "hot", RECORD_KIND_KERNEL, RECORD_ST_OK,
                    10, 0.01);
     snprintf(v.build, sizeof v.build, "src-0123456789abcdef");
+    snprintf(v.kernel_hash, sizeof v.kernel_hash, "0123456789abcdef"); /* a variant's provenance */
+    snprintf(v.kernel_path, sizeof v.kernel_path, "/work/k.cuh");
     put(f, v);
     rank_result r;
     assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);

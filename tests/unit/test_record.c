@@ -678,6 +678,61 @@ static void test_validation_gaps(void **state)
     assert_non_null(strstr(err, "key.config"));
 }
 
+/* Issue 31.7 and 31.12: what import accepts, topk can write within
+ * docs/seeds.schema.json, and no ratio of two records' times overflows. A
+ * variant names its source (kernel_hash equal to its build's hash, a
+ * kernel_path); a hash is lower-case hex; a timestamp has four year digits;
+ * times lie in [1e-6, 1e9] us and an interval starts at 1e-6 us or later. */
+static void test_seedable(void **state)
+{
+    (void)state;
+    char err[512];
+    record r;
+    fill_simple(&r, "G", "p", "c");
+    assert_int_equal(record_check(&r, err, sizeof err), 0);
+    snprintf(r.build, sizeof r.build, "%s0123456789abcdef", RECORD_VARIANT_PREFIX);
+    assert_true(record_is_variant(&r));
+    assert_int_equal(record_check(&r, err, sizeof err), -1); /* no kernel_hash, no path */
+    assert_non_null(strstr(err, "provenance.kernel_hash"));
+    snprintf(r.kernel_hash, sizeof r.kernel_hash, "0123456789ABCDEF");
+    assert_int_equal(record_check(&r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "lower-case hex"));
+    snprintf(r.kernel_hash, sizeof r.kernel_hash, "0123456789abcdee"); /* not the build's */
+    assert_int_equal(record_check(&r, err, sizeof err), -1);
+    snprintf(r.kernel_hash, sizeof r.kernel_hash, "0123456789abcdef");
+    assert_int_equal(record_check(&r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "provenance.kernel_path"));
+    snprintf(r.kernel_path, sizeof r.kernel_path, "/k.cuh");
+    assert_int_equal(record_check(&r, err, sizeof err), 0);
+    snprintf(r.build, sizeof r.build, "%sXYZ", RECORD_VARIANT_PREFIX);
+    assert_int_equal(record_check(&r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "key.build"));
+    fill_simple(&r, "G", "p", "c");
+    const double ts[] = {-1, 253402300800.0, NAN, INFINITY};
+    for (size_t i = 0; i < sizeof ts / sizeof *ts; i++) {
+        r.timestamp = ts[i];
+        assert_int_equal(record_check(&r, err, sizeof err), -1);
+        assert_non_null(strstr(err, "provenance.timestamp"));
+    }
+    r.timestamp = 253402300799.0; /* 9999-12-31T23:59:59Z */
+    assert_int_equal(record_check(&r, err, sizeof err), 0);
+    const char *cfg = "d64.m64.n64.w4.s2.z1";
+    static const char *const bad_time[][2] = {
+        {"\"median_us\":1e308,\"mean_us\":1e308", "time.median_us"},
+        {"\"median_us\":100,\"stdev_us\":1e300", "time.stdev_us"},
+        {"\"median_us\":100,\"round_us\":[100,1e10]", "time.round_us"},
+        {"\"median_us\":100,\"ci_lo_us\":1e-300,\"ci_hi_us\":102", "time.ci_lo_us"},
+    };
+    for (size_t i = 0; i < sizeof bad_time / sizeof *bad_time; i++)
+        expect_ok_reject("kernel", NULL, cfg, bad_time[i][0], bad_time[i][1]);
+    /* The extremes it keeps: their ratios are finite. */
+    assert_int_equal(decode_ok("kernel", NULL, cfg,
+                               "\"median_us\":1e9,\"mean_us\":1e9,\"ci_lo_us\":1e-6,"
+                               "\"ci_hi_us\":1e15",
+                               err, sizeof err),
+                     0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -693,6 +748,7 @@ int main(void)
         cmocka_unit_test(test_better),
         cmocka_unit_test(test_rank_order),
         cmocka_unit_test(test_validation_gaps),
+        cmocka_unit_test(test_seedable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
