@@ -9,26 +9,61 @@
 # (time.ci_lo_us, ci_hi_us, round_us), pooled over the problem's backends.
 # When PyTorch cannot run here it says why in one line and exits 0: the
 # sweep's results stand without a baseline.
+# Exit status: 0 imported (or skipped, as above); 1 a failed step (the
+# timing or the import); 2 bad arguments or a SPACE it cannot read (one line
+# naming the file).
 set -uo pipefail
+me=baselines.sh
 here=$(cd "$(dirname "$0")" && pwd)
-space=${1:?usage: baselines.sh SPACE STORE [FASWEEP]}
-store=${2:?usage: baselines.sh SPACE STORE [FASWEEP]}
+if [ $# -lt 2 ] || [ $# -gt 3 ] || [ -z "$1" ] || [ -z "$2" ]; then
+    echo "$me: usage: $me SPACE STORE [FASWEEP]" >&2
+    exit 2
+fi
+space=$1
+store=$2
 fasweep=${3:-${FASWEEP:-$here/../build/fasweep}}
+# The space's problems as B,H,S,D[,causal], one a line; a file that is not a
+# space is bad input, said in one line (never a traceback).
+problems=$(python3 - "$space" <<'PY'
+import json, sys
+esc = lambda x: "".join(c if c.isprintable() else ("\\x%02x" if ord(c) < 256 else "\\u%04x") % ord(c) for c in str(x))[:200]
+path = sys.argv[1]
+try:
+    with open(path) as f:
+        d = json.load(f)
+    out = []
+    for i, p in enumerate(d["problems"]):
+        v = [p[n] for n in ("batch", "heads", "seq_len", "head_dim")]
+        if not all(type(x) is int and x > 0 for x in v) or type(p.get("causal", False)) is not bool:
+            raise ValueError("problems[%d]: batch, heads, seq_len, head_dim must be positive "
+                             "integers and causal true or false" % i)
+        out.append("%d,%d,%d,%d%s" % (*v, ",causal" if p.get("causal") else ""))
+    if not out:
+        raise ValueError("no problems")
+except OSError as e:
+    sys.exit("baselines.sh: %s: %s" % (esc(path), esc(e.strerror or e)))
+except (ValueError, KeyError, TypeError, AttributeError) as e:
+    sys.exit("baselines.sh: %s: not a space file (%s)" % (esc(path),
+             esc(e if not isinstance(e, KeyError) else "no %s" % e)))
+print("\n".join(out))
+PY
+) || exit 2
 why=$(python3 -c 'import torch
 if not torch.cuda.is_available(): raise SystemExit("torch %s sees no CUDA GPU" % torch.__version__)' 2>&1)
 if [ $? -ne 0 ]; then
-    echo "fasweep: SDPA baselines skipped: PyTorch cannot run here ($(echo "$why" | tail -1))" >&2
+    echo "fasweep: SDPA baselines skipped: PyTorch cannot run here ($(printf '%s\n' "$why" | tail -1 | tr -d '\000-\037\177' | cut -c1-200))" >&2
     exit 0
 fi
-problems=$(python3 -c 'import json,sys
-for p in json.load(open(sys.argv[1]))["problems"]:
-    print("%d,%d,%d,%d%s" % (p["batch"], p["heads"], p["seq_len"], p["head_dim"], ",causal" if p.get("causal") else ""))' "$space") || exit 1
+command -v -- "$fasweep" >/dev/null ||
+    { printf '%s: %q is not an executable fasweep\n' "$me" "$fasweep" >&2; exit 2; }
 base=$store.baselines.jsonl
-: >"$base"
+: >"$base" || { printf '%s: %q: cannot write\n' "$me" "$base" >&2; exit 2; }
 for p in $problems; do
     args=(--problem "${p%,causal}")
     [[ $p == *,causal ]] && args+=(--causal)
     echo "fasweep: timing PyTorch SDPA at $p" >&2
-    python3 "$here/sdpa_baseline.py" "${args[@]}" --space "$space" >>"$base" || exit 1
+    python3 "$here/sdpa_baseline.py" "${args[@]}" --space "$space" >>"$base" ||
+        { echo "$me: timing PyTorch SDPA at $p failed: no baselines imported" >&2; exit 1; }
 done
-"$fasweep" import "$base" --store "$store"
+"$fasweep" import "$base" --store "$store" ||
+    { echo "$me: importing $base into the store failed" >&2; exit 1; }

@@ -9,7 +9,12 @@ store, measured in one run on one GPU with the engine's method (CUDA events,
 warm-up, the median; cold = a 2xL2 flush before each launch, outside the
 events; batch = back-to-back launches between one event pair:
 docs/measurement.md). A record's 95 % interval, where it has one, is shown as
-+-percent."""
++-percent.
+
+A problem text that is not B,H,S,D (the store takes any key text) is shown
+without TF/s. Exit 0 with a table, 1 when the export holds no ok record to
+tabulate (nothing was measured), 2 on bad input (one line naming the file:
+unreadable, not JSON, not an exported record)."""
 import argparse
 import json
 import math
@@ -18,44 +23,146 @@ import sys
 PEERS = [("sdpa-cudnn", "cuDNN"), ("sdpa-flash", "FA2"), ("sdpa-efficient", "efficient"),
          ("triton", "Triton")]
 MODES = ("hot", "cold", "batch")
+ME = "bench_table.py"
+
+
+class BadInput(Exception):
+    """A file this table cannot read: one line naming it, exit 2."""
+
+
+def esc(x, n=60):
+    """Text from a file, safe to print: non-printable characters as escapes,
+    at most n characters."""
+    s = "".join(c if c.isprintable() else "\\x%02x" % ord(c) if ord(c) < 256
+                else "\\u%04x" % ord(c) for c in str(x))
+    return s if len(s) <= n else s[:n] + "..."
+
+
+def parse_problem(text):
+    """(B, H, S, D, causal) of a problem text as grid/space.c's
+    space_problem_parse reads it: "bB.hH.sS.dD.c" or ".nc" (what the
+    engine writes), or "B,H,S,D" (not causal); None for any other text
+    (the store takes any key text; a hand-made or imported record may hold
+    one)."""
+    t = str(text)
+    parts = t.split(".")
+    if len(parts) == 5 and [p[:1] for p in parts[:4]] == list("bhsd") and \
+            parts[4] in ("c", "nc"):
+        v, causal = [p[1:] for p in parts[:4]], parts[4] == "c"
+    elif len(t.split(",")) == 4:
+        v, causal = t.split(","), False
+    else:
+        return None
+    if not all(x.isascii() and x.isdigit() and x[0] != "0" for x in v):
+        return None
+    return (*(int(x) for x in v), causal)
 
 
 def flops(problem):
-    parts = problem.split(".")
-    b, h, s, d = (int(x[1:]) for x in parts[:4])
+    """4*B*H*S^2*D (halved for causal), or None when the text is no problem."""
+    p = parse_problem(problem)
+    if p is None:
+        return None
+    b, h, s, d, causal = p
     f = 4.0 * b * h * s * s * d
-    return f / 2 if parts[4] == "c" else f
+    return f / 2 if causal else f
+
+
+def number(x):
+    """A finite real number (not a bool), or None."""
+    return (float(x) if isinstance(x, (int, float)) and not isinstance(x, bool)
+            and math.isfinite(x) else None)
+
+
+def records(path):
+    """(line, record) of every record of the export at path."""
+    try:
+        f = open(path, encoding="utf-8")
+    except OSError as e:
+        raise BadInput("%s: %s" % (esc(path, 200), esc(e.strerror or e, 200)))
+    with f:
+        try:
+            lines = list(f)
+        except (OSError, UnicodeDecodeError) as e:
+            raise BadInput("%s: not readable UTF-8 text (%s)" % (esc(path, 200), esc(e, 120)))
+    for no, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            r = json.loads(line)
+        except ValueError as e:
+            raise BadInput("%s:%d: not JSON (%s)" % (esc(path, 200), no, esc(e, 120)))
+        yield no, r
+
+
+def load(path):
+    """{(problem, mode, column): record}, the fastest ok record of each."""
+    best = {}
+    for no, r in records(path):
+        where = "%s:%d" % (esc(path, 200), no)
+        try:
+            if r["status"] != "ok":
+                continue
+            k = r["key"]
+            if not all(isinstance(k[f], str) for f in ("problem", "mode", "config", "build")):
+                raise TypeError("key.problem, mode, config and build must be text")
+            if r["kind"] == "kernel":
+                if k["build"].startswith("src-"):
+                    continue  # edited kernels are not the families' instances
+                col = "fasweep " + str(k.get("family") or "mma")
+            else:
+                col = next((name for base, name in PEERS if k["config"].startswith(base)), None)
+                if col is None:
+                    continue
+            t = r["time"]
+            us = number(t["median_us"])
+            if us is None or us <= 0:
+                raise ValueError("an ok record needs time.median_us > 0, got %s"
+                                 % esc(json.dumps(t["median_us"]), 40))
+            for f in ("ci_lo_us", "ci_hi_us"):
+                if t.get(f) is not None and number(t[f]) is None:
+                    raise ValueError("time.%s must be a number" % f)
+        except (KeyError, TypeError, AttributeError, ValueError) as e:
+            raise BadInput("%s: not an exported record (%s)" % (
+                where, esc(e if not isinstance(e, KeyError) else "no %s" % e, 100)))
+        key = (k["problem"], k["mode"], col)
+        if key not in best or us < best[key]["time"]["median_us"]:
+            best[key] = r
+    return best
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        """A bad option: one line, exit 2 (argparse's usage block is more)."""
+        print("%s: %s (--help for usage)" % (ME, esc(message, 200)), file=sys.stderr)
+        sys.exit(2)
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = Parser(prog=ME)
     ap.add_argument("export")
     ap.add_argument("--json")
     a = ap.parse_args()
-    best = {}  # (problem, mode, column) -> record
-    for line in open(a.export):
-        r = json.loads(line)
-        if r["status"] != "ok":
-            continue
-        k = r["key"]
-        if r["kind"] == "kernel":
-            if r["key"]["build"].startswith("src-"):
-                continue  # edited kernels are not the families' instances
-            col = "fasweep " + k.get("family", "mma")
-        else:
-            col = next((name for base, name in PEERS if k["config"].startswith(base)), None)
-            if col is None:
-                continue
-        key = (k["problem"], k["mode"], col)
-        if key not in best or r["time"]["median_us"] < best[key]["time"]["median_us"]:
-            best[key] = r
+    try:
+        best = load(a.export)
+    except BadInput as e:
+        print("%s: %s" % (ME, e), file=sys.stderr)
+        return 2
+    if not best:
+        print("%s: %s: no ok record of a fasweep family or an SDPA backend: nothing measured "
+              "to tabulate" % (ME, esc(a.export, 200)), file=sys.stderr)
+        return 1
     problems = sorted({p for p, _, _ in best})
     cols = sorted({c for _, _, c in best if c.startswith("fasweep")}) + \
         [name for _, name in PEERS if any(c == name for _, _, c in best)]
     rows = []
     for p in problems:
-        print("== %s" % p)
-        print("  %-6s " % "mode" + " ".join("%-22s" % c for c in cols) + "  fasweep/best peer")
+        fl = flops(p)
+        print("== %s" % esc(p))
+        if fl is None:
+            print("  (not a B,H,S,D problem text: no TF/s)")
+        print("  %-6s " % "mode" + " ".join("%-22s" % esc(c, 22) for c in cols) +
+              "  fasweep/best peer")
         for m in MODES:
             cells, times = [], {}
             for c in cols:
@@ -67,23 +174,34 @@ def main():
                 us = t["median_us"]
                 times[c] = us
                 ci = ""
-                if t.get("ci_lo_us") is not None:
+                if t.get("ci_lo_us") is not None and t.get("ci_hi_us") is not None:
                     ci = " +-%.1f%%" % (100 * (t["ci_hi_us"] - t["ci_lo_us"]) / 2 / us)
-                cells.append("%-22s" % ("%.2f%s (%.0f TF/s)" % (us, ci, flops(p) / us * 1e-6)))
+                tf = " (%.0f TF/s)" % (fl / us * 1e-6) if fl is not None else ""
+                cells.append("%-22s" % ("%.2f%s%s" % (us, ci, tf)))
             if not times:
                 continue
             ours = min((v for c, v in times.items() if c.startswith("fasweep")), default=None)
             peer = min((v for c, v in times.items() if not c.startswith("fasweep")), default=None)
             ratio = peer / ours if ours and peer else math.nan
-            print("  %-6s " % m + " ".join(cells) + "  %.2fx" % ratio)
+            print("  %-6s " % m + " ".join(cells) + "  " +
+                  ("-" if math.isnan(ratio) else "%.2fx" % ratio))
             rows.append({"problem": p, "mode": m, "us": times, "fasweep_over_best_peer": ratio,
                          "configs": {c: best[(p, m, c)]["key"]["config"] for c in times}})
     print("(x > 1: fasweep's best is faster than the best peer; TF/s = 4*B*H*S^2*D / time, "
           "halved for causal)")
     if a.json:
-        json.dump({"rows": rows, "method": "engine: CUDA events, median; cold flushes 2xL2 "
-                   "before each launch outside the events; batch = back-to-back launches"},
-                  open(a.json, "w"), indent=1, default=lambda x: None)
+        doc = {"rows": rows, "method": "engine: CUDA events, median; cold flushes 2xL2 "
+               "before each launch outside the events; batch = back-to-back launches"}
+        try:
+            with open(a.json, "w") as f:
+                # NaN (no ratio) as null: strict JSON
+                json.dump(json.loads(json.dumps(doc), parse_constant=lambda _: None), f,
+                          indent=1)
+        except OSError as e:
+            print("%s: %s: %s" % (ME, esc(a.json, 200), esc(e.strerror or e, 200)),
+                  file=sys.stderr)
+            return 2
+    return 0
 
 
 if __name__ == "__main__":

@@ -17,10 +17,35 @@
 # 4,8,512,128 and 4,8,512,64 causal, and prints scripts/bench_table.py's
 # side-by-side table (the best of each family, cuDNN, FA2, efficient; hot,
 # cold, batch; TF/s) last.
+#
+# Exit status: 0 every step ran; 1 no GPU or no PyTorch that sees it (one
+# line, before the sweep: without SDPA there is nothing to benchmark
+# against), or a failed step; 2 bad arguments (one line naming the file).
 set -euo pipefail
+me=bench_vs_sdpa.sh
 here=$(cd "$(dirname "$0")" && pwd)
+[ $# -le 2 ] || { echo "$me: usage: $me [SPACE] [STORE]" >&2; exit 2; }
+if [ -n "${1:-}" ] && ! { [ -f "$1" ] && [ -r "$1" ]; }; then
+    printf '%s: %q: no such readable space file\n' "$me" "$1" >&2
+    exit 2
+fi
+fasweep=${FASWEEP:-$here/../build/fasweep}
+command -v -- "$fasweep" >/dev/null ||
+    { printf '%s: FASWEEP: %q is not an executable file\n' "$me" "$fasweep" >&2; exit 2; }
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "$me: no NVIDIA GPU found on this machine (nvidia-smi is missing or sees none): nothing measured" >&2
+    exit 1
+fi
+# The baselines are the point: baselines.sh skips them (exit 0) where
+# PyTorch cannot run, which here would be a benchmark against nothing.
+if ! why=$(python3 -c 'import torch
+if not torch.cuda.is_available(): raise SystemExit("torch %s sees no CUDA GPU" % torch.__version__)' 2>&1); then
+    echo "$me: PyTorch cannot run here ($(printf '%s\n' "$why" | tail -1 | tr -d '\000-\037\177' | cut -c1-200)): no SDPA to benchmark against" >&2
+    exit 1
+fi
 store=${2:-$(mktemp -d)/bench.lmdb}
-mkdir -p "$(dirname "$store")"
+mkdir -p "$(dirname "$store")" 2>/dev/null ||
+    { printf '%s: %q: cannot make its folder\n' "$me" "$store" >&2; exit 2; }
 if [ -n "${1:-}" ]; then
     space=$1
 else
@@ -36,21 +61,25 @@ d["problems"] = [shape(16, 16, 2048, 64), shape(4, 16, 2048, 128), shape(4, 8, 5
 json.dump(d, open(sys.argv[2], "w"), indent=1)
 PY
 fi
-fasweep=${FASWEEP:-$here/../build/fasweep}
 "$fasweep" grid --space "$space" --store "$store" --refine 4
 bash "$here/baselines.sh" "$space" "$store" "$fasweep"
 base=$store.baselines.jsonl
+[ -s "$base" ] || { echo "$me: no SDPA baseline was measured ($base is empty or missing)" >&2; exit 1; }
 echo "SDPA baselines (median us and its 95 % half-width; same method as the sweep):"
 python3 - "$base" <<'PY'
 import json, sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    k, t = r["key"], r["time"]
-    ci = "none"  # one round, or a failed record: no interval
-    if t.get("ci_lo_us") is not None and t["median_us"] > 0:
-        ci = "+-%.2f%%" % (100 * (t["ci_hi_us"] - t["ci_lo_us"]) / 2 / t["median_us"])
-    print(f"  {k['problem']:22s} {k['config']:16s} {k['mode']:5s} {r['status']:7s} "
-          f"{t['median_us']:10.2f} us {ci:8s} {r['tflops']:7.1f} TFLOPS")
+esc = lambda x: "".join(c if c.isprintable() else ("\\x%02x" if ord(c) < 256 else "\\u%04x") % ord(c) for c in str(x))[:40]
+for no, l in enumerate(open(sys.argv[1]), 1):
+    try:
+        r = json.loads(l)
+        k, t = r["key"], r["time"]
+        ci = "none"  # one round, or a failed record: no interval
+        if t.get("ci_lo_us") is not None and t["median_us"] > 0:
+            ci = "+-%.2f%%" % (100 * (t["ci_hi_us"] - t["ci_lo_us"]) / 2 / t["median_us"])
+        print(f"  {esc(k['problem']):22s} {esc(k['config']):16s} {esc(k['mode']):5s} "
+              f"{esc(r['status']):7s} {t['median_us']:10.2f} us {ci:8s} {r['tflops']:7.1f} TFLOPS")
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        sys.exit("bench_vs_sdpa.sh: %s:%d: not a baseline record (%s)" % (sys.argv[1], no, esc(e)))
 PY
 for mode in hot cold batch; do
     "$fasweep" topk -k 3 --mode "$mode" --store "$store" --no-seeds

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """fidelity_report.py A_SWEEP A_REFINED B_SWEEP B_REFINED [-k 4] [--tol 0.02]
        [--share 0.90] [--half 0.015] [--wall-a S --wall-b S] [--json OUT]
-       [--what-if [--floor 0.007]]
+       [--space SPACE] [--what-if [--floor 0.007]]
 
 Do two independent runs (separate processes, fresh stores) agree, and do the
 intervals they claim hold? Inputs: `fasweep export --format jsonl` of each
@@ -20,8 +20,14 @@ on the same store). Per (device, problem, mode) group of ok kernel records
       rounds into the sweep's record, so it also prints how far the refine's
       own rounds sit from the sweep's, for the record);
   (d) wall: the sweeps' wall times when given.
-A group passes when share >= --share, half <= --half, both (c) <= --tol.
---json writes the same numbers. Exit 0 when every group passes, 1 otherwise.
+A group passes when share >= --share, half <= --half, both (c) <= --tol,
+both runs measured it and every config of A's top-k is in B too (one that
+is missing is not measured, never within tolerance). A verdict needs
+something measured: no group at all is a FAIL, and so is every (problem,
+mode) of --space SPACE (its problems and measure.modes) that no input has.
+--json writes the same numbers. Exit 0 when every group passes, 1
+otherwise, 2 on bad input (an unreadable or malformed file: one line naming
+it).
 
 A second table, a what-if that never changes the verdict, recomputes every
 record's estimate and interval from its stored round medians (time.round_us)
@@ -47,22 +53,117 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when load
 import rounds  # noqa: E402  (the port of store/rounds.c)
 
 
+class BadInput(Exception):
+    """A file this report cannot read: one line naming it, exit 2."""
+
+
+def esc(x, n=60):
+    """Text from a file, safe to print: non-printable characters as escapes,
+    at most n characters."""
+    s = "".join(c if c.isprintable() else "\\x%02x" % ord(c) if ord(c) < 256
+                else "\\u%04x" % ord(c) for c in str(x))
+    return s if len(s) <= n else s[:n] + "..."
+
+
+def number(x):
+    """A finite real number (not a bool), or None."""
+    return (float(x) if isinstance(x, (int, float)) and not isinstance(x, bool)
+            and math.isfinite(x) else None)
+
+
+def canon_problem(text):
+    """The problem text as space_problem_format writes it (grid/space.c
+    space_problem_parse reads "bB.hH.sS.dD.c|nc" and "B,H,S,D"), or the text
+    itself when it is neither."""
+    t = str(text)
+    parts = t.split(".")
+    v = None
+    if len(parts) == 5 and all(p[:1] == c for p, c in zip(parts, "bhsd")) and \
+            parts[4] in ("c", "nc"):
+        v, causal = [p[1:] for p in parts[:4]], parts[4] == "c"
+    elif len(t.split(",")) == 4:
+        v, causal = t.split(","), False
+    if v is None or not all(x.isascii() and x.isdigit() and x[0] != "0" for x in v):
+        return t
+    return "b%s.h%s.s%s.d%s.%s" % (*v, "c" if causal else "nc")
+
+
 def load(path):
     groups = {}
-    for line in open(path):
+    try:
+        f = open(path, encoding="utf-8", errors="strict")
+    except OSError as e:
+        raise BadInput("%s: %s" % (esc(path, 200), esc(e.strerror or e, 200)))
+    with f:
+        try:
+            lines = list(f)
+        except (OSError, UnicodeDecodeError) as e:
+            raise BadInput("%s: not readable UTF-8 text (%s)" % (esc(path, 200), esc(e, 120)))
+    for no, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        r = json.loads(line)
-        k = r["key"]
-        if r["kind"] != "kernel" or r["status"] != "ok":
-            continue
-        t = r["time"]
-        lo, hi = t.get("ci_lo_us"), t.get("ci_hi_us")
-        groups.setdefault((k["device"], k["problem"], k["mode"]), {})[k["config"]] = {
-            "us": t["median_us"], "lo": lo if lo is not None else math.nan,
+        where = "%s:%d" % (esc(path, 200), no)
+        try:
+            r = json.loads(line)
+        except ValueError as e:
+            raise BadInput("%s: not JSON (%s)" % (where, esc(e, 120)))
+        try:
+            k, t = r["key"], r.get("time")
+            if r["kind"] != "kernel" or r["status"] != "ok":
+                continue
+            names = [k[f] for f in ("device", "problem", "mode", "config")]
+            us = number(t["median_us"])
+            lo, hi = t.get("ci_lo_us"), t.get("ci_hi_us")
+            rounds_ = t.get("round_us") or []
+        except (KeyError, TypeError, AttributeError) as e:
+            raise BadInput("%s: not an exported record (%s %s)" % (
+                where, type(e).__name__, esc(e, 80)))
+        if not all(isinstance(x, str) for x in names):
+            raise BadInput("%s: key.device, problem, mode and config must be text" % where)
+        if us is None or us <= 0:
+            raise BadInput("%s: an ok record needs time.median_us > 0, got %s" % (
+                where, esc(json.dumps(t.get("median_us")), 40)))
+        if any(x is not None and number(x) is None for x in (lo, hi)) or \
+                not isinstance(rounds_, list) or \
+                any(number(u) is None or u <= 0 for u in rounds_):
+            raise BadInput("%s: time.ci_lo_us, ci_hi_us and round_us must be numbers (or "
+                           "absent)" % where)
+        device, problem, mode, config = names
+        groups.setdefault((device, problem, mode), {})[config] = {
+            "us": us, "lo": lo if lo is not None else math.nan,
             "hi": hi if hi is not None else math.nan, "clock": r.get("clock", {}),
-            "rounds": t.get("round_us") or []}
+            "rounds": rounds_}
     return groups
+
+
+def expected_groups(path):
+    """{(problem, mode)} a sweep of the space at path measures: its
+    problems (space_problem_format text) by its measure.modes (default the
+    first mode of store/mode.h's table, hot)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            d = json.load(f)
+    except OSError as e:
+        raise BadInput("%s: %s" % (esc(path, 200), esc(e.strerror or e, 200)))
+    except ValueError as e:
+        raise BadInput("%s: not JSON (%s)" % (esc(path, 200), esc(e, 120)))
+    try:
+        modes = (d.get("measure") or {}).get("modes") or ["hot"]
+        out = set()
+        for p in d["problems"]:
+            v = [p[n] for n in ("batch", "heads", "seq_len", "head_dim")]
+            if not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in v):
+                raise TypeError("batch, heads, seq_len, head_dim must be positive integers")
+            for m in modes:
+                if not isinstance(m, str):
+                    raise TypeError("measure.modes must be names")
+                out.add(("b%d.h%d.s%d.d%d.%s" % (*v, "c" if p.get("causal") else "nc"), m))
+    except (KeyError, TypeError, AttributeError) as e:
+        raise BadInput("%s: not a space file (%s %s)" % (esc(path, 200), type(e).__name__,
+                                                        esc(e, 100)))
+    if not out:
+        raise BadInput("%s: the space has no problems" % esc(path, 200))
+    return out
 
 
 # ---- the what-if: intervals recomputed from the stored rounds ----------------------------
@@ -176,6 +277,10 @@ def group_numbers(g, runs, k):
                 new, old = run_r[c]["rounds"][n0:], run_s[c]["rounds"]
                 own.append(abs(sum(new) / len(new) / (sum(old) / len(old)) - 1))
     return {"device": g[0], "problem": g[1], "mode": g[2], "configs": len(common),
+            # inputs without the group: a run that did not measure it
+            "missing_from": [n for n in RUNS if g not in runs[n]],
+            # A's refined top-k that B's refine has not: not measured there
+            "top_missing": sum(c not in br for c in top),
             "refine_rounds_vs_sweep_rounds_max_pct": 100 * max(own) if own else math.nan,
             "share_within": share,
             "median_half_pct": 100 * statistics.median(halves) if halves else math.nan,
@@ -186,8 +291,12 @@ def group_numbers(g, runs, k):
 
 
 def passes(n, args):
-    """A group's verdict by the issue's criteria (the what-if's too)."""
-    return bool(n["share_within"] >= args.share and n["median_half_pct"] <= 100 * args.half
+    """A group's verdict by the issue's criteria (the what-if's too). What
+    was not measured never passes: a group some input lacks, no config
+    in both sweeps, or one of A's top-k missing from B (NaN numbers, which
+    fail every comparison, say the same)."""
+    return bool(not n["missing_from"] and n["configs"] > 0 and n["top_missing"] == 0
+                and n["share_within"] >= args.share and n["median_half_pct"] <= 100 * args.half
                 and n["top_ab_max_pct"] <= 100 * args.tol
                 and n["refine_vs_sweep_max_pct"] <= 100 * args.tol)
 
@@ -203,17 +312,39 @@ def clean(x):
     return x
 
 
+RUNS = ("a_sweep", "a_refined", "b_sweep", "b_refined")
+
+
+def fail(line):
+    """Bad input: one line on stderr, exit 2."""
+    print(line, file=sys.stderr)
+    sys.exit(2)
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        """A bad option: one line, exit 2 (argparse's usage block is more)."""
+        fail("%s: %s (--help for usage)" % (self.prog, esc(message, 200)))
+
+
+def fmt(x, spec):
+    """x by spec, or "-" when there is nothing (None or NaN)."""
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else spec % x
+
+
 def main():
-    ap = argparse.ArgumentParser()
-    for n in ("a_sweep", "a_refined", "b_sweep", "b_refined"):
+    ap = Parser(prog="fidelity_report.py")
+    for n in RUNS:
         ap.add_argument(n)
     ap.add_argument("-k", type=int, default=4)
     ap.add_argument("--tol", type=float, default=0.02)
     ap.add_argument("--share", type=float, default=0.90)
     ap.add_argument("--half", type=float, default=0.015)
-    ap.add_argument("--wall-a", type=float)
-    ap.add_argument("--wall-b", type=float)
+    ap.add_argument("--wall-a", type=float, help="run A's sweep wall time (absent: not measured)")
+    ap.add_argument("--wall-b", type=float, help="run B's sweep wall time (absent: not measured)")
     ap.add_argument("--name", default="")
+    ap.add_argument("--space", help="the swept space: each of its (problem, mode) must be "
+                                    "measured, or the report fails")
     ap.add_argument("--json")
     ap.add_argument("--what-if", action="store_true",
                     help="also recompute the intervals from the rounds: the engine's method "
@@ -221,25 +352,51 @@ def main():
     ap.add_argument("--floor", type=float, default=0.007,
                     help="the what-if's floor (the space's measure.ci_floor)")
     args = ap.parse_args()
-    runs = {n: load(getattr(args, n)) for n in ("a_sweep", "a_refined", "b_sweep", "b_refined")}
+    if args.k < 1:
+        ap.error("-k must be at least 1")
+    try:
+        runs = {n: load(getattr(args, n)) for n in RUNS}
+        expected = expected_groups(args.space) if args.space else set()
+    except BadInput as e:
+        fail("fidelity_report.py: %s" % e)
+    name = esc(args.name, 40)
     rows, ok = [], True
     print("%-8s %-22s %-5s %7s %8s %9s %11s %8s %s" % (
         "space", "problem", "mode", "configs", "(a)share", "(b)half%", "(c)topA-B%", "ref-swp%",
         "verdict"))
-    for g in sorted(set(runs["a_sweep"]) | set(runs["a_refined"])):
+    groups = sorted(set().union(*(runs[n] for n in RUNS)))
+    for g in groups:
         n = group_numbers(g, runs, args.k)
         passed = passes(n, args)
         n["pass"] = bool(passed)
         ok &= passed
         rows.append(n)
-        print("%-8s %-22s %-5s %7d %7.1f%% %9.2f %11.2f %8.2f %s  (refine's own rounds vs the "
-              "sweep's: %.2f %%)" % (
-                  args.name, g[1], g[2], n["configs"], 100 * n["share_within"],
-                  n["median_half_pct"], n["top_ab_max_pct"], n["refine_vs_sweep_max_pct"],
-                  "PASS" if passed else "FAIL", n["refine_rounds_vs_sweep_rounds_max_pct"]))
-    if args.wall_a is not None:
-        print("%-8s (d) sweep wall time: A %.2f s, B %.2f s" % (args.name, args.wall_a,
-                                                                  args.wall_b or math.nan))
+        why = []
+        if n["missing_from"]:
+            why.append("not in " + ", ".join(n["missing_from"]))
+        if n["top_missing"]:
+            why.append("%d of A's top-%d not measured in B" % (n["top_missing"], args.k))
+        print("%-8s %-22s %-5s %7d %8s %9s %11s %8s %s  (refine's own rounds vs the "
+              "sweep's: %s %%)%s" % (
+                  name, esc(g[1], 22), esc(g[2], 5), n["configs"],
+                  fmt(100 * n["share_within"], "%.1f%%"), fmt(n["median_half_pct"], "%.2f"),
+                  fmt(n["top_ab_max_pct"], "%.2f"), fmt(n["refine_vs_sweep_max_pct"], "%.2f"),
+                  "PASS" if passed else "FAIL", fmt(n["refine_rounds_vs_sweep_rounds_max_pct"],
+                                                    "%.2f"),
+                  ": " + "; ".join(why) if why else ""))
+    # Every (problem, mode) the space sweeps must have been measured.
+    have = {(canon_problem(g[1]), g[2]) for g in groups}
+    missing = sorted(expected - have)
+    for p, m in missing:
+        print("%-8s %-22s %-5s %7d %8s %9s %11s %8s FAIL: not measured (no ok record in any "
+              "input)" % (name, p, esc(m, 5), 0, "-", "-", "-", "-"))
+    if not groups:
+        print("%-8s no group of ok kernel records in any input: nothing was measured, FAIL"
+              % name)
+    ok = ok and bool(groups) and not missing
+    if args.wall_a is not None or args.wall_b is not None:
+        print("%-8s (d) sweep wall time: A %s, B %s" % (
+            name, fmt(args.wall_a, "%.2f s"), fmt(args.wall_b, "%.2f s")))
     whatif = {}
     if args.what_if:
         print("what-if (not the verdict): the intervals recomputed from the stored rounds, "
@@ -249,7 +406,7 @@ def main():
             "ref-swp%", "port%"))
         for model in ("mean", "common"):
             wr = what_if(runs, model, args.floor)
-            for g in sorted(set(wr["a_sweep"]) | set(wr["a_refined"])):
+            for g in sorted(set().union(*(wr[n] for n in RUNS))):
                 n = group_numbers(g, wr, args.k)
                 n["port_gap_pct"] = 100 * max(
                     [port_gap(runs[r].get(g, {}), wr[r].get(g, {})) for r in ("a_sweep", "b_sweep")
@@ -257,17 +414,23 @@ def main():
                 n["pass"] = passes(n, args)
                 whatif.setdefault(model, []).append(n)
                 print("%-8s %-22s %-5s %-6s %7.1f%% %9.2f %11.2f %8.2f %7.2f %s" % (
-                    args.name, g[1], g[2], model, 100 * n["share_within"], n["median_half_pct"],
-                    n["top_ab_max_pct"], n["refine_vs_sweep_max_pct"], n["port_gap_pct"],
-                    "would pass" if n["pass"] else "would fail"))
+                    name, esc(g[1], 22), esc(g[2], 5), model, 100 * n["share_within"],
+                    n["median_half_pct"], n["top_ab_max_pct"], n["refine_vs_sweep_max_pct"],
+                    n["port_gap_pct"], "would pass" if n["pass"] else "would fail"))
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(clean({"space": args.name, "wall_s": [args.wall_a, args.wall_b],
-                             "criteria": {"share_min": args.share,
-                                          "half_max_pct": 100 * args.half,
-                                          "top_ab_max_pct": 100 * args.tol,
-                                          "refine_vs_sweep_max_pct": 100 * args.tol},
-                             "groups": rows, "pass": bool(ok), "what_if": whatif}), f, indent=1)
+        doc = clean({"space": args.name, "wall_s": [args.wall_a, args.wall_b],
+                     "criteria": {"share_min": args.share,
+                                  "half_max_pct": 100 * args.half,
+                                  "top_ab_max_pct": 100 * args.tol,
+                                  "refine_vs_sweep_max_pct": 100 * args.tol},
+                     "groups": rows, "not_measured": [{"problem": p, "mode": m}
+                                                      for p, m in missing],
+                     "pass": bool(ok), "what_if": whatif})
+        try:
+            with open(args.json, "w") as f:
+                json.dump(doc, f, indent=1)
+        except OSError as e:
+            fail("fidelity_report.py: %s: %s" % (esc(args.json, 200), esc(e.strerror or e, 200)))
     sys.exit(0 if ok else 1)
 
 

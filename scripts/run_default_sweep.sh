@@ -8,25 +8,37 @@
 # Order: the GPU check first, so a machine without one installs nothing; then
 # scripts/deps.sh build (with DEPS=DIR it only checks the bundle); then the
 # build. Exit status: 0 done; 1 no GPU, missing dependencies, or a failed
-# step (`make sweep` itself then exits 2, make's status for a failed recipe).
+# step (`make sweep` itself then exits 2, make's status for a failed recipe);
+# 2 a SPACE=... that is no readable file (one line, before anything is
+# installed) or that fasweep refuses.
+# Paths (BUILD, SPACE, STORE) are the caller's, relative to where it runs;
+# the script finds its own files (the Makefile, deps.sh, baselines.sh, the
+# default spaces) next to itself, so it runs from any folder.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
 build=${1:-build}
+abs() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$PWD/$1" ;; esac; }
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
     echo "fasweep: no NVIDIA GPU found on this machine (nvidia-smi is missing or sees none): the sweep needs one; 'make test' runs every CPU test without." >&2
     exit 1
 fi
+if [ -n "${SPACE:-}" ] && ! { [ -f "$SPACE" ] && [ -r "$SPACE" ]; }; then
+    printf 'fasweep: SPACE=%q: no such readable space file\n' "$SPACE" >&2
+    exit 2
+fi
 bash "$here/deps.sh" build || exit 1
 if [ -z "${SPACE:-}" ]; then
     cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1)
-    case "$cc" in 9.*) SPACE=spaces/h100.json ;; *) SPACE=spaces/l4.json ;; esac
+    case "$cc" in 9.*) SPACE=$root/spaces/h100.json ;; *) SPACE=$root/spaces/l4.json ;; esac
 fi
+build=$(abs "$build")
 # make's own status for a failed build is 2, which here would read as a usage error
-make -j"$(nproc)" BUILD="$build" "$build/fasweep" || exit 1
+make -C "$root" --no-print-directory -j"$(nproc)" BUILD="$build" "$build/fasweep" || exit 1
 echo "fasweep: sweeping $SPACE" >&2
 store=${STORE:-results.lmdb}
 "$build/fasweep" grid --space "$SPACE" --store "$store" --refine 4
-bash scripts/baselines.sh "$SPACE" "$store" "$build/fasweep"
+bash "$here/baselines.sh" "$SPACE" "$store" "$build/fasweep"
 # the space's modes; without any, the default mode of the table in store/mode.h (hot)
 modes=$(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1])).get("measure", {}).get("modes", ["hot"])))' "$SPACE" 2>/dev/null || echo hot)
 rc=0

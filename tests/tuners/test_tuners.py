@@ -6,6 +6,8 @@ tests/tuners/run.sh with FASWEEP set, from the repository root."""
 import glob
 import json
 import os
+import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -122,6 +124,8 @@ class TunerExports(unittest.TestCase):
         fasweep("import", os.path.join(t, "fixture.jsonl"), "--store", store)
         line = json.loads(lines(os.path.join(t, "fixture.jsonl"))[0])
         line["key"]["build"] = "src-0123456789abcdef"
+        # a variant names its source (store/record.h); PROVENANCE may change that
+        line["provenance"].update({"kernel_hash": "0123456789abcdef", "kernel_path": "/k.cuh"})
         line["provenance"].update(provenance)
         line["time"]["median_us"] = line["time"]["min_us"] = line["time"]["mean_us"] = 1.0
         with open(os.path.join(t, name + ".jsonl"), "w") as f:
@@ -280,6 +284,64 @@ class TunerExports(unittest.TestCase):
         bad["schema"] = "fasweep.seeds/2"
         with self.assertRaises(jsonschema.ValidationError):
             v.validate(bad)
+
+    def test_every_importable_record_seeds_within_schema(self):
+        """Issue 31.7, as a property: whatever `fasweep import` accepts,
+        `topk` writes seeds within docs/seeds.schema.json. 400 records, each
+        the fixture's first with random values at the edges of what a field
+        may hold (variants with and without their provenance, hashes in
+        either case, timestamps up to year 10000, times from 0 to 1e308,
+        odd intervals), are imported one by one: each one either is refused
+        (exit 2) or ranks into seeds that validate (fixed seed: replayable)."""
+        rng = random.Random(31)
+        t = self.tmp.name
+        schema = jsonschema.Draft202012Validator(load("docs/seeds.schema.json"))
+        base = json.loads(lines(os.path.join(t, "fixture.jsonl"))[0])
+        picks = {
+            ("key", "build"): ["src-0123456789abcdef", "src-0123456789ABCDEF", "src-", "b",
+                               "0123456789abcdef"],
+            ("provenance", "kernel_hash"): ["0123456789abcdef", "0123456789ABCDEF", "", "zz"],
+            ("provenance", "kernel_path"): ["", "/k.cuh", "/dev/stdin", "rel/k.cuh"],
+            ("provenance", "timestamp"): [0, -1, 1.5, 253402300799, 253402300800, 1e300],
+            ("time", "median_us"): [0, 1e-7, 1e-6, 1.0, 1e9, 1e10, 1e308],
+            ("time", "ci_lo_us"): [None, 1e-300, 1e-6, 0.5, 1.0],
+            ("time", "ci_hi_us"): [None, 1.0, 2.0, 1e15, 1e308],
+            ("kind",): ["kernel", "baseline"],
+        }
+        accepted = 0
+        for i in range(400):
+            r = json.loads(json.dumps(base))
+            for path, values in picks.items():
+                if rng.random() < 0.3:
+                    v = rng.choice(values)
+                    d = r
+                    for k in path[:-1]:
+                        d = d[k]
+                    d[path[-1]] = v
+            if r["kind"] == "baseline":
+                r["key"]["config"] = "sdpa"
+            m = r["time"]["median_us"]
+            r["time"]["min_us"] = r["time"]["mean_us"] = m
+            store = os.path.join(t, "prop%d.lmdb" % i)
+            src = os.path.join(t, "prop%d.jsonl" % i)
+            with open(src, "w") as f:
+                f.write(json.dumps(r) + "\n")
+            p = fasweep("import", src, "--store", store, check=False)
+            self.assertIn(p.returncode, (0, 2), p.stderr)
+            if p.returncode:
+                continue
+            accepted += 1
+            sd = os.path.join(t, "prop%d.seeds" % i)
+            q = fasweep("topk", "--variants", "--store", store, "--seeds-dir", sd, check=False)
+            self.assertIn(q.returncode, (0, 1), q.stderr)
+            for f in glob.glob(os.path.join(sd, "*.json")):
+                try:
+                    schema.validate(load(f))
+                except jsonschema.ValidationError as e:
+                    self.fail("record %s gives a seed outside the schema: %s" % (
+                        json.dumps(r), e.message))
+            shutil.rmtree(store)
+        self.assertGreater(accepted, 80)  # the property was tested on records import takes
 
     def test_missing_points_refused_or_marked(self):
         t = self.tmp.name

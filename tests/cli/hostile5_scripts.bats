@@ -1,0 +1,462 @@
+#!/usr/bin/env bats
+# hostile5_scripts.bats - the fourth round of hostile input (issue 31), the
+# scripts: the benchmark and report scripts a lent GPU runs. Their standard:
+# bad input is one line naming the file and exit 2; a failed measurement is
+# exit 1 and never a pass (nothing measured is no verdict, a failed sweep
+# has no wall time); untrusted text is escaped; no Python traceback; no hang.
+# No GPU here: nvidia-smi, make, PyTorch and fasweep are stubs (a stand-in
+# fasweep that sweeps a space into a JSONL "store" and exports it, or
+# fails). Each test names the promise it keeps and failed on the code before
+# its fix.
+
+load helpers
+
+# Stubs in $WORK/stub, first on PATH; $WORK/calls lists their calls.
+#   fasweep: STUB=good (default) sweeps every problem x mode of the space,
+#     8 configs with +-0.5 % intervals, the same in every run; fail: every
+#     command exits 1; empty: grid ok, export prints nothing; half: only
+#     the hot mode is measured; garbage: export prints a line that is not
+#     JSON; allfailed: every record has status failed.
+#   nvidia-smi: a GPU (NOGPU=1: none, exit 6).
+#   torch (PYTHONPATH): importing it fails, as where PyTorch is missing.
+stubs() {
+    mkdir -p "$WORK/stub" "$WORK/py"
+    # the interpreter itself, not a shim (pyenv's costs a shell per call)
+    echo "#!$(python3 -c 'import sys; print(sys.executable)')" >"$WORK/stub/fasweep"
+    cat >>"$WORK/stub/fasweep" <<'PY'
+import json, os, sys
+a = sys.argv[1:]
+with open(os.environ["STUB_CALLS"], "a") as f:
+    f.write("fasweep " + " ".join(a) + "\n")
+opt = lambda n: a[a.index(n) + 1] if n in a else None
+how = os.environ.get("STUB", "good")
+if how == "fail":
+    sys.exit("fasweep: no CUDA-capable device is detected (stub)")
+cmd = a[0]
+if cmd == "grid":
+    space, store = json.load(open(opt("--space"))), opt("--store")
+    recs = []
+    for p in space["problems"]:
+        prob = "b%d.h%d.s%d.d%d.%s" % (p["batch"], p["heads"], p["seq_len"], p["head_dim"],
+                                       "c" if p.get("causal") else "nc")
+        for m in space.get("measure", {}).get("modes", ["hot"]):
+            if how == "half" and m != "hot":
+                continue
+            for i in range(8):
+                us = 100 * (1 + 0.05 * i)
+                recs.append({"key": {"device": "Stub GPU", "problem": prob, "build": "b",
+                                     "config": "d64.m%d.n64.w4.s1.z0" % (16 * i + 16), "mode": m},
+                             "kind": "kernel", "status": "failed" if how == "allfailed" else "ok",
+                             "time": {"median_us": us, "ci_lo_us": us * 0.995,
+                                      "ci_hi_us": us * 1.005, "noise": 0.001}})
+    os.makedirs(store, exist_ok=True)
+    with open(store + "/records.jsonl", "w") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in recs))
+    print("sweep: %d points" % len(recs))
+elif cmd == "export":
+    store = opt("--store")
+    if not os.path.exists(store + "/records.jsonl"):
+        sys.exit("fasweep: %s: no such store (stub)" % store)
+    text = {"empty": "", "garbage": "this is not JSON\n"}.get(how)
+    if text is None:
+        text = open(store + "/records.jsonl").read()
+    if opt("-o"):
+        open(opt("-o"), "w").write(text)
+    else:
+        sys.stdout.write(text)
+elif cmd == "report":
+    open(opt("-o"), "w").write("<html></html>\n")
+else:  # topk, import
+    print("%s: stub" % cmd)
+PY
+    printf '#!/bin/sh\necho "nvidia-smi $*" >>"%s"\n[ -z "$NOGPU" ] || { echo "No devices were found"; exit 6; }\ncase "$*" in *compute_cap*) echo 8.9 ;; *query-gpu*) echo "name, clocks.sm"; echo "Stub GPU, 1000 MHz" ;; *) echo "GPU 0: Stub GPU (UUID: GPU-0)" ;; esac\n' \
+        "$WORK/calls" >"$WORK/stub/nvidia-smi"
+    printf 'raise ImportError("No module named torch (stub)")\n' >"$WORK/py/torch.py"
+    chmod +x "$WORK/stub/fasweep" "$WORK/stub/nvidia-smi"
+    : >"$WORK/calls"
+    export PATH="$WORK/stub:$PATH" PYTHONPATH="$WORK/py" STUB_CALLS="$WORK/calls"
+    export FASWEEP="$WORK/stub/fasweep"
+    unset NOGPU STUB MAKEFLAGS MFLAGS MAKELEVEL BUILD SPACE TOP
+    export -n STORE # the tests' store, never the scripts' STORE=
+}
+
+# A copy of the scripts and spaces in $WORK/repo, for the scripts that build
+# or write next to themselves (build/, the Makefile's folder): the checkout
+# is never touched. make is a stub that records its call and, for a target
+# .../fasweep or .../fa_bench, puts the stand-in there (FA_BENCH: its body).
+mini_repo() {
+    mkdir -p "$WORK/repo"
+    cp -r "$REPO/scripts" "$REPO/spaces" "$WORK/repo/"
+    rm -rf "$WORK/repo/scripts/__pycache__"
+    cat >"$WORK/stub/make" <<SH
+#!/bin/sh
+echo "make \$*" >>"$WORK/calls"
+for t in "\$@"; do
+    case "\$t" in
+    */fasweep) mkdir -p "\$(dirname "\$t")" && cp "$WORK/stub/fasweep" "\$t" ;;
+    */fa_bench) mkdir -p "\$(dirname "\$t")" && printf '%s\n' "\${FA_BENCH:-#!/bin/sh}" >"\$t" && chmod +x "\$t" ;;
+    esac
+done
+exit 0
+SH
+    chmod +x "$WORK/stub/make"
+}
+
+no_traceback() {
+    expect_not_in "$output${stderr:-}" "Traceback"
+}
+
+one_line() {
+    [ "$(printf '%s' "$1" | wc -l)" -eq 0 ] || { show_run; flunk "one line expected"; }
+}
+
+# ---- 1: bench_fidelity.sh, nothing measured is never a PASS ------------------------------
+
+@test "bench_fidelity (1): a fasweep that fails every step is exit 1 and FAIL, never PASS; the failed steps are named, no wall time" {
+    stubs
+    STUB=fail run --separate-stderr bash "$REPO/scripts/bench_fidelity.sh" out
+    expect_status 1
+    expect_not_in "$output" "PASS"
+    expect_in "$output" "fidelity: FAIL"
+    expect_in "$stderr" "big run a: grid: fasweep exited 1"
+    expect_in "$stderr" "h100 whole sweep: grid: fasweep exited 1"
+    no_traceback
+    # a failed sweep took no measurable time: no wall time, not 0.0 s under the target
+    [ "$(json_eval out/fidelity.json 'd["pass"]')" = false ] || flunk "fidelity.json passes"
+    [ "$(json_eval out/fidelity.json 'd["h100_whole_wall_s"]')" = null ] || flunk "a wall time from a failed sweep"
+    [ "$(json_eval out/fidelity.json 'd["spaces"][1]["wall_s"]')" = "[null, null]" ] ||
+        flunk "l4 wall times: $(json_eval out/fidelity.json 'd["spaces"][1]["wall_s"]')"
+}
+
+@test "bench_fidelity (1): sweeps that exit 0 with empty exports are zero groups: FAIL, exit 1" {
+    stubs
+    STUB=empty run --separate-stderr bash "$REPO/scripts/bench_fidelity.sh" out
+    expect_status 1
+    expect_not_in "$output" "PASS"
+    expect_in "$stderr" "big run a: export: the export holds no records: nothing was measured"
+    expect_in "$output" "no group of ok kernel records in any input: nothing was measured, FAIL"
+    no_traceback
+    # records that all failed are nothing measured too
+    STUB=allfailed run --separate-stderr bash "$REPO/scripts/bench_fidelity.sh" out
+    expect_status 1
+    expect_not_in "$output" "PASS"
+}
+
+@test "bench_fidelity (1): no GPU is one line and exit 1, before any sweep" {
+    stubs
+    NOGPU=1 run --separate-stderr bash "$REPO/scripts/bench_fidelity.sh" out
+    expect_status 1
+    expect_in "$stderr" "bench_fidelity.sh: no NVIDIA GPU found"
+    one_line "$stderr"
+    expect_not_in "$output" "PASS"
+    ! grep -q '^fasweep' "$WORK/calls" || flunk "fasweep ran: $(cat "$WORK/calls")"
+}
+
+@test "bench_fidelity (1): a space measured in one of its three modes fails, naming the modes not measured" {
+    stubs
+    STUB=half run --separate-stderr bash "$REPO/scripts/bench_fidelity.sh" out
+    expect_status 1
+    expect_in "$output" "l4       b4.h8.s512.d64.nc      cold        0"
+    expect_in "$output" "FAIL: not measured (no ok record in any input)"
+    expect_in "$output" "fidelity: FAIL"
+}
+
+@test "bench_fidelity (1): an earlier PASS left in OUT is never this run's verdict (an export that is not JSON: FAIL)" {
+    stubs
+    run --separate-stderr bash "$REPO/scripts/bench_fidelity.sh" out
+    expect_status 0 # the stand-in measures every group alike: the control
+    expect_in "$output" "fidelity: PASS"
+    STUB=garbage run --separate-stderr bash "$REPO/scripts/bench_fidelity.sh" out
+    expect_status 1
+    expect_not_in "$output" "PASS"
+    expect_in "$stderr" "fidelity_report.py: out/big-a.sweep.jsonl:1: not JSON"
+    no_traceback
+}
+
+@test "bench_fidelity (1): bad input (FASWEEP no executable, OUT a file) is one line and exit 2" {
+    stubs
+    FASWEEP=$WORK/nope run --separate-stderr bash "$REPO/scripts/bench_fidelity.sh" out
+    expect_status 2
+    expect_in "$stderr" "FASWEEP: $WORK/nope is not an executable file"
+    one_line "$stderr"
+    : >afile
+    run --separate-stderr bash "$REPO/scripts/bench_fidelity.sh" afile
+    expect_status 2
+    expect_in "$stderr" "afile: cannot make or write this folder"
+    one_line "$stderr"
+}
+
+@test "fidelity_report (1): four empty exports are no verdict: FAIL, exit 1, and the JSON says so" {
+    : >e.jsonl
+    run --separate-stderr python3 "$REPO/scripts/fidelity_report.py" e.jsonl e.jsonl e.jsonl \
+        e.jsonl --json f.json
+    expect_status 1
+    expect_in "$output" "nothing was measured, FAIL"
+    [ "$(json_eval f.json 'd["pass"]')" = false ] || flunk "f.json passes"
+}
+
+@test "fidelity_report (1): a group only run B measured fails; every (problem, mode) of --space must be measured" {
+    python3 "$REPO/tests/cli/fidelity_gen.py" a 1 0,0.01 0.0
+    python3 "$REPO/tests/cli/fidelity_gen.py" b 2 0,0.01 0.0
+    run --separate-stderr python3 "$REPO/scripts/fidelity_report.py" a.sweep.jsonl \
+        a.refined.jsonl b.sweep.jsonl b.refined.jsonl
+    expect_status 0 # the control: both runs measured the one group alike
+    # B measured a second problem that A never did
+    sed 's/"4,8,512,64"/"4,8,1024,64"/' b.sweep.jsonl >>b.sweep.jsonl.2 &&
+        cat b.sweep.jsonl b.sweep.jsonl.2 >b2.sweep.jsonl
+    run --separate-stderr python3 "$REPO/scripts/fidelity_report.py" a.sweep.jsonl \
+        a.refined.jsonl b2.sweep.jsonl b.refined.jsonl
+    expect_status 1
+    expect_in "$output" "4,8,1024,64"
+    expect_in "$output" "FAIL  (refine's own rounds vs the sweep's: - %): not in a_sweep, a_refined, b_refined"
+    # spaces/l4.json sweeps 4,8,512,64 in hot, cold and batch: hot alone is not the space
+    run --separate-stderr python3 "$REPO/scripts/fidelity_report.py" a.sweep.jsonl \
+        a.refined.jsonl b.sweep.jsonl b.refined.jsonl --space "$REPO/spaces/l4.json"
+    expect_status 1
+    expect_in "$output" "b4.h8.s512.d64.nc      cold        0"
+    expect_in "$output" "b4.h8.s512.d64.nc      batch       0"
+}
+
+@test "fidelity_report (1): one of A's top-4 that B never measured fails the group" {
+    python3 "$REPO/tests/cli/fidelity_gen.py" a 1 0,0.01 0.0
+    python3 "$REPO/tests/cli/fidelity_gen.py" b 2 0,0.01 0.0
+    grep -v '"d64.m16.n64.w4.s1.z0"' b.refined.jsonl >b2.refined.jsonl
+    run --separate-stderr python3 "$REPO/scripts/fidelity_report.py" a.sweep.jsonl \
+        a.refined.jsonl b.sweep.jsonl b2.refined.jsonl
+    expect_status 1
+    expect_in "$output" "1 of A's top-4 not measured in B"
+}
+
+@test "fidelity_report (1): bad input is one line naming the file, exit 2, no traceback" {
+    : >e.jsonl
+    run --separate-stderr python3 "$REPO/scripts/fidelity_report.py" e.jsonl e.jsonl e.jsonl nope.jsonl
+    expect_status 2
+    expect_in "$stderr" "fidelity_report.py: nope.jsonl: No such file or directory"
+    one_line "$stderr"
+    echo '{"key": {"device": "G", "problem": "p", "mode": "hot", "config": "c"}, "kind": "kernel", "status": "ok"}' >bad.jsonl
+    echo 'not json' >>bad.jsonl
+    run --separate-stderr python3 "$REPO/scripts/fidelity_report.py" e.jsonl bad.jsonl e.jsonl e.jsonl
+    expect_status 2
+    expect_in "$stderr" "fidelity_report.py: bad.jsonl:1: not an exported record"
+    one_line "$stderr"
+    sed -i 1d bad.jsonl
+    run --separate-stderr python3 "$REPO/scripts/fidelity_report.py" e.jsonl bad.jsonl e.jsonl e.jsonl
+    expect_status 2
+    expect_in "$stderr" "bad.jsonl:1: not JSON"
+    run --separate-stderr python3 "$REPO/scripts/fidelity_report.py" e.jsonl e.jsonl e.jsonl e.jsonl \
+        --space e.jsonl
+    expect_status 2
+    expect_in "$stderr" "e.jsonl: not JSON"
+    no_traceback
+}
+
+# ---- 13a: bench_table.py, the problem text the store takes ----------------------------
+
+@test "bench_table (13a): a problem text the store takes but that is no B,H,S,D has no TF/s, no traceback; B,H,S,D has them" {
+    # the store takes any key text without '|' or control characters
+    python3 - "$FIX/results.jsonl" >in.jsonl <<'PY'
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+for p in ("4,8,512,64", "B=4, H=8, S=512, D=64", "b4.h8.s512.d64.nc.x", "b4.h8.s0512.d64.nc"):
+    r["key"]["problem"] = p
+    print(json.dumps(r))
+PY
+    "$FASWEEP" import in.jsonl --store "$STORE" >/dev/null || flunk "the store refused the problem texts"
+    "$FASWEEP" export --store "$STORE" -o e.jsonl || flunk "export"
+    run --separate-stderr python3 "$REPO/scripts/bench_table.py" e.jsonl --json t.json
+    expect_status 0
+    no_traceback
+    expect_in "$output" "== 4,8,512,64"
+    expect_in "$output" "152.10 (14 TF/s)" # 4,8,512,64 is grid/space.c's other spelling
+    expect_in "$output" "== B=4, H=8, S=512, D=64"
+    expect_in "$output" "(not a B,H,S,D problem text: no TF/s)"
+    expect_in "$output" "== b4.h8.s0512.d64.nc" # a leading zero: space_problem_parse refuses it
+    json_valid <t.json || flunk "t.json is not JSON: $(cat t.json)"
+}
+
+@test "bench_table (13a): bad input is one line naming the file, exit 2; nothing ok to tabulate is exit 1; control characters escaped" {
+    run --separate-stderr python3 "$REPO/scripts/bench_table.py" nope.jsonl
+    expect_status 2
+    expect_in "$stderr" "bench_table.py: nope.jsonl: No such file or directory"
+    one_line "$stderr"
+    printf '{"status": "ok", "kind": "kernel", "key": {}}\n' >bad.jsonl
+    run --separate-stderr python3 "$REPO/scripts/bench_table.py" bad.jsonl
+    expect_status 2
+    expect_in "$stderr" "bench_table.py: bad.jsonl:1: not an exported record"
+    one_line "$stderr"
+    : >e.jsonl
+    run --separate-stderr python3 "$REPO/scripts/bench_table.py" e.jsonl
+    expect_status 1
+    expect_in "$stderr" "nothing measured to tabulate"
+    # a hand-made export may hold what the store refuses: shown escaped
+    python3 - "$FIX/results.jsonl" >esc.jsonl <<'PY'
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+r["key"]["problem"] = "b4\x1b[2J"
+print(json.dumps(r))
+PY
+    run --separate-stderr python3 "$REPO/scripts/bench_table.py" esc.jsonl
+    expect_status 0
+    expect_in "$output" 'b4\x1b[2J'
+    expect_not_in "$output" $'\x1b'
+    no_traceback
+}
+
+# ---- 13b: gpu_report.sh without a GPU ---------------------------------------------------
+
+@test "gpu_report (13b): no GPU is one line and exit 1, before building anything, no traceback" {
+    stubs
+    mini_repo
+    NOGPU=1 run --separate-stderr bash "$WORK/repo/scripts/gpu_report.sh" out
+    expect_status 1
+    expect_in "$stderr" "gpu_report.sh: no NVIDIA GPU found on this machine"
+    one_line "$stderr"
+    no_traceback
+    ! grep -q '^make' "$WORK/calls" || flunk "it built: $(cat "$WORK/calls")"
+}
+
+@test "gpu_report (13b): sweeps that fail and PyTorch missing are named failures, exit 1, no traceback" {
+    stubs
+    mini_repo
+    STUB=fail run --separate-stderr bash "$WORK/repo/scripts/gpu_report.sh" out
+    expect_status 1
+    no_traceback
+    expect_in "$stderr" "gpu_report.sh: sweep a of spaces/l4.json (exit 1): FAIL"
+    expect_in "$stderr" "gpu_report.sh: compare_sweeps.py --mode hot: FAIL"
+    expect_in "$stderr" "gpu_report.sh: bench_vs_sdpa.sh"
+    expect_in "$output" "PyTorch cannot run here"
+    expect_in "$output" "gpu_report: FAIL"
+    # every step measured: the SDPA benchmark still needs PyTorch, so still a failure
+    run --separate-stderr bash "$WORK/repo/scripts/gpu_report.sh" out
+    expect_status 1
+    expect_in "$output" "PASS"
+    expect_not_in "$stderr" "sweep a of spaces/l4.json"
+    expect_in "$stderr" "gpu_report.sh: bench_vs_sdpa.sh (see"
+    no_traceback
+}
+
+# ---- the audit: the other scripts, same standard ---------------------------------------
+
+@test "compare_sweeps: two empty exports are nothing compared, exit 1; a group one sweep lacks and an unmeasured top-k config fail" {
+    : >e.jsonl
+    run --separate-stderr python3 "$REPO/scripts/compare_sweeps.py" e.jsonl e.jsonl
+    expect_status 1
+    expect_in "$output" "nothing measured to compare: FAIL"
+    run --separate-stderr python3 "$REPO/scripts/compare_sweeps.py" e.jsonl "$FIX/results.jsonl"
+    expect_status 1
+    expect_in "$output" "FAIL"
+    run --separate-stderr python3 "$REPO/scripts/compare_sweeps.py" "$FIX/results.jsonl" "$FIX/results.jsonl"
+    expect_status 0 # the control
+    # B lacks one of A's top configs (its top-1 agrees)
+    grep -v '"d64.m64.n64.w4.s2.z1"' "$FIX/results.jsonl" >b.jsonl
+    run --separate-stderr python3 "$REPO/scripts/compare_sweeps.py" "$FIX/results.jsonl" b.jsonl
+    expect_status 1
+    expect_in "$output" "1 of them not measured in B: FAIL"
+    # the B-only group: A measured one device's groups, B every device's
+    grep '"NVIDIA L4"' "$FIX/results.jsonl" >a.jsonl
+    run --separate-stderr python3 "$REPO/scripts/compare_sweeps.py" a.jsonl "$FIX/results.jsonl"
+    expect_status 1
+    expect_in "$output" "missing from a.jsonl: FAIL"
+}
+
+@test "compare_sweeps: bad input is one line naming the file, exit 2, no traceback" {
+    echo '{"key": {"mode": "hot"}, "kind": "kernel", "status": "ok"}' >bad.jsonl
+    run --separate-stderr python3 "$REPO/scripts/compare_sweeps.py" bad.jsonl "$FIX/results.jsonl"
+    expect_status 2
+    expect_in "$stderr" "compare_sweeps.py: bad.jsonl:1: not an exported record"
+    one_line "$stderr"
+    run --separate-stderr python3 "$REPO/scripts/compare_sweeps.py" nope.jsonl "$FIX/results.jsonl"
+    expect_status 2
+    expect_in "$stderr" "compare_sweeps.py: nope.jsonl: No such file or directory"
+    run --separate-stderr python3 "$REPO/scripts/compare_sweeps.py" "$FIX/results.jsonl"
+    expect_status 2
+    one_line "$stderr"
+    no_traceback
+}
+
+@test "bench_vs_sdpa: without PyTorch it says so in one line and exits 1 before sweeping; a SPACE that is no file is exit 2" {
+    stubs
+    run --separate-stderr bash "$REPO/scripts/bench_vs_sdpa.sh" "$REPO/spaces/l4.json" "$WORK/s/st.lmdb"
+    expect_status 1
+    expect_in "$stderr" "bench_vs_sdpa.sh: PyTorch cannot run here (ImportError: No module named torch (stub))"
+    one_line "$stderr"
+    no_traceback
+    ! grep -q '^fasweep grid' "$WORK/calls" || flunk "it swept: $(cat "$WORK/calls")"
+    run --separate-stderr bash "$REPO/scripts/bench_vs_sdpa.sh" nope.json "$WORK/s/st.lmdb"
+    expect_status 2
+    expect_in "$stderr" "bench_vs_sdpa.sh: nope.json: no such readable space file"
+    one_line "$stderr"
+}
+
+@test "baselines.sh: a SPACE that is no space file is one line and exit 2, PyTorch or not; no traceback" {
+    stubs
+    echo '{"problems": [{"batch": "4"}]}' >s.json
+    run --separate-stderr bash "$REPO/scripts/baselines.sh" s.json "$STORE"
+    expect_status 2
+    expect_in "$stderr" "baselines.sh: s.json: not a space file (no 'heads')"
+    one_line "$stderr"
+    run --separate-stderr bash "$REPO/scripts/baselines.sh" nope.json "$STORE"
+    expect_status 2
+    expect_in "$stderr" "baselines.sh: nope.json: No such file or directory"
+    no_traceback
+    # a good space without PyTorch: skipped, as documented (the sweep stands alone)
+    run --separate-stderr bash "$REPO/scripts/baselines.sh" "$REPO/spaces/l4.json" "$STORE"
+    expect_status 0
+    expect_in "$stderr" "SDPA baselines skipped: PyTorch cannot run here"
+}
+
+@test "bench_devices: no GPU is one line, exit 1; a failed sweep shows why on stderr, exit 1, no ratio; bad SPACE exit 2" {
+    stubs
+    NOGPU=1 run --separate-stderr bash "$REPO/scripts/bench_devices.sh" "$REPO/spaces/l4.json"
+    expect_status 1
+    expect_in "$stderr" "bench_devices.sh: no NVIDIA GPU found"
+    one_line "$stderr"
+    STUB=fail run --separate-stderr bash "$REPO/scripts/bench_devices.sh" "$REPO/spaces/l4.json"
+    expect_status 1
+    expect_in "$stderr" "no CUDA-capable device is detected (stub)"
+    expect_in "$stderr" "the sweep on --devices 0 failed (exit 1): no wall time"
+    expect_not_in "$output" "ratio"
+    run --separate-stderr bash "$REPO/scripts/bench_devices.sh" nope.json
+    expect_status 2
+    one_line "$stderr"
+    run --separate-stderr bash "$REPO/scripts/bench_devices.sh" "$REPO/spaces/l4.json"
+    expect_status 0 # the control
+    expect_in "$output" "bench_devices: l4.json on 1 GPU"
+}
+
+@test "bench_kernel_ab: a problem that is not B H S D [fa_bench args] is exit 2 before any build; a failed run is exit 1, the rest still run" {
+    stubs
+    mini_repo
+    for p in "4 8 512" "4 8 512 *" "4 8 512 64 --rep 10" "4 x 512 64"; do
+        run --separate-stderr bash "$WORK/repo/scripts/bench_kernel_ab.sh" "" -- "$p"
+        expect_status 2
+        expect_in "$stderr" "bench_kernel_ab.sh: problem '$p': not"
+        one_line "$stderr"
+    done
+    ! grep -q '^make' "$WORK/calls" || flunk "it built: $(cat "$WORK/calls")"
+    # variant 0's fa_bench fails (a CUDA error is its exit 1), variant 1's runs
+    FA_BENCH='#!/bin/sh
+case "$0" in *ab-0*) echo "CUDA error (stub)" >&2; exit 1 ;; esac
+echo "fa_bench $*"' run --separate-stderr bash "$WORK/repo/scripts/bench_kernel_ab.sh" "-DA" "-DB" -- "4 8 512 64 --reps 3"
+    expect_status 1
+    expect_in "$stderr" "variant 0 on 4 8 512 64 --reps 3: fa_bench exited 1: FAIL"
+    expect_in "$output" "fa_bench 4 8 512 64 --reps 3 --top 6"
+}
+
+@test "run_default_sweep: runs from any folder (its Makefile, baselines.sh and spaces found next to it)" {
+    stubs
+    mini_repo
+    printf '#!/bin/sh\nexit 0\n' >"$WORK/repo/scripts/deps.sh" # the checked bundle
+    mkdir elsewhere && cd elsewhere
+    run --separate-stderr bash "$WORK/repo/scripts/run_default_sweep.sh" build
+    expect_status 0
+    expect_in "$stderr" "fasweep: sweeping $WORK/repo/spaces/l4.json"
+    expect_in "$stderr" "SDPA baselines skipped: PyTorch cannot run here"
+    grep -q "^make -C $WORK/repo .*BUILD=$WORK/elsewhere/build $WORK/elsewhere/build/fasweep" "$WORK/calls" ||
+        flunk "make: $(cat "$WORK/calls")"
+    [ -s report.html ] || flunk "no report"
+    SPACE=nope.json run --separate-stderr bash "$WORK/repo/scripts/run_default_sweep.sh" build
+    expect_status 2
+    expect_in "$stderr" "fasweep: SPACE=nope.json: no such readable space file"
+    one_line "$stderr"
+}
