@@ -42,10 +42,12 @@ rule-based scripts/mutators/rules.py): the loop writes DIR/tasks/T.json
 (schema fasweep.evolve-task/1: the parent's source path, family and
 results, the family, its edit sites, the task context, the insights, the
 history of candidates, a per-trial rng_seed) and runs `MUTATOR
-DIR/tasks/T.json DIR/src/T.cuh.part` in a process group of its own; the
-child is that file. A bad answer is a result: a mutator that exits
-non-zero, outlives --mutator-timeout (its whole process group is killed:
-SIGTERM, then SIGKILL), writes nothing, or writes no kernel of the
+DIR/tasks/T.json DIR/src/T.cuh.part` in a session of its own, with its
+--mutator-timeout in $FASWEEP_MUTATOR_TIMEOUT (llm_prompt.py fits its
+model's timeout inside it); the child is that file. A bad answer is a
+result: a mutator that exits non-zero, outlives --mutator-timeout (its
+whole session is killed, a process it put into a group of its own
+included: SIGTERM, then SIGKILL), writes nothing, or writes no kernel of the
 config's family (empty, not UTF-8, a NUL byte, over 4 MiB, no markers), or
 names a config that is no config text or of another family than the
 source, or whose source eval refuses, is journalled as a candidate with
@@ -56,24 +58,40 @@ A candidate that does not compile, fails a check of eval (the gate,
 repeat, tails, magnitude, inputs, stream, timed, floor), faults or hangs
 is a result (eval's status, error and check in the journal) and the loop
 goes on. Journal lines are written after each result; run again with the
-same DIR and it resumes: journalled candidates (invalid ones too) are not
-repeated, a child source already written is not asked for again, and a
-result already in the store (`fasweep show` of its key) is not measured
-again. With the journal complete, a run again is a replay: nothing is
-measured or asked, the same lines and summary are printed.
+same DIR and it resumes: each journal line is checked for the shape of
+every field the loop reads (a line of another shape is bad input, named
+with its line number; a last line cut by an interruption is dropped),
+journalled candidates (invalid ones too) are not repeated, a child source
+already written is not asked for again, and a result already in the store
+(`fasweep show` of its key) is not measured again. With the journal
+complete, a run again is a replay: nothing is measured or asked, the same
+lines and summary are printed.
 
-Every process this script starts (mutator, eval, show) runs in a process
-group of its own, killed whole on its timeout, when it ends leaving
-processes behind, and on SIGINT, SIGTERM or SIGHUP of the loop.
+One run at a time per DIR: the run holds an exclusive lock (flock of
+DIR/lock, its pid in it) until it ends; a second run into DIR is refused.
+
+Every process this script starts (mutator, eval, show) runs in a session
+(so a process group) of its own, killed whole on its timeout, when it ends
+leaving processes behind, and on SIGINT, SIGTERM or SIGHUP of the loop.
+
+Every line printed has its control characters (ESC, a line break, C1)
+escaped as \\xHH, as fasweep prints them: a mutation, eval's error, a
+mutator's stderr or a file name can start no escape sequence. Every ratio
+is a finite number or null (out of range: a note says so), and a number
+eval prints that is not finite (Infinity, NaN) is no measurement (the
+candidate is crashed); no JSON written holds NaN or Infinity.
 
 Exit 0 after the summary; 1 when fasweep eval fails as a whole (no GPU),
 no gen-0 source passes, or the mutator failed --max-mutator-failures times
-in a row; 2 on bad input (a seeds file of another schema or with a value
-of the wrong type, an unknown family, a missing or non-kernel seed source,
-a mutator that cannot be started, DIR holding another run), with one line
-naming the file; 130/143 when interrupted. Python 3.11+, stdlib only.
+in a row; 2 on bad input (a seeds file that is not a regular file, of
+another schema, with NaN or Infinity, or with a value of the wrong type,
+an unknown family, a missing or non-kernel seed source, a mutator that
+cannot be started, DIR holding another run's options or in use by another
+run, a journal line of another shape), with one line naming the file;
+130/143 when interrupted. Python 3.11+, stdlib only.
 """
 import argparse
+import fcntl
 import hashlib
 import json
 import math
@@ -129,8 +147,52 @@ class Terminated(BaseException):
         self.signum = signum
 
 
+# ---- what reaches the terminal ----------------------------------------------------------------
+
+# C0 controls (a line break, ESC), DEL, C1, UTF-16 surrogates (a byte that
+# was not UTF-8, decoded with surrogateescape) and the Unicode controls that
+# reorder or hide text (bidi embeddings, overrides and isolates, zero-width
+# marks, the line and paragraph separators).
+UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u200b-\u200f\u2028-\u202e"
+                    r"\u2060-\u206f\ufeff]")
+
+
+def _esc1(m):
+    o = ord(m.group(0))
+    if o < 0x80:
+        return "\\x%02x" % o
+    if 0xdc80 <= o <= 0xdcff:  # a byte that was not UTF-8 (surrogateescape)
+        return "\\x%02x" % (o - 0xdc00)
+    if o < 0xa0:  # C1: its UTF-8 bytes, as fasweep writes them
+        return "".join("\\x%02x" % b for b in m.group(0).encode("utf-8"))
+    return "\\u%04x" % o
+
+
+def esc(text):
+    """Untrusted text as it may be printed: every control character (C0
+    such as a line break or ESC, DEL, C1) and every byte that was not UTF-8
+    as \\xHH, as fasweep's messages write them (cli/cli.c cli_put_clean),
+    the Unicode controls that reorder or hide text as \\uHHHH; the rest as
+    is. So a model's reply, eval's error, a file name can neither start an
+    escape sequence (a title, concealed text) nor break the one-line rule.
+    Every line these scripts print goes through it (say, die)."""
+    return UNSAFE.sub(_esc1, str(text))
+
+
+def say(text, file=None):
+    """Prints one line, escaped (esc); what the stream's encoding cannot
+    hold as \\uHHHH (never a UnicodeEncodeError)."""
+    f = file or sys.stdout
+    line = esc(text)
+    try:
+        print(line, file=f, flush=True)
+    except UnicodeEncodeError:
+        enc = getattr(f, "encoding", None) or "ascii"
+        print(line.encode(enc, "backslashreplace").decode(enc, "replace"), file=f, flush=True)
+
+
 def die(msg, code=2):
-    print("evolve_code.py: " + msg, file=sys.stderr)
+    say("evolve_code.py: " + msg, sys.stderr)
     sys.exit(code)
 
 
@@ -144,6 +206,208 @@ def one_line(text, n=200):
         if line.strip():
             return line.strip()[:n]
     return ""
+
+
+# ---- JSON in, JSON out: finite numbers only ---------------------------------------------------
+
+def nonfinite(v):
+    """Where the first number of a decoded JSON value that is not finite
+    is ("seeds[0].metrics.median_us"; "" for v itself), or None. JSON has
+    no NaN or Infinity, but Python's decoder reads them (and 1e999 as
+    inf): every document these scripts read goes through this. Iterative,
+    so a value nested as deep as the decoder allows cannot overflow the
+    stack here."""
+    stack = [("", v)]
+    while stack:
+        where, x = stack.pop()
+        if isinstance(x, float) and not math.isfinite(x):
+            return where or "(the value itself)"
+        if isinstance(x, dict):
+            stack.extend(("%s.%s" % (where, k) if where else str(k), y)
+                         for k, y in reversed(list(x.items())))
+        elif isinstance(x, list):
+            stack.extend(("%s[%d]" % (where, i), y) for i, y in reversed(list(enumerate(x))))
+    return None
+
+
+def dumps(v, **kw):
+    """json.dumps for every JSON these scripts write: a NaN or an infinity
+    is a bug caught here (ValueError), never written as JSON that is not."""
+    return json.dumps(v, allow_nan=False, **kw)
+
+
+def quotient(a, b, digits=4):
+    """a / b rounded to digits, when a, b and the result are finite and
+    positive (a ratio of two times); else None: never inf or nan (1e308 us
+    over 1e-6 us overflows) and never a ratio rounded to 0."""
+    if not (is_num(a) and is_num(b)) or a <= 0 or b <= 0:
+        return None
+    try:
+        q = round(a / b, digits)
+    except (OverflowError, ZeroDivisionError):
+        return None
+    return q if math.isfinite(q) and q > 0 else None
+
+
+# ---- typed shapes: what a document read from a file must look like ----------------------------
+
+def jtype(v):
+    return {dict: "an object", list: "an array", str: "a string", bool: "true/false",
+            type(None): "null"}.get(type(v), "a number")
+
+
+def is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def clean_str(v):
+    """A string with no control characters (NUL, line breaks) in it."""
+    return isinstance(v, str) and not any(ord(c) < 32 or ord(c) == 127 for c in v)
+
+
+class Invalid(Exception):
+    """A value that is not of its shape: where (a key path) and what is
+    wrong (": expected ..., got ..." or " VALUE is not ...")."""
+
+    def __init__(self, where, what):
+        super().__init__(where + what)
+        self.where, self.what = where, what
+
+
+def _key(where, k):
+    return "%s.%s" % (where, k) if where else k
+
+
+def _want(want, null, v, where):
+    raise Invalid(where, ": expected %s%s, got %s" % (want, " or null" if null else "", jtype(v)))
+
+
+def Str(pattern=None, what=None, null=False, clean=True):
+    """A string (or null): matching pattern (else "VALUE is not WHAT"),
+    without control characters when clean."""
+    def check(v, where):
+        if v is None and null:
+            return
+        if not isinstance(v, str):
+            _want("a string", null, v, where)
+        if pattern is not None and not pattern.match(v):
+            raise Invalid(where, " %s is not %s" % (json.dumps(v)[:80], what))
+        if clean and not clean_str(v):
+            raise Invalid(where, ": a control character (a NUL or a line break) in %s"
+                          % json.dumps(v)[:80])
+    check.want = "a string"
+    return check
+
+
+def Num(null=True, positive=False):
+    """A finite number (positive: > 0), or null."""
+    want = "a positive number" if positive else "a number"
+
+    def check(v, where):
+        if v is None and null:
+            return
+        if not is_num(v) or (positive and v <= 0):
+            _want(want, null, v, where)
+    check.want = want
+    return check
+
+
+def Int(null=True, minimum=None):
+    want = "an integer" + (" >= %d" % minimum if minimum is not None else "")
+
+    def check(v, where):
+        if v is None and null:
+            return
+        if isinstance(v, bool) or not isinstance(v, int) or \
+                (minimum is not None and v < minimum):
+            _want(want, null, v, where)
+    check.want = want
+    return check
+
+
+def Bool(null=True):
+    def check(v, where):
+        if not (v is None and null) and not isinstance(v, bool):
+            _want("true/false", null, v, where)
+    check.want = "true/false"
+    return check
+
+
+def Obj(fields, null=False):
+    """An object (or null) whose keys in fields have their shapes (a key
+    not there is null); other keys are not read, so not checked."""
+    def check(v, where):
+        if v is None and null:
+            return
+        if not isinstance(v, dict):
+            _want("an object", null, v, where)
+        for k, shape in fields.items():
+            shape(v.get(k), _key(where, k))
+    check.want = "an object"
+    return check
+
+
+def Arr(item, null=False, nonempty=False, length=None):
+    want = "a non-empty array" if nonempty else \
+        "an array of %d" % length if length else "an array"
+
+    def check(v, where):
+        if v is None and null:
+            return
+        if not isinstance(v, list) or (nonempty and not v) or \
+                (length is not None and len(v) != length):
+            _want(want, null, v, where)
+        for i, x in enumerate(v):
+            item(x, "%s[%d]" % (where, i))
+    check.want = want
+    return check
+
+
+def OneOf(*shapes, null=False):
+    """The first of shapes whose type the value has (by the JSON type)."""
+    want = ", ".join(s.want for s in shapes)
+
+    def check(v, where):
+        if v is None and null:
+            return
+        for s in shapes:
+            if (s.want.startswith("an object") and isinstance(v, dict)) or \
+                    (s.want.startswith("a string") and isinstance(v, str)):
+                return s(v, where)
+        _want(want, null, v, where)
+    check.want = want
+    return check
+
+
+def Interval(null=True):
+    """[ci_lo_us, ci_hi_us]: two positive numbers, lo <= hi."""
+    pair = Arr(Num(null=False, positive=True), length=2)
+
+    def check(v, where):
+        if v is None and null:
+            return
+        pair(v, where)
+        if v[0] > v[1]:
+            raise Invalid(where, ": %s is not an interval (lo > hi)" % json.dumps(v)[:80])
+    check.want = "an interval [lo, hi]"
+    return check
+
+
+def load_json(data, path, what):
+    """The JSON document of data (bytes of the file path): UTF-8, nested no
+    deeper than the decoder goes, no non-finite number. Raises BadInput
+    naming the file."""
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise BadInput("%s %s is not JSON: not UTF-8 text" % (what, path))
+    except (ValueError, RecursionError) as e:
+        # RecursionError: nested deeper than Python's JSON decoder goes.
+        raise BadInput("%s %s is not JSON: %s" % (what, path, str(e)[:200]))
+    bad = nonfinite(doc)
+    if bad:
+        raise BadInput("%s: %s: NaN or an infinity (not a JSON number)" % (path, bad))
+    return doc
 
 
 # ---- files -------------------------------------------------------------------------------------
@@ -174,6 +438,23 @@ def read_regular(path, limit, what):
         raise BadInput("%s %s cannot be read: %s" % (what, path, e.strerror))
     finally:
         os.close(fd)
+
+
+def write_text(path, text):
+    """Writes text to path whole: into path.part (created anew, never
+    through a link, never waiting on a FIFO planted there), then renamed
+    over path, whatever path was. OSError otherwise."""
+    part = path + ".part"
+    try:
+        if os.path.lexists(part):
+            os.remove(part)
+    except OSError:
+        pass  # (the open below says why)
+    fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC |
+                 getattr(os, "O_NOFOLLOW", 0), 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(part, path)
 
 
 # ---- kernel families ---------------------------------------------------------------------------
@@ -312,44 +593,60 @@ def parse_config(text, default_family, where):
 
 # ---- process groups ----------------------------------------------------------------------------
 
-def group_alive(pgid):
-    """Whether a process of group pgid still runs (zombies do not count:
-    a container's pid 1 may never reap an orphan)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
+def members(pgid, sid=None):
+    """The pids of process group pgid, and of session sid when given, that
+    still run (zombies do not count: a container's pid 1 may never reap an
+    orphan); None when /proc cannot be read."""
     try:
         names = os.listdir("/proc")
     except OSError:
-        return True
+        return None
+    out = []
     for n in names:
         if not n.isdigit():
             continue
         try:
             with open("/proc/%s/stat" % n, "rb") as f:
-                s = f.read()
-            rest = s[s.rfind(b")") + 2:].split()
-            if len(rest) > 2 and int(rest[2]) == pgid and rest[0] != b"Z":
-                return True
+                st = f.read()
+            rest = st[st.rfind(b")") + 2:].split()
+            if len(rest) > 3 and rest[0] != b"Z" and \
+                    (int(rest[2]) == pgid or (sid is not None and int(rest[3]) == sid)):
+                out.append(int(n))
         except (OSError, ValueError):
             continue
-    return False
+    return out
 
 
-def kill_group(pgid, grace=KILL_GRACE, leader=None):
-    """Kills every process of group pgid: SIGTERM, then SIGKILL after grace
-    seconds; reaps the leader (a Popen) on the way. Signals to this process
-    wait until it is done, so an interruption cannot leave the group."""
+def group_alive(pgid, sid=None):
+    """Whether a process of group pgid (or of session sid) still runs."""
+    try:
+        os.killpg(pgid, 0)
+        there = True
+    except ProcessLookupError:
+        there = False
+    except PermissionError:
+        there = True
+    if not there and sid is None:
+        return False
+    m = members(pgid, sid)
+    return there if m is None else bool(m)
+
+
+def kill_group(pgid, grace=KILL_GRACE, leader=None, session=False):
+    """Kills every process of group pgid, and with session every process
+    of the session pgid leads (a process the command put into a group of
+    its own, as llm_prompt.py does with its model, is still in it):
+    SIGTERM, then SIGKILL after grace seconds; reaps the leader (a Popen)
+    on the way. Signals to this process wait until it is done, so an
+    interruption cannot leave the group."""
+    sid = pgid if session else None
     sigs = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
     old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
     try:
         def alive():
             if leader is not None:
                 leader.poll()
-            return group_alive(pgid)
+            return group_alive(pgid, sid)
         if not alive():
             return
         for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
@@ -357,6 +654,11 @@ def kill_group(pgid, grace=KILL_GRACE, leader=None):
                 os.killpg(pgid, sig)
             except (ProcessLookupError, PermissionError):
                 pass
+            for pid in (members(pgid, sid) or []) if sid is not None else []:
+                try:
+                    os.kill(pid, sig)
+                except (ProcessLookupError, PermissionError):
+                    pass
             end = time.monotonic() + wait
             while time.monotonic() < end:
                 if not alive():
@@ -371,18 +673,20 @@ def kill_group(pgid, grace=KILL_GRACE, leader=None):
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def run_group(cmd, timeout, stdin_path=None, grace=KILL_GRACE, env=None):
-    """Runs cmd in a session (so a process group) of its own, stdout and
-    stderr into temporary files (no pipe a leftover process could hold
-    open), stdin from stdin_path or /dev/null. Returns (returncode or None
-    when it timed out, stdout, stderr). However it ends (its exit, the
-    timeout, an exception or a signal here), every process left in its
-    group is killed. OSError when it cannot be started."""
+def run_group(cmd, timeout, stdin_path=None, grace=KILL_GRACE, env=None, session=True):
+    """Runs cmd in a session (so a process group) of its own (session
+    False: a process group of its own in this session), stdout and stderr
+    into temporary files (no pipe a leftover process could hold open),
+    stdin from stdin_path or /dev/null. Returns (returncode or None when it
+    timed out, stdout, stderr). However it ends (its exit, the timeout, an
+    exception or a signal here), every process left in its group (its
+    session) is killed. OSError when it cannot be started."""
     with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
         fin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
         try:
-            p = subprocess.Popen(cmd, stdin=fin, stdout=fo, stderr=fe, start_new_session=True,
-                                 env=env)
+            p = subprocess.Popen(cmd, stdin=fin, stdout=fo, stderr=fe, env=env,
+                                 **({"start_new_session": True} if session
+                                    else {"process_group": 0}))
         finally:
             if stdin_path:
                 fin.close()
@@ -393,7 +697,7 @@ def run_group(cmd, timeout, stdin_path=None, grace=KILL_GRACE, env=None):
             except subprocess.TimeoutExpired:
                 timed_out = True
         finally:
-            kill_group(p.pid, grace, p)
+            kill_group(p.pid, grace, p, session)
         fo.seek(0)
         fe.seek(0)
         out = fo.read(MAX_OUTPUT).decode("utf-8", "replace")
@@ -412,116 +716,54 @@ def raise_on_signals():
 
 # ---- the seeds file ----------------------------------------------------------------------------
 
-def jtype(v):
-    return {dict: "an object", list: "an array", str: "a string", bool: "true/false",
-            type(None): "null"}.get(type(v), "a number")
-
-
-def is_num(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def clean_str(v):
-    """A string with no control characters (NUL, line breaks) in it."""
-    return isinstance(v, str) and not any(ord(c) < 32 or ord(c) == 127 for c in v)
+# Every value of a seeds file this script reads, with its shape (docs/seeds.schema.json
+# for these keys; a seed's source may be the path itself, and what topk always writes
+# may be absent: null). A key not named here is never read, so never checked.
+TIMES = {"median_us": Num(), "ci_lo_us": Num(), "ci_hi_us": Num()}
+SEEDS_SHAPE = Obj({
+    "problem": Obj({"text": Str(PROBLEM, "a problem text (e.g. b4.h8.s512.d64.nc)")}),
+    "mode": Str(MODE, "a timing mode (hot, cold, batch)", null=True),
+    "device": Str(null=True),
+    "baseline": Obj(dict(TIMES, name=Str(null=True)), null=True),
+    "seeds": Arr(Obj({
+        "rank": Int(),
+        "family": Str(null=True),  # a kernel family: family() names the known ones
+        "config_text": Str(clean=False),  # one of its family's: checked once that is known
+        "metrics": Obj(dict(TIMES, median_us=Num(positive=True)), null=True),
+        "provenance": Obj({"kernel_source": Str(null=True)}, null=True),
+        "source": OneOf(Obj({"path": Str(null=True)}), Str(), null=True),
+    }), nonempty=True),
+})
 
 
 def load_seeds(path):
-    """The seeds document (fasweep.seeds/1 with at least one seed), every
-    value this script reads checked for its type first. Returns (doc, the
-    Family of each seed)."""
+    """The seeds document (fasweep.seeds/1 with at least one seed): a
+    regular file of at most 64 MiB, JSON without a non-finite number, every
+    value this script reads of its shape (SEEDS_SHAPE), each seed's family
+    known and its config_text one of that family's. Returns (doc, the
+    Family of each seed); BadInput naming the file otherwise."""
     data = read_regular(path, MAX_SEEDS, "the seeds file")
     if len(data) > MAX_SEEDS:
         raise BadInput("the seeds file %s is larger than 64 MiB" % path)
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise BadInput("the seeds file %s is not JSON: not UTF-8 text" % path)
-    except (ValueError, RecursionError) as e:
-        # RecursionError: nested deeper than Python's JSON decoder goes.
-        raise BadInput("the seeds file %s is not JSON: %s" % (path, str(e)[:200]))
+    doc = load_json(data, path, "the seeds file")
     schema = doc.get("schema") if isinstance(doc, dict) else None
     if schema != "fasweep.seeds/1":
         hint = " (one group of `fasweep topk --json`: use a seeds/*.json file)" \
             if schema == "fasweep.topk/1" else ""
         raise BadInput("%s is not a fasweep.seeds/1 file (schema %s)%s"
                        % (path, json.dumps(schema)[:80], hint))
-
-    def bad(where, want, v):
-        raise BadInput("%s: %s: expected %s, got %s" % (path, where, want, jtype(v)))
-
-    def opt_obj(d, k, where):
-        v = d.get(k)
-        if v is not None and not isinstance(v, dict):
-            bad(where, "an object or null", v)
-        return v or {}
-
-    def opt_num(d, k, where):
-        v = d.get(k)
-        if v is not None and not is_num(v):
-            bad(where, "a number or null", v)
-
-    def opt_str(d, k, where):
-        v = d.get(k)
-        if isinstance(v, str) and not clean_str(v):
-            raise BadInput("%s: %s: a control character (a NUL or a line break) in %s"
-                           % (path, where, json.dumps(v)[:80]))
-        if v is not None and not isinstance(v, str):
-            bad(where, "a string or null", v)
-
-    prob = doc.get("problem")
-    if not isinstance(prob, dict):
-        bad("problem", "an object", prob)
-    if not isinstance(prob.get("text"), str) or not PROBLEM.match(prob["text"]):
-        if isinstance(prob.get("text"), str):
-            raise BadInput("%s: problem.text %s is not a problem text (e.g. b4.h8.s512.d64.nc)"
-                           % (path, json.dumps(prob["text"])[:80]))
-        raise BadInput("%s has no problem.text (a string, e.g. b4.h8.s512.d64.nc), got %s"
-                       % (path, jtype(prob.get("text"))))
-    mode = doc.get("mode")
-    if mode is not None and (not isinstance(mode, str) or not MODE.match(mode)):
-        if isinstance(mode, str):
-            raise BadInput("%s: mode %s is not a timing mode (hot, cold, batch)"
-                           % (path, json.dumps(mode)[:40]))
-        bad("mode", "a string (hot, cold or batch) or null", mode)
-    opt_str(doc, "device", "device")
-    base = opt_obj(doc, "baseline", "baseline")
-    opt_str(base, "name", "baseline.name")
-    for k in ("median_us", "ci_lo_us", "ci_hi_us"):
-        opt_num(base, k, "baseline." + k)
-    seeds = doc.get("seeds")
-    if not isinstance(seeds, list) or not seeds:
-        raise BadInput("%s holds no seeds with a config_text (fasweep topk writes them)" % path)
+    try:
+        SEEDS_SHAPE(doc, "")
+    except Invalid as e:
+        raise BadInput("%s: %s%s" % (path, e.where, e.what))
     fams = []
-    for i, s in enumerate(seeds):
+    for i, s in enumerate(doc["seeds"]):
         w = "seeds[%d]" % i
-        if not isinstance(s, dict):
-            bad(w, "an object", s)
-        fam_name = s.get("family", "mma")
-        if fam_name is None:
-            fam_name = "mma"
-        if not isinstance(fam_name, str):
-            bad(w + ".family", "a string (a kernel family) or null", fam_name)
-        fam = family(fam_name, "%s: %s.family" % (path, w))
-        ct = s.get("config_text")
-        if not isinstance(ct, str):
-            bad(w + ".config_text", "a string", ct)
-        if not fam.is_config(ct):
+        fam = family(s.get("family") or "mma", "%s: %s.family" % (path, w))
+        if not fam.is_config(s["config_text"]):
             raise BadInput("%s: %s.config_text %s is not a config text of family %s (e.g. %s)"
-                           % (path, w, json.dumps(ct)[:80], fam.name, fam.config_example))
-        r = s.get("rank")
-        if r is not None and (isinstance(r, bool) or not isinstance(r, int)):
-            bad(w + ".rank", "an integer or null", r)
-        met = opt_obj(s, "metrics", w + ".metrics")
-        for k in ("median_us", "ci_lo_us", "ci_hi_us"):
-            opt_num(met, k, "%s.metrics.%s" % (w, k))
-        prov = opt_obj(s, "provenance", w + ".provenance")
-        opt_str(prov, "kernel_source", w + ".provenance.kernel_source")
-        src = s.get("source")
-        if isinstance(src, dict):
-            opt_str(src, "path", w + ".source.path")
-        elif src is not None:
-            opt_str(s, "source", w + ".source")
+                           % (path, w, json.dumps(s["config_text"])[:80], fam.name,
+                              fam.config_example))
         fams.append(fam)
     return doc, fams
 
@@ -562,6 +804,133 @@ def interval(d):
         if is_num(lo) and is_num(hi) and 0 < lo <= hi:
             return [float(lo), float(hi)]
     return None
+
+
+# ---- the run's folder: its lock and its journal -----------------------------------------------
+
+LOCK = "lock"
+MAX_JOURNAL = 1 << 30
+
+
+def lock_folder(out):
+    """An exclusive lock of the run's folder (fcntl.flock of DIR/lock, not
+    waited for), held until this process ends: two runs into one --out
+    would journal every candidate twice, measure it twice and remove each
+    other's mutator output. The holder's pid is in the file. Returns the
+    lock's descriptor; BadInput naming the folder and the holder when
+    another run has it."""
+    path = os.path.join(out, LOCK)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC |
+                     getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError as e:
+        raise BadInput("cannot use --out %s: its lock %s cannot be opened: %s"
+                       % (out, path, e.strerror))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise BadInput("cannot use --out %s: its lock %s is not a regular file" % (out, path))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            raise BadInput("--out %s is in use by another run (pid %s); wait for it to end or use "
+                           "another --out" % (out, holder if holder.isdigit() else "unknown"))
+        except OSError as e:
+            raise BadInput("cannot use --out %s: its lock %s cannot be taken: %s"
+                           % (out, path, e.strerror))
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, b"%d\n" % os.getpid(), 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+CANDIDATE_ID_SHAPE = Str(CANDIDATE_ID, "a candidate id (g0-N or tN)")
+HEX64 = re.compile(r"^[0-9a-f]{64}\Z")
+# Every field of a journal line this script reads, with its shape (the
+# strings a mutator or eval wrote may hold anything: they are printed
+# escaped). A candidate whose status is ok has a median_us; one measured
+# (any status but invalid) has a source.
+JOURNAL_SHAPES = {
+    "candidate": Obj(dict({
+        "id": CANDIDATE_ID_SHAPE, "generation": Int(null=False, minimum=0),
+        "status": Str(STATUS, "a status (ok, wrong, invalid, ...)"),
+        "parent": Str(CANDIDATE_ID, "a candidate id (g0-N or tN)", null=True),
+        "mutator": Str(null=True, clean=False), "mutation": Str(null=True, clean=False),
+        "source": Str(null=True, clean=False), "sha256": Str(HEX64, "a SHA-256", null=True),
+        "src_hash": Str(null=True), "build": Str(null=True, clean=False),
+        "family": Str(null=True), "config": Str(clean=False), "key": Str(null=True, clean=False),
+        "median_us": Num(positive=True), "noise": Num(), "interval": Interval(),
+        "error": Str(null=True, clean=False), "check": Str(STATUS, "a check's name", null=True),
+        "speedup_vs_baseline": Num(), "from_store": Bool(),
+        "duplicate_of": Str(CANDIDATE_ID, "a candidate id (g0-N or tN)", null=True),
+    }, **{k: Num() for k in FIGURES})),
+    "pending": Obj({"id": CANDIDATE_ID_SHAPE, "build": Str(null=True, clean=False),
+                    "family": Str(null=True), "config": Str(null=True, clean=False)}),
+}
+
+
+def read_journal(path):
+    """The records of the journal at path, [(line number, record)], the
+    run line first: each line UTF-8 JSON, an object, no non-finite number,
+    of its event's shape (JOURNAL_SHAPES). The last line may be cut by an
+    interruption (no line break after it): when it is not a whole record
+    it is dropped from the file; when it is, its line break is added. []
+    for an empty journal. BadInput naming the file and the line otherwise."""
+    data = read_regular(path, MAX_JOURNAL, "the journal")
+    if len(data) > MAX_JOURNAL:
+        raise BadInput("the journal %s is larger than 1 GiB" % path)
+    lines = data.split(b"\n")
+    tail = lines.pop()  # b"" when the file ends with a line break
+    rows = []
+
+    def bad(n, what):
+        raise BadInput("%s line %d%s; move the folder away to start afresh" % (path, n, what))
+
+    def record(n, raw):
+        try:
+            r = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            bad(n, " is not UTF-8 text (byte %d)" % (e.start + 1))
+        except (ValueError, RecursionError):
+            bad(n, " is not JSON")
+        if not isinstance(r, dict):
+            bad(n, " is not a JSON object (%s)" % jtype(r))
+        where = nonfinite(r)
+        if where:
+            bad(n, ": %s: NaN or an infinity (not a JSON number)" % where)
+        ev = r.get("event")
+        if n == 1:
+            if ev != "run":
+                raise BadInput("%s is not an evolve_code.py journal (line 1 is no run line)"
+                               % path)
+            return r
+        if not isinstance(ev, str) or ev not in JOURNAL_SHAPES:
+            bad(n, ": event %s is not one evolve_code.py writes (candidate, pending)"
+                % json.dumps(ev)[:40])
+        try:
+            JOURNAL_SHAPES[ev](r, "")
+        except Invalid as e:
+            bad(n, ": %s%s" % (e.where, e.what))
+        if ev == "candidate" and r["status"] == "ok" and r.get("median_us") is None:
+            bad(n, ": status ok without a median_us")
+        if ev == "candidate" and r["status"] != "invalid" and r.get("source") is None:
+            bad(n, ": a measured candidate without a source")
+        return r
+
+    for n, raw in enumerate(lines, 1):
+        rows.append((n, record(n, raw)))
+    if tail:
+        try:
+            rows.append((len(lines) + 1, record(len(lines) + 1, tail)))
+            fix = lambda f: f.write(b"\n")  # noqa: E731  (a whole record: its line break)
+        except BadInput:
+            fix = lambda f: f.truncate(len(data) - len(tail))  # noqa: E731  (cut: dropped)
+        with open(path, "r+b") as f:
+            f.seek(0, os.SEEK_END)
+            fix(f)
+    return rows
 
 
 # ---- the tie rule and the ranking ----------------------------------------------------------------
@@ -645,65 +1014,54 @@ class Run:
                 else self.a.mutator}
 
     def open_journal(self):
-        """Reads DIR/lineage.jsonl (a resume) or starts it. A run with
-        other options in DIR is refused: its candidates would mix."""
+        """Takes DIR's lock, then reads DIR/lineage.jsonl (a resume) or
+        starts it. A run with other options in DIR is refused: its
+        candidates would mix."""
         try:
             for d in ("src", "tasks"):
                 os.makedirs(os.path.join(self.out, d), exist_ok=True)
         except OSError as e:
             raise BadInput("cannot use --out %s: %s" % (self.out, e.strerror))
+        self.lock_fd = lock_folder(self.out)
         head = self.header()
-        if not os.path.exists(self.journal):
+        if not os.path.lexists(self.journal):
             self.append(head)
             return
-        data = read_regular(self.journal, 1 << 30, "the journal")
-        try:
-            lines = data.decode("utf-8").splitlines()
-        except UnicodeDecodeError:
-            raise BadInput("%s is not UTF-8 text; move the folder away to start afresh"
-                           % self.journal)
-        rows = []
-        for n, line in enumerate(lines, 1):
-            try:
-                r = json.loads(line)
-                if not isinstance(r, dict):
-                    raise ValueError
-            except (ValueError, RecursionError):
-                if n == len(lines):  # a line cut by an interruption: dropped
-                    break
-                raise BadInput("%s line %d is not JSON; move the folder away to start afresh"
-                               % (self.journal, n))
-            if n > 1 and (r.get("event") not in ("candidate", "pending") or
-                          not isinstance(r.get("id"), str) or not CANDIDATE_ID.match(r["id"]) or
-                          (r["event"] == "candidate" and (
-                              isinstance(r.get("generation"), bool) or
-                              not isinstance(r.get("generation"), int) or
-                              not isinstance(r.get("status"), str)))):
-                raise BadInput("%s line %d is not a line evolve_code.py writes; move the folder "
-                               "away to start afresh" % (self.journal, n))
-            rows.append(r)
-        if not rows or rows[0].get("event") != "run":
-            raise BadInput("%s is not an evolve_code.py journal" % self.journal)
-        if rows[0] != head:
-            diff = sorted(k for k in head if rows[0].get(k) != head[k])
+        rows = read_journal(self.journal)
+        if not rows:  # empty, or one line cut before it was whole
+            self.append(head)
+            return
+        if rows[0][1] != head:
+            diff = sorted(k for k in head if rows[0][1].get(k) != head[k])
             raise BadInput("%s holds a run with other options (%s); use another --out"
                            % (self.journal, ", ".join(diff)))
-        for r in rows[1:]:
-            if r.get("event") == "candidate":
+        for n, r in rows[1:]:
+            if r["event"] == "candidate":
                 r.setdefault("family", "mma")
-                self.fam(r)  # a family this checkout knows
+                try:
+                    fam = family(r["family"], "%s line %d: family" % (self.journal, n))
+                except BadInput as e:
+                    raise BadInput("%s; move the folder away to start afresh" % e)
+                if not fam.is_config(r["config"]):
+                    raise BadInput("%s line %d: config %s is not a config text of family %s; "
+                                   "move the folder away to start afresh"
+                                   % (self.journal, n, json.dumps(r["config"])[:80], fam.name))
                 self.cands[r["id"]] = r
                 self.pending.discard(r["id"])
-                if isinstance(r.get("key"), str) and r["key"]:  # the device eval named
+                if r.get("key"):  # the device eval named
                     self.device = r["key"].split("|")[0]
             else:
                 self.pending.add(r["id"])
-        with open(self.journal, "w", encoding="utf-8") as f:  # drop a cut last line
-            f.write("".join(json.dumps(r) + "\n" for r in rows))
+
+    def close(self):
+        """Lets DIR's lock go (it goes with the process too)."""
+        if getattr(self, "lock_fd", None) is not None:
+            os.close(self.lock_fd)
+            self.lock_fd = None
 
     def append(self, row):
         with open(self.journal, "a", encoding="utf-8") as f:
-            f.write(json.dumps(row) + "\n")
+            f.write(dumps(row) + "\n")
             f.flush()
             os.fsync(f.fileno())
 
@@ -734,18 +1092,21 @@ class Run:
             r = json.loads(out)
         except (ValueError, RecursionError):
             return None
-        if not isinstance(r, dict):
+        if not isinstance(r, dict) or nonfinite(r):
             return None
         t = r.get("time") if isinstance(r.get("time"), dict) else {}
         st = r.get("status") if isinstance(r.get("status"), str) and STATUS.match(r["status"]) \
             else "crashed"
         err = r.get("error") if isinstance(r.get("error"), str) else ""
-        return {"status": st, "median_us": t.get("median_us") if is_num(t.get("median_us"))
-                else None, "noise": t.get("noise") if is_num(t.get("noise")) else None,
+        us = t.get("median_us") if is_num(t.get("median_us")) and t["median_us"] > 0 else None
+        if st == "ok" and us is None:
+            st, err = "crashed", "the stored record says ok without a positive median_us"
+        dev = r.get("key").get("device") if isinstance(r.get("key"), dict) else None
+        return {"status": st, "median_us": us,
+                "noise": t.get("noise") if is_num(t.get("noise")) else None,
                 "interval": interval(r), "error": err, "check": check_of(r, err),
-                "speedup_vs_baseline": None,
-                "device": (r.get("key") or {}).get("device") if isinstance(r.get("key"), dict)
-                else None, "from_store": True}
+                "speedup_vs_baseline": None, "device": dev if clean_str(dev) else None,
+                "from_store": True}
 
     def evaluate(self, path, fam, config, child):
         """One candidate through `fasweep eval --kernel`: its result, a
@@ -791,6 +1152,11 @@ class Run:
             error = "fasweep eval printed a result without a status it knows (%s)%s" % (
                 json.dumps(st)[:40], ": " + error if error else "")
             st = "crashed"
+        odd = nonfinite(r)
+        if odd:  # NaN, Infinity, 1e999: no measurement, whatever its status says
+            error = "fasweep eval printed a number that is not finite (%s)%s" % (
+                odd, ": " + error if error else "")
+            st = "crashed" if st == "ok" else st
         res = {"status": st, "median_us": r.get("median_us") if is_num(r.get("median_us"))
                else None, "noise": r.get("noise") if is_num(r.get("noise")) else None,
                "interval": interval(r), "error": error,
@@ -799,8 +1165,9 @@ class Run:
                if is_num(r.get("speedup_vs_baseline")) else None,
                "device": r.get("device") if clean_str(r.get("device")) else None,
                "build": r.get("build") if clean_str(r.get("build")) else None}
-        if st == "ok" and res["median_us"] is None:
-            res.update(status="crashed", error="fasweep eval said ok without a median_us")
+        if st == "ok" and (res["median_us"] is None or res["median_us"] <= 0):
+            res.update(status="crashed", median_us=None,
+                       error="fasweep eval said ok without a positive median_us")
         res.update({k: r[k] for k in FIGURES if is_num(r.get(k))})
         return res
 
@@ -832,10 +1199,12 @@ class Run:
         row.update({k: v for k, v in res.items() if k not in ("device", "build")})
         self.append(row)
         self.cands[cid] = row
-        self.say(row)
+        self.tell(row)
         return row
 
-    def say(self, r):
+    def tell(self, r):
+        """The candidate's line (escaped: its mutation and error are a
+        mutator's and eval's text)."""
         if r["status"] == "ok":
             ci = r.get("interval")
             what = "ok %.3f us %s" % (r["median_us"], "[%.3f, %.3f]" % tuple(ci) if ci
@@ -844,9 +1213,8 @@ class Run:
             what = "%s: %s" % (r["status"], one_line(r.get("error"), 300))
         if r.get("duplicate_of"):
             what += " (the same source as %s: not measured again)" % r["duplicate_of"]
-        print("%s gen %d %s%s: %s" % (r["id"], r["generation"], r["mutator"],
-                                      " (%s)" % r["mutation"] if r.get("mutation") else "", what),
-              flush=True)
+        say("%s gen %d %s%s: %s" % (r["id"], r["generation"], r.get("mutator"),
+                                    " (%s)" % r["mutation"] if r.get("mutation") else "", what))
 
     # ---- the loop ------------------------------------------------------------------------------
 
@@ -863,7 +1231,7 @@ class Run:
             cid = "g0-%d" % len(out)
             rank = s.get("rank") if s.get("rank") is not None else i + 1
             if cid in self.cands:
-                self.say(self.cands[cid])
+                self.tell(self.cands[cid])
             else:
                 src = seed_source(s, self.a.seeds, fam)
                 what = "the source of seed rank %s" % rank
@@ -871,8 +1239,7 @@ class Run:
                 if why:
                     raise BadInput("%s %s is %s" % (what, src, why))
                 dst = os.path.join(self.out, "src", cid + ".cuh")
-                with open(dst, "w", encoding="utf-8") as f:
-                    f.write(text)
+                write_text(dst, text)
                 self.measure(cid, 0, None, "seed", "rank %s of %s" % (
                     rank, os.path.basename(self.a.seeds)), dst, fam, s["config_text"], False)
             out.append(cid)
@@ -944,16 +1311,17 @@ class Run:
                     " (refused by eval's %s check)" % c["check"] if c.get("check") else ""))
             elif par["status"] == "ok" and par["median_us"]:
                 spills = " (%d bytes of spills)" % c["spill_bytes"] if c.get("spill_bytes") else ""
-                out.append("%s (%s) changed the time by %+.1f %% (%.3f -> %.3f us)%s"
+                q = quotient(c["median_us"], par["median_us"], 6)
+                out.append("%s (%s) changed the time%s (%.3f -> %.3f us)%s"
                            % (c["mutation"], c["id"],
-                              100 * (c["median_us"] / par["median_us"] - 1), par["median_us"],
-                              c["median_us"], spills))
+                              " by %+.1f %%" % (100 * (q - 1)) if q is not None else "",
+                              par["median_us"], c["median_us"], spills))
         return out[-20:]
 
     def child(self, trial, gen, pop):
         cid = "t%d" % trial
         if cid in self.cands:
-            self.say(self.cands[cid])
+            self.tell(self.cands[cid])
             return cid
         rng = random.Random("%d:%d" % (self.a.seed, trial))
         a, b = rng.choice(pop), rng.choice(pop)
@@ -1001,8 +1369,7 @@ class Run:
         task_path = os.path.join(self.out, "tasks", cid + ".json")
         tmp = out + ".part"
         rejected = out + ".invalid"
-        with open(task_path, "w", encoding="utf-8") as f:
-            json.dump(self.task(trial, gen, parent, rng_seed, tmp, out), f, indent=1)
+        write_text(task_path, dumps(self.task(trial, gen, parent, rng_seed, tmp, out), indent=1))
         for stale in (tmp, tmp + ".json", meta, rejected):
             try:
                 if os.path.lexists(stale):
@@ -1024,7 +1391,9 @@ class Run:
 
         try:
             rc, _, err = run_group(shlex.split(self.a.mutator) + [task_path, tmp],
-                                   self.a.mutator_timeout)
+                                   self.a.mutator_timeout,
+                                   env=dict(os.environ, FASWEEP_MUTATOR_TIMEOUT=str(
+                                       self.a.mutator_timeout)))
         except OSError as e:
             raise BadInput("cannot run the mutator %s: %s" % (self.a.mutator, e.strerror))
         except ValueError as e:  # a NUL in the command
@@ -1071,10 +1440,7 @@ class Run:
             return fail("the mutator's output %s is %s%s" % (
                 tmp, why, " (its config %s is of family %s)" % (shown, fam.name) if shown
                 else ""), data, fam.name, config)
-        tmp_meta = meta + ".part"
-        with open(tmp_meta, "w", encoding="utf-8") as f:
-            json.dump({"mutation": mutation, "config": fam.arg(config)}, f)
-        os.replace(tmp_meta, meta)
+        write_text(meta, dumps({"mutation": mutation, "config": fam.arg(config)}))
         os.replace(tmp, out)
         if os.path.lexists(tmp + ".json"):
             os.remove(tmp + ".json")
@@ -1089,7 +1455,7 @@ class Run:
                "speedup_vs_baseline": None}
         self.append(row)
         self.cands[cid] = row
-        self.say(row)
+        self.tell(row)
 
     def duplicate(self, cid, gen, parent, mutation, path, fam, config):
         """A child whose source, family and config are an earlier
@@ -1108,7 +1474,7 @@ class Run:
                    mutation=mutation, source=path, duplicate_of=old["id"])
         self.append(row)
         self.cands[cid] = row
-        self.say(row)
+        self.tell(row)
         return 1
 
     def mutator_name(self):
@@ -1172,9 +1538,9 @@ class Run:
 
     def brief(self, c):
         return {"id": c["id"], "family": c.get("family", "mma"), "config": c["config"],
-                "status": c["status"], "median_us": c["median_us"],
+                "status": c["status"], "median_us": c.get("median_us"),
                 "interval": c.get("interval") or "no interval", "generation": c["generation"],
-                "mutation": c.get("mutation"), "source": c["source"], "key": c.get("key")}
+                "mutation": c.get("mutation"), "source": c.get("source"), "key": c.get("key")}
 
     def baseline(self, best):
         """The best SDPA baseline: the seeds file's (with its interval when
@@ -1185,8 +1551,9 @@ class Run:
             return {"name": b.get("name"), "median_us": b["median_us"], "interval": interval(b),
                     "from": "seeds file"}
         sp = best.get("speedup_vs_baseline")
-        if is_num(sp) and sp > 0:
-            return {"name": None, "median_us": best["median_us"] * sp, "interval": None,
+        us = best["median_us"] * sp if is_num(sp) and sp > 0 else None
+        if is_num(us) and us > 0:  # (1e308 * 10 overflows: no baseline then)
+            return {"name": None, "median_us": us, "interval": None,
                     "from": "eval speedup_vs_baseline"}
         return None
 
@@ -1194,21 +1561,31 @@ class Run:
 def ratio(ref, best):
     """ref's time over best's (>1: best is faster). Its interval
     [ref_lo / best_hi, ref_hi / best_lo] needs both 95 % intervals; with
-    only one, that one's spread is given apart, named for what it is."""
+    only one, that one's spread is given apart, named for what it is.
+    Every number finite (quotient): a ratio out of range is None, said in
+    a note, never inf or nan."""
     r_us, b_us = ref.get("median_us"), best.get("median_us")
     if not r_us or not b_us:
         return {"speedup": None, "interval": "no interval"}
+    sp = quotient(r_us, b_us)
+    if sp is None:
+        return {"speedup": None, "interval": "no interval",
+                "note": "the ratio of %.6g us to %.6g us is out of range" % (r_us, b_us)}
     ri, bi = ref.get("interval"), best.get("interval")
-    out = {"speedup": round(r_us / b_us, 4), "interval": "no interval"}
+    out = {"speedup": sp, "interval": "no interval"}
+
+    def pair(a, b, c, d):
+        lo, hi = quotient(a, b), quotient(c, d)
+        return [lo, hi] if lo is not None and hi is not None else None
     if ri and bi:
-        out["interval"] = [round(ri[0] / bi[1], 4), round(ri[1] / bi[0], 4)]
-    elif bi:
-        out["candidate_interval_only"] = [round(r_us / bi[1], 4), round(r_us / bi[0], 4)]
+        out["interval"] = pair(ri[0], bi[1], ri[1], bi[0]) or "no interval"
+    elif bi and pair(r_us, bi[1], r_us, bi[0]):
+        out["candidate_interval_only"] = pair(r_us, bi[1], r_us, bi[0])
         out["interval_note"] = ("candidate interval only: the reference has no interval, so this "
                                 "is the spread of the candidate's time alone, not an interval of "
                                 "the ratio")
-    elif ri:
-        out["reference_interval_only"] = [round(ri[0] / b_us, 4), round(ri[1] / b_us, 4)]
+    elif ri and pair(ri[0], b_us, ri[1], b_us):
+        out["reference_interval_only"] = pair(ri[0], b_us, ri[1], b_us)
         out["interval_note"] = ("reference interval only: the candidate has no interval, so this "
                                 "is the spread of the reference's time alone, not an interval of "
                                 "the ratio")
@@ -1216,6 +1593,7 @@ def ratio(ref, best):
 
 
 def print_summary(s):
+    """The summary as text (each line escaped: say), then as one JSON line."""
     def cfg(c):
         return c["config"] if c.get("family", "mma") == "mma" else "%s:%s" % (c["family"],
                                                                               c["config"])
@@ -1230,7 +1608,7 @@ def print_summary(s):
     def x(v):
         iv = v["interval"]
         if v["speedup"] is None:
-            return "no comparison (no ok time)"
+            return "no comparison (%s)" % v.get("note", "no ok time")
         if isinstance(iv, list):
             return "%.3fx [%.3f, %.3f]" % (v["speedup"], iv[0], iv[1])
         for side, other in (("candidate", "reference"), ("reference", "candidate")):
@@ -1241,29 +1619,30 @@ def print_summary(s):
         return "%.3fx (no interval)" % v["speedup"]
 
     b = s["best"]
-    print("best: %s %s at %s, %s" % (b["id"], b["mutation"] or "", cfg(b), us(b)))
+    say("best: %s %s at %s, %s" % (b["id"], b["mutation"] or "", cfg(b), us(b)))
     t = s["vs_top1"]
-    print("vs the seeds' top-1 (%s, re-measured %s; stored %s us): %s" % (
+    say("vs the seeds' top-1 (%s, re-measured %s; stored %s us): %s" % (
         cfg(t["top1"]), us(t["top1"]), t["top1_stored_us"], x(t)))
     v = s["vs_baseline"]
-    if v["speedup"] is None:
-        print("vs SDPA: %s" % v.get("note", "no baseline time"))
+    if not v.get("baseline"):
+        say("vs SDPA: %s" % v.get("note", "no baseline time"))
     else:
         bi = v["baseline"]["interval"]
-        print("vs %s (%.3f us%s, %s): %s" % (
+        say("vs %s (%.3f us%s, %s): %s" % (
             v["baseline"]["name"] or "the best baseline", v["baseline"]["median_us"],
             " [%.3f, %.3f]" % tuple(bi) if bi else "", v["baseline"]["from"], x(v)))
     va = s["validity"]
-    print("code validity: %d of %d candidates compiled and passed the gate (%s)%s" % (
+    say("code validity: %d of %d candidates compiled and passed the gate (%s)%s" % (
         va["valid"], va["candidates"], "%.1f %%" % (100 * va["rate"]) if va["rate"] is not None
         else "none", "; " + ", ".join("%s %d" % kv for kv in va["statuses"].items())
         if va["statuses"] else ""))
-    print("best source: %s" % s["best_source"])
-    print(json.dumps(s))
+    say("best source: %s" % s["best_source"])
+    print(dumps(s), flush=True)  # ASCII: JSON escapes every control character
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    # the first paragraph of the docstring, whole (never a sentence cut at a line end)
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("seeds", help="a seeds file written by fasweep topk (fasweep.seeds/1)")
     ap.add_argument("--out", required=True, help="the run's folder: journal, sources, tasks")
     ap.add_argument("--fasweep", default=os.path.join(ROOT, "build", "fasweep"))
@@ -1295,6 +1674,7 @@ def main():
         ap.error("--population >= 1, 0 <= --elites <= --population, --trials and "
                  "--generations >= 0, the timeouts and --max-mutator-failures >= 1")
     raise_on_signals()
+    run = None
     try:
         run = Run(a, *load_seeds(a.seeds))
         run.open_journal()
@@ -1310,6 +1690,9 @@ def main():
             128 + e.signum)
     except OSError as e:
         die("%s%s" % (e.strerror or e, ": %s" % e.filename if e.filename else ""), 1)
+    finally:
+        if run is not None:
+            run.close()
     print_summary(s)
     return 0
 

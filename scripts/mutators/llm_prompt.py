@@ -13,13 +13,18 @@ fence), or the whole reply when it has no fence. --prompt-out keeps the
 prompt (default: OUT.cuh.prompt.md beside the child); OUT.cuh.json gets
 {"mutation": "llm: <the reply's first line of prose>"}.
 
-The command runs in a process group of its own (as the loop runs this
-script): on --timeout (default 600 s, below the loop's default
---mutator-timeout of 900 s, so a slow model is reported here rather than
-cut off by the loop) and on SIGTERM, SIGHUP or SIGINT of this script (the
-loop's own timeout) the whole group is killed, whatever the command
-started. The prompt and the check of the reply follow the task's family
-(its instance macro and kernel template, from the task context).
+The command runs in a process group of its own inside this script's
+session (the loop runs this script in a session of its own and kills that
+session whole, the model included, whatever becomes of this script): on
+--timeout (default 600 s, below the loop's default --mutator-timeout of
+900 s; run by the loop, at most the loop's --mutator-timeout, which it
+passes as $FASWEEP_MUTATOR_TIMEOUT, less 3 s or half of it when that is
+more, so a slow model is reported here rather than cut off by the loop)
+and on SIGTERM, SIGHUP or SIGINT of this script (the loop's own timeout)
+the whole group is killed, whatever the command started. The prompt and
+the check of the reply follow the task's family (its instance macro and
+kernel template, from the task context). Messages are one line, control
+characters in them (the model's stderr, say) escaped as \\xHH.
 
 Used from the loop as
   evolve_code.py SEEDS --out DIR --mutator "python3 scripts/mutators/llm_prompt.py"
@@ -36,18 +41,38 @@ import shlex
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from evolve_code import Terminated, raise_on_signals, run_group  # noqa: E402
+from evolve_code import (MAX_SOURCE, BadInput, Terminated, dumps, raise_on_signals,  # noqa: E402
+                         read_regular, run_group, say)
 
 FENCE = re.compile(r"```[ \t]*([A-Za-z+]*)[ \t]*\n(.*?)```", re.S)
 MAX_HISTORY = 8  # historical solutions shown: the fastest valid ones, then failures
 MAX_FAILED = 4
 DEFAULT_TIMEOUT = 600  # below evolve_code.py's default --mutator-timeout (900 s)
 KILL_GRACE = 2.0  # below the loop's 5 s between SIGTERM and SIGKILL of this script's group
+MAX_TASK = 64 << 20
 
 
 def die(msg, code=2):
-    print("llm_prompt.py: " + msg, file=sys.stderr)
+    say("llm_prompt.py: " + msg, sys.stderr)  # escaped: it may quote the model's stderr
     sys.exit(code)
+
+
+def fitted_timeout(asked):
+    """(seconds, note): the model's timeout. Run by the loop, which passes
+    its --mutator-timeout as $FASWEEP_MUTATOR_TIMEOUT, it ends early
+    enough to kill the model's group (KILL_GRACE) and report it before the
+    loop's own timeout kills this script: at most that minus KILL_GRACE + 1
+    s (at least half of it)."""
+    try:
+        loop = float(os.environ.get("FASWEEP_MUTATOR_TIMEOUT", ""))
+    except ValueError:
+        return asked, ""
+    if not 0 < loop < float("inf"):
+        return asked, ""
+    room = max(loop - (KILL_GRACE + 1), loop / 2)
+    if asked <= room:
+        return asked, ""
+    return room, ", cut to fit within the loop's --mutator-timeout of %g s" % loop
 
 
 def us(c):
@@ -58,9 +83,19 @@ def us(c):
                           if isinstance(iv, list) else " (no interval)")
 
 
-def read(path):
-    with open(path, encoding="utf-8") as f:
-        return f.read()
+def read(path, what="the parent source", limit=MAX_SOURCE):
+    """The text of a regular file of at most limit bytes (a FIFO is
+    refused, never waited on); OSError otherwise."""
+    try:
+        data = read_regular(path, limit, what)
+    except BadInput as e:
+        raise OSError(str(e))
+    if len(data) > limit:
+        raise OSError("%s %s is larger than %d bytes" % (what, path, limit))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise OSError("%s %s is not UTF-8 text" % (what, path))
 
 
 def solutions(task):
@@ -113,9 +148,15 @@ def render(task):
         err = (h.get("error") or "").splitlines()[:3]
         out.append("- %s (%s): %s%s" % (h["id"], h.get("mutation") or "?", h.get("status"),
                                         ": " + " / ".join(err) if err else ""))
-    if ok and ok[0].get("id") != par.get("id") and os.path.exists(ok[0].get("source", "")):
+    fastest = None
+    if ok and ok[0].get("id") != par.get("id") and isinstance(ok[0].get("source"), str):
+        try:
+            fastest = read(ok[0]["source"], "the fastest source")
+        except OSError:
+            pass  # (gone, or not a regular file: the prompt goes without it)
+    if fastest is not None:
         out += ["", "The fastest so far (%s):" % ok[0]["id"], "", "```cuda",
-                read(ok[0]["source"]).rstrip("\n"), "```"]
+                fastest.rstrip("\n"), "```"]
     out += ["", "# Optimisation insights", ""]
     out += ["- " + i for i in task.get("insights", [])] or ["(none)"]
     macro, kernel = markers(task)
@@ -138,7 +179,8 @@ def code_of(reply, kernel="flash_fwd_kernel"):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    # the first paragraph of the docstring, whole (never a sentence cut at a line end)
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("task", help="the task file the loop wrote (fasweep.evolve-task/1)")
     ap.add_argument("out", help="where to write the child source")
     ap.add_argument("--command", help="the model command (default: $FASWEEP_LLM_CMD)")
@@ -146,14 +188,21 @@ def main():
     ap.add_argument("--timeout", type=int, default=DEFAULT_TIMEOUT,
                     help="seconds for the command; then its process group is killed (default "
                     "%d, below evolve_code.py's default --mutator-timeout of 900 s, so the loop "
-                    "sees this script's failure, not its own timeout)" % DEFAULT_TIMEOUT)
+                    "sees this script's failure, not its own timeout; run by the loop, at most "
+                    "its --mutator-timeout, passed as $FASWEEP_MUTATOR_TIMEOUT, less %g s or half "
+                    "of it when that is more)"
+                    % (DEFAULT_TIMEOUT, KILL_GRACE + 1))
     a = ap.parse_args()
     cmd = a.command or os.environ.get("FASWEEP_LLM_CMD", "")
     if not cmd.strip():
         die("no model command: set FASWEEP_LLM_CMD or pass --command (it reads the prompt on "
             "stdin and writes the reply on stdout)")
     try:
-        task = json.loads(read(a.task))
+        text = read(a.task, "the task file", MAX_TASK)
+    except OSError as e:
+        die(str(e))
+    try:
+        task = json.loads(text)
         prompt = render(task)
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
         die("cannot build the prompt from the task file %s: %s" % (a.task, e))
@@ -164,9 +213,13 @@ def main():
     except OSError as e:
         die("cannot write the prompt to %s: %s" % (prompt_path, e.strerror))
     raise_on_signals()
+    timeout, cut = fitted_timeout(a.timeout)
     try:
-        rc, reply, err = run_group(shlex.split(cmd), a.timeout, stdin_path=prompt_path,
-                                   grace=KILL_GRACE)
+        # A process group of its own inside this script's session: the loop,
+        # which started that session, kills it with this script whatever
+        # becomes of this script.
+        rc, reply, err = run_group(shlex.split(cmd), timeout, stdin_path=prompt_path,
+                                   grace=KILL_GRACE, session=False)
     except (OSError, ValueError) as e:
         die("the model command %s cannot be run: %s" % (cmd, getattr(e, "strerror", None) or e),
             1)
@@ -176,8 +229,8 @@ def main():
         die("terminated by signal %d; the model command's process group was killed" % e.signum,
             128 + e.signum)
     if rc is None:
-        die("the model command %s did not answer within %d s (--timeout); its process group was "
-            "killed" % (cmd, a.timeout), 1)
+        die("the model command %s did not answer within %g s (--timeout%s); its process group "
+            "was killed" % (cmd, timeout, cut), 1)
     if rc != 0:
         die("the model command %s exited %d: %s" % (
             cmd, rc, (err.strip().splitlines() or [""])[-1]), 1)
@@ -188,7 +241,7 @@ def main():
         f.write(code if code.endswith("\n") else code + "\n")
     prose = [l.strip() for l in reply.split("```")[0].splitlines() if l.strip()]
     with open(a.out + ".json", "w", encoding="utf-8") as f:
-        json.dump({"mutation": "llm: " + (prose[0][:150] if prose else "rewrite")}, f)
+        f.write(dumps({"mutation": "llm: " + (prose[0][:150] if prose else "rewrite")}))
     return 0
 
 

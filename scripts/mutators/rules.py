@@ -46,6 +46,10 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FAMILY_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}\Z")
+MAX_TASK = 64 << 20
+
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from evolve_code import MAX_SOURCE, BadInput, dumps, read_regular, say  # noqa: E402
 
 
 class BadSites(Exception):
@@ -53,8 +57,27 @@ class BadSites(Exception):
 
 
 def die(msg, code=2):
-    print("rules.py: " + msg, file=sys.stderr)
+    say("rules.py: " + msg, sys.stderr)  # escaped: it quotes paths and the task's text
     sys.exit(code)
+
+
+class Unreadable(Exception):
+    """A file that cannot be read: the message names it."""
+
+
+def read_text(path, limit, what):
+    """The UTF-8 text of a regular file of at most limit bytes (a FIFO is
+    refused, never waited on); Unreadable naming it otherwise."""
+    try:
+        data = read_regular(path, limit, what)
+    except BadInput as e:
+        raise Unreadable(str(e))
+    if len(data) > limit:
+        raise Unreadable("%s %s is larger than %d bytes" % (what, path, limit))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Unreadable("%s %s is not UTF-8 text" % (what, path))
 
 
 def family_sites(family="mma"):
@@ -177,14 +200,14 @@ def mutate(src, seed, seen, sites=None):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    # the first paragraph of the docstring, whole (never a sentence cut at a line end)
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("task", help="the task file the loop wrote (fasweep.evolve-task/1)")
     ap.add_argument("out", help="where to write the child source")
     ap.add_argument("--seed", type=int, help="picks the edit (default: the task's rng_seed)")
     a = ap.parse_args()
     try:
-        with open(a.task, encoding="utf-8") as f:
-            task = json.load(f)
+        task = json.loads(read_text(a.task, MAX_TASK, "the task file"))
         parent = task["parent"]["source"]
         if not isinstance(parent, str):
             raise TypeError("parent.source is not a path")
@@ -196,13 +219,14 @@ def main():
         check_sites(sites)
     except BadSites as e:
         die("the task file %s: %s" % (a.task, e))
+    except Unreadable as e:
+        die(str(e))
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
         die("cannot read the task file %s: %s" % (a.task, e))
     try:
-        with open(parent, encoding="utf-8") as f:
-            src = f.read()
-    except (OSError, ValueError) as e:
-        die("cannot read the parent source %s: %s" % (parent, e))
+        src = read_text(parent, MAX_SOURCE, "the parent source")
+    except Unreadable as e:
+        die(str(e))
     got = mutate(src, seed, seen | {hashlib.sha256(src.encode()).hexdigest()}, sites)
     if got is None:
         die("no edit of %s gives a source not already tried" % parent, 3)
@@ -210,7 +234,7 @@ def main():
     with open(a.out, "w", encoding="utf-8") as f:
         f.write(child)
     with open(a.out + ".json", "w", encoding="utf-8") as f:
-        json.dump({"mutation": name}, f)
+        f.write(dumps({"mutation": name}))
     return 0
 
 

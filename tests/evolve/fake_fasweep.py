@@ -29,6 +29,10 @@ ci_hi_us (the stored record keeps them); FAKE_NO_CI=all: none anywhere.
 FAKE_CI_REL: the interval's relative half-width (default 0.004).
 EVOLVE_REFUSE in the source: eval refuses it (exit 2, as for an include).
 FAKE_NO_CHECK=1: no "check" key (the loop reads the error's prefix).
+EVOLVE_MEDIAN=X in the source (X a float: 1e-6, inf, nan): ok with that
+median (its interval +-0.4 %), printed as Python's json prints it
+(Infinity, NaN). EVOLVE_ESC_ERROR: crashed, the error holding terminal
+escape sequences (a window title, concealed text).
 """
 import hashlib
 import json
@@ -120,6 +124,12 @@ def evaluate(a, store):
     elif "EVOLVE_IMPLAUSIBLE" in text:
         r.update(status="implausible", error="floor: 0.412 us is under the GPU's physical floor "
                  "of 2.8 us (memory)", check="floor")
+    elif "EVOLVE_ESC_ERROR" in text:
+        r.update(status="crashed", error="\x1b]0;owned\x07the worker died \x1b[8mhidden\x1b[0m")
+    elif re.search(r"EVOLVE_MEDIAN=(\S+)", text):
+        us = float(re.search(r"EVOLVE_MEDIAN=(\S+)", text).group(1))
+        r.update(median_us=us, noise=0.001, samples=100, ci_lo_us=us * 0.996,
+                 ci_hi_us=us * 1.004)
     elif any("EVOLVE_CHECK_" + c.upper() in text for c in CHECKS):
         c = next(c for c in CHECKS if "EVOLVE_CHECK_" + c.upper() in text)
         r.update(status="wrong", error="%s: refused by the %s check" % (c, c), check=c)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# run.sh - the tests of scripts/evolve_code.py and its mutators
-# (test_evolve.py) against a stand-in fasweep (fake_fasweep.py): no GPU, no
-# build, stdlib only. The one compile test uses nvcc when there is one
+# run.sh - the tests of scripts/evolve_code.py, evolve.py and the mutators
+# (test_evolve.py) against a stand-in fasweep (fake_fasweep.py), with a fuzz
+# run of the seeds-file and journal readers (fuzz_readers.py, fixed seed):
+# no GPU, no build, stdlib only. The one compile test uses nvcc when there is one
 # (skipped inside the suite otherwise). Without Python 3.11 it says SKIP
 # with the reason and exits 77: a test that could not run never passes.
 set -uo pipefail

@@ -21,6 +21,8 @@ LOOP = os.path.join(ROOT, "scripts", "evolve_code.py")
 RULES = os.path.join(ROOT, "scripts", "mutators", "rules.py")
 LLM = os.path.join(ROOT, "scripts", "mutators", "llm_prompt.py")
 FAKE = os.path.join(HERE, "fake_fasweep.py")
+FUZZ = os.path.join(HERE, "fuzz_readers.py")
+EVOLVE = os.path.join(ROOT, "scripts", "evolve.py")
 TEMPLATE = os.path.join(ROOT, "kernels", "mma", "flash_fwd.cuh")
 WG_TEMPLATE = os.path.join(ROOT, "kernels", "wgmma", "flash_fwd_wgmma.cuh")
 CONFIGS = ["d64.m64.n128.w4.s3.z1", "d64.m64.n64.w4.s2.z1", "d64.m128.n64.w8.s2.z1",
@@ -141,6 +143,26 @@ def journal(out):
 
 def cands(out):
     return [r for r in journal(out) if r["event"] == "candidate"]
+
+
+def strict_json(text):
+    """JSON as the standard has it: NaN, Infinity and -Infinity (which
+    Python's json reads and writes) are an error here."""
+    def refuse(token):
+        raise ValueError("%s is not JSON" % token)
+    return json.loads(text, parse_constant=refuse)
+
+
+# What a terminal would act on: ESC (escape sequences: titles, concealed
+# text), BEL (ends an OSC), NUL, CSI as one C1 character.
+RAW_CONTROLS = ("\x1b", "\x07", "\x00", "\x9b")
+
+
+def kill_group_quietly(pgid):
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 class Base(unittest.TestCase):
@@ -569,6 +591,34 @@ time.sleep(300)
         self.gone(grand, pgid)
         self.gone(pid, pgid)
 
+    # A mutator that puts a child (its "model") into a process group of its
+    # own, as llm_prompt.py does, then hangs.
+    SESSION_HANGER = r"""#!/usr/bin/env python3
+import os, subprocess, sys, time
+m = subprocess.Popen([sys.executable, "-c", "import subprocess, time; "
+                      "subprocess.Popen(['sleep', '300']); time.sleep(300)"], process_group=0)
+with open(os.environ["PIDS"], "a") as f:
+    f.write("%d %d\n" % (os.getpid(), m.pid))
+time.sleep(300)
+"""
+
+    def test_a_mutator_timeout_kills_its_whole_session(self):
+        """Item 8 (no orphan process): --mutator-timeout kills every process
+        of the mutator's session, a child it put into a process group of its
+        own (the model command llm_prompt.py starts) and that child's own
+        children included, not only the mutator's group."""
+        m = self.write("session_hanger.py", self.SESSION_HANGER)
+        os.chmod(m, 0o755)
+        pids = os.path.join(self.t, "pids")
+        s = self.summary(self.loop("run", "--mutator", m, "--trials", "1", "--mutator-timeout",
+                                   "1", env={"PIDS": pids}))
+        self.assertEqual(s["validity"]["statuses"], {"invalid": 1})
+        (pid, model), = self.pids(pids)
+        self.addCleanup(kill_group_quietly, model)  # (today's code leaves it running)
+        self.assertNotEqual(model, pid)  # a group of its own
+        self.gone(pid, pid)
+        self.gone(model, model)  # the model and its sleeper
+
     def test_a_mutator_that_exits_leaves_nothing_running(self):
         m = self.write("hanger.py", self.HANGER)
         os.chmod(m, 0o755)
@@ -884,7 +934,8 @@ class BadInput(Base):
                                        r"got a number"),
             (seed(source={"path": "kernels/mma/flash_fwd.cuh\u0000x"}),
              r"seeds\[0\]\.source\.path: a control character"),
-            (seed(source=7), r"seeds\[0\]\.source: expected a string or null, got a number"),
+            (seed(source=7), r"seeds\[0\]\.source: expected an object, a string or null, "
+                             r"got a number"),
             (seed(config_text="d64.m64.n128.w4.s3.z1\u0000"),
              r"seeds\[0\]\.config_text \"d64\.m64\.n128\.w4\.s3\.z1\\u0000\" is not a config "
              r"text of family mma"),
@@ -907,6 +958,32 @@ class BadInput(Base):
         d["seeds"][0]["metrics"]["median_us"] = float("nan")
         f = self.write("nan.json", json.dumps(d))
         self.expect(self.loop(seeds=f), r"nan\.json: seeds\[0\]\.metrics\.median_us")
+
+    def test_nan_or_infinity_anywhere_in_the_seeds_file(self):
+        """Item 4: JSON has no NaN or Infinity; Python reads them (and
+        1e999 as inf). Anywhere in a seeds file, a key the loop never
+        checks included (it would reach the task file as JSON that is not):
+        exit 2, one line naming the file and the key."""
+        for where, token in (("problem.head_dim", "NaN"), ("baseline.x", "Infinity"),
+                             ("seeds[1].metrics.tflops", "1e999"),
+                             ("seeds[0].cycles[1]", "-Infinity")):
+            d = seeds_doc(2)
+            d["problem"]["head_dim"] = 64.5
+            d["baseline"]["x"] = 64.5
+            d["seeds"][1]["metrics"]["tflops"] = 64.5
+            d["seeds"][0]["cycles"] = [1, 64.5]
+            text = json.dumps(d)
+            # the token in place of the one 64.5 at `where`
+            at = {"problem.head_dim": 0, "baseline.x": 1, "seeds[0].cycles[1]": 2,
+                  "seeds[1].metrics.tflops": 3}[where]
+            parts = text.split("64.5")
+            text = "".join(p + (token if i == at else "64.5" if i < len(parts) - 1 else "")
+                           for i, p in enumerate(parts))
+            f = self.write("nonfinite.json", text)
+            p = self.loop(seeds=f)
+            self.assertNotIn("Traceback", p.stderr)
+            self.expect(p, r"^evolve_code\.py: \S+nonfinite\.json: %s: NaN or an infinity"
+                        % re.escape(where))
 
     def test_a_seed_source_that_is_a_fifo_or_a_folder(self):
         fifo = os.path.join(self.t, "k.cuh")
@@ -949,8 +1026,9 @@ class BadInput(Base):
 
 class EvolveSeeds(unittest.TestCase):
     """scripts/evolve.py (the axis search) with seeds files it cannot use:
-    one line naming the file, exit 1 (its die), no traceback, before any
-    fasweep runs (the --fasweep given does not exist)."""
+    one line naming the file, exit 2 (bad input, as every script here),
+    no traceback, before any fasweep runs (the --fasweep given does not
+    exist)."""
 
     def run_evolve(self, text):
         with tempfile.TemporaryDirectory() as t:
@@ -976,16 +1054,123 @@ class EvolveSeeds(unittest.TestCase):
                  json.dumps(good).replace("10.0", "NaN"), "[" * 100000 + "]" * 100000]
         for text in cases:
             p = self.run_evolve(text)
-            self.assertEqual(p.returncode, 1, text[:80] + ": " + p.stderr)
+            self.assertEqual(p.returncode, 2, text[:80] + ": " + p.stderr)
             self.assertNotIn("Traceback", p.stderr, text[:80])
             self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
             self.assertRegex(p.stderr, r"^evolve\.py: .*s\.json")
-        # The good one gets past the seeds: it stops at the missing fasweep,
-        # with one line too.
+        # The good one gets past the seeds: it stops at the missing fasweep
+        # (bad input too: --fasweep), with one line too.
         p = self.run_evolve(json.dumps(good))
-        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(p.returncode, 2, p.stderr)
         self.assertNotIn("Traceback", p.stderr)
         self.assertRegex(p.stderr, r"^evolve\.py: cannot run \S+no-fasweep: .*--fasweep")
+
+
+    def test_a_seeds_file_that_is_a_fifo_or_holds_nan_and_a_bad_target(self):
+        """Item 4 (evolve.py reads seeds as evolve_code.py does): a FIFO is
+        refused, never waited on; NaN anywhere, a non-finite or misordered
+        --target, a value of the wrong type that the loop reads later
+        (metrics.ci_lo_us): exit 2, one line naming the file or option, no
+        traceback, no hang."""
+        with tempfile.TemporaryDirectory() as t:
+            fifo = os.path.join(t, "s.json")
+            os.mkfifo(fifo)
+            p = subprocess.run([sys.executable, EVOLVE, fifo, "--space", "spaces/ci.json",
+                                "--fasweep", os.path.join(t, "no-fasweep")],
+                               capture_output=True, text=True, cwd=ROOT, timeout=30)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertRegex(p.stderr, r"^evolve\.py: the seeds file \S+s\.json is not a regular "
+                                       r"file\n\Z")
+        good = {"schema": "fasweep.seeds/1", "mode": "hot",
+                "problem": {"text": "b2.h3.s300.d64.nc", "head_dim": 64},
+                "seeds": [{"config": {"BLOCK_M": 64, "BLOCK_N": 64, "NUM_WARPS": 4, "STAGES": 2,
+                                      "SWIZZLE": 1}, "metrics": {"median_us": 10.0}}]}
+        bad = dict(good, problem={"text": "b2.h3.s300.d64.nc", "head_dim": 64, "x": float("nan")})
+        ci = json.loads(json.dumps(good))
+        ci["seeds"][0]["metrics"]["ci_lo_us"] = "9.9"
+        for text, pattern in ((json.dumps(bad), r"s\.json: problem\.x: NaN or an infinity"),
+                              (json.dumps(ci), r"s\.json: seeds\[0\]\.metrics\.ci_lo_us: "
+                                               r"expected a number or null, got a string")):
+            p = self.run_evolve(text)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertNotIn("Traceback", p.stderr)
+            self.assertRegex(p.stderr, r"^evolve\.py: .*" + pattern)
+        for target in ("abc", "inf,1,2", "10,11,12", "nan,nan,nan", "1,2"):
+            with tempfile.TemporaryDirectory() as t:
+                f = os.path.join(t, "s.json")
+                with open(f, "w") as fh:
+                    json.dump(good, fh)
+                p = subprocess.run([sys.executable, EVOLVE, f, "--space", "spaces/ci.json",
+                                    "--fasweep", os.path.join(t, "no-fasweep"), "--target",
+                                    target], capture_output=True, text=True, cwd=ROOT)
+            self.assertEqual(p.returncode, 2, target + ": " + p.stderr)
+            self.assertNotIn("Traceback", p.stderr)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            self.assertRegex(p.stderr, r"^evolve\.py: --target \S+ is not MEDIAN_US,CI_LO_US,")
+
+
+# A stand-in fasweep for evolve.py: plan accepts five configs of one
+# problem; eval answers each config with an ok time (10 us for the target,
+# the config measured last beside the candidates; 20 us for the rest),
+# unless HOW says: target_fails (the target's measurement crashed) or
+# infinite (every candidate "ok" at Infinity us).
+EVOLVE_FAKE = r"""#!/usr/bin/env python3
+import json, os, sys
+a = sys.argv[1:]
+P = "b2.h3.s300.d64.nc"
+CFGS = ["d64.m64.n64.w4.s2.z1", "d64.m64.n64.w4.s3.z1", "d64.m64.n128.w4.s2.z1",
+        "d64.m128.n64.w4.s2.z1", "d64.m64.n64.w8.s2.z1"]
+if a[0] == "plan":
+    print(json.dumps({"points": [{"problem": P, "config": c, "accepted": True} for c in CFGS]}))
+elif a[0] == "eval":
+    cfgs = a[a.index("--config") + 1].split(",")
+    how = os.environ.get("HOW", "")
+    for i, c in enumerate(cfgs):
+        target = i == len(cfgs) - 1
+        us = 10.0 if target else 20.0
+        if how == "infinite" and not target:
+            us = float("inf")
+        if how == "target_fails" and target:
+            print(json.dumps({"status": "crashed", "config": c, "median_us": None,
+                              "error": "the worker died"}))
+        else:
+            print(json.dumps({"status": "ok", "config": c, "median_us": us,
+                              "ci_lo_us": us * 0.99, "ci_hi_us": us * 1.01}))
+"""
+
+
+class EvolveFinite(unittest.TestCase):
+    """Item 12 (evolve.py): a failed or non-finite measurement is exit 1,
+    never a pass, and the summary is JSON without NaN or Infinity."""
+
+    def test_a_failed_target_or_an_infinite_time_never_passes(self):
+        seeds = {"schema": "fasweep.seeds/1", "mode": "hot",
+                 "problem": {"text": "b2.h3.s300.d64.nc", "head_dim": 64},
+                 "seeds": [{"config": dict(zip(["BLOCK_M", "BLOCK_N", "NUM_WARPS", "STAGES",
+                                                "SWIZZLE"], v)),
+                            "metrics": {"median_us": 10.0, "ci_lo_us": 9.9, "ci_hi_us": 10.1}}
+                           for v in ((64, 64, 4, 2, 1), (64, 64, 4, 3, 1), (64, 128, 4, 2, 1))]}
+        with tempfile.TemporaryDirectory() as t:
+            fake = os.path.join(t, "fasweep")
+            with open(fake, "w") as f:
+                f.write(EVOLVE_FAKE)
+            os.chmod(fake, 0o755)
+            f = os.path.join(t, "s.json")
+            with open(f, "w") as fh:
+                json.dump(seeds, fh)
+            for how in ("target_fails", "infinite"):
+                p = subprocess.run([sys.executable, EVOLVE, f, "--space", "spaces/ci.json",
+                                    "--fasweep", fake, "--generations", "2"],
+                                   capture_output=True, text=True, cwd=ROOT, timeout=60,
+                                   env=dict(os.environ, HOW=how))
+                self.assertEqual(p.returncode, 1, how + ": " + p.stdout + p.stderr)
+                self.assertNotIn("Traceback", p.stderr)
+                s = strict_json(p.stdout.strip().splitlines()[-1])
+                self.assertIsNone(s["reached_by"], how)
+                self.assertIsNone(s["reached_at"], how)
+                self.assertNotRegex(p.stdout, r"\binf\b|\bnan\b", how)
+                if how == "infinite":
+                    self.assertIsNone(s["median_us"])
 
 
 class Rules(unittest.TestCase):
@@ -1228,6 +1413,30 @@ class LlmPrompt(Base):
         (pid, pgid, grand), = self.pids(pids)
         self.assert_gone(pgid, pid, grand)
 
+    def test_its_timeout_fits_inside_the_loops_mutator_timeout(self):
+        """Item 8: the loop passes its --mutator-timeout to the mutator
+        ($FASWEEP_MUTATOR_TIMEOUT); llm_prompt.py cuts its model timeout to
+        fit inside it, so its own timeout fires first, kills the model's
+        group and reports it (the trial's error is llm_prompt.py's, not
+        the loop's timeout), and nothing of the model outlives the loop."""
+        model = self.write("hang.py", self.HANGING_MODEL)
+        pids = os.path.join(self.t, "pids")
+        t0 = time.monotonic()
+        s = self.summary(self.loop("run", "--mutator", "%s %s" % (sys.executable, LLM),
+                                   "--trials", "1", "--mutator-timeout", "4",
+                                   env={"FASWEEP_LLM_CMD": "%s %s" % (sys.executable, model),
+                                        "PIDS": pids}))
+        self.assertLess(time.monotonic() - t0, 40)
+        self.assertEqual(s["validity"]["statuses"], {"invalid": 1})
+        (pid, pgid, grand), = self.pids(pids)
+        self.addCleanup(kill_group_quietly, pgid)
+        t1 = next(r for r in cands(os.path.join(self.t, "run")) if r["id"] == "t1")
+        self.assertRegex(t1["error"], r"^the mutator exited 1: llm_prompt\.py: the model command "
+                                      r".* did not answer within 2 s \(--timeout, cut to fit "
+                                      r"within the loop's --mutator-timeout of 4 s\); its process "
+                                      r"group was killed")
+        self.assert_gone(pgid, pid, grand)
+
     def test_its_timeout_is_below_the_loops(self):
         llm = subprocess.run([sys.executable, LLM, "--help"], capture_output=True, text=True)
         loop = subprocess.run([sys.executable, LOOP, "--help"], capture_output=True, text=True)
@@ -1273,6 +1482,242 @@ class LlmPrompt(Base):
         self.assertEqual(p.returncode, 1)
         self.assertIn("holds no code block", p.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.t, "o.cuh")))
+
+
+class Escaping(Base):
+    """Item 9: untrusted text (a model's reply, eval's error, a mutator's
+    stderr, a file name) reaches the terminal escaped, control characters
+    as \\xHH, as fasweep prints them: never an escape sequence a terminal
+    acts on (a window title, concealed text), never a second line."""
+
+    def assert_escaped(self, p):
+        for c in RAW_CONTROLS:
+            self.assertNotIn(c, p.stdout + p.stderr, repr(p.stdout + p.stderr))
+
+    def test_untrusted_text_reaches_the_terminal_escaped(self):
+        # the model's first line of prose: the mutation, printed per trial
+        body = ("import sys\nsys.stdin.read()\n"
+                "print('\\x1b]0;owned\\x07Unrolled \\x1b[8mhidden\\x1b[0m twice.')\n"
+                "print('```cuda')\nprint(%r, end='')\nprint('```')\n" % LlmPrompt.KNOWN)
+        model = self.write("model.py", body)
+        p = self.loop("run", "--mutator", "%s %s" % (sys.executable, LLM), "--trials", "1",
+                      env={"FASWEEP_LLM_CMD": "%s %s" % (sys.executable, model)})
+        self.summary(p)
+        self.assert_escaped(p)
+        self.assertIn("(llm: \\x1b]0;owned\\x07Unrolled \\x1b[8mhidden\\x1b[0m twice.)", p.stdout)
+        t1 = cands(os.path.join(self.t, "run"))[-1]  # the journal keeps the text as it came
+        self.assertIn("\x1b[8mhidden", t1["mutation"])
+        # eval's error
+        p = self.loop("run2", "--mutator", self.mut, "--trials", "1",
+                      env={"MARKS": "1:EVOLVE_ESC_ERROR"})
+        self.summary(p)
+        self.assert_escaped(p)
+        self.assertIn("crashed: \\x1b]0;owned\\x07the worker died \\x1b[8mhidden", p.stdout)
+        # a mutator's stderr
+        m = self.write("m.py", "import sys\nsys.stderr.write('\\x1b]0;owned\\x07quota "
+                               "\\x1b[8mhidden\\n')\nsys.exit(1)\n")
+        p = self.loop("run3", "--mutator", "%s %s" % (sys.executable, m), "--trials", "1")
+        self.summary(p)
+        self.assert_escaped(p)
+        self.assertIn("the mutator exited 1: \\x1b]0;owned\\x07quota \\x1b[8mhidden", p.stdout)
+        # file names, in each script's one-line error
+        name = "s\x1b]0;owned\x07\x1b[8m.json"
+        f = self.write(name, "{")
+        for cmd in ([sys.executable, LOOP, f, "--out", os.path.join(self.t, "run4"), "--fasweep",
+                     FAKE, "--store", self.store],
+                    [sys.executable, EVOLVE, f, "--space", "spaces/ci.json"],
+                    [sys.executable, RULES, f, os.path.join(self.t, "o.cuh")],
+                    [sys.executable, LLM, f, os.path.join(self.t, "o.cuh"), "--command", "true"]):
+            p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            self.assert_escaped(p)
+            self.assertIn("s\\x1b]0;owned\\x07\\x1b[8m.json", p.stderr)
+        # the model command's stderr, in llm_prompt.py's error
+        task = self.write("task.json", json.dumps({"parent": {"source": TEMPLATE}}))
+        bad = self.write("bad.py", "import sys\nsys.stdin.read()\n"
+                                   "sys.stderr.write('\\x1b]0;owned\\x07no\\x1b[8m\\n')\n"
+                                   "sys.exit(3)\n")
+        p = subprocess.run([sys.executable, LLM, task, os.path.join(self.t, "o.cuh"), "--command",
+                            "%s %s" % (sys.executable, bad)], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assert_escaped(p)
+        self.assertRegex(p.stderr, r"exited 3: \\x1b\]0;owned\\x07no\\x1b\[8m\n\Z")
+
+
+class Lock(Base):
+    """Item 10: one run per --out. A second run into a folder in use is
+    refused, exit 2, one line naming the folder and the first run's pid;
+    it journals, measures and removes nothing."""
+
+    def test_a_second_run_into_the_same_out_is_refused(self):
+        out = os.path.join(self.t, "run")
+        mlog = os.path.join(self.t, "asked")
+        opts = ["--mutator", self.mut, "--trials", "2", "--mutator-timeout", "120"]
+        first = subprocess.Popen(
+            [sys.executable, LOOP, self.seeds, "--out", out, "--fasweep", FAKE, "--store",
+             self.store] + opts, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=ROOT, env=dict(os.environ, EVAL_LOG=self.log, MARKS="1:HANG", MUTATOR_LOG=mlog))
+
+        def stop():
+            if first.poll() is None:
+                first.send_signal(signal.SIGTERM)
+            first.communicate(timeout=60)
+        self.addCleanup(stop)
+        end = time.monotonic() + 60
+        while not (os.path.exists(mlog) and os.path.getsize(mlog)) and time.monotonic() < end:
+            time.sleep(0.05)  # the first run is asking its mutator for t1 (which hangs)
+        with open(os.path.join(out, "lineage.jsonl")) as f:
+            before = f.read()
+        evals = len(self.evals())
+        p = self.loop("run", *opts)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+        self.assertRegex(p.stderr, r"^evolve_code\.py: --out \S+run is in use by another run "
+                                   r"\(pid %d\)" % first.pid)
+        self.assertNotIn("Traceback", p.stderr)
+        with open(os.path.join(out, "lineage.jsonl")) as f:
+            self.assertEqual(f.read(), before)
+        self.assertEqual(len(self.evals()), evals)
+        self.assertTrue(os.path.exists(os.path.join(out, "tasks", "t1.json")))
+        stop()
+        self.assertEqual(first.returncode, 128 + signal.SIGTERM)
+        # the folder is free again: the same command resumes it, each candidate once
+        s = self.summary(self.loop("run", *opts))
+        ids = [r["id"] for r in cands(out)]
+        self.assertEqual(len(ids), len(set(ids)))
+        self.assertEqual(s["trials"], 2)
+
+
+class Journal(Base):
+    """Item 11: a journal line of another shape (JSON but not an object, a
+    candidate without an id, a value of the wrong type, a byte that is not
+    UTF-8, NaN) is bad input: exit 2, one line naming the journal and the
+    line, no traceback; a last line cut by an interruption is dropped."""
+
+    def test_a_tampered_journal_is_one_line_naming_the_file_and_line(self):
+        self.summary(self.loop("run", "--trials", "2"))
+        path = os.path.join(self.t, "run", "lineage.jsonl")
+        with open(path, "rb") as f:
+            good = f.read()
+        lines = good.split(b"\n")[:-1]
+        k = next(i for i, l in enumerate(lines) if b'"id": "t1"' in l and b"candidate" in l)
+        t1 = json.loads(lines[k])
+
+        def edited(**kw):
+            r = dict(t1)
+            for key, v in kw.items():
+                if v is KeyError:
+                    del r[key]
+                else:
+                    r[key] = v
+            return json.dumps(r).encode()
+
+        cases = [
+            (b"[1, 2]", r"is not a JSON object \(an array\)"),
+            (b"not json", r"is not JSON"),
+            (edited(id=KeyError), r": id: expected a string, got null"),
+            (edited(mutation="caf\u00e9").replace(b"caf\\u00e9", b"caf\xe9"),
+             r"is not UTF-8 text \(byte \d+\)"),
+            (edited(median_us="fast"), r": median_us: expected a positive number or null, got "
+                                       r"a string"),
+            (edited(median_us=None), r": status ok without a median_us"),
+            (edited(interval="x"), r": interval: expected an array of 2, got a string"),
+            (edited(interval=[2.0, 1.0]), r": interval: \[2\.0, 1\.0\] is not an interval"),
+            (edited(family=[1]), r": family: expected a string or null, got an array"),
+            (edited(family="tcgen05"), r": family: unknown kernel family \"tcgen05\""),
+            (edited(config="d64.m1x8"), r": config \"d64\.m1x8\" is not a config text of "
+                                        r"family mma"),
+            (edited(status="wrong", error=5), r": error: expected a string or null, got a number"),
+            (edited(parent=[1]), r": parent: expected a string or null, got an array"),
+            (edited(generation="1"), r": generation: expected an integer >= 0, got a string"),
+            (edited(spill_bytes="x"), r": spill_bytes: expected a number or null, got a string"),
+            (edited(source=KeyError), r": a measured candidate without a source"),
+            (edited(median_us=1.0).replace(b"1.0", b"NaN", 1),
+             r": median_us: NaN or an infinity"),
+            (json.dumps({"event": ["candidate"]}).encode(), r": event \[\"candidate\"\] is not "
+                                                           r"one evolve_code\.py writes"),
+        ]
+        for line, pattern in cases:
+            with open(path, "wb") as f:
+                f.write(b"\n".join(lines[:k] + [line] + lines[k + 1:]) + b"\n")
+            p = self.loop("run", "--trials", "2")
+            self.assertNotIn("Traceback", p.stderr, pattern)
+            self.assertEqual(p.returncode, 2, pattern + ": " + p.stdout + p.stderr)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            self.assertRegex(p.stderr, r"^evolve_code\.py: \S+lineage\.jsonl line %d\b.*%s.*; "
+                                       r"move the folder away to start afresh\n\Z"
+                             % (k + 1, pattern))
+        # a last line cut short (no line break after it): dropped, the run resumes
+        with open(path, "wb") as f:
+            f.write(good + b'{"event": "candidate", "id": "t3", "gen')
+        s = self.summary(self.loop("run", "--trials", "2"))
+        self.assertEqual(s["trials"], 2)
+        with open(path, "rb") as f:
+            self.assertEqual(f.read(), good)
+
+
+class Finite(Base):
+    """Item 12: every ratio is finite or null (a baseline of 1e308 us over
+    a kernel of 1e-6 us overflows: null, with a note, never "infx" or
+    Infinity), and a number eval prints that is not finite (Infinity, NaN)
+    makes no measurement: the candidate is crashed, saying why. No NaN or
+    Infinity in the journal or the summary's JSON."""
+
+    def test_ratios_and_eval_numbers_stay_finite(self):
+        doc = seeds_doc()
+        doc["baseline"] = {"name": "sdpa-flash", "median_us": 1e308, "ci_lo_us": 1e307,
+                           "ci_hi_us": 1e308}
+        f = self.write("huge.json", json.dumps(doc))
+        marks = {"MARKS": "1:EVOLVE_MEDIAN=1e-6,2:EVOLVE_MEDIAN=inf,3:EVOLVE_MEDIAN=nan"}
+        p = self.loop("run", "--mutator", self.mut, "--trials", "3", seeds=f, env=marks)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        s = strict_json(p.stdout.strip().splitlines()[-1])
+        self.assertEqual(s["best"]["id"], "t1")
+        v = s["vs_baseline"]
+        self.assertIsNone(v["speedup"])
+        self.assertEqual(v["interval"], "no interval")
+        self.assertIn("out of range", v["note"])
+        self.assertGreater(s["vs_top1"]["speedup"], 1e6)  # in range: a number
+        self.assertNotRegex(p.stdout, r"(?i)\binf|\bnan\b")
+        self.assertIn("no comparison (the ratio of 1e+308 us to 1e-06 us is out of range)",
+                      p.stdout)
+        with open(os.path.join(self.t, "run", "lineage.jsonl")) as fh:
+            rows = [strict_json(l) for l in fh]
+        c = {r["id"]: r for r in rows if r["event"] == "candidate"}
+        for k in ("t2", "t3"):
+            self.assertEqual(c[k]["status"], "crashed", k)
+            self.assertIsNone(c[k]["median_us"])
+            self.assertRegex(c[k]["error"], r"^fasweep eval printed a number that is not finite "
+                                            r"\(median_us\)")
+        for name in os.listdir(os.path.join(self.t, "run", "tasks")):
+            with open(os.path.join(self.t, "run", "tasks", name)) as fh:
+                strict_json(fh.read())
+
+
+class Fuzz(unittest.TestCase):
+    """Bad input, fuzzed: 2000 seeds files and 2000 journals, each a valid
+    one after 1-3 random edits (values of another type or hostile ones,
+    keys and lines dropped, doubled or swapped, text cut short, bytes
+    flipped, NaN spliced in), fixed seed (fuzz_readers.py replays it):
+    every case exits 0, 1 or 2 (2 with one line), with no traceback, no
+    hang and no control character printed raw; evolve.py's seeds reader
+    on the same files too."""
+
+    def test_fuzzed_seeds_files_and_journals(self):
+        with tempfile.TemporaryDirectory() as t:
+            p = subprocess.run([sys.executable, FUZZ, t, "2000", "2000", "20261126"],
+                               capture_output=True, text=True, cwd=ROOT, timeout=600)
+        res = json.loads(p.stdout.strip().splitlines()[-1]) if p.stdout.strip() else {}
+        self.assertEqual(p.returncode, 0, "\n".join(res.get("problems") or [p.stderr[-3000:]]))
+        self.assertEqual(res["problems"], [])
+        for kind in ("seeds", "journals", "evolve_py"):
+            codes = res[kind]["codes"]
+            self.assertEqual(sum(codes.values()), 2000, kind)
+            self.assertLessEqual(set(codes), {"0", "1", "2"}, kind)
+            # both kinds of outcome: the edits reach past the reader too
+            self.assertTrue(codes.get("0") and codes.get("2"), (kind, codes))
+        self.assertGreaterEqual(res["processes"], 40)
 
 
 if __name__ == "__main__":
