@@ -19,7 +19,8 @@ CUDA    ?= /usr/local/cuda
 NVCC    ?= $(CUDA)/bin/nvcc
 CC      ?= gcc
 ARCHS   ?= 89 90
-SPACES  ?= spaces/l4.json spaces/h100.json spaces/ci.json
+SPACES  ?= spaces/l4.json spaces/h100.json spaces/ci.json spaces/llama3-8b.json spaces/gemma2-d256.json \
+           spaces/h100-mma-bf16.json
 SHARDS  ?= 16
 # Translation units for the instances of the families that run on sm_90a
 # only (wgmma): compiled for that target alone, and only when ARCHS holds 90.

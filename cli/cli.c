@@ -13,7 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../grid/plan.h"
 #include "../kernels/fa_launch.h"
+#include "../seeds/group.h"
+#include "../kernels/family.h"
 #include "../store/file.h"
 #include "../store/text.h"
 
@@ -180,10 +183,15 @@ static int cli_value(const cli_opt *o, const char *v, void *args)
         cli_problem *p = out;
         space_problem sp;
         if (space_problem_parse(v, &sp) != 0)
-            return cli_usage_error("%s wants B,H,S,D (e.g. 4,8,512,64) or the canonical text "
-                                   "(e.g. b4.h8.s512.d64.nc), got '%s'",
+            return cli_usage_error("%s wants B,H,S,D (e.g. 4,8,512,64; B,H:KV,S,D for KV "
+                                   "K/V heads, ',bf16' at the end for bf16) or the canonical "
+                                   "text (e.g. b4.h8.s512.d64.nc, b1.h32.kv8.s4096.d128.c.bf16), "
+                                   "got '%s'",
                                    label, v);
-        space_problem_format(&sp, p->text, sizeof p->text);
+        if (space_problem_format(&sp, p->text, sizeof p->text) >= (int)sizeof p->text)
+            return cli_usage_error("%s: the problem '%s' is too large (its text is longer than "
+                                   "%zu characters)",
+                                   label, v, sizeof p->text - 1);
         p->set = 1;
         return 0;
     }
@@ -315,8 +323,114 @@ static const cli_opt *cli_help_next(const cli_opt *o, char *buf, size_t n)
     return NULL;
 }
 
+/* ---- what help texts say about the kernel families -------------------------------------------
+ *
+ * A help text names axes, config texts, templates and rules through
+ * placeholders the family table fills in (kernels/family.h), so no help
+ * describes one family alone: {{NAME}} below, per family in table order
+ * (the default family's config text without its "FAMILY:").
+ */
+
+/* The family's axis names (slots 1 on), joined by sep. */
+static void cli_fam_axes(const fa_family *f, const char *sep, FILE *out)
+{
+    for (int a = 1; a < FA_CONFIG_SLOTS; a++)
+        fprintf(out, "%s%s", a > 1 ? sep : "", f->axes[a].name);
+}
+
+/* One placeholder's text for family f (i its index); 0, or -1 for a name
+ * that is none. */
+static int cli_fam_item(const char *name, size_t len, const fa_family *f, int i, FILE *out)
+{
+#define CLI_IS(s) (len == sizeof s - 1 && strncmp(name, s, len) == 0)
+    if (CLI_IS("CONFIG_EXAMPLES")) /* as eval --config takes them */
+        fprintf(out, "%s%s%s (%s)", i == FA_FAMILY_DEFAULT ? "" : f->name,
+                i == FA_FAMILY_DEFAULT ? "" : ":", f->text_example, f->name);
+    else if (CLI_IS("CONFIG_TEXTS")) /* as a record stores them */
+        fprintf(out, "%s (%s)", f->text_example, f->name);
+    else if (CLI_IS("TEMPLATES"))
+        fprintf(out, "%s (%s)", f->header, f->name);
+    else if (CLI_IS("BLOCK_X"))
+        fprintf(out, "%s (%s)", f->kt_block_x, f->name);
+    else if (CLI_IS("AXES")) {
+        cli_fam_axes(f, ", ", out);
+        fprintf(out, " (%s)", f->name);
+    } else if (CLI_IS("PANELS")) {
+        fprintf(out, "%s x %s per (", f->axes[1].name, f->axes[2].name);
+        for (int a = 3; a < FA_CONFIG_SLOTS; a++)
+            fprintf(out, "%s%s", a > 3 ? ", " : "", f->axes[a].name);
+        fprintf(out, ") panel (%s)", f->name);
+    } else if (CLI_IS("LETTERS")) {
+        fprintf(out, "%s: ", f->name);
+        for (int a = 0; a < FA_CONFIG_SLOTS; a++)
+            fprintf(out, "%s%s=%s", a ? " " : "", f->axes[a].tag, f->axes[a].name);
+    } else
+        return -1;
+    return 0;
+#undef CLI_IS
+}
+
+/* A placeholder's text (NAME, len bytes): per family, one a line for the
+ * long ones (joined by ";" or "," and a line break), joined by ", " for the
+ * others; the reason codes of the static rules; the families' names. 0,
+ * or -1 for a name that is none. */
+static int cli_fam_text(const char *name, size_t len, FILE *out)
+{
+    if (len == 8 && strncmp(name, "FAMILIES", 8) == 0) {
+        fputs(fa_family_names(), out);
+        return 0;
+    }
+    if (len == 7 && strncmp(name, "REASONS", 7) == 0) {
+        for (int r = 1; r < PLAN_REJ_NOT_COMPILED; r++)
+            fprintf(out, "%s%s", r > 1 ? ", " : "", plan_reason_code((plan_reason)r));
+        return 0;
+    }
+    const char *sep = ", ";
+    if ((len == 4 && strncmp(name, "AXES", 4) == 0) ||
+        (len == 7 && strncmp(name, "LETTERS", 7) == 0) ||
+        (len == 6 && strncmp(name, "PANELS", 6) == 0))
+        sep = ";\n";
+    else if (len == 9 && strncmp(name, "TEMPLATES", 9) == 0)
+        sep = ",\n";
+    for (int i = 0; i < fa_family_count(); i++) {
+        if (i)
+            fputs(sep, out);
+        if (cli_fam_item(name, len, fa_family_get(i), i, out) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* text with every {{NAME}} replaced (an unknown one is left as it is):
+ * malloc'd, or NULL when out of memory. */
+char *cli_help_text(const char *text)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    if (!out)
+        return NULL;
+    for (const char *p = text; *p;) {
+        const char *open = strstr(p, "{{");
+        const char *close = open ? strstr(open + 2, "}}") : NULL;
+        if (!close) {
+            fputs(p, out);
+            break;
+        }
+        fwrite(p, 1, (size_t)(open - p), out);
+        if (cli_fam_text(open + 2, (size_t)(close - open - 2), out) != 0)
+            fwrite(open, 1, (size_t)(close + 2 - open), out);
+        p = close + 2;
+    }
+    if (fclose(out) != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
 /* Writes text, every line after the first indented by indent columns. */
-static void cli_help_indented(const char *text, int indent, FILE *out)
+static void cli_help_indented_raw(const char *text, int indent, FILE *out)
 {
     for (const char *p = text; *p; p++) {
         fputc(*p, out);
@@ -324,6 +438,22 @@ static void cli_help_indented(const char *text, int indent, FILE *out)
             fprintf(out, "%*s", indent, "");
     }
     fputc('\n', out);
+}
+
+/* cli_help_indented_raw of text with its placeholders filled in. */
+static void cli_help_indented(const char *text, int indent, FILE *out)
+{
+    char *t = cli_help_text(text);
+    cli_help_indented_raw(t ? t : text, indent, out);
+    free(t);
+}
+
+/* text with its placeholders filled in, as it is. */
+static void cli_help_put(const char *text, FILE *out)
+{
+    char *t = cli_help_text(text);
+    fputs(t ? t : text, out);
+    free(t);
 }
 
 /* The usage lines: "fasweep NAME FORM" per form of c->usage. */
@@ -346,8 +476,10 @@ static void cli_help_usage_lines(const cli_command *c, const char *first, const 
 void cli_help(const cli_command *c, FILE *out)
 {
     cli_help_usage_lines(c, "usage: ", "       ", out);
-    if (c->about)
-        fprintf(out, "\n%s", c->about);
+    if (c->about) {
+        fputc('\n', out);
+        cli_help_put(c->about, out);
+    }
     int width = 10; /* "-h, --help" */
     char label[64];
     for (const cli_opt *o = c->opts; (o = cli_help_next(o, label, sizeof label)); o++) {
@@ -374,14 +506,24 @@ void cli_help_overview(const cli_command *const *cmds, size_t n, FILE *out)
 {
     fputs("usage: fasweep COMMAND [OPTIONS]\n"
           "\n"
-          "Sweeps one templated FlashAttention-forward CUDA kernel over a space of configs,\n"
-          "stores every result in an LMDB store, ranks them and writes Top-K seed files.\n"
+          "Sweeps templated FlashAttention-forward CUDA kernels (kernel families, each with its\n"
+          "own axes and rules) over a space of configs, stores every result in an LMDB store,\n"
+          "ranks them and writes Top-K seed files.\n"
           "\n"
           "commands:\n",
           out);
     for (size_t i = 0; i < n; i++)
         if (cmds[i]->summary)
             fprintf(out, "  %-8s %s\n", cmds[i]->name, cmds[i]->summary);
+    /* The families, from their table: a space's "family", a config's axes. */
+    fputs("\nkernel families (a space's \"family\"; docs/families.md):\n", out);
+    for (int i = 0; i < fa_family_count(); i++) {
+        const fa_family *f = fa_family_get(i);
+        fprintf(out, "  %-8s %s\n  %-8s axes ", f->name, f->summary, "");
+        cli_fam_axes(f, ", ", out);
+        fprintf(out, "; config text %s%s%s\n", i == FA_FAMILY_DEFAULT ? "" : f->name,
+                i == FA_FAMILY_DEFAULT ? "" : ":", f->text_example);
+    }
     fputs("\n"
           "`fasweep COMMAND --help` describes a command. The store is --store PATH, else\n"
           "$FASWEEP_STORE, else ./" CLI_DEFAULT_STORE ".\n"
@@ -392,15 +534,18 @@ void cli_help_overview(const cli_command *const *cmds, size_t n, FILE *out)
 /* ---- Markdown ---------------------------------------------------------------------------------
  */
 
-/* Text in a table cell: '|' escaped, line breaks as spaces. */
+/* Text in a table cell, its placeholders filled in: '|' escaped, line
+ * breaks as spaces. */
 static void cli_help_cell(const char *text, FILE *out)
 {
-    for (const char *p = text; *p; p++) {
+    char *t = cli_help_text(text);
+    for (const char *p = t ? t : text; *p; p++) {
         if (*p == '|')
             fputs("\\|", out);
         else
             fputc(*p == '\n' ? ' ' : *p, out);
     }
+    free(t);
 }
 
 static void cli_help_md_options(const cli_command *c, FILE *out)
@@ -424,8 +569,10 @@ static void cli_help_md_command(const cli_command *c, FILE *out)
             toupper((unsigned char)c->summary[0]), c->summary + 1);
     cli_help_usage_lines(c, "", "", out);
     fputs("```\n", out);
-    if (c->about)
-        fprintf(out, "\n%s", c->about);
+    if (c->about) {
+        fputc('\n', out);
+        cli_help_put(c->about, out);
+    }
     fputc('\n', out);
     cli_help_md_options(c, out);
     if (c->exit) {
@@ -449,6 +596,30 @@ void cli_help_markdown(const cli_command *const *cmds, size_t n, FILE *out)
 }
 
 /* ---- stores and plans ---------------------------------------------------------------------- */
+
+int cli_family_option(const char *name, const space *sp, int *out)
+{
+    *out = -1;
+    if (!name)
+        return 0;
+    const int f = fa_family_index(name);
+    if (f < 0)
+        return cli_usage_error("--family: unknown kernel family '%s', expected one of %s "
+                               "(docs/families.md)",
+                               name, fa_family_names());
+    space_grid grid;
+    if (sp && group_space_grid(sp, f, &grid) != 0) {
+        char swept[128];
+        int used = snprintf(swept, sizeof swept, "%s", fa_family_get(sp->family)->name);
+        for (int i = 0; i < sp->n_extra && used < (int)sizeof swept; i++)
+            used += snprintf(swept + used, sizeof swept - (size_t)used, ", %s",
+                             fa_family_get(sp->extra[i].family)->name);
+        return cli_usage_error("--family %s: space %s sweeps no %s grid (its grids: %s)", name,
+                               sp->name, name, swept);
+    }
+    *out = f;
+    return 0;
+}
 
 const char *cli_store_path(const char *opt)
 {

@@ -198,6 +198,18 @@ int cli_parse_no_args(int argc, char **argv, void *args);
  * option (value name and help), the exit statuses. */
 void cli_help(const cli_command *c, FILE *out);
 
+/* A help text (a command's about, an option's help) with its placeholders
+ * filled in from the family table (kernels/family.h), so no help text
+ * describes one family alone: {{FAMILIES}} the names; per family, in table
+ * order, {{AXES}} its axis names, {{CONFIG_EXAMPLES}} a config text as
+ * eval --config takes it (FAMILY: before all but the default's),
+ * {{CONFIG_TEXTS}} one as a record stores it, {{LETTERS}} what each letter
+ * of its config text is, {{TEMPLATES}} its template, {{BLOCK_X}} its
+ * threads per CTA over its axes, {{PANELS}} the report's heatmap layout;
+ * {{REASONS}} the static rules' reason codes. An unknown {{NAME}} stays as
+ * it is. Malloc'd; NULL when out of memory. */
+char *cli_help_text(const char *text);
+
 /* `fasweep --help`: the usage, one line per listed command (hidden ones,
  * summary NULL, left out), the store and exit status conventions. */
 void cli_help_overview(const cli_command *const *cmds, size_t n, FILE *out);
@@ -255,6 +267,12 @@ int cli_store_fail(store *s, int rc, const char *what);
 /* Loads the space file PATH into *s. Returns 0, or CLI_USAGE after
  * printing why (the space's own one-line message). */
 int cli_load_space(const char *path, space *s);
+
+/* --family NAME (export, report): which kernel family's grid a group is laid
+ * over. *out is its index, or -1 when name is NULL (the default: the
+ * space's own family). Returns 0, or CLI_USAGE after printing why: an
+ * unknown family, or one space sp (when not NULL) sweeps no grid of. */
+int cli_family_option(const char *name, const space *sp, int *out);
 
 /* Loads a space and builds its plan against this binary's instances.
  * Returns 0, or the exit status after printing why. */

@@ -42,17 +42,29 @@ static int eval_configs(const char *text, const space *s, int variant, task *t)
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         fa_config c;
-        if (fa_config_parse(tok, &c) != 0)
-            return cli_usage_error("--config '%s' is not a config text like d64.m128.n64.w4.s2.z1 "
-                                   "(d=HEAD_DIM m=BLOCK_M n=BLOCK_N w=NUM_WARPS s=STAGES "
-                                   "z=SWIZZLE) or FAMILY:TEXT of a known kernel family "
-                                   "(docs/families.md)",
-                                   tok);
+        if (fa_config_parse(tok, &c) != 0) {
+            /* Every family's form, from the table. */
+            char *forms = cli_help_text("{{CONFIG_EXAMPLES}}; {{LETTERS}}");
+            for (char *p = forms; p && *p; p++)
+                if (*p == '\n')
+                    *p = ' '; /* one line */
+            const int rc =
+                cli_usage_error("--config '%s' is not a config text: TEXT (" FA_FAMILY_DEFAULT_NAME
+                                ") or FAMILY:TEXT of a known kernel family, e.g. %s "
+                                "(docs/families.md)",
+                                tok, forms ? forms : "");
+            free(forms);
+            return rc;
+        }
         if (t->n_configs == TASK_MAX_CONFIGS)
             return cli_usage_error("--config names more than %d configs", TASK_MAX_CONFIGS);
         if (c.head_dim != t->problem.head_dim)
             return cli_usage_error("config %s is for head_dim %d, the problem's is %d", tok,
                                    c.head_dim, t->problem.head_dim);
+        if (c.dtype != t->problem.dtype)
+            return cli_usage_error("config %s is for %s, the problem is %s (a bf16 config's text "
+                                   "ends in .bf16)",
+                                   tok, fa_dtype_name(c.dtype), fa_dtype_name(t->problem.dtype));
         const plan_point pt = {0, c, plan_check(&c, s->smem_limit), plan_smem_bytes(&c), s->arch};
         if (pt.reason != PLAN_OK) {
             char why[256];
@@ -96,8 +108,9 @@ static int eval_task(const eval_args *a, const space *s, task *t)
     memset(t, 0, sizeof *t);
     if (space_problem_parse(a->problem.text, &t->problem) != 0)
         return cli_usage_error("--problem is required (B,H,S,D or b4.h8.s512.d64.nc)");
-    if (t->problem.head_dim != 64 && t->problem.head_dim != 128)
-        return cli_usage_error("problem %s has head_dim %d: this kernel is built for 64 and 128",
+    if (t->problem.head_dim != 64 && t->problem.head_dim != 128 && t->problem.head_dim != 256)
+        return cli_usage_error("problem %s has head_dim %d: the kernels are built for 64, 128 and "
+                               "256",
                                a->problem.text, t->problem.head_dim);
     char why[160];
     if (space_problem_check(&t->problem, why, sizeof why) != 0)
@@ -611,15 +624,16 @@ static int eval_command(const eval_args *given, int nargs, char **args)
 static const cli_opt eval_opts[] = {
     CLI_OPT_VAL("problem", CLI_PROBLEM, eval_args, problem, "P", CLI_HELP_PROBLEM),
     CLI_OPT_VAL("config", CLI_STR, eval_args, configs_text, "C",
-                "config text, e.g. d64.m64.n128.w4.s3.z1 (FAMILY:TEXT for another family);\n"
-                "a comma list for a head-to-head\n"
-                "(at most 8; the same config twice is allowed)"),
+                "config text of a kernel family (TEXT alone is " FA_FAMILY_DEFAULT_NAME "'s,\n"
+                "FAMILY:TEXT another family's), e.g.\n"
+                "{{CONFIG_EXAMPLES}};\n"
+                "a comma list for a head-to-head (at most 8; the same config twice is allowed)"),
     CLI_OPT_VAL("mode", CLI_MODE, eval_args, mode, "M", CLI_HELP_MODE),
     CLI_OPT_VAL("kernel", CLI_PATH, eval_args, kernel, "FILE.cuh",
-                "an edited copy of the config's family template (kernels/mma/flash_fwd.cuh,\n"
-                "or kernels/wgmma/flash_fwd_wgmma.cuh for a wgmma: config): compiled for the\n"
-                "local GPU at the config (one), cached, run in place of the compiled\n"
-                "instance, gated and checked like it (docs/measurement.md); its\n"
+                "an edited copy of the config's family template\n"
+                "({{TEMPLATES}}):\n"
+                "compiled for the local GPU at the config (one), cached, run in place of\n"
+                "the compiled instance, gated and checked like it (docs/measurement.md); its\n"
                 "records' build is src-HASH of the source (a source that does not\n"
                 "compile is status compile_error, found before any GPU work); without\n"
                 "--problem/--config/--mode, its first line `// fasweep: problem=P config=C\n"

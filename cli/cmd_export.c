@@ -18,7 +18,7 @@
 #include "cli.h"
 
 typedef struct export_args {
-    const char *store, *prefix, *file, *dir, *format, *space_path, *gpu, *mode;
+    const char *store, *prefix, *file, *dir, *format, *space_path, *gpu, *mode, *family;
     cli_problem problem;
     int allow_missing;
 } export_args;
@@ -57,9 +57,11 @@ static int export_records_to(FILE *out, void *ctx)
 
 static int export_records_run(const export_args *a, store_io_format fmt)
 {
-    if (a->dir || a->space_path || a->gpu || a->mode || a->problem.set || a->allow_missing)
-        return cli_usage_error("--dir, --space, --gpu, --problem, --mode and --allow-missing "
-                               "go with --format kernel-tuner, t4 or t1; for %s use --prefix",
+    if (a->dir || a->space_path || a->gpu || a->mode || a->problem.set || a->allow_missing ||
+        a->family)
+        return cli_usage_error("--dir, --space, --family, --gpu, --problem, --mode and "
+                               "--allow-missing go with --format kernel-tuner, t4 or t1; for %s "
+                               "use --prefix",
                                a->format);
     store *s = cli_open_store(cli_store_path(a->store), 1);
     if (!s)
@@ -110,9 +112,40 @@ static int export_complete(const export_args *a, const group *g)
     return CLI_FAIL;
 }
 
+/* Says which of g's kernel records (variants aside) are of another family
+ * than its grid's: they stand for no point of the file, and --family
+ * writes the grid of a family the space sweeps. */
+static void export_other_families(const space *sp, const group *g)
+{
+    for (int fi = 0; fi < fa_family_count(); fi++) {
+        size_t n = 0;
+        for (size_t i = 0; fi != g->family && i < g->n_recs; i++) {
+            const record *r = &g->recs[i];
+            n += r->kind == RECORD_KIND_KERNEL && !record_is_variant(r) &&
+                 fa_family_index(record_family(r)) == fi;
+        }
+        if (!n)
+            continue;
+        const char *name = fa_family_get(fi)->name;
+        space_grid grid;
+        if (group_space_grid(sp, fi, &grid) == 0)
+            cli_say("note: %s | %s | %s: %zu record%s of family %s %s not on the %s grid "
+                    "written; --family %s writes its grid",
+                    g->device, g->problem, g->mode, n, n == 1 ? "" : "s", name,
+                    n == 1 ? "is" : "are", fa_family_get(g->family)->name, name);
+        else
+            cli_say("note: %s | %s | %s: %zu record%s of family %s %s left out: space %s sweeps "
+                    "no %s grid",
+                    g->device, g->problem, g->mode, n, n == 1 ? "" : "s", name,
+                    n == 1 ? "is" : "are", sp->name, name);
+    }
+}
+
 /* The groups of the space's problems that match the filter, laid out over
- * its grid (the others are dropped). Returns 0, or the exit status. */
-static int export_groups(const export_args *a, store *st, const space *sp, group_set *set)
+ * its grid of family `family` (-1: its own; the others are dropped).
+ * Returns 0, or the exit status. */
+static int export_groups(const export_args *a, store *st, const space *sp, int family,
+                         group_set *set)
 {
     const group_filter f = {a->gpu, a->problem.set ? a->problem.text : NULL, a->mode};
     const int rc = group_load(st, &f, set);
@@ -121,14 +154,15 @@ static int export_groups(const export_args *a, store *st, const space *sp, group
     int kept = 0;
     for (int i = 0; i < set->n; i++) {
         group *g = &set->groups[i];
-        const int laid = group_lay_out(g, sp);
+        const int laid = group_lay_out_family(g, sp, family);
         if (laid < 0) {
             cli_say("out of memory laying out %s %s %s", g->device, g->problem, g->mode);
             return CLI_FAIL;
         }
-        if (laid == 1)
+        if (laid == 1) {
+            export_other_families(sp, g);
             set->groups[kept++] = *g;
-        else
+        } else
             group_free(g);
     }
     set->n = kept;
@@ -250,13 +284,14 @@ static int export_tuner_run(const export_args *a, tuner_format fmt)
     if (a->file && a->dir)
         return cli_usage_error("-o FILE and --dir DIR exclude each other");
     static space sp;
-    if (cli_load_space(a->space_path, &sp) != 0)
+    int family;
+    if (cli_load_space(a->space_path, &sp) != 0 || cli_family_option(a->family, &sp, &family))
         return CLI_USAGE;
     store *st = cli_open_store(cli_store_path(a->store), 1);
     if (!st)
         return CLI_FAIL;
     group_set set;
-    int rc = export_groups(a, st, &sp, &set);
+    int rc = export_groups(a, st, &sp, family, &set);
     if (rc == 0) {
         const tuner_meta m = {sp.name, sp.hash, FASWEEP_VERSION};
         rc = export_tuner_groups(a, &set, fmt, &m);
@@ -289,7 +324,10 @@ static const cli_opt export_opts[] = {
     CLI_OPT_VAL("prefix", CLI_STR, export_args, prefix, "P",
                 "jsonl, csv: only keys starting with P (DEVICE|PROBLEM|BUILD|CONFIG|MODE)"),
     CLI_OPT_VAL("space", CLI_PATH, export_args, space_path, "FILE",
-                "kernel-tuner, t4: the space whose grid is written"),
+                "kernel-tuner, t4, t1: the space whose grid is written"),
+    CLI_OPT_VAL("family", CLI_STR, export_args, family, "NAME",
+                "kernel-tuner, t4, t1: the grid of this kernel family ({{FAMILIES}}):\n"
+                "the space's own (default) or one of its \"families\""),
     CLI_OPT_FILTER(export_args, "kernel-tuner, t4: ", "only this mode: hot, cold or batch"),
     CLI_OPT_FLAG("allow-missing", export_args, allow_missing,
                  "kernel-tuner, t4: write accepted points without a record as ErrorConfig\n"
@@ -316,18 +354,24 @@ CLI_COMMAND(
         "A damaged record (one that does not decode) is skipped with a warning naming its\n"
         "key; the others are written, and the export then exits 1.\n"
         "\n"
-        "kernel-tuner, t4: one (GPU, problem, mode) group laid over the grid of the space\n"
-        "FILE, every grid point present: a Kernel Tuner cache file (replay it with\n"
-        "tune_kernel(..., simulation_mode=True, cache=FILE)) or a T4 results file. Measured\n"
-        "points carry the median in ms as `time`; rejected ones InvalidConfig; wrong, crashed\n"
-        "and timeout RuntimeFailedConfig (docs/tuners.md). Both carry the planner's rules\n"
-        "as Kernel Tuner restriction strings (`restrictions`) and the thread block size\n"
-        "block_size_x = 32*NUM_WARPS as a tune parameter.\n"
+        "kernel-tuner, t4: one (GPU, problem, mode) group laid over one grid of the space\n"
+        "FILE (its own family's, or --family NAME's), every grid point present: a Kernel Tuner\n"
+        "cache file (replay it with tune_kernel(..., simulation_mode=True, cache=FILE)) or a\n"
+        "T4 results file. Measured points carry the median in ms as `time`; rejected ones\n"
+        "InvalidConfig; wrong, crashed and timeout RuntimeFailedConfig (docs/tuners.md).\n"
+        "The tune parameters are the family's axes, by its names:\n"
+        "{{AXES}};\n"
+        "then block_size_x, the family's threads per CTA:\n"
+        "{{BLOCK_X}}.\n"
+        "Both carry the family's planner rules as Kernel Tuner restriction strings\n"
+        "(`restrictions`). The group's records of another family are left out (a note says\n"
+        "so).\n"
         "\n"
         "t1: Kernel Tuner's T1 input file for the group (kernel file, search space,\n"
         "restrictions, objective): kernel_tuner.tune_kernel_T1(FILE, cache_filepath=KT,\n"
         "simulation_mode=True) replays the kernel-tuner export KT, run from the repository\n"
-        "root (KernelFile is the template's path there).\n"
+        "root (KernelFile is the family's template path there:\n"
+        "{{TEMPLATES}}).\n"
         "\n"
         "One group per file: narrow the filter to one, or write one file per group into\n"
         "--dir DIR (DEVICE_PROBLEM_MODE.kt.json / .t4.json / .t1.json by seeds/README.md's\n"

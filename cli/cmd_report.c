@@ -14,7 +14,7 @@
 #endif
 
 typedef struct report_args {
-    const char *store, *space_path, *gpu, *mode, *file;
+    const char *store, *space_path, *gpu, *mode, *file, *family;
     cli_problem problem;
     int k, variants;
 } report_args;
@@ -37,7 +37,9 @@ static int report_to(FILE *out, void *ctx)
 static int report_run(const report_args *a)
 {
     static space sp;
-    if (a->space_path && cli_load_space(a->space_path, &sp) != 0)
+    int family;
+    if ((a->space_path && cli_load_space(a->space_path, &sp) != 0) ||
+        cli_family_option(a->family, a->space_path ? &sp : NULL, &family))
         return CLI_USAGE;
     const char *path = cli_store_path(a->store);
     store *st = cli_open_store(path, 1);
@@ -54,7 +56,7 @@ static int report_run(const report_args *a)
     rc = CLI_OK;
     for (int i = 0; i < set.n && rc == CLI_OK; i++) {
         const group *g = &set.groups[i];
-        if (group_lay_out(&set.groups[i], a->space_path ? &sp : NULL) < 0) {
+        if (group_lay_out_family(&set.groups[i], a->space_path ? &sp : NULL, family) < 0) {
             cli_say("out of memory laying out %s %s %s", g->device, g->problem, g->mode);
             rc = CLI_FAIL;
         } else if (g->no_grid[0]) {
@@ -94,6 +96,10 @@ static const cli_opt report_opts[] = {
     CLI_OPT_VAL("space", CLI_PATH, report_args, space_path, "FILE",
                 "lay groups of its problems over its grid, rejected points included\n"
                 "(without it: the axis values the records hold)"),
+    CLI_OPT_VAL("family", CLI_STR, report_args, family, "NAME",
+                "draw the heatmaps over this kernel family's grid ({{FAMILIES}}): one the\n"
+                "space sweeps (default: its own), or without --space the axis values of\n"
+                "its records (default: the family most of a group's records are of)"),
     CLI_OPT_FILTER(report_args, "", "only this mode: hot, cold or batch"),
     CLI_OPT_INT(NULL, 'k', report_args, k, 1, 1000, "N", "Top-K bars per group (default 8)"),
     CLI_OPT_FLAG("variants", report_args, variants,
@@ -111,9 +117,11 @@ CLI_COMMAND(
     .about =
         "Writes one self-contained HTML page (inline SVG and CSS, no script, nothing from the\n"
         "network) with, per (GPU, problem, mode) group: a summary line, a heatmap of the\n"
-        "median over BLOCK_M x BLOCK_N per (NUM_WARPS, STAGES, SWIZZLE) panel coloured against\n"
-        "the group's best (rejected points by reason, failed ones by status, a hover title per\n"
-        "cell), the Top-K as bars with 95 % interval whiskers, ties and baselines, and the clock\n"
-        "state.\n",
+        "median over one kernel family's grid, its first two axes per panel of the others,\n"
+        "labelled by the family's axis names and config-text letters:\n"
+        "{{PANELS}};\n"
+        "coloured against the group's best (rejected points by reason, each reason with the\n"
+        "family's rule, failed ones by status, a hover title per cell), the Top-K as bars with\n"
+        "95 % interval whiskers, ties and baselines, and the clock state.\n",
     .exit = "0 written, 1 missing or empty store, no match or write error, 2 bad\n"
             "option or space file.");

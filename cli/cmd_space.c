@@ -96,8 +96,28 @@ static void plan_print_point(const space *s, const plan_point *pt, FILE *out)
     emit_row(out, plan_cols, PLAN_NCOLS, cells);
 }
 
+/* Whether a point of family fi was rejected for reason r (the families a
+ * reason's count covers). */
+static int plan_family_has(const plan *p, int fi, plan_reason r)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->points[i].reason == r && p->points[i].cfg.family == fi)
+            return 1;
+    return 0;
+}
+
+/* The rule a reason code stands for in family f, in its words (NULL when
+ * it has none: the planner's own reasons). */
+static const char *plan_rule(const fa_family *f, plan_reason r)
+{
+    return f && (int)r < FA_REJ_COUNT ? f->rule[r] : NULL;
+}
+
 /* The table: every accepted point and every point a static rule rejects;
- * points only missing from this binary are counted unless `all`. */
+ * points only missing from this binary are counted unless `all`. The
+ * counts per reason say what the rule is in each family that met it: one
+ * code (warp_rows) is 16 rows per warp for mma and 64 per consumer
+ * warpgroup for wgmma. */
 static void plan_print(const space *s, const plan *p, int all, FILE *out)
 {
     emit_row(out, plan_cols, PLAN_NCOLS, NULL);
@@ -106,9 +126,24 @@ static void plan_print(const space *s, const plan *p, int all, FILE *out)
             plan_print_point(s, &p->points[i], out);
     fprintf(out, "\nspace %s (%s): %zu points, %zu accepted, %zu rejected\n", s->name, s->path,
             p->n, p->n_accepted, p->n - p->n_accepted);
-    for (int r = 1; r < PLAN_REASON_COUNT; r++)
-        if (p->by_reason[r])
-            fprintf(out, "  %-12s %zu\n", plan_reason_code((plan_reason)r), p->by_reason[r]);
+    for (int r = 1; r < PLAN_REASON_COUNT; r++) {
+        if (!p->by_reason[r])
+            continue;
+        char count[24];
+        const int w = snprintf(count, sizeof count, "%zu", p->by_reason[r]);
+        fprintf(out, "  %-12s %s", plan_reason_code((plan_reason)r), count);
+        for (int fi = 0, line = 0; fi < fa_family_count(); fi++) {
+            const char *rule = plan_rule(fa_family_get(fi), (plan_reason)r);
+            if (!rule || !plan_family_has(p, fi, (plan_reason)r))
+                continue;
+            if (line++)
+                fprintf(out, "\n  %-12s %-6s", "", "");
+            else
+                fprintf(out, "%*s", w < 6 ? 6 - w : 0, "");
+            fprintf(out, " %s: %s", fa_family_get(fi)->name, rule);
+        }
+        fputc('\n', out);
+    }
     if (!all && p->by_reason[PLAN_REJ_NOT_COMPILED])
         fprintf(out, "(%zu points are valid but not compiled into this binary; --all lists them)\n",
                 p->by_reason[PLAN_REJ_NOT_COMPILED]);
@@ -127,6 +162,7 @@ static cJSON *plan_point_json(const space *s, const plan_point *pt)
     const int ok = cJSON_AddStringToObject(o, "problem", prob) &&
                    cJSON_AddStringToObject(o, "family", f ? f->name : "?") &&
                    cJSON_AddStringToObject(o, "config", cfg) &&
+                   cJSON_AddStringToObject(o, "dtype", fa_dtype_name(pt->cfg.dtype)) &&
                    cJSON_AddNumberToObject(o, "smem_bytes", (double)pt->smem_bytes) &&
                    cJSON_AddBoolToObject(o, "accepted", pt->reason == PLAN_OK) &&
                    cJSON_AddStringToObject(o, "reason", plan_reason_code(pt->reason)) &&
@@ -136,6 +172,24 @@ static cJSON *plan_point_json(const space *s, const plan_point *pt)
         return NULL;
     }
     return o;
+}
+
+/* "rules": {FAMILY: {CODE: the rule in the family's words}} for every
+ * family the space plans (its own, then its "families"). */
+static int plan_rules_json(const space *s, cJSON *doc)
+{
+    cJSON *rules = cJSON_AddObjectToObject(doc, "rules");
+    int ok = rules != NULL;
+    for (int g = -1; ok && g < s->n_extra; g++) {
+        const fa_family *f = fa_family_get(g < 0 ? s->family : s->extra[g].family);
+        cJSON *fr = f ? cJSON_AddObjectToObject(rules, f->name) : NULL;
+        ok = fr != NULL;
+        for (int r = 1; ok && r < PLAN_REASON_COUNT; r++) {
+            const char *rule = plan_rule(f, (plan_reason)r);
+            ok = !rule || cJSON_AddStringToObject(fr, plan_reason_code((plan_reason)r), rule);
+        }
+    }
+    return ok;
 }
 
 static cJSON *plan_counts_json(const plan *p)
@@ -173,8 +227,9 @@ static int plan_print_json(const space *s, const plan *p)
     }
     cJSON *counts = ok ? plan_counts_json(p) : NULL;
     ok = counts && cJSON_AddItemToObject(doc, "counts", counts);
-    if (!ok) {
-        cJSON_Delete(counts);
+    if (!ok)
+        cJSON_Delete(counts); /* not in doc */
+    if (!ok || !plan_rules_json(s, doc)) {
         cJSON_Delete(doc);
         doc = NULL;
     }
@@ -225,9 +280,13 @@ CLI_MAIN_NO_ARGS(plan, plan_args, plan_run, 0)
 CLI_COMMAND(
     plan, .summary = "show the grid of a space: accepted points, rejected ones with reasons",
     .usage = "--space FILE [OPTIONS]",
-    .about = "Enumerates the grid of a space file and checks each point against the static rules\n"
-             "(head_dim, warp_rows, chunks, smem) and this binary's compiled instances\n"
-             "(not_compiled). Needs no GPU.\n",
+    .about =
+        "Enumerates the grid of a space file (its own family's, then each of its \"families\")\n"
+        "and checks each point against its family's static rules, first failing rule wins\n"
+        "(docs/spaces.md has each family's table; the codes:\n"
+        "{{REASONS}}),\n"
+        "then against this binary's compiled instances (not_compiled). The counts per code\n"
+        "say what the rule is in each family that met it (--json: \"rules\"). Needs no GPU.\n",
     .exit = "0 ok, 2 bad space file or option.");
 
 /* ---- grid ----------------------------------------------------------------------------------- */
@@ -392,11 +451,13 @@ CLI_COMMAND(
 static cJSON *list_instance_json(const fa_instance *in)
 {
     const fa_family *f = fa_family_of(&in->cfg);
-    const int v[FA_CONFIG_SLOTS] = {in->cfg.head_dim,  in->cfg.block_m, in->cfg.block_n,
-                                    in->cfg.num_warps, in->cfg.stages,  in->cfg.swizzle};
+    int v[FA_CONFIG_SLOTS];
+    fa_config_slots(&in->cfg, v);
     cJSON *o = cJSON_CreateObject();
-    int ok = f && o && cJSON_AddStringToObject(o, "name", in->name) &&
-             cJSON_AddStringToObject(o, "family", f->name);
+    const char *dt = fa_dtype_name(in->cfg.dtype);
+    int ok = f && o && dt && cJSON_AddStringToObject(o, "name", in->name) &&
+             cJSON_AddStringToObject(o, "family", f->name) &&
+             cJSON_AddStringToObject(o, "dtype", dt);
     for (int i = 0; ok && i < FA_CONFIG_SLOTS; i++)
         ok = !f->axes[i].name || cJSON_AddNumberToObject(o, f->axes[i].name, v[i]);
     ok = ok && cJSON_AddNumberToObject(o, "smem_bytes", (double)in->smem_bytes);
@@ -462,8 +523,8 @@ static void list_family_table(const fa_family *f, int fi)
         if (in->cfg.family != fi)
             continue;
         const fa_config *c = &in->cfg;
-        const int v[FA_CONFIG_SLOTS] = {c->head_dim,  c->block_m, c->block_n,
-                                        c->num_warps, c->stages,  c->swizzle};
+        int v[FA_CONFIG_SLOTS];
+        fa_config_slots(c, v);
         char num[FA_CONFIG_SLOTS + 2][24], paths[96]; /* num[k]: the text of cells[k] */
         const char *cells[FA_CONFIG_SLOTS + 3] = {in->name};
         int k = 1;

@@ -470,7 +470,9 @@ static const cli_opt show_opts[] = {
                 "the GPU model as stored, e.g. \"NVIDIA L4\""),
     CLI_OPT_VAL("problem", CLI_PROBLEM, show_args, problem, "P", CLI_HELP_PROBLEM),
     CLI_OPT_VAL("config", CLI_STR, show_args, config, "C",
-                "config text, e.g. d64.m128.n64.w4.s2.z1, or a baseline's name"),
+                "config text as stored (no FAMILY:), e.g.\n"
+                "{{CONFIG_TEXTS}},\n"
+                "or a baseline's name"),
     CLI_OPT_VAL("mode", CLI_MODE, show_args, mode, "M", CLI_HELP_MODE),
     CLI_OPT_VAL("build", CLI_STR, show_args, build, "B", "build id (\"baseline\" for baselines)"),
     CLI_OPT_STORE(show_args),

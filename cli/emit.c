@@ -2,6 +2,8 @@
 #include "emit.h"
 
 #include <cJSON.h>
+#include <errno.h>
+#include <stdio.h>
 
 #include "cli.h"
 
@@ -13,9 +15,10 @@ static int emit_text(cJSON *doc, int pretty)
         cli_say("out of memory printing JSON");
         return CLI_FAIL;
     }
-    puts(text);
+    errno = 0;
+    const int failed = puts(text) == EOF;
     cJSON_free(text);
-    return CLI_OK;
+    return failed ? cli_output_failed(errno) : CLI_OK;
 }
 
 int emit_json(cJSON *doc)

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -76,6 +77,11 @@ int main(int argc, char **argv)
      * (variant.c). */
     signal(SIGPIPE, SIG_IGN);
     signal(SIGXFSZ, SIG_IGN);
+    /* Into a file or a pipe, stdout is written in large blocks, so most
+     * outputs fail (if they do) at cli_finish's flush, where the cause
+     * (errno) is still known; a terminal keeps its line buffering. */
+    if (!isatty(STDOUT_FILENO))
+        setvbuf(stdout, NULL, _IOFBF, 1 << 20);
     if (argc < 2) {
         cli_help_overview(commands, N_COMMANDS, stderr);
         return CLI_USAGE;

@@ -76,11 +76,9 @@ static void plan_point_fill(const space *s, const space_grid *g, int pi, const i
     p->arch = s->arch;
     p->cfg.family = g->family;
     p->cfg.head_dim = s->problems[pi].head_dim;
-    p->cfg.block_m = g->axis[SPACE_AXIS_BLOCK_M][ix[0]];
-    p->cfg.block_n = g->axis[SPACE_AXIS_BLOCK_N][ix[1]];
-    p->cfg.num_warps = g->axis[SPACE_AXIS_NUM_WARPS][ix[2]];
-    p->cfg.stages = g->axis[SPACE_AXIS_STAGES][ix[3]];
-    p->cfg.swizzle = g->axis[SPACE_AXIS_SWIZZLE][ix[4]];
+    p->cfg.dtype = s->problems[pi].dtype;
+    for (int k = 0; k < FA_CONFIG_AXES; k++)
+        p->cfg.axis[k] = g->axis[k][ix[k]];
     p->smem_bytes = plan_smem_bytes(&p->cfg);
     p->reason = plan_check_arch(&p->cfg, s->arch);
     if (p->reason == PLAN_OK)

@@ -20,10 +20,12 @@
 /* The family's verdicts (kernels/family.h, same values), then the plan's. */
 typedef enum plan_reason {
     PLAN_OK = FA_REJ_OK,
-    PLAN_REJ_HEAD_DIM = FA_REJ_HEAD_DIM,   /* head_dim not 64 or 128 (mma) */
-    PLAN_REJ_WARP_ROWS = FA_REJ_WARP_ROWS, /* block_m not a multiple of 16 * warps */
+    PLAN_REJ_HEAD_DIM = FA_REJ_HEAD_DIM,   /* head_dim not one the family's template takes */
+    PLAN_REJ_WARP_ROWS = FA_REJ_WARP_ROWS, /* BLOCK_M is not the rows the CTA's warps own
+                                              (mma: 16 per warp; wgmma: 64 per consumer
+                                              warpgroup) */
     PLAN_REJ_CHUNKS = FA_REJ_CHUNKS,       /* a Q or K/V tile does not split into whole
-                                              16-byte cp.async chunks per thread */
+                                              16-byte cp.async chunks per thread (mma) */
     PLAN_REJ_SMEM = FA_REJ_SMEM,           /* the family's smem_bytes over the space's limit */
     PLAN_REJ_ARCH = FA_REJ_ARCH,           /* the family runs on one architecture (fa_family.arch)
                                               and the space's target is another */
@@ -71,7 +73,10 @@ int plan_build(const space *s, plan_compiled_fn compiled, void *ctx, plan *out);
 void plan_free(plan *p);
 
 /* Short stable code of a reason: "ok", "head_dim", "warp_rows", "chunks",
- * "smem", "arch", "tile", "regs", "pipeline", "not_compiled". */
+ * "smem", "arch", "tile", "regs", "pipeline", "not_compiled". A code is
+ * family-neutral; what it means for a family's points is that family's
+ * (kernels/family.h: fa_family.rule, e.g. warp_rows "BLOCK_M = 64 x
+ * CONSUMER_WG, ..." for wgmma). */
 const char *plan_reason_code(plan_reason r);
 
 /* Human text of why point p was rejected, with the numbers, e.g.

@@ -276,10 +276,20 @@ static int sp_problem_dim(const sp_ctx *c, const char *path, const cJSON *o, con
     return 0;
 }
 
+/* The problem's head_dim as the space allows it: what a family may be
+ * built for. Whether a family runs it is the family's rule (the planner
+ * rejects the points of a family that cannot). */
+static int sp_head_dim_ok(int d)
+{
+    return d == 64 || d == 128 || d == 256;
+}
+
 static int sp_problem(const sp_ctx *c, const char *path, const cJSON *o, space_problem *pr)
 {
-    static const char *const names[] = {"batch", "heads", "seq_len", "head_dim", "causal", "dtype"};
-    static const sp_keys keys = {names, 6, "batch, heads, seq_len, head_dim, causal, dtype"};
+    static const char *const names[] = {"batch",    "heads",  "kv_heads", "seq_len",
+                                        "head_dim", "causal", "dtype"};
+    static const sp_keys keys = {names, 7,
+                                 "batch, heads, kv_heads, seq_len, head_dim, causal, dtype"};
     if (sp_object(c, path, o, &keys))
         return -1;
     if (sp_problem_dim(c, path, o, "batch", &pr->batch) ||
@@ -288,10 +298,38 @@ static int sp_problem(const sp_ctx *c, const char *path, const cJSON *o, space_p
         sp_problem_dim(c, path, o, "head_dim", &pr->head_dim))
         return -1;
     char p[SPACE_PATH_LEN];
-    if (pr->head_dim != 64 && pr->head_dim != 128) {
+    if (!sp_head_dim_ok(pr->head_dim)) {
         sp_key_path(p, sizeof p, path, "head_dim");
-        return sp_fail(c, p, "unsupported head_dim %d: this kernel is built for 64 and 128",
-                       pr->head_dim);
+        return sp_fail(c, p, "unsupported head_dim %d: expected 64, 128 or 256", pr->head_dim);
+    }
+
+    /* kv_heads: the heads when left out (multi-head attention, as every
+     * space before it), else 1 to heads and a divisor of them. */
+    pr->kv_heads = pr->heads;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "kv_heads");
+    if (v) {
+        char what[160];
+        snprintf(what, sizeof what,
+                 "an integer from 1 to heads (%d) that divides it (each K/V head serves "
+                 "heads / kv_heads query heads)",
+                 pr->heads);
+        long x = 0;
+        sp_key_path(p, sizeof p, path, "kv_heads");
+        if (sp_int(c, p, v, 1, pr->heads, what, &x))
+            return -1;
+        if (pr->heads % (int)x != 0)
+            return sp_expected(c, p, v, what);
+        pr->kv_heads = (int)x;
+    }
+
+    pr->dtype = FA_DTYPE_FP16;
+    v = cJSON_GetObjectItemCaseSensitive(o, "dtype");
+    if (v) {
+        sp_key_path(p, sizeof p, path, "dtype");
+        const int d = cJSON_IsString(v) ? space_dtype_of(v->valuestring) : -1;
+        if (d < 0)
+            return sp_expected(c, p, v, "\"fp16\" or \"bf16\"");
+        pr->dtype = d;
     }
 
     char why[160];
@@ -299,22 +337,18 @@ static int sp_problem(const sp_ctx *c, const char *path, const cJSON *o, space_p
         return sp_fail(c, path, "%s", why);
 
     pr->causal = 0;
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "causal");
+    v = cJSON_GetObjectItemCaseSensitive(o, "causal");
     sp_key_path(p, sizeof p, path, "causal");
     if (v && sp_bool(c, p, v, &pr->causal))
         return -1;
-
-    v = cJSON_GetObjectItemCaseSensitive(o, "dtype");
-    sp_key_path(p, sizeof p, path, "dtype");
-    if (v && !(cJSON_IsString(v) && strcmp(v->valuestring, "fp16") == 0))
-        return sp_expected(c, p, v, "\"fp16\" (the only dtype this kernel supports)");
     return 0;
 }
 
 static int sp_problem_eq(const space_problem *a, const space_problem *b)
 {
     return a->batch == b->batch && a->heads == b->heads && a->seq_len == b->seq_len &&
-           a->head_dim == b->head_dim && a->causal == b->causal;
+           a->head_dim == b->head_dim && a->causal == b->causal && a->kv_heads == b->kv_heads &&
+           a->dtype == b->dtype;
 }
 
 #define SP_PROBLEMS_WHAT "a non-empty array of at most 16 problem objects"
@@ -349,16 +383,18 @@ static int sp_problems(const sp_ctx *c, const cJSON *a, space *s)
 
 /* ---- axes ------------------------------------------------------------------------ */
 
-/* The space's axes are its family's slots 1 to 5 (kernels/family.h): their
- * names are the keys of "axes", their rules the values each may take. */
-static const fa_axis *sp_family_axis(int family, space_axis_id a)
+/* The space's axes are its family's tunable axes (kernels/family.h:
+ * fa_family.axes[1 + a]): their names are the keys of "axes", their rules
+ * the values each may take. */
+static const fa_axis *sp_family_axis(int family, int a)
 {
-    return &fa_family_get(family)->axes[1 + (int)a];
+    return &fa_family_get(family)->axes[1 + a];
 }
 
-const char *space_axis_name(space_axis_id a)
+const char *space_axis_name(int family, int a)
 {
-    return (unsigned)a < SPACE_AXIS_COUNT ? sp_family_axis(FA_FAMILY_DEFAULT, a)->name : "?";
+    return fa_family_get(family) && a >= 0 && a < SPACE_AXIS_COUNT ? sp_family_axis(family, a)->name
+                                                                   : "?";
 }
 
 /* The family's axis names as "A, B, C" for messages. */
@@ -368,7 +404,7 @@ static void sp_axis_list(int family, char *buf, size_t n)
     buf[0] = '\0';
     for (int a = 0; a < SPACE_AXIS_COUNT && used < n; a++)
         used += (size_t)snprintf(buf + used, n - used, "%s%s", a ? ", " : "",
-                                 sp_family_axis(family, (space_axis_id)a)->name);
+                                 sp_family_axis(family, a)->name);
 }
 
 static int sp_axis_value(const sp_ctx *c, const char *path, const cJSON *v, const fa_axis *ax,
@@ -387,8 +423,7 @@ static int sp_axis_value(const sp_ctx *c, const char *path, const cJSON *v, cons
 
 /* One axis of family `fam`'s grid g, at "PREFIX.NAME" ("axes.BLOCK_M",
  * "families.wgmma.axes.BLOCK_M"). */
-static int sp_axis(const sp_ctx *c, const char *prefix, const cJSON *axes, space_axis_id a,
-                   space_grid *g)
+static int sp_axis(const sp_ctx *c, const char *prefix, const cJSON *axes, int a, space_grid *g)
 {
     const fa_axis *ax = sp_family_axis(g->family, a);
     char path[64], what[160]; /* "families.wgmma.axes.CONSUMER_WG" */
@@ -424,14 +459,14 @@ static int sp_axes(const sp_ctx *c, const char *prefix, const cJSON *axes, space
 {
     const char *names[SPACE_AXIS_COUNT];
     for (int a = 0; a < SPACE_AXIS_COUNT; a++)
-        names[a] = sp_family_axis(g->family, (space_axis_id)a)->name;
+        names[a] = sp_family_axis(g->family, a)->name;
     char list[160];
     sp_axis_list(g->family, list, sizeof list);
     const sp_keys keys = {names, SPACE_AXIS_COUNT, list};
     if (sp_object(c, prefix, axes, &keys))
         return -1;
     for (int a = 0; a < SPACE_AXIS_COUNT; a++)
-        if (sp_axis(c, prefix, axes, (space_axis_id)a, g))
+        if (sp_axis(c, prefix, axes, a, g))
             return -1;
     return 0;
 }
@@ -971,10 +1006,34 @@ int space_load(const char *path, space *out, char *err, size_t errlen)
 
 /* ---- problems as text, and their cost ------------------------------------------------------ */
 
+/* The names are the kernels' (fa_dtype_name): one table. */
+const char *space_dtype_name(int dtype)
+{
+    return fa_dtype_name(dtype);
+}
+
+int space_dtype_of(const char *name)
+{
+    for (int d = 0; name && d < FA_DTYPE_COUNT; d++)
+        if (strcmp(name, fa_dtype_name(d)) == 0)
+            return d;
+    return -1;
+}
+
 int space_problem_format(const space_problem *p, char *buf, size_t n)
 {
-    return snprintf(buf, n, "b%d.h%d.s%d.d%d.%s", p->batch, p->heads, p->seq_len, p->head_dim,
-                    p->causal ? "c" : "nc");
+    char kv[16] = "", dt[16] = "";
+    if (p->kv_heads != p->heads)
+        snprintf(kv, sizeof kv, ".kv%d", p->kv_heads);
+    if (p->dtype != FA_DTYPE_FP16) {
+        const char *name = space_dtype_name(p->dtype);
+        if (name)
+            snprintf(dt, sizeof dt, ".%s", name);
+        else
+            snprintf(dt, sizeof dt, ".dtype%d", p->dtype);
+    }
+    return snprintf(buf, n, "b%d.h%d%s.s%d.d%d.%s%s", p->batch, p->heads, kv, p->seq_len,
+                    p->head_dim, p->causal ? "c" : "nc", dt);
 }
 
 /* A positive decimal int without sign, spaces or leading zeros, so that
@@ -994,45 +1053,88 @@ static const char *sp_pos_int(const char *s, int *out)
     return s;
 }
 
-/* Reads four ints separated by `sep`, each preceded by its prefix letter
- * when prefixes is non-NULL. Returns the end, or NULL. */
-static const char *sp_four(const char *s, const char *prefixes, char sep, int v[4])
+/* `tag` then a positive int (sp_pos_int): the end, or NULL. */
+static const char *sp_tagged(const char *s, const char *tag, int *out)
 {
-    for (int i = 0; i < 4; i++) {
-        if (i > 0 && *s++ != sep)
-            return NULL;
-        if (prefixes && *s++ != prefixes[i])
-            return NULL;
-        if (!(s = sp_pos_int(s, &v[i])))
-            return NULL;
+    const size_t n = strlen(tag);
+    if (!s || strncmp(s, tag, n) != 0)
+        return NULL;
+    return sp_pos_int(s + n, out);
+}
+
+/* The canonical text: "bB.hH[.kvKV].sS.dD.{c,nc}[.DTYPE]", DTYPE not fp16
+ * and KV not H. Returns 0 and fills *p, or -1. */
+static int sp_problem_canonical(const char *s, space_problem *p)
+{
+    space_problem t = {0};
+    s = sp_tagged(s, "b", &t.batch);
+    s = sp_tagged(s, ".h", &t.heads);
+    if (!s)
+        return -1;
+    t.kv_heads = t.heads;
+    if (strncmp(s, ".kv", 3) == 0) {
+        s = sp_tagged(s, ".kv", &t.kv_heads);
+        if (!s || t.kv_heads == t.heads)
+            return -1;
     }
-    return s;
+    s = sp_tagged(s, ".s", &t.seq_len);
+    s = sp_tagged(s, ".d", &t.head_dim);
+    if (!s)
+        return -1;
+    if (strncmp(s, ".nc", 3) == 0)
+        s += 3;
+    else if (strncmp(s, ".c", 2) == 0 && (s[2] == '\0' || s[2] == '.'))
+        s += 2, t.causal = 1;
+    else
+        return -1;
+    t.dtype = FA_DTYPE_FP16;
+    if (*s == '.') {
+        t.dtype = space_dtype_of(s + 1);
+        if (t.dtype < 0 || t.dtype == FA_DTYPE_FP16)
+            return -1;
+    } else if (*s != '\0') {
+        return -1;
+    }
+    *p = t;
+    return 0;
+}
+
+/* The short form: "B,H[:KV],S,D[,DTYPE]", non-causal. Returns 0 and fills
+ * *p, or -1. */
+static int sp_problem_short(const char *s, space_problem *p)
+{
+    space_problem t = {0};
+    if (!(s = sp_pos_int(s, &t.batch)) || *s++ != ',' || !(s = sp_pos_int(s, &t.heads)))
+        return -1;
+    t.kv_heads = t.heads;
+    if (*s == ':' && !(s = sp_pos_int(s + 1, &t.kv_heads)))
+        return -1;
+    if (*s++ != ',' || !(s = sp_pos_int(s, &t.seq_len)) || *s++ != ',' ||
+        !(s = sp_pos_int(s, &t.head_dim)))
+        return -1;
+    t.dtype = FA_DTYPE_FP16;
+    if (*s == ',') {
+        t.dtype = space_dtype_of(s + 1);
+        if (t.dtype < 0)
+            return -1;
+    } else if (*s != '\0') {
+        return -1;
+    }
+    *p = t;
+    return 0;
 }
 
 int space_problem_parse(const char *s, space_problem *p)
 {
     if (!s || !p)
         return -1;
-    int v[4], causal;
-    const char *e = sp_four(s, "bhsd", '.', v);
-    if (e) {
-        if (strcmp(e, ".nc") == 0)
-            causal = 0;
-        else if (strcmp(e, ".c") == 0)
-            causal = 1;
-        else
-            return -1;
-    } else {
-        e = sp_four(s, NULL, ',', v);
-        if (!e || *e != '\0')
-            return -1;
-        causal = 0;
-    }
-    p->batch = v[0];
-    p->heads = v[1];
-    p->seq_len = v[2];
-    p->head_dim = v[3];
-    p->causal = causal;
+    space_problem t;
+    if (sp_problem_canonical(s, &t) != 0 && sp_problem_short(s, &t) != 0)
+        return -1;
+    /* K/V heads: a divisor of the heads (the canonical text never names the heads themselves). */
+    if (t.kv_heads > t.heads || t.heads % t.kv_heads != 0)
+        return -1;
+    *p = t;
     return 0;
 }
 
@@ -1052,6 +1154,13 @@ int space_problem_check(const space_problem *p, char *why, size_t n)
             "batch x heads x seq_len is %lld rows, at most %ld (the kernels index rows in "
             "32-bit integers): shorten seq_len or split the batch",
             bh * p->seq_len, SPACE_MAX_ROWS);
+    if (p->kv_heads < 1 || p->kv_heads > p->heads || p->heads % p->kv_heads != 0)
+        return text_errf(why, n,
+                         "kv_heads %d does not divide heads %d (each K/V head serves heads / "
+                         "kv_heads query heads: 1 <= kv_heads <= heads)",
+                         p->kv_heads, p->heads);
+    if (!space_dtype_name(p->dtype))
+        return text_errf(why, n, "dtype %d is not fp16 or bf16", p->dtype);
     return 0;
 }
 
@@ -1062,7 +1171,17 @@ double space_problem_flops(const space_problem *p)
     return p->causal ? 0.5 * f : f;
 }
 
+/* Bytes of one element: fp16 and bf16 alike. */
+#define SP_ELEM_BYTES 2.0
+
 double space_problem_bytes(const space_problem *p)
 {
-    return 4.0 * p->batch * p->heads * (double)p->seq_len * p->head_dim * 2.0;
+    const double row = (double)p->batch * p->seq_len * p->head_dim; /* one head's elements */
+    return (2.0 * p->heads + 2.0 * p->kv_heads) * row * SP_ELEM_BYTES;
+}
+
+double space_problem_input_bytes(const space_problem *p)
+{
+    const double row = (double)p->batch * p->seq_len * p->head_dim;
+    return (1.0 * p->heads + 2.0 * p->kv_heads) * row * SP_ELEM_BYTES;
 }

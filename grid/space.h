@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 
+#include "../kernels/fa_config.h"
 #include "../store/mode.h"
 
 #define SPACE_MAX_PROBLEMS 16
@@ -20,21 +21,26 @@
 #define SPACE_ERR_LEN 512
 #define SPACE_MAX_SAMPLES 1000000 /* measure.min_samples and max_samples at most */
 
-/* The five axes of a space: its family's config slots 1 to 5 (named after
- * mma's, the default family's). */
-typedef enum space_axis_id {
-    SPACE_AXIS_BLOCK_M,
-    SPACE_AXIS_BLOCK_N,
-    SPACE_AXIS_NUM_WARPS,
-    SPACE_AXIS_STAGES,
-    SPACE_AXIS_SWIZZLE,
-    SPACE_AXIS_COUNT
-} space_axis_id;
+/* The axes of a grid: axis a (0 to SPACE_AXIS_COUNT - 1) is its family's
+ * a-th tunable axis, fa_config.axis[a] of its points; the family's table
+ * names it (fa_family.axes[1 + a]: space_axis_name). No index has a
+ * meaning of its own: "BLOCK_M" or "CONSUMER_WG" is the family's word,
+ * and only the family's code reads one by name (kernels/mma/mma.h: MMA_*,
+ * kernels/wgmma/traits.h: WG_*). */
+#define SPACE_AXIS_COUNT FA_CONFIG_AXES
 
-/* One attention problem: fp16 [batch, heads, seq_len, head_dim]. */
+/* One attention problem: Q and O [batch, heads, seq_len, head_dim], K and
+ * V [batch, kv_heads, seq_len, head_dim], of element type dtype. Query head
+ * h reads K/V head h / (heads / kv_heads): kv_heads == heads is multi-head
+ * attention, 1 < kv_heads < heads grouped-query (GQA), 1 multi-query
+ * (MQA). A space or text that does not say is fp16 with kv_heads = heads;
+ * every problem made here has kv_heads set (1 <= kv_heads <= heads, heads
+ * divisible by it). */
 typedef struct space_problem {
     int batch, heads, seq_len, head_dim;
     int causal;
+    int kv_heads; /* K/V heads */
+    int dtype;    /* FA_DTYPE_* (kernels/fa_config.h) */
 } space_problem;
 
 /* Measurement settings; every field has a default (docs/spaces.md). */
@@ -72,7 +78,7 @@ typedef struct space_tolerance {
 #define SPACE_MAX_EXTRA 4
 
 /* One family's grid: its family (an index, kernels/family.h) and the values
- * of its five axes (slots 1 to 5, named by the family's fa_family.axes). */
+ * of its axes (named by the family's fa_family.axes: space_axis_name). */
 typedef struct space_grid {
     int family;
     int axis_len[SPACE_AXIS_COUNT];
@@ -122,30 +128,49 @@ void space_measure_defaults(space_measure *m);
 #define SPACE_DEFAULT_REL_L2 5e-3
 #define SPACE_DEFAULT_MAX_ABS 3e-2
 
-/* The axis's name as written in the file ("BLOCK_M" ...) for the default
- * family, mma; a space's "axes" are its family's slots 1 to 5
- * (kernels/family.h: fa_family.axes, names and the values each allows). */
-const char *space_axis_name(space_axis_id a);
+/* Axis a's name as written in the file for a grid of family `family` (an
+ * index, kernels/family.h): "BLOCK_M", "NUM_WARPS" for mma, "CONSUMER_WG"
+ * for wgmma (fa_family.axes[1 + a], which also holds the values each
+ * allows); "?" for an axis or family out of range. */
+const char *space_axis_name(int family, int a);
 
 /* Canonical problem text used in store keys: "b4.h8.s512.d64.nc" (".c" when
- * causal). Returns what snprintf returns. */
+ * causal) for fp16 multi-head attention, the text every problem had before
+ * kv_heads and dtype, so older records keep their key. A problem with
+ * kv_heads != heads says so after the heads ("b1.h32.kv8.s4096.d128.c"), one
+ * of another dtype ends in its name ("b1.h32.kv8.s4096.d128.c.bf16").
+ * Returns what snprintf returns. */
 int space_problem_format(const space_problem *p, char *buf, size_t n);
-/* Parses that text, or the short "4,8,512,64" form (non-causal). 0 / -1. */
+/* Parses that text, strictly (every accepted text is the one
+ * space_problem_format writes: no leading zeros, ".kvN" only when N is not
+ * the heads and divides them, no ".fp16"), or the short forms "4,8,512,64"
+ * (non-causal fp16 MHA), "1,32:8,4096,128" (K/V heads after the colon) and
+ * either with ",bf16" or ",fp16" at the end. 0 / -1 (*p untouched). */
 int space_problem_parse(const char *s, space_problem *p);
+
+/* A dtype's name in a space file and a problem text: "fp16", "bf16"; NULL
+ * for no FA_DTYPE_*. space_dtype_of is the reverse (-1 for no name). */
+const char *space_dtype_name(int dtype);
+int space_dtype_of(const char *name);
 
 /* Whether the kernels can launch p at all, whatever the config: the
  * launches index batch x heads as the CUDA grid's y dimension (at most
  * SPACE_MAX_BATCH_HEADS) and batch x heads x seq_len rows in 32-bit ints
- * (at most SPACE_MAX_ROWS). Returns 0, or -1 with one line in why ("batch
- * x heads is 65536, ..."). The space parser and `eval --problem` check it
- * before any work; a stored record's problem is only text and is not. */
+ * (at most SPACE_MAX_ROWS); kv_heads is 1 to heads and divides them; dtype
+ * is an FA_DTYPE_*. Returns 0, or -1 with one line in why ("batch x heads
+ * is 65536, ..."). The space parser and `eval --problem` check it before
+ * any work; a stored record's problem is only text and is not. */
 #define SPACE_MAX_BATCH_HEADS 65535L
 #define SPACE_MAX_ROWS (1L << 30)
 int space_problem_check(const space_problem *p, char *why, size_t n);
 
 /* FLOPs and minimum DRAM bytes of one forward pass (for TFLOPS, GB/s):
- * 4*B*H*S*S*D (halved when causal) and 4 tensors of B*H*S*D fp16. */
+ * 4*B*H*S*S*D (halved when causal; kv_heads does not change the math) and
+ * Q, O of B*H*S*D plus K, V of B*KV*S*D elements of 2 bytes (fp16, bf16).
+ * space_problem_input_bytes: Q, K and V alone, what must be read at least
+ * once. */
 double space_problem_flops(const space_problem *p);
 double space_problem_bytes(const space_problem *p);
+double space_problem_input_bytes(const space_problem *p);
 
 #endif /* SPACE_H */

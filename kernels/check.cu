@@ -6,6 +6,7 @@
 // order-free hash of an input. Everything stays on the GPU, so a gate of
 // 33 M outputs costs a few milliseconds instead of a 66 MB copy and a host
 // loop.
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <math.h>
@@ -27,21 +28,34 @@ __device__ __forceinline__ unsigned long long mix64(unsigned long long z)
     return z ^ (z >> 31);
 }
 
-__global__ void fill_random_kernel(half *x, size_t n, unsigned long long seed, float lo, float hi)
+// One 16-bit element of type dt (FA_DTYPE_*) as a float, and a float rounded to one.
+__device__ __forceinline__ float elem_float(unsigned short b, int dt)
+{
+    return dt == FA_DTYPE_BF16 ? __uint_as_float((unsigned)b << 16)
+                               : __half2float(__ushort_as_half(b));
+}
+__device__ __forceinline__ unsigned short elem_of(float x, int dt)
+{
+    return dt == FA_DTYPE_BF16 ? __bfloat16_as_ushort(__float2bfloat16_rn(x))
+                               : __half_as_ushort(__float2half_rn(x));
+}
+
+__global__ void fill_random_kernel(unsigned short *x, size_t n, unsigned long long seed, float lo,
+                                   float hi, int dt)
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
         const unsigned long long r = mix64(seed + 0x9e3779b97f4a7c15ULL * (i + 1));
         const double u = (double)(r >> 11) * (1.0 / 9007199254740992.0); // [0, 1)
-        x[i] = __float2half_rn((float)(lo + (hi - lo) * u));
+        x[i] = elem_of((float)(lo + (hi - lo) * u), dt);
     }
 }
 
-extern "C" int fa_fill_random_launch(void *half_out, size_t n, unsigned long long seed, float lo,
-                                     float hi, fa_stream stream)
+extern "C" int fa_fill_random_launch(void *out, size_t n, int dtype, unsigned long long seed,
+                                     float lo, float hi, fa_stream stream)
 {
-    fill_random_kernel<<<CHECK_BLOCKS, CHECK_THREADS, 0, (cudaStream_t)stream>>>((half *)half_out,
-                                                                                 n, seed, lo, hi);
+    fill_random_kernel<<<CHECK_BLOCKS, CHECK_THREADS, 0, (cudaStream_t)stream>>>(
+        (unsigned short *)out, n, seed, lo, hi, dtype);
     return (int)cudaGetLastError();
 }
 
@@ -84,13 +98,14 @@ __device__ void block_reduce(compare_part &mine, compare_part *out)
 // Output element i (o) against its reference (r) into p: a NaN or inf
 // output is counted and adds nothing to the sums; out NULL: the reference
 // alone is looked at.
-__device__ __forceinline__ void part_element(compare_part &p, const half *out, double r, size_t i)
+__device__ __forceinline__ void part_element(compare_part &p, const unsigned short *out, int dt,
+                                             double r, size_t i)
 {
     if (!isfinite(r))
         p.ref_nonfinite++;
     if (!out)
         return;
-    const double o = __half2float(out[i]);
+    const double o = elem_float(out[i], dt);
     if (!isfinite(o)) {
         p.nonfinite++;
         p.first_bad = i < p.first_bad ? i : p.first_bad;
@@ -102,12 +117,13 @@ __device__ __forceinline__ void part_element(compare_part &p, const half *out, d
     p.max_abs = max_nan(p.max_abs, d);
 }
 
-__global__ void compare_kernel(const half *out, const float *ref, size_t n, compare_part *parts)
+__global__ void compare_kernel(const unsigned short *out, int dt, const float *ref, size_t n,
+                               compare_part *parts)
 {
     compare_part p = {0, 0, 0, 0, ~0ULL, 0};
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x)
-        part_element(p, out, ref[i], i);
+        part_element(p, out, dt, ref[i], i);
     block_reduce(p, &parts[blockIdx.x]);
 }
 
@@ -128,12 +144,13 @@ extern "C" size_t fa_compare_scratch_bytes(void)
     return CHECK_BLOCKS * sizeof(compare_part);
 }
 
-extern "C" int fa_compare_launch(const void *half_out, const float *ref, size_t n, void *scratch,
-                                 fa_compare_sums *sums, fa_stream stream)
+extern "C" int fa_compare_launch(const void *out, int dtype, const float *ref, size_t n,
+                                 void *scratch, fa_compare_sums *sums, fa_stream stream)
 {
     cudaStream_t s = (cudaStream_t)stream;
     compare_part *parts = (compare_part *)scratch;
-    compare_kernel<<<CHECK_BLOCKS, CHECK_THREADS, 0, s>>>((const half *)half_out, ref, n, parts);
+    compare_kernel<<<CHECK_BLOCKS, CHECK_THREADS, 0, s>>>((const unsigned short *)out, dtype, ref,
+                                                          n, parts);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return (int)e;
@@ -158,7 +175,7 @@ __device__ __forceinline__ unsigned slice_bits(const fa_signs &p, int s)
 __global__ void flip_kernel(const fa_slot *slots, fa_shape sh)
 {
     const fa_slot &sl = slots[blockIdx.y];
-    const long rows = (long)sh.slices * sh.seq_len;
+    const long rows = (long)sh.kv_slices * sh.seq_len; // V's rows: K/V slices
     const int lane = threadIdx.x & 31, group_cols = sh.head_dim / FA_SIGN_GROUPS;
     unsigned short *v = (unsigned short *)sl.v;
     for (long r = (long)blockIdx.x * CHECK_WARPS + threadIdx.x / 32; r < rows;
@@ -203,17 +220,19 @@ __global__ void check_slots_kernel(const fa_slot *slots, fa_shape sh, int shift,
     const fa_slot &sl = slots[blockIdx.y];
     const long rows = (long)sh.slices * sh.seq_len;
     const int lane = threadIdx.x & 31, group_cols = sh.head_dim / FA_SIGN_GROUPS;
-    const half *o = (const half *)sl.o;
+    const int group = sh.slices / sh.kv_slices; // query slices reading one K/V slice
+    const unsigned short *o = (const unsigned short *)sl.o;
     compare_part p = {0, 0, 0, 0, ~0ULL, 0};
     for (long r = (long)blockIdx.x * CHECK_WARPS + threadIdx.x / 32; r < rows;
          r += (long)gridDim.x * CHECK_WARPS) {
         if (!row_sampled(seed, blockIdx.y, r, shift))
             continue;
-        const unsigned bits = slice_bits(sl.signs, (int)(r / sh.seq_len));
+        // output row r's slice reads V slice (r / seq_len) / group: its signs
+        const unsigned bits = slice_bits(sl.signs, (int)(r / sh.seq_len / group));
         for (int c = lane; c < sh.head_dim; c += 32) {
             const size_t i = (size_t)r * sh.head_dim + c;
             const double ref = sl.ref[i];
-            part_element(p, o, (bits >> (c / group_cols)) & 1u ? -ref : ref, i);
+            part_element(p, o, sh.dtype, (bits >> (c / group_cols)) & 1u ? -ref : ref, i);
         }
     }
     block_reduce(p, &parts[(size_t)blockIdx.y * CHECK_CHUNKS + blockIdx.x]);

@@ -3,13 +3,14 @@
  * which points can exist and how a point is written as text is the
  * family's (kernels/family.h: the table; kernels/<family>/: its traits).
  *
- * One vocabulary everywhere: the space file's axis names. The config struct
- * below has six value slots, named after the mma family's axes (the default
- * family, kernels/mma/mma.h): HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES,
- * SWIZZLE in lower case. Another family gives the slots its own axes, in
- * order (its fa_family.axes says which name each slot has). The config
+ * One vocabulary everywhere: the space file's axis names, which are the
+ * family's. A config holds what the problem fixes (HEAD_DIM, the dtype),
+ * the family, and the family's axes as unnamed values (axis[]); the family
+ * table names them (fa_family.axes) and only the family's own code reads
+ * them, by its own index names (MMA_BLOCK_M, WG_PIPELINE, ...). The config
  * text of an mma point is "d64.m128.n64.w4.s2.z1" (a store key's config
- * field); each family has its own text.
+ * field); each family has its own text, and a bf16 point's text ends in
+ * ".bf16".
  *
  * This header is shared by the C host code (planner, registry, driver) and
  * by the CUDA templates. Everything here is pure: no CUDA, no allocation,
@@ -34,27 +35,57 @@ extern "C" {
 #define FA_PURE static inline
 #endif
 
-/* The tunable axes of the kernel, plus the head dimension it is built for,
- * and the family. family is last, so a positional or zero initialiser is a
- * point of the default family, mma (family 0). */
+/* The element types a problem may hold (its "dtype"); 0 is the default. */
+#define FA_DTYPE_FP16 0
+#define FA_DTYPE_BF16 1
+#define FA_DTYPE_COUNT 2
+
+/* Tunable axes a family may have (its table names each one). */
+#define FA_CONFIG_AXES 5
+/* The slots of a config, in order: head_dim, then the axes (family and
+ * dtype not counted). */
+#define FA_CONFIG_SLOTS (1 + FA_CONFIG_AXES)
+
+/* One point: what the problem fixes (head_dim, dtype), the family, and the
+ * family's tunable axes. axis[] has no meaning of its own: axis[i] is the
+ * i-th axis of the family's table (fa_family.axes[1 + i]: "BLOCK_M" for
+ * mma and wgmma, "NUM_WARPS" or "CONSUMER_WG", ...), and only the family's
+ * code reads it, by its own names (kernels/<family>/: MMA_*, WG_* indices).
+ * A zero initialiser is fp16 of the default family, mma (family 0). */
 typedef struct fa_config {
-    int head_dim;  /* HEAD_DIM: 64 or 128 */
-    int block_m;   /* BLOCK_M: query rows per CTA */
-    int block_n;   /* BLOCK_N: key/value rows per inner-loop tile */
-    int num_warps; /* NUM_WARPS: warps per CTA; each owns block_m / num_warps query rows */
-    int stages;    /* STAGES: depth of the K/V cp.async ring (1 = load, wait, compute) */
-    int swizzle;   /* SWIZZLE: 0 = plain row-major smem, 1 = XOR-swizzled 16-byte chunks */
-    int family;    /* index into the family table (kernels/family.h); 0 = mma */
+    int head_dim;             /* HEAD_DIM: the problem's */
+    int axis[FA_CONFIG_AXES]; /* the family's axes, in its table's order */
+    int family;               /* index into the family table (kernels/family.h); 0 = mma */
+    int dtype;                /* FA_DTYPE_*: the problem's element type */
 } fa_config;
 
-/* The slots of a config, in order (head_dim first, family not counted). */
-#define FA_CONFIG_SLOTS 6
+/* Slot i of c (0: head_dim, 1 + k: axis[k]), all of them into v, and a setter. */
+FA_PURE int fa_config_slot(const fa_config *c, int i)
+{
+    return i == 0 ? c->head_dim : c->axis[i - 1];
+}
+static inline FA_HD void fa_config_slots(const fa_config *c, int v[FA_CONFIG_SLOTS])
+{
+    for (int i = 0; i < FA_CONFIG_SLOTS; i++)
+        v[i] = fa_config_slot(c, i);
+}
+static inline FA_HD void fa_config_set_slot(fa_config *c, int i, int v)
+{
+    if (i == 0)
+        c->head_dim = v;
+    else
+        c->axis[i - 1] = v;
+}
 
 /* Canonical short text of a config in its family's format, e.g.
  * "d64.m128.n64.w4.s2.z1" for mma; the family is not part of it (a record
  * keeps it in key.family). Writes at most `n` bytes including the NUL;
  * returns what snprintf returns (a config of no known family writes "?"). */
 int fa_config_format(const fa_config *c, char *buf, unsigned long n);
+
+/* "fp16", "bf16": the dtype's name in spaces, problem texts and seeds; NULL
+ * out of range. */
+const char *fa_dtype_name(int dtype);
 
 /* Parses a config text: "FAMILY:TEXT" (e.g. "mma:d64.m128.n64.w4.s2.z1"),
  * or TEXT alone for the default family, mma. TEXT must be exactly what the
@@ -66,19 +97,18 @@ int fa_config_parse(const char *s, fa_config *c);
  * index, kernels/family.h). 0 or -1 as fa_config_parse. */
 int fa_config_parse_in(int family, const char *s, fa_config *c);
 
-/* Total order on configs (family, then head_dim, block_m, block_n,
- * num_warps, stages, swizzle); returns <0, 0, >0 like strcmp. The registry
- * is sorted by it, so it is keyed by family + config. (Inline: the kernel
- * library's registry needs it and links nothing of the host code.) */
+/* Total order on configs (family, dtype, then the slots in order); returns <0, 0, >0 like strcmp.
+ * The registry is sorted by it, so it is keyed by family + config. (Inline: the kernel library's
+ * registry needs it and links nothing of the host code.) */
 static inline int fa_config_cmp(const fa_config *a, const fa_config *b)
 {
-    const int x[7] = {a->family,    a->head_dim, a->block_m, a->block_n,
-                      a->num_warps, a->stages,   a->swizzle};
-    const int y[7] = {b->family,    b->head_dim, b->block_m, b->block_n,
-                      b->num_warps, b->stages,   b->swizzle};
-    for (int i = 0; i < 7; i++)
-        if (x[i] != y[i])
-            return x[i] < y[i] ? -1 : 1;
+    if (a->family != b->family)
+        return a->family < b->family ? -1 : 1;
+    if (a->dtype != b->dtype)
+        return a->dtype < b->dtype ? -1 : 1;
+    for (int i = 0; i < FA_CONFIG_SLOTS; i++)
+        if (fa_config_slot(a, i) != fa_config_slot(b, i))
+            return fa_config_slot(a, i) < fa_config_slot(b, i) ? -1 : 1;
     return 0;
 }
 

@@ -20,9 +20,11 @@ typedef struct CUstream_st *fa_stream; /* == cudaStream_t, without the header */
 
 /* One attention forward problem and its device buffers. */
 typedef struct fa_args {
-    const void *q, *k, *v; /* fp16 [B,H,S,D] inputs, device memory */
-    void *o;               /* fp16 [B,H,S,D] output, device memory */
+    const void *q, *k, *v; /* Q [B,H,S,D], K and V [B,KVH,S,D] of dtype, device memory */
+    void *o;               /* [B,H,S,D] output of dtype, device memory */
     int batch, heads, seq_len, head_dim;
+    int kv_heads;        /* KVH: query head h reads K/V head h / (heads / kv_heads) */
+    int dtype;           /* FA_DTYPE_*: an instance refuses a problem of another */
     int causal;          /* 1: key j is masked for query i when j > i */
     float softmax_scale; /* usually 1/sqrt(head_dim) */
     /* Optional clock64 instrumentation: when non-NULL, thread 0 of each CTA
@@ -30,6 +32,15 @@ typedef struct fa_args {
      * uniform branches per CTA when NULL. */
     unsigned long long *cta_clock;
 } fa_args;
+
+/* Whether an instance built for head_dim and dtype can run a's problem: its
+ * head_dim and dtype, positive sizes, and heads a multiple of kv_heads
+ * (every launch checks this first and refuses with cudaErrorInvalidValue). */
+static inline int fa_args_fit(const fa_args *a, int head_dim, int dtype)
+{
+    return a->head_dim == head_dim && a->dtype == dtype && a->seq_len >= 1 && a->batch >= 1 &&
+           a->heads >= 1 && a->kv_heads >= 1 && a->heads % a->kv_heads == 0;
+}
 
 /* Launches one compiled instance asynchronously on `stream`. Returns the
  * launch error (argument or configuration errors appear here; faults inside
@@ -89,8 +100,13 @@ static inline int fa_smem_optin(long dynamic, long stat)
 int fa_instance_attrs(const fa_instance *in, fa_attrs *out);
 
 /* fp32 reference attention on the GPU: o_ref is float [B,H,S,D], device
- * memory. Plain and slow on purpose: one thread per query row. */
+ * memory; a's dtype and kv_heads say how to read Q, K, V. Plain and slow on
+ * purpose: one thread per query row. */
 int fa_reference_launch(const fa_args *a, float *o_ref, fa_stream stream);
+/* The same, rounding P (the 16-bit operand of P V) and O to a's dtype as
+ * any kernel of that dtype must, into o: [B,H,S,D] of that dtype, as a kernel's output. Its
+ * distance to fa_reference_launch is what the dtype itself costs. */
+int fa_reference_rounded_launch(const fa_args *a, void *o, fa_stream stream);
 
 /* ---- measuring helpers (kernels/spin.cu) ---------------------------------------------------- */
 
@@ -114,12 +130,13 @@ int fa_load_launch(int ctas, double ms, fa_clock_probe *probes, fa_stream stream
 
 /* ---- checking helpers (kernels/check.cu) ----------------------------------------------------- */
 
-/* Fills n fp16 values with uniform random numbers in [lo, hi], element i a
- * hash of (seed, i): fresh inputs with a fresh seed, no host copy. */
-int fa_fill_random_launch(void *half_out, size_t n, unsigned long long seed, float lo, float hi,
-                          fa_stream stream);
+/* Fills n values of dtype (FA_DTYPE_*) with uniform random numbers in [lo,
+ * hi], element i a hash of (seed, i): fresh inputs with a fresh seed, no
+ * host copy. */
+int fa_fill_random_launch(void *out, size_t n, int dtype, unsigned long long seed, float lo,
+                          float hi, fa_stream stream);
 
-/* Sums of an fp16 output against an fp32 reference, over n elements, in
+/* Sums of an fp16 or bf16 (dtype) output against an fp32 reference, over n elements, in
  * double: what the correctness gate needs (sweep/stats.h turns them into
  * rel_l2 and max_abs). A NaN or inf output counts in nonfinite (first_bad
  * the lowest such index, ~0ULL when none) and adds nothing to the sums; a
@@ -136,7 +153,7 @@ size_t fa_compare_scratch_bytes(void);
 /* Computes the sums into *sums (device memory) with a fixed grid and a
  * fixed reduction order, so the same data gives the same bits. scratch:
  * fa_compare_scratch_bytes() of device memory. */
-int fa_compare_launch(const void *half_out, const float *ref, size_t n, void *scratch,
+int fa_compare_launch(const void *out, int dtype, const float *ref, size_t n, void *scratch,
                       fa_compare_sums *sums, fa_stream stream);
 
 /* ---- checking timed launches (kernels/check.cu; sweep/guard.h says how they are used) ------ */
@@ -155,8 +172,14 @@ typedef struct fa_signs {
     unsigned long long w[FA_SIGN_WORDS];
 } fa_signs;
 
+/* A problem as the checks see it: Q and O [slices, seq_len, head_dim], K
+ * and V [kv_slices, seq_len, head_dim] (output slice s reads K/V slice s /
+ * (slices / kv_slices)), elements of dtype. A tensor hashed alone (V under
+ * its signs) has slices = kv_slices = its own slices. */
 typedef struct fa_shape {
     int slices, seq_len, head_dim; /* slices = batch * heads */
+    int kv_slices;                 /* batch * kv_heads */
+    int dtype;                     /* FA_DTYPE_* */
 } fa_shape;
 
 /* One launch as the checks see it (device memory when a kernel reads it). */

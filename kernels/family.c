@@ -46,19 +46,52 @@ const char *fa_family_names(void)
     return names;
 }
 
+/* The dtype's suffix of a config text: none for fp16 (so every text written
+ * before dtypes reads as fp16), ".bf16" for bf16. */
+static const char *const fa_dtype_suffix[FA_DTYPE_COUNT] = {"", ".bf16"};
+
+const char *fa_dtype_name(int dtype)
+{
+    static const char *const names[FA_DTYPE_COUNT] = {"fp16", "bf16"};
+    return dtype >= 0 && dtype < FA_DTYPE_COUNT ? names[dtype] : NULL;
+}
+
 int fa_config_format(const fa_config *c, char *buf, unsigned long n)
 {
     const fa_family *f = fa_family_of(c);
-    return f ? f->format(c, buf, n) : snprintf(buf, n, "?");
+    if (!f || c->dtype < 0 || c->dtype >= FA_DTYPE_COUNT)
+        return snprintf(buf, n, "?");
+    const int k = f->format(c, buf, n);
+    if (k < 0 || (unsigned long)k >= n)
+        return k;
+    const int m = snprintf(buf + k, n - (unsigned long)k, "%s", fa_dtype_suffix[c->dtype]);
+    return m < 0 ? m : k + m;
 }
 
 int fa_config_parse_in(int family, const char *s, fa_config *c)
 {
     const fa_family *f = fa_family_get(family);
+    if (!f)
+        return -1;
+    /* The dtype suffix, then the family's own text before it. */
+    char text[128];
+    const size_t len = strlen(s);
+    int dtype = FA_DTYPE_FP16;
+    for (int d = 1; d < FA_DTYPE_COUNT; d++) {
+        const size_t sl = strlen(fa_dtype_suffix[d]);
+        if (len > sl && strcmp(s + len - sl, fa_dtype_suffix[d]) == 0)
+            dtype = d;
+    }
+    const size_t body = len - strlen(fa_dtype_suffix[dtype]);
+    if (body >= sizeof text)
+        return -1;
+    memcpy(text, s, body);
+    text[body] = '\0';
     fa_config t = {0};
-    if (!f || f->parse(s, &t) != 0)
+    if (f->parse(text, &t) != 0)
         return -1;
     t.family = family;
+    t.dtype = dtype;
     *c = t;
     return 0;
 }

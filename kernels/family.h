@@ -30,7 +30,8 @@
 typedef enum fa_reject {
     FA_REJ_OK = 0,
     FA_REJ_HEAD_DIM,  /* head_dim not one the template is built for */
-    FA_REJ_WARP_ROWS, /* the CTA's rows do not split over its warps */
+    FA_REJ_WARP_ROWS, /* BLOCK_M is not the rows the CTA's warps own (each family says how:
+                         fa_family.rule; mma 16 per warp, wgmma 64 per consumer warpgroup) */
     FA_REJ_CHUNKS,    /* a tile does not split into whole copies per thread */
     FA_REJ_SMEM,      /* shared memory over the space's limit */
     FA_REJ_ARCH,      /* the family's code does not run on the target's architecture */
@@ -45,7 +46,8 @@ typedef enum fa_reject {
  * to hi, a multiple of step when step > 1, one of the bits of set (bit v
  * for value v < 64) when set is not 0. A value under lo, off the step or
  * out of the set is refused with `what`; one over hi with `over` (or
- * `what` when NULL). */
+ * `what` when NULL). `tag` is its letter in the config text ("m" in
+ * "d64.m128..."), what the report's panels are titled with. */
 typedef struct fa_axis {
     const char *name; /* "BLOCK_M" */
     const char *what; /* the values it allows, in words: "a positive integer multiple of 16" */
@@ -53,7 +55,13 @@ typedef struct fa_axis {
     long lo, hi;
     int step;
     unsigned long long set;
+    const char *tag; /* "m" */
 } fa_axis;
+
+/* Room for one Kernel Tuner restriction string, NUL included, and the most
+ * a family writes (fa_family.kt_restrictions). */
+#define FA_KT_RESTRICTION_LEN 160
+#define FA_KT_MAX_RESTRICTIONS 12
 
 /* Most derived code paths a family reports ("paths" in list and seeds). */
 #define FA_FAMILY_MAX_PATHS 4
@@ -91,12 +99,31 @@ typedef struct fa_family {
      * text with the numbers (snprintf-like). */
     int (*check)(const fa_config *c, long smem_limit);
     int (*reject_text)(int reason, const fa_config *c, long smem_limit, char *buf, unsigned long n);
+    /* Each rule check applies, in one line and in the family's words, by its
+     * fa_reject code (NULL for a code it never returns): what `plan` and the
+     * report say a reason code means for this family's points ("BLOCK_M = 64
+     * x CONSUMER_WG, 1 to 3 consumer warpgroups"). */
+    const char *rule[FA_REJ_COUNT];
     long (*smem_bytes)(const fa_config *c); /* dynamic shared memory a launch asks for */
+    int (*threads)(const fa_config *c);     /* threads per CTA a launch asks for (one dimension) */
     /* The registry entry: the line a generated shard holds for c (e.g.
      * "FA_INSTANCE(64, 128, 64, 4, 2, 1)"), and the C name of the
      * fa_instance it defines (e.g. "fa_inst_d64_m128_n64_w4_s2_z1"). */
     int (*instance)(const fa_config *c, char *buf, unsigned long n);
     int (*symbol)(const fa_config *c, char *buf, unsigned long n);
+    /* Kernel Tuner's view (seeds/tuner.c: the cache, T4 and T1 exports),
+     * Python expressions over the axes' names: the threads per CTA a launch
+     * asks for (block_size_x: "32*NUM_WARPS"), the grid's x size over T1's
+     * ProblemSize [B, H, S, D], and check's rules as restriction strings for
+     * a problem's head_dim and a shared-memory limit (LONG_MAX: none) into
+     * out[0..max-1] (max >= FA_KT_MAX_RESTRICTIONS): a point of the axes'
+     * values meets them all exactly when check accepts it
+     * (tests/unit/test_plan.c brute-forces both over every point a space
+     * may hold). Returns how many, or -1 when check rejects every point of
+     * head_dim (nothing to search). */
+    const char *kt_block_x, *kt_grid_x;
+    int (*kt_restrictions)(int head_dim, long smem_limit, char (*out)[FA_KT_RESTRICTION_LEN],
+                           int max);
     /* Derived code paths: names, and whether c runs each. */
     int n_paths;
     const char *paths[FA_FAMILY_MAX_PATHS];

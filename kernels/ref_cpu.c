@@ -51,14 +51,36 @@ uint16_t ref_float_to_half(float f)
     return sign | (uint16_t)(((e + 14) << 10) | (sig & 0x3ff));
 }
 
+float ref_elem_to_float(uint16_t x, int dtype)
+{
+    if (dtype != 1)
+        return ref_half_to_float(x);
+    const uint32_t bits = (uint32_t)x << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+uint16_t ref_float_to_elem(float f, int dtype)
+{
+    if (dtype != 1)
+        return ref_float_to_half(f);
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    if ((bits & 0x7fffffffu) > 0x7f800000u) /* NaN stays a NaN */
+        return (uint16_t)((bits >> 16) | 0x40u);
+    bits += 0x7fffu + ((bits >> 16) & 1u); /* round to nearest even */
+    return (uint16_t)(bits >> 16);
+}
+
 static void row_attention(const double *qrow, const uint16_t *k, const uint16_t *v, int n_keys,
-                          int d, double scale, double *scores, double *out)
+                          int d, int dtype, double scale, double *scores, double *out)
 {
     double mx = -INFINITY;
     for (int j = 0; j < n_keys; j++) {
         double s = 0;
         for (int x = 0; x < d; x++)
-            s += qrow[x] * ref_half_to_float(k[(long)j * d + x]);
+            s += qrow[x] * ref_elem_to_float(k[(long)j * d + x], dtype);
         scores[j] = s * scale;
         if (scores[j] > mx)
             mx = scores[j];
@@ -70,14 +92,15 @@ static void row_attention(const double *qrow, const uint16_t *k, const uint16_t 
         const double p = exp(scores[j] - mx);
         sum += p;
         for (int x = 0; x < d; x++)
-            out[x] += p * ref_half_to_float(v[(long)j * d + x]);
+            out[x] += p * ref_elem_to_float(v[(long)j * d + x], dtype);
     }
     for (int x = 0; x < d; x++)
         out[x] /= sum;
 }
 
 void ref_attention_cpu(const uint16_t *q, const uint16_t *k, const uint16_t *v, int batch,
-                       int heads, int seq, int head_dim, int causal, double scale, double *out)
+                       int heads, int kv_heads, int seq, int head_dim, int causal, int dtype,
+                       double scale, double *out)
 {
     double *scores = malloc(sizeof(double) * (size_t)seq);
     double *qrow = malloc(sizeof(double) * (size_t)head_dim);
@@ -88,13 +111,14 @@ void ref_attention_cpu(const uint16_t *q, const uint16_t *k, const uint16_t *v, 
             out[i] = NAN; /* never silently "pass" */
         return;
     }
+    const int group = kv_heads > 0 && heads % kv_heads == 0 ? heads / kv_heads : 1;
     for (long h = 0; h < (long)batch * heads; h++) {
-        const long base = h * seq * head_dim;
+        const long base = h * seq * head_dim, kv_base = h / group * seq * head_dim;
         for (int i = 0; i < seq; i++) {
             for (int x = 0; x < head_dim; x++)
-                qrow[x] = ref_half_to_float(q[base + (long)i * head_dim + x]);
-            row_attention(qrow, k + base, v + base, causal ? i + 1 : seq, head_dim, scale, scores,
-                          out + base + (long)i * head_dim);
+                qrow[x] = ref_elem_to_float(q[base + (long)i * head_dim + x], dtype);
+            row_attention(qrow, k + kv_base, v + kv_base, causal ? i + 1 : seq, head_dim, dtype,
+                          scale, scores, out + base + (long)i * head_dim);
         }
     }
     free(scores);

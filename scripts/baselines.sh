@@ -2,7 +2,9 @@
 # baselines.sh SPACE STORE [FASWEEP] - times PyTorch's scaled_dot_product_attention
 # (flash, efficient, cudnn backends) on every problem of SPACE in its modes,
 # with the engine's method (scripts/sdpa_baseline.py), and imports the
-# results into STORE as baseline records (they stay in STORE.baselines.jsonl).
+# results into STORE as baseline records (they stay in STORE.baselines.jsonl),
+# each under its problem's canonical text (dtype and kv_heads included, as
+# the kernels' records of the problem).
 # SPACE is passed on (--space): its measure settings, tolerances, and its
 # measure.rounds and measure.ci_floor, so every baseline record is measured
 # in the same number of rounds as the kernels and carries its 95 % interval
@@ -22,22 +24,22 @@ fi
 space=$1
 store=$2
 fasweep=${3:-${FASWEEP:-$here/../build/fasweep}}
-# The space's problems as B,H,S,D[,causal], one a line; a file that is not a
-# space is bad input, said in one line (never a traceback).
-problems=$(python3 - "$space" <<'PY'
+# The space's problems as their canonical texts (scripts/problem_text.py,
+# grid/space.c: dtype and kv_heads included, "b1.h32.kv8.s4096.d128.c.bf16"),
+# one a line; a file that is not a space is bad input, said in one line
+# (never a traceback).
+problems=$(python3 - "$space" "$here" <<'PY'
 import json, sys
 esc = lambda x: "".join(c if c.isprintable() else ("\\x%02x" if ord(c) < 256 else "\\u%04x") % ord(c) for c in str(x))[:200]
 path = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+import problem_text
 try:
     with open(path) as f:
         d = json.load(f)
     out = []
     for i, p in enumerate(d["problems"]):
-        v = [p[n] for n in ("batch", "heads", "seq_len", "head_dim")]
-        if not all(type(x) is int and x > 0 for x in v) or type(p.get("causal", False)) is not bool:
-            raise ValueError("problems[%d]: batch, heads, seq_len, head_dim must be positive "
-                             "integers and causal true or false" % i)
-        out.append("%d,%d,%d,%d%s" % (*v, ",causal" if p.get("causal") else ""))
+        out.append(problem_text.text(problem_text.of_space(p, "problems[%d]" % i)))
     if not out:
         raise ValueError("no problems")
 except OSError as e:
@@ -59,10 +61,8 @@ command -v -- "$fasweep" >/dev/null ||
 base=$store.baselines.jsonl
 : >"$base" || { printf '%s: %q: cannot write\n' "$me" "$base" >&2; exit 2; }
 for p in $problems; do
-    args=(--problem "${p%,causal}")
-    [[ $p == *,causal ]] && args+=(--causal)
     echo "fasweep: timing PyTorch SDPA at $p" >&2
-    python3 "$here/sdpa_baseline.py" "${args[@]}" --space "$space" >>"$base" ||
+    python3 "$here/sdpa_baseline.py" --problem "$p" --space "$space" >>"$base" ||
         { echo "$me: timing PyTorch SDPA at $p failed: no baselines imported" >&2; exit 1; }
 done
 "$fasweep" import "$base" --store "$store" ||

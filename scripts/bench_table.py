@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """bench_table.py EXPORT.jsonl [--json OUT] - the side-by-side table of
-scripts/bench_vs_sdpa.sh: per problem (B,H,S,D, causal) the fastest ok record
+scripts/bench_vs_sdpa.sh: per problem (B,H,S,D, causal; K/V heads and dtype
+as its text says: b1.h32.kv8.s4096.d128.c.bf16) the fastest ok record
 of each fasweep kernel family and each SDPA backend (cuDNN, FA2 = sdpa-flash,
 efficient; Triton when a record names it), in microseconds for every mode
 present (hot, cold, batch) with TF/s (4*B*H*S^2*D / time, halved for causal),
@@ -18,7 +19,11 @@ unreadable, not JSON, not an exported record)."""
 import argparse
 import json
 import math
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when run from elsewhere
+import problem_text  # noqa: E402  (grid/space.c's problem text)
 
 PEERS = [("sdpa-cudnn", "cuDNN"), ("sdpa-flash", "FA2"), ("sdpa-efficient", "efficient"),
          ("triton", "Triton")]
@@ -40,26 +45,20 @@ def esc(x, n=60):
 
 def parse_problem(text):
     """(B, H, S, D, causal) of a problem text as grid/space.c's
-    space_problem_parse reads it: "bB.hH.sS.dD.c" or ".nc" (what the
-    engine writes), or "B,H,S,D" (not causal); None for any other text
-    (the store takes any key text; a hand-made or imported record may hold
-    one)."""
-    t = str(text)
-    parts = t.split(".")
-    if len(parts) == 5 and [p[:1] for p in parts[:4]] == list("bhsd") and \
-            parts[4] in ("c", "nc"):
-        v, causal = [p[1:] for p in parts[:4]], parts[4] == "c"
-    elif len(t.split(",")) == 4:
-        v, causal = t.split(","), False
-    else:
+    space_problem_parse reads it (scripts/problem_text.py): "bB.hH.sS.dD.c"
+    or ".nc" (what the engine writes), with ".kvKV" after the heads and
+    ".bf16" at the end for grouped-query and bf16 problems, or
+    "B,H[:KV],S,D[,DTYPE]" (not causal); None for any other text (the store
+    takes any key text; a hand-made or imported record may hold one)."""
+    p = problem_text.parse(str(text))
+    if p is None:
         return None
-    if not all(x.isascii() and x.isdigit() and x[0] != "0" for x in v):
-        return None
-    return (*(int(x) for x in v), causal)
+    return (p["batch"], p["heads"], p["seq_len"], p["head_dim"], p["causal"])
 
 
 def flops(problem):
-    """4*B*H*S^2*D (halved for causal), or None when the text is no problem."""
+    """4*B*H*S^2*D (halved for causal; the K/V heads do not change it), or
+    None when the text is no problem."""
     p = parse_problem(problem)
     if p is None:
         return None

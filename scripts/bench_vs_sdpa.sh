@@ -14,9 +14,16 @@
 #
 # Without SPACE it benchmarks issue 27's table: the axes of spaces/h100.json
 # (every kernel family in it) at 16,16,2048,64; 4,16,2048,128; 4,8,512,64;
-# 4,8,512,128 and 4,8,512,64 causal, and prints scripts/bench_table.py's
-# side-by-side table (the best of each family, cuDNN, FA2, efficient; hot,
-# cold, batch; TF/s) last.
+# 4,8,512,128 and 4,8,512,64 causal (fp16, multi-head), and issue 32's
+# model shapes, bf16 and grouped-query (H query heads / KV K/V heads):
+# Llama-3-8B prefill (32/8, D=128, causal, S=4096, B=1 and B=4), a
+# Llama-3-70B-like layer (64/8, D=128, causal, B=4, S=2048), a Gemma-2-like
+# one (16/8, D=256, B=2, S=4096, causal and not) and multi-query attention
+# (32/1, D=128, causal, B=4, S=2048); it prints scripts/bench_table.py's
+# side-by-side table (the best of each family, cuDNN, FA2 = the flash
+# backend, efficient where it has a kernel: not for grouped-query; hot,
+# cold, batch; TF/s) last. A problem a family cannot run yet has no kernel
+# points (the plan rejects them) and shows the SDPA backends alone.
 #
 # Exit status: 0 every step ran; 1 no GPU or no PyTorch that sees it (one
 # line, before the sweep: without SDPA there is nothing to benchmark
@@ -54,10 +61,29 @@ else
 import json, sys
 d = json.load(open(sys.argv[1]))
 d["name"] = "h100-bench"
-shape = lambda b, h, s, dd, c=False: {"batch": b, "heads": h, "seq_len": s, "head_dim": dd,
-                                      "causal": c, "dtype": "fp16"}
+def shape(b, h, s, dd, c=False, kv=None, dtype="fp16"):
+    p = {"batch": b, "heads": h, "seq_len": s, "head_dim": dd, "causal": c, "dtype": dtype}
+    if kv is not None:
+        p["kv_heads"] = kv
+    return p
 d["problems"] = [shape(16, 16, 2048, 64), shape(4, 16, 2048, 128), shape(4, 8, 512, 64),
-                 shape(4, 8, 512, 128), shape(4, 8, 512, 64, True)]
+                 shape(4, 8, 512, 128), shape(4, 8, 512, 64, True),
+                 # issue 32: bf16 grouped-query shapes of current models
+                 shape(1, 32, 4096, 128, True, 8, "bf16"),   # Llama-3-8B prefill
+                 shape(4, 32, 4096, 128, True, 8, "bf16"),
+                 shape(4, 64, 2048, 128, True, 8, "bf16"),   # Llama-3-70B-like
+                 shape(2, 16, 4096, 256, True, 8, "bf16"),   # Gemma-2-like, D=256
+                 shape(2, 16, 4096, 256, False, 8, "bf16"),
+                 shape(4, 32, 2048, 128, True, 1, "bf16")]   # multi-query
+# head dim 256 fits the wgmma family only with BLOCK_N 64 (registers, shared memory): the
+# wgmma axes are the union of h100.json's and gemma2-d256.json's, so D=256 has points
+g = json.load(open(sys.argv[1].replace("h100.json", "gemma2-d256.json")))["axes"]
+w = d["families"]["wgmma"]["axes"]
+for k, vals in g.items():
+    w[k] = sorted(set(w.get(k, [])) | set(vals))
+# bf16 keeps 8 mantissa bits to fp16's 11: rel_l2 0.01 as the model spaces
+# (spaces/llama3-8b.json), still far under a wrong kernel's (about 1)
+d["tolerance"] = dict(d.get("tolerance", {}), rel_l2=0.01)
 json.dump(d, open(sys.argv[2], "w"), indent=1)
 PY
 fi

@@ -50,6 +50,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
+import problem_text  # noqa: E402  (grid/space.c's problem text)
 import rounds  # noqa: E402  (the port of store/rounds.c)
 
 
@@ -73,19 +74,11 @@ def number(x):
 
 def canon_problem(text):
     """The problem text as space_problem_format writes it (grid/space.c
-    space_problem_parse reads "bB.hH.sS.dD.c|nc" and "B,H,S,D"), or the text
-    itself when it is neither."""
-    t = str(text)
-    parts = t.split(".")
-    v = None
-    if len(parts) == 5 and all(p[:1] == c for p, c in zip(parts, "bhsd")) and \
-            parts[4] in ("c", "nc"):
-        v, causal = [p[1:] for p in parts[:4]], parts[4] == "c"
-    elif len(t.split(",")) == 4:
-        v, causal = t.split(","), False
-    if v is None or not all(x.isascii() and x.isdigit() and x[0] != "0" for x in v):
-        return t
-    return "b%s.h%s.s%s.d%s.%s" % (*v, "c" if causal else "nc")
+    space_problem_parse reads the canonical "bB.hH[.kvKV].sS.dD.c|nc[.bf16]"
+    and "B,H[:KV],S,D[,DTYPE]": scripts/problem_text.py), or the text itself
+    when it is neither."""
+    p = problem_text.parse(str(text))
+    return problem_text.text(p) if p is not None else str(text)
 
 
 def load(path):
@@ -150,14 +143,15 @@ def expected_groups(path):
     try:
         modes = (d.get("measure") or {}).get("modes") or ["hot"]
         out = set()
-        for p in d["problems"]:
-            v = [p[n] for n in ("batch", "heads", "seq_len", "head_dim")]
-            if not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in v):
-                raise TypeError("batch, heads, seq_len, head_dim must be positive integers")
+        for i, p in enumerate(d["problems"]):
+            try:  # dtype and kv_heads too: the text the engine keys the problem by
+                text = problem_text.text(problem_text.of_space(p, "problems[%d]" % i))
+            except ValueError as e:
+                raise TypeError(str(e))
             for m in modes:
                 if not isinstance(m, str):
                     raise TypeError("measure.modes must be names")
-                out.add(("b%d.h%d.s%d.d%d.%s" % (*v, "c" if p.get("causal") else "nc"), m))
+                out.add((text, m))
     except (KeyError, TypeError, AttributeError) as e:
         raise BadInput("%s: not a space file (%s %s)" % (esc(path, 200), type(e).__name__,
                                                         esc(e, 100)))

@@ -316,8 +316,8 @@ static int write_build_id(const gen_args *a, const fa_config *set, int n)
     /* The six slots of each config as before families, so an mma-only
      * build keeps its id; a family other than mma adds its name. */
     for (int i = 0; i < n; i++) {
-        const int v[FA_CONFIG_SLOTS] = {set[i].head_dim,  set[i].block_m, set[i].block_n,
-                                        set[i].num_warps, set[i].stages,  set[i].swizzle};
+        int v[FA_CONFIG_SLOTS];
+        fa_config_slots(&set[i], v);
         h = text_fnv1a(h, v, sizeof v);
         if (set[i].family != FA_FAMILY_DEFAULT)
             h = text_fnv1a(h, fa_family_of(&set[i])->name, strlen(fa_family_of(&set[i])->name));

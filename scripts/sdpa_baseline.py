@@ -4,7 +4,12 @@ backends (flash, efficient, cudnn) the way `fasweep grid` times a kernel, and
 write the results as store records (JSON lines) for `fasweep import`.
 
 Same method as the sweep engine (docs/measurement.md):
-  * fresh random fp16 inputs, uniform in [-1, 1], layout [B, H, S, D];
+  * fresh random inputs of the problem's dtype (fp16 or bf16), uniform in
+    [-1, 1], layout Q [B, H, S, D], K and V [B, KV, S, D]: a problem with
+    kv_heads KV < H (grouped-query; 1: multi-query) calls SDPA with
+    enable_gqa=True (PyTorch 2.5 or later), query head h reading K/V head
+    h // (H / KV); the memory-efficient backend has no GQA kernel and is not
+    timed for one (no record, a note on stderr);
   * a correctness gate: one call of each backend (the gate call, before
     any timing) is compared with an fp32 reference (rel_l2 and max_abs in
     float64 within the space's tolerance, any NaN/inf fails); a backend that
@@ -51,11 +56,17 @@ The measurement settings and tolerances come from --space FILE when given
 (the space's "measure" and "tolerance"), else the engine's defaults.
 
 usage:
-  sdpa_baseline.py --problem 4,8,512,64 [--causal] [--space FILE]
+  sdpa_baseline.py --problem P [--causal] [--space FILE]
                    [--modes hot,cold,batch] [--backends flash,efficient,cudnn]
                    [--rounds N] [--round-pause S] [--flush memset|fill]
                    [-o FILE] [--table]
   then: fasweep import FILE
+
+P is a problem text as fasweep reads it (grid/space.c, scripts/problem_text.py):
+"4,8,512,64" (B,H,S,D, fp16, non-causal unless --causal), "1,32:8,4096,128,bf16"
+(B,H:KV,S,D,DTYPE), or the canonical "b4.h8.s512.d64.nc",
+"b1.h32.kv8.s4096.d128.c.bf16". The records' problem is its canonical text,
+so they group with the kernels' records of the same problem.
 
 Records: key {device, problem, build "baseline", config "sdpa-flash" |
 "sdpa-efficient" | "sdpa-cudnn", mode}, kind "baseline".
@@ -68,12 +79,14 @@ import argparse
 import json
 import math
 import os
+import re
 import socket
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
 from fnv1a import fnv1a64  # noqa: E402  (the space hash fasweep stores)
+import problem_text  # noqa: E402  (grid/space.c's problem text)
 import rounds as rounds_mod  # noqa: E402  (the port of store/rounds.c)
 
 # The engine's defaults (grid/space.h, docs/spaces.md).
@@ -97,6 +110,11 @@ ROUND_PAUSE_S = 1.0  # the pause between rounds: the GPU's state may move
 BLOCK_MAX = 16
 BACKENDS = {"flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION",
             "cudnn": "CUDNN_ATTENTION"}
+# Backends without a grouped-query kernel: not timed for kv_heads < heads
+# (expanding K/V for them would time another problem's memory traffic).
+NO_GQA = ("efficient",)
+GQA_TORCH = (2, 5)  # the first PyTorch whose SDPA takes enable_gqa
+TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 # Throttle reasons that mean the clocks were cut (sweep/nvml.h): SW power
 # cap, HW slowdown, SW thermal, HW thermal, HW power brake.
 THROTTLE_MASK = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
@@ -115,35 +133,90 @@ def die(msg, code=2):
 # ---- problem and space -------------------------------------------------------------------------
 
 def parse_problem(text, causal):
-    """"B,H,S,D" or the canonical "b4.h8.s512.d64.nc" text."""
-    try:
-        if text.startswith("b"):
-            parts = text.split(".")
-            if len(parts) != 5 or parts[4] not in ("c", "nc"):
-                raise ValueError
-            b, h, s, d = (int(p[1:]) for p in parts[:4])
-            causal = causal or parts[4] == "c"
-        else:
-            b, h, s, d = (int(x) for x in text.split(","))
-    except ValueError:
-        die("--problem wants B,H,S,D (e.g. 4,8,512,64) or b4.h8.s512.d64.nc, got %r" % text)
-    if min(b, h, s, d) < 1:
-        die("--problem values must be positive, got %r" % text)
-    return {"batch": b, "heads": h, "seq_len": s, "head_dim": d, "causal": bool(causal)}
+    """The problem of --problem's text (problem_text.parse: "B,H[:KV],S,D[,DTYPE]"
+    or the canonical "b4.h8.s512.d64.nc"); --causal makes it causal. Bad
+    text: one line, exit 2."""
+    p = problem_text.parse(text)
+    if p is None:
+        if problem_text.parse(re.sub(r"\.kv[0-9]+\.|:[0-9]+,", lambda m: m.group()[-1],
+                                     str(text), count=1)) is not None:
+            die("--problem %r: the K/V heads must divide the heads (1 <= kv_heads <= heads; "
+                "the canonical text has .kvN only when N is not the heads)" % (text,))
+        die("--problem wants B,H,S,D (e.g. 4,8,512,64), B,H:KV,S,D[,bf16] (e.g. "
+            "1,32:8,4096,128,bf16) or the canonical text (e.g. b4.h8.s512.d64.nc, "
+            "b1.h32.kv8.s4096.d128.c.bf16), got %r" % (text,))
+    p["causal"] = p["causal"] or bool(causal)
+    return p
 
 
-def problem_text(p):
-    return "b%d.h%d.s%d.d%d.%s" % (p["batch"], p["heads"], p["seq_len"], p["head_dim"],
-                                   "c" if p["causal"] else "nc")
+def problem_text_of(p):
+    """The record's problem: the canonical text fasweep keys the problem by."""
+    return problem_text.text(p)
 
 
 def problem_flops(p):
-    f = 4.0 * p["batch"] * p["heads"] * p["seq_len"] ** 2 * p["head_dim"]
-    return f / 2 if p["causal"] else f
+    return problem_text.flops(p)
 
 
 def problem_bytes(p):
-    return 4.0 * p["batch"] * p["heads"] * p["seq_len"] * p["head_dim"] * 2
+    return problem_text.nbytes(p)
+
+
+def is_gqa(p):
+    return p.get("kv_heads", p["heads"]) != p["heads"]
+
+
+def shapes(p):
+    """(Q's shape, K's and V's shape): [B, H, S, D] and [B, KV, S, D]."""
+    return ((p["batch"], p["heads"], p["seq_len"], p["head_dim"]),
+            (p["batch"], p.get("kv_heads", p["heads"]), p["seq_len"], p["head_dim"]))
+
+
+def torch_dtype(torch, p):
+    """The torch dtype of the problem's dtype (torch.float16, torch.bfloat16)."""
+    return getattr(torch, TORCH_DTYPES[p.get("dtype", "fp16")])
+
+
+def torch_version(text):
+    """(major, minor) of a torch.__version__ text ("2.5.1+cu124"); (0, 0) when unreadable."""
+    m = re.match(r"([0-9]+)\.([0-9]+)", str(text))
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def call_kwargs(p, scale):
+    """The keyword arguments of every SDPA call of problem p: is_causal and
+    scale, and enable_gqa=True when kv_heads < heads (only then: PyTorch
+    before 2.5 has no such argument)."""
+    kw = {"is_causal": bool(p["causal"]), "scale": scale}
+    if is_gqa(p):
+        kw["enable_gqa"] = True
+    return kw
+
+
+def backends_for(names, p):
+    """(the backends to time for p, a note for each left out): a GQA problem
+    leaves out NO_GQA's."""
+    if not is_gqa(p):
+        return list(names), []
+    keep = [n for n in names if n not in NO_GQA]
+    notes = ["the %s backend has no grouped-query kernel (kv_heads %d < heads %d): not timed "
+             "for %s" % (n, p["kv_heads"], p["heads"], problem_text.text(p))
+             for n in names if n in NO_GQA]
+    return keep, notes
+
+
+def random_like(torch, gen, shape, dtype, dev):
+    """Uniform in [-1, 1], drawn in fp32 and rounded to dtype (as the engine's inputs)."""
+    return (torch.rand(shape, generator=gen, device=dev, dtype=torch.float32)
+            .mul_(2).sub_(1).to(dtype))
+
+
+def random_inputs(torch, gen, p, dev):
+    """Fresh q, k, v of problem p: Q [B, H, S, D], K and V [B, KV, S, D], of its dtype."""
+    qs, kvs = shapes(p)
+    dt = torch_dtype(torch, p)
+    return (random_like(torch, gen, qs, dt, dev), random_like(torch, gen, kvs, dt, dev),
+            random_like(torch, gen, kvs, dt, dev))
 
 
 def load_space(path):
@@ -310,8 +383,7 @@ class Rotation:
 
     def __init__(self, torch, gen, q, k, v):
         self.torch = torch
-        b = [(torch.rand(q.shape, generator=gen, device=q.device, dtype=torch.float32)
-              .mul_(2).sub_(1).half()) for _ in range(3)]
+        b = [random_like(torch, gen, t.shape, t.dtype, t.device) for t in (q, k, v)]
         self.q, self.k = [q, b[0]], [k, b[1]]
         self.v = [v, b[2]]
         self.room(self.CYCLE)
@@ -403,8 +475,22 @@ class Timer:
                 return t
 
 
+REF_SCORES = 1 << 28  # fp32 scores the reference holds at once (1 GiB)
+
+
+def head_chunks(heads, seq_len, limit=REF_SCORES):
+    """[(h0, h1), ...]: the query heads the reference takes at once, so
+    that (h1 - h0) x seq_len^2 fp32 scores stay under limit (at least one
+    head at a time)."""
+    n = max(1, limit // max(1, seq_len * seq_len))
+    return [(h, min(heads, h + n)) for h in range(0, heads, n)]
+
+
 def reference(torch, q, k, v, causal, scale):
-    """fp32 attention, one (batch) slice at a time to bound the score memory."""
+    """fp32 attention, one batch slice and a few heads at a time to bound the
+    score memory (head_chunks). K and V of fewer heads than Q (GQA) serve
+    heads / kv_heads query heads each: query head h reads K/V head
+    h // (heads / kv_heads)."""
     out = torch.empty(q.shape, dtype=torch.float32, device=q.device)
     s = q.shape[2]
     mask = None
@@ -412,10 +498,14 @@ def reference(torch, q, k, v, causal, scale):
         mask = torch.ones(s, s, dtype=torch.bool, device=q.device).triu(1)
     for b in range(q.shape[0]):
         qb, kb, vb = q[b].float(), k[b].float(), v[b].float()
-        sc = torch.matmul(qb, kb.transpose(-1, -2)) * scale
-        if mask is not None:
-            sc.masked_fill_(mask, float("-inf"))
-        out[b] = torch.matmul(torch.softmax(sc, dim=-1), vb)
+        if kb.shape[0] != qb.shape[0]:
+            g = qb.shape[0] // kb.shape[0]
+            kb, vb = kb.repeat_interleave(g, dim=0), vb.repeat_interleave(g, dim=0)
+        for h0, h1 in head_chunks(qb.shape[0], s):
+            sc = torch.matmul(qb[h0:h1], kb[h0:h1].transpose(-1, -2)) * scale
+            if mask is not None:
+                sc.masked_fill_(mask, float("-inf"))
+            out[b, h0:h1] = torch.matmul(torch.softmax(sc, dim=-1), vb[h0:h1])
     return out
 
 
@@ -559,7 +649,7 @@ def store_key(key):
 # ---- records -----------------------------------------------------------------------------------
 
 def record_key(device, prob, name, mode):
-    return {"device": device, "problem": problem_text(prob), "build": "baseline",
+    return {"device": device, "problem": problem_text_of(prob), "build": "baseline",
             "config": "sdpa-" + name, "mode": mode}
 
 
@@ -674,7 +764,9 @@ def print_table(recs, out):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--problem", required=True, help="B,H,S,D or b4.h8.s512.d64.nc")
+    ap.add_argument("--problem", required=True,
+                    help="B,H,S,D; B,H:KV,S,D[,bf16]; or b4.h8.s512.d64.nc, "
+                         "b1.h32.kv8.s4096.d128.c.bf16")
     ap.add_argument("--causal", action="store_true")
     ap.add_argument("--space", help="take measure settings and tolerances from this space")
     ap.add_argument("--modes", help="hot,cold,batch (default: the space's modes, else hot)")
@@ -709,6 +801,9 @@ def main():
             die("--backends takes %s, got %r" % (",".join(BACKENDS), n))
     if args.prob["head_dim"] > 256:
         die("head_dim above 256 is not supported by the SDPA fused backends")
+    names, notes = backends_for(names, args.prob)
+    if not names:
+        die(notes[0] + ": no backend left to time (--backends)")
 
     try:
         import torch
@@ -716,18 +811,23 @@ def main():
         die("PyTorch is not installed (pip install torch)", 1)
     if not torch.cuda.is_available():
         die("no CUDA GPU visible to PyTorch", 1)
+    if is_gqa(args.prob) and torch_version(torch.__version__) < GQA_TORCH:
+        die("PyTorch %s has no enable_gqa for kv_heads < heads (%s): PyTorch %d.%d or later "
+            "times grouped-query attention" % (torch.__version__, problem_text_of(args.prob),
+                                               *GQA_TORCH), 1)
+    for note in notes:
+        print("sdpa_baseline: " + note, file=sys.stderr)
     from torch.nn.attention import SDPBackend, sdpa_kernel
     import torch.nn.functional as F
     torch.cuda.set_device(args.device)
     dev = torch.device("cuda", args.device)
     p, m = args.prob, args.measure
-    shape = (p["batch"], p["heads"], p["seq_len"], p["head_dim"])
     # Fresh inputs every run (seeded from time and pid), like the engine.
     gen = torch.Generator(device=dev)
     gen.manual_seed((time.time_ns() ^ (os.getpid() << 32)) & 0x7FFFFFFFFFFFFFFF)
-    q, k, v = (torch.rand(shape, generator=gen, device=dev, dtype=torch.float32)
-               .mul_(2).sub_(1).half() for _ in range(3))
+    q, k, v = random_inputs(torch, gen, p, dev)
     scale = 1.0 / math.sqrt(p["head_dim"])
+    kw = call_kwargs(p, scale)
     ref = reference(torch, q, k, v, p["causal"], scale)
     nvml = Nvml(torch, args.device)
     env0 = device_env(torch, args.device, nvml)
@@ -737,13 +837,13 @@ def main():
     timer = Timer(torch, dev, args.flush == "memset")
 
     def fn():
-        return F.scaled_dot_product_attention(q, k, v, is_causal=p["causal"], scale=scale)
+        return F.scaled_dot_product_attention(q, k, v, **kw)
 
     rot = Rotation(torch, gen, q, k, v)
 
     def rotated_call(i, l, launches=1):
         qq, kk, vv = rot.inputs(i, l, launches)
-        return F.scaled_dot_product_attention(qq, kk, vv, is_causal=p["causal"], scale=scale)
+        return F.scaled_dot_product_attention(qq, kk, vv, **kw)
 
     env, prov = {}, {}
 

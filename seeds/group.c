@@ -338,14 +338,11 @@ int group_file_foreign(const char *path, const group_id *id, const char *dir_opt
 
 /* ---- the grid ------------------------------------------------------------------------------- */
 
-/* The config's five axis values, in space_axis_id order. */
+/* The config's axis values, in its family's order (the grid's). */
 static void group_axes_of(const fa_config *c, int v[SPACE_AXIS_COUNT])
 {
-    v[SPACE_AXIS_BLOCK_M] = c->block_m;
-    v[SPACE_AXIS_BLOCK_N] = c->block_n;
-    v[SPACE_AXIS_NUM_WARPS] = c->num_warps;
-    v[SPACE_AXIS_STAGES] = c->stages;
-    v[SPACE_AXIS_SWIZZLE] = c->swizzle;
+    for (int k = 0; k < FA_CONFIG_AXES; k++)
+        v[k] = c->axis[k];
 }
 
 /* The config of kernel record r when it is of family `family` (an index,
@@ -386,7 +383,7 @@ static int group_axes_from_records(group *g)
             if (g->axis_len[a] == SPACE_MAX_AXIS) {
                 snprintf(g->no_grid, sizeof g->no_grid,
                          "its records hold more than %d values of %s: no grid", SPACE_MAX_AXIS,
-                         space_axis_name((space_axis_id)a));
+                         space_axis_name(g->family, a));
                 memset(g->axis_len, 0, sizeof g->axis_len);
                 return -1;
             }
@@ -446,18 +443,62 @@ static int group_space_for(const space *s, const group *g)
     return 0;
 }
 
+int group_space_grid(const space *s, int family, space_grid *out)
+{
+    if (!s)
+        return -1;
+    if (family < 0 || family == s->family) {
+        space_grid_main(s, out);
+        return 0;
+    }
+    for (int i = 0; i < s->n_extra; i++)
+        if (s->extra[i].family == family) {
+            *out = s->extra[i];
+            return 0;
+        }
+    return -1;
+}
+
+/* The family most of g's kernel records (variants aside) are of, the lower
+ * index on a tie; the default family when it has none. */
+static int group_records_family(const group *g)
+{
+    int count[16] = {0}, best = FA_FAMILY_DEFAULT;
+    const int n = fa_family_count() < 16 ? fa_family_count() : 16;
+    for (size_t i = 0; i < g->n_recs; i++) {
+        const record *r = &g->recs[i];
+        const int f = r->kind == RECORD_KIND_KERNEL && !record_is_variant(r)
+                          ? fa_family_index(record_family(r))
+                          : -1;
+        if (f >= 0 && f < n)
+            count[f]++;
+    }
+    for (int f = 0; f < n; f++)
+        if (count[f] > count[best])
+            best = f;
+    return best;
+}
+
 int group_lay_out(group *g, const space *s)
 {
+    return group_lay_out_family(g, s, -1);
+}
+
+int group_lay_out_family(group *g, const space *s, int family)
+{
     space_problem p;
+    space_grid grid;
     const int parsed = space_problem_parse(g->problem, &p) == 0;
+    const int has_grid = group_space_grid(s, family, &grid) == 0;
     int from_space = 0;
-    for (int i = 0; s && parsed && group_space_for(s, g) && i < s->n_problems && !from_space; i++)
+    for (int i = 0; has_grid && parsed && group_space_for(s, g) && i < s->n_problems && !from_space;
+         i++)
         from_space = memcmp(&s->problems[i], &p, sizeof p) == 0;
-    g->family = from_space ? s->family : FA_FAMILY_DEFAULT;
+    g->family = from_space ? grid.family : family >= 0 ? family : group_records_family(g);
     g->no_grid[0] = '\0';
     if (from_space) {
-        memcpy(g->axis_len, s->axis_len, sizeof g->axis_len);
-        memcpy(g->axis, s->axis, sizeof g->axis);
+        memcpy(g->axis_len, grid.axis_len, sizeof g->axis_len);
+        memcpy(g->axis, grid.axis, sizeof g->axis);
         g->smem_limit = s->smem_limit;
     } else {
         /* Too many values gives no grid (every axis empty: no cells), not
@@ -483,13 +524,11 @@ int group_lay_out(group *g, const space *s)
             rest /= (size_t)g->axis_len[a];
         }
         group_cell *c = &g->cells[i];
-        c->cfg = (fa_config){head_dim,
-                             v[SPACE_AXIS_BLOCK_M],
-                             v[SPACE_AXIS_BLOCK_N],
-                             v[SPACE_AXIS_NUM_WARPS],
-                             v[SPACE_AXIS_STAGES],
-                             v[SPACE_AXIS_SWIZZLE],
-                             g->family};
+        memset(&c->cfg, 0, sizeof c->cfg);
+        c->cfg.head_dim = head_dim;
+        c->cfg.family = g->family;
+        for (int k = 0; k < FA_CONFIG_AXES; k++)
+            c->cfg.axis[k] = v[k];
         /* Without a space's limit only the rules that need none apply. */
         c->reason = plan_check(&c->cfg, g->smem_limit ? g->smem_limit : LONG_MAX);
         c->smem_bytes = plan_smem_bytes(&c->cfg);

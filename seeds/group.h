@@ -12,11 +12,13 @@
  *
  * Without a space the grid is the product of the axis values the group's
  * records hold (sorted), and only the static rules that need no space
- * (head_dim, warp_rows, chunks) reject points.
+ * (every rule but smem) reject points.
  *
- * The grid is one kernel family's (the space's, else the default, mma):
- * records of another family rank with the group (seeds/rank.h) but stand
- * for no cell.
+ * The grid is one kernel family's, its axes named by that family's table
+ * (space_axis_name(g->family, a)): the space's own family or another it
+ * sweeps ("families"), as asked; without a space the family of most of
+ * the group's kernel records. Records of another family rank with the
+ * group (seeds/rank.h) but stand for no cell.
  */
 #ifndef GROUP_H
 #define GROUP_H
@@ -46,10 +48,11 @@ typedef struct group {
     record *recs; /* every record of the group: kernels of every build, baselines */
     size_t n_recs;
     /* the grid (group_lay_out) */
-    int family; /* the grid's kernel family (kernels/family.h index) */
+    int family; /* the grid's kernel family (kernels/family.h index): it names the axes */
     int axis_len[SPACE_AXIS_COUNT];
     int axis[SPACE_AXIS_COUNT][SPACE_MAX_AXIS];
-    group_cell *cells; /* BLOCK_M outermost ... SWIZZLE innermost, as the planner */
+    group_cell *cells; /* the family's first axis outermost ... its last innermost, as the
+                          planner */
     size_t n_cells;
     long smem_limit; /* the space's; 0 without one */
     int from_space;  /* 1: laid over a space's grid; 0: over the records' own axes */
@@ -80,8 +83,19 @@ void group_free(group *g);
  * may) give no grid: n_cells 0 and g->no_grid says why, so one odd group
  * does not stop a report or export of the others. Returns 1 when s held the
  * problem, 0 when the records' axes were used (or gave no grid), -1 when
- * out of memory. */
+ * out of memory. The grid is the space's own family's ("axes"); without
+ * a space that applies, the family of most of g's kernel records. */
 int group_lay_out(group *g, const space *s);
+
+/* group_lay_out over the grid of kernel family `family` (an index,
+ * kernels/family.h) that s sweeps: its own ("axes") or one of its
+ * "families"; -1 is group_lay_out. A space with no grid of that family
+ * does not apply (the records' axes of that family are used). */
+int group_lay_out_family(group *g, const space *s, int family);
+
+/* The grid of family `family` in s (its own when family is -1 or s's):
+ * 0 and *out, or -1 when s is NULL or sweeps no grid of it. */
+int group_space_grid(const space *s, int family, space_grid *out);
 
 /* Longest file name group_file_names makes, its NUL included. */
 #define GROUP_NAME_LEN 256

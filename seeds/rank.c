@@ -475,10 +475,13 @@ static void rank_problem_json(cJSON *doc, const char *text, int *ok)
     if (parsed) {
         if (p && !cJSON_AddBoolToObject(p, "causal", sp.causal))
             *ok = 0;
+        rank_str(p, "dtype", space_dtype_name(sp.dtype), ok);
+        rank_num(p, "kv_heads", sp.kv_heads, ok);
     } else {
         rank_null(p, "causal", ok);
+        rank_null(p, "dtype", ok);
+        rank_null(p, "kv_heads", ok);
     }
-    rank_str(p, "dtype", "fp16", ok);
 }
 
 /* ci_lo_us and ci_hi_us of r's 95 % interval (docs/measurement.md,
@@ -522,8 +525,8 @@ static void rank_config_json(cJSON *e, const record *r, int *ok)
         rank_null(e, "paths", ok);
         return;
     }
-    const int v[FA_CONFIG_SLOTS] = {c.head_dim,  c.block_m, c.block_n,
-                                    c.num_warps, c.stages,  c.swizzle};
+    int v[FA_CONFIG_SLOTS];
+    fa_config_slots(&c, v);
     cJSON *o = rank_add_obj(e, "config", ok);
     for (int i = 1; i <= FA_CONFIG_SLOTS; i++)
         if (f->axes[i % FA_CONFIG_SLOTS].name)

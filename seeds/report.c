@@ -281,30 +281,53 @@ static void rp_cell(FILE *o, const group *g, const group_cell *c, double best, i
     fputs("</g>\n", o);
 }
 
-/* One panel: BLOCK_M down, BLOCK_N across, at one (NUM_WARPS, STAGES, SWIZZLE). */
-static void rp_panel(FILE *o, const group *g, int iw, int is, int iz, double best)
+/* The grid's axes as the heatmap lays them out: axis RP_ROWS down, axis
+ * RP_COLS across, one panel per combination of the others (the family's
+ * first two axes, BLOCK_M and BLOCK_N for mma and wgmma; the panels are
+ * NUM_WARPS, STAGES, SWIZZLE or CONSUMER_WG, STAGES, PIPELINE). Names and
+ * tags (the config text's letters) are the grid's family's. */
+#define RP_ROWS 0
+#define RP_COLS 1
+
+static const fa_axis *rp_axis(const group *g, int a)
 {
-    const int nm = g->axis_len[SPACE_AXIS_BLOCK_M], nn = g->axis_len[SPACE_AXIS_BLOCK_N];
-    const int nw = g->axis_len[SPACE_AXIS_NUM_WARPS], ns = g->axis_len[SPACE_AXIS_STAGES];
-    const int nz = g->axis_len[SPACE_AXIS_SWIZZLE];
+    const fa_family *f = fa_family_get(g->family);
+    static const fa_axis unknown = {"?", "", NULL, 0, 0, 0, 0, "?"};
+    return f ? &f->axes[1 + a] : &unknown;
+}
+
+/* One panel: axis RP_ROWS down, RP_COLS across, at the panel axes'
+ * indices pix[] (pix[a] for a > RP_COLS). */
+static void rp_panel(FILE *o, const group *g, const int pix[SPACE_AXIS_COUNT], double best)
+{
+    const int nm = g->axis_len[RP_ROWS], nn = g->axis_len[RP_COLS];
     const int left = 34, top = 34, h = top + nm * RP_CELL + 4;
     const int w = left + nn * RP_CELL + 4 < 100 ? 100 : left + nn * RP_CELL + 4; /* the title */
     fprintf(o, "<svg class=\"panel\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">", w, h, w,
             h);
-    fprintf(o,
-            "<text x=\"%d\" y=\"12\" class=\"pt\">w%d &#183; s%d &#183; z%d<title>NUM_WARPS %d, "
-            "STAGES %d, SWIZZLE %d</title></text>",
-            4, g->axis[SPACE_AXIS_NUM_WARPS][iw], g->axis[SPACE_AXIS_STAGES][is],
-            g->axis[SPACE_AXIS_SWIZZLE][iz], g->axis[SPACE_AXIS_NUM_WARPS][iw],
-            g->axis[SPACE_AXIS_STAGES][is], g->axis[SPACE_AXIS_SWIZZLE][iz]);
+    fprintf(o, "<text x=\"%d\" y=\"12\" class=\"pt\">", 4);
+    for (int a = RP_COLS + 1; a < SPACE_AXIS_COUNT; a++)
+        fprintf(o, "%s%s%d", a > RP_COLS + 1 ? " &#183; " : "", rp_axis(g, a)->tag,
+                g->axis[a][pix[a]]);
+    fputs("<title>", o);
+    for (int a = RP_COLS + 1; a < SPACE_AXIS_COUNT; a++)
+        fprintf(o, "%s%s %d", a > RP_COLS + 1 ? ", " : "", rp_axis(g, a)->name, g->axis[a][pix[a]]);
+    fputs("</title></text>", o);
     for (int in = 0; in < nn; in++)
-        fprintf(o, "<text x=\"%d\" y=\"%d\" class=\"ax\">n%d</text>",
-                left + in * RP_CELL + RP_CELL / 2, top - 6, g->axis[SPACE_AXIS_BLOCK_N][in]);
+        fprintf(o, "<text x=\"%d\" y=\"%d\" class=\"ax\">%s%d</text>",
+                left + in * RP_CELL + RP_CELL / 2, top - 6, rp_axis(g, RP_COLS)->tag,
+                g->axis[RP_COLS][in]);
     for (int im = 0; im < nm; im++) {
-        fprintf(o, "<text x=\"%d\" y=\"%d\" class=\"ay\">m%d</text>", left - 4,
-                top + im * RP_CELL + RP_CELL / 2 + 3, g->axis[SPACE_AXIS_BLOCK_M][im]);
+        fprintf(o, "<text x=\"%d\" y=\"%d\" class=\"ay\">%s%d</text>", left - 4,
+                top + im * RP_CELL + RP_CELL / 2 + 3, rp_axis(g, RP_ROWS)->tag,
+                g->axis[RP_ROWS][im]);
         for (int in = 0; in < nn; in++) {
-            const size_t idx = ((((size_t)im * nn + in) * nw + iw) * ns + is) * nz + iz;
+            /* The cell's index: the axes in order, the last innermost. */
+            size_t idx = 0;
+            for (int a = 0; a < SPACE_AXIS_COUNT; a++)
+                idx = idx * (size_t)g->axis_len[a] + (size_t)(a == RP_ROWS   ? im
+                                                              : a == RP_COLS ? in
+                                                                             : pix[a]);
             rp_cell(o, g, &g->cells[idx], best, left + in * RP_CELL, top + im * RP_CELL);
         }
     }
@@ -312,17 +335,23 @@ static void rp_panel(FILE *o, const group *g, int iw, int is, int iz, double bes
 }
 
 /* One legend entry: a 14-px swatch (FILL, then the rect's EXTRA attributes),
- * MARK, then WHAT after PREFIX. */
+ * MARK, then WHAT after PREFIX, then NOTE in parentheses (NULL: none). */
 static void rp_key(FILE *o, const char *fill, const char *extra, const char *mark,
-                   const char *prefix, const char *what)
+                   const char *prefix, const char *what, const char *note)
 {
     fprintf(o,
             "<span><svg width=\"14\" height=\"14\"><rect width=\"14\" height=\"14\" "
-            "fill=\"%s\"%s/></svg> %s %s%s</span>",
+            "fill=\"%s\"%s/></svg> %s %s%s",
             fill, extra, mark, prefix, what);
+    if (note) {
+        fputs(" <i class=\"rule\">(", o);
+        rp_esc(o, note);
+        fputs(")</i>", o);
+    }
+    fputs("</span>", o);
 }
 
-static void rp_legend(FILE *o, const rp_counts *c)
+static void rp_legend(FILE *o, const group *g, const rp_counts *c)
 {
     fputs("<div class=\"legend\"><svg width=\"190\" height=\"26\"><defs><linearGradient "
           "id=\"scale\">",
@@ -337,14 +366,17 @@ static void rp_legend(FILE *o, const rp_counts *c)
             "fill=\"url(#scale)\"/><text x=\"0\" y=\"25\" class=\"lg\">1.00x</text><text "
             "x=\"104\" y=\"25\" class=\"lg\">&#8805;%.2fx the best</text></svg>",
             RP_WORST);
+    /* Each code with what it means for this grid's family. */
+    const fa_family *f = fa_family_get(g->family);
     for (int r = 1; r < PLAN_REASON_COUNT; r++)
         if (c->by_reason[r])
             rp_key(o, rp_reason_fill[r], " stroke=\"#607d8b\"", rp_reason_mark[r],
-                   "rejected: ", plan_reason_code((plan_reason)r));
+                   "rejected: ", plan_reason_code((plan_reason)r),
+                   f && r < FA_REJ_COUNT ? f->rule[r] : NULL);
     for (int s = 1; s < RP_N_STATUS; s++)
         if (c->by_status[s])
             rp_key(o, rp_status_fill[s], "", rp_status_mark[s], "",
-                   record_status_name((record_status)s));
+                   record_status_name((record_status)s), NULL);
     if (c->missing)
         fputs("<span><svg width=\"14\" height=\"14\"><rect width=\"13\" height=\"13\" x=\"0.5\" "
               "y=\"0.5\" fill=\"#fff\" stroke=\"#607d8b\" stroke-dasharray=\"3 2\"/></svg> ? "
@@ -363,20 +395,40 @@ static void rp_heatmap(FILE *o, const group *g, const rp_counts *c)
         return;
     }
     if (g->n_cells == 0) {
-        fputs("<p class=\"none\">No kernel records in this group: no heatmap.</p>\n", o);
+        const fa_family *f = fa_family_get(g->family);
+        fprintf(o,
+                "<p class=\"none\">No kernel records in this group: no heatmap. Its grid is "
+                "kernel family %s's (--family picks another).</p>\n",
+                f ? f->name : "?");
         return;
     }
     const double best = rp_best(g);
+    const fa_family *f = fa_family_get(g->family);
     fputs("<h3>Where the fast configs are</h3>\n<p class=\"note\">Median time relative to the "
-          "group's best, per BLOCK_M (rows m) &times; BLOCK_N (columns n); one panel per "
-          "NUM_WARPS w, STAGES s, SWIZZLE z. Hover a cell for its numbers.</p>\n",
+          "group's best",
           o);
-    rp_legend(o, c);
+    fprintf(o, " (kernel family %s), per %s (rows %s) &times; %s (columns %s); one panel per ",
+            f ? f->name : "?", rp_axis(g, RP_ROWS)->name, rp_axis(g, RP_ROWS)->tag,
+            rp_axis(g, RP_COLS)->name, rp_axis(g, RP_COLS)->tag);
+    for (int a = RP_COLS + 1; a < SPACE_AXIS_COUNT; a++)
+        fprintf(o, "%s%s %s", a == RP_COLS + 1 ? "" : ", ", rp_axis(g, a)->name,
+                rp_axis(g, a)->tag);
+    fputs(". Hover a cell for its numbers.</p>\n", o);
+    rp_legend(o, g, c);
     fputs("<div class=\"panels\">\n", o);
-    for (int iw = 0; iw < g->axis_len[SPACE_AXIS_NUM_WARPS]; iw++)
-        for (int is = 0; is < g->axis_len[SPACE_AXIS_STAGES]; is++)
-            for (int iz = 0; iz < g->axis_len[SPACE_AXIS_SWIZZLE]; iz++)
-                rp_panel(o, g, iw, is, iz, best > 0 ? best : 1);
+    /* Every combination of the panel axes, the last fastest. */
+    size_t panels = 1;
+    for (int a = RP_COLS + 1; a < SPACE_AXIS_COUNT; a++)
+        panels *= (size_t)g->axis_len[a];
+    for (size_t k = 0; k < panels; k++) {
+        int pix[SPACE_AXIS_COUNT] = {0};
+        size_t rest = k;
+        for (int a = SPACE_AXIS_COUNT - 1; a > RP_COLS; a--) {
+            pix[a] = (int)(rest % (size_t)g->axis_len[a]);
+            rest /= (size_t)g->axis_len[a];
+        }
+        rp_panel(o, g, pix, best > 0 ? best : 1);
+    }
     fputs("</div>\n", o);
 }
 

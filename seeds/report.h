@@ -7,9 +7,13 @@
  *   - a summary line: grid points, accepted, measured ok, failed by status,
  *     not measured, rejected by reason, when the records were measured,
  *     builds, space name and hash;
- *   - a heatmap of the median over BLOCK_M x BLOCK_N, one small panel per
- *     (NUM_WARPS, STAGES, SWIZZLE) combination, coloured relative to the
- *     group's best; rejected points by reason, failed ones by status and
+ *   - a heatmap of the median over the grid's family's first two axes
+ *     (BLOCK_M x BLOCK_N for mma and wgmma), one small panel per
+ *     combination of its other three (NUM_WARPS, STAGES, SWIZZLE or
+ *     CONSUMER_WG, STAGES, PIPELINE), titled and labelled by the family's
+ *     axis names and config-text letters (fa_family.axes), coloured
+ *     relative to the group's best; rejected points by reason (the legend
+ *     gives each code's rule in the family's words), failed ones by status and
  *     unmeasured ones drawn distinctly, each cell with a hover title
  *     (config, status, median, noise, registers, shared memory, clock);
  *   - the Top-K as horizontal bars with 95 % interval whiskers, statistical

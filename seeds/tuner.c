@@ -4,6 +4,7 @@
  */
 #include "tuner.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <math.h>
 #include <string.h>
@@ -111,31 +112,39 @@ size_t tuner_missing(const group *g, const group_cell **first)
     return n;
 }
 
-static const int *tuner_values(const fa_config *c, int v[SPACE_AXIS_COUNT])
-{
-    v[SPACE_AXIS_BLOCK_M] = c->block_m;
-    v[SPACE_AXIS_BLOCK_N] = c->block_n;
-    v[SPACE_AXIS_NUM_WARPS] = c->num_warps;
-    v[SPACE_AXIS_STAGES] = c->stages;
-    v[SPACE_AXIS_SWIZZLE] = c->swizzle;
-    return v;
-}
-
-/* The thread block's x size a point launches with: 32 threads per warp
- * (the mma template's CTA is one dimension of NUM_WARPS warps). */
+/* The thread block's x size a point launches with: its family's (every
+ * family's CTA is one dimension). */
 static int tuner_block_x(const fa_config *c)
 {
-    return 32 * c->num_warps;
+    const fa_family *f = fa_family_of(c);
+    return f ? f->threads(c) : 0;
 }
 
-/* The configuration: the five axes, as the tuner names them, and the
- * thread block size bx (tuner_block_x for every real point). */
+/* The block_size_x values of g's grid: the distinct thread counts of its
+ * points, in the order they first appear (mma: 32 x each NUM_WARPS, in
+ * file order; wgmma: 128 x (each CONSUMER_WG + 1)). Returns how many (at
+ * most TUNER_MAX_BLOCK_X: room for a count that two axes decide). */
+#define TUNER_MAX_BLOCK_X (4 * SPACE_MAX_AXIS)
+static int tuner_block_values(const group *g, int bx[TUNER_MAX_BLOCK_X])
+{
+    int n = 0;
+    for (size_t i = 0; i < g->n_cells; i++) {
+        const int t = tuner_block_x(&g->cells[i].cfg);
+        int seen = 0;
+        for (int j = 0; j < n && !seen; j++)
+            seen = bx[j] == t;
+        if (!seen && n < TUNER_MAX_BLOCK_X)
+            bx[n++] = t;
+    }
+    return n;
+}
+
+/* The configuration: the family's axes, by its names, and the thread
+ * block size bx (tuner_block_x for every real point). */
 static void tuner_params_bx(tuner_doc *d, cJSON *o, const fa_config *c, int bx)
 {
-    int v[SPACE_AXIS_COUNT];
-    tuner_values(c, v);
     for (int a = 0; a < SPACE_AXIS_COUNT; a++)
-        td_int(d, o, space_axis_name((space_axis_id)a), v[a]);
+        td_int(d, o, space_axis_name(c->family, a), c->axis[a]);
     td_int(d, o, TUNER_BLOCK_X, bx);
 }
 
@@ -256,14 +265,16 @@ static cJSON *tuner_kt_entry(tuner_doc *d, const group_cell *c)
  * as Python's str() writes ints. */
 static void tuner_kt_key(const fa_config *c, int bx, char *buf, size_t n)
 {
-    int v[SPACE_AXIS_COUNT];
-    tuner_values(c, v);
-    snprintf(buf, n, "%d,%d,%d,%d,%d,%d", v[0], v[1], v[2], v[3], v[4], bx);
+    size_t used = 0;
+    for (int a = 0; a < SPACE_AXIS_COUNT && used < n; a++)
+        used += (size_t)snprintf(buf + used, n - used, "%d,", c->axis[a]);
+    if (used < n)
+        snprintf(buf + used, n - used, "%d", bx);
 }
 
-/* A point whose block_size_x is not its NUM_WARPS' (the tuner's product
- * of the axes has it; no kernel launches so): InvalidConfig, as the
- * restriction block_size_x == 32*NUM_WARPS says. */
+/* A point whose block_size_x is not its own thread count (the tuner's
+ * product of the parameters has it; no kernel launches so): InvalidConfig,
+ * as the restriction block_size_x == the family's kt_block_x says. */
 static cJSON *tuner_kt_bx_entry(tuner_doc *d, const group_cell *c, int bx)
 {
     cJSON *e = td_check(d, cJSON_CreateObject());
@@ -285,14 +296,11 @@ static void tuner_axes(tuner_doc *d, cJSON *o, const group *g)
         for (int j = 0; vals && j < g->axis_len[a]; j++)
             if (!cJSON_AddItemToArray(vals, td_check(d, cJSON_CreateNumber(g->axis[a][j]))))
                 d->ok = 0;
-        td_add(d, o, space_axis_name((space_axis_id)a), vals);
+        td_add(d, o, space_axis_name(g->family, a), vals);
     }
-    cJSON *bx = td_check(d, cJSON_CreateArray());
-    for (int j = 0; bx && j < g->axis_len[SPACE_AXIS_NUM_WARPS]; j++)
-        if (!cJSON_AddItemToArray(
-                bx, td_check(d, cJSON_CreateNumber(32 * g->axis[SPACE_AXIS_NUM_WARPS][j]))))
-            d->ok = 0;
-    td_add(d, o, TUNER_BLOCK_X, bx);
+    int v[TUNER_MAX_BLOCK_X];
+    const int n = tuner_block_values(g, v);
+    td_add(d, o, TUNER_BLOCK_X, td_check(d, cJSON_CreateIntArray(v, n)));
 }
 
 /* ---- the planner's rules as restrictions ---------------------------------------------------- */
@@ -300,25 +308,44 @@ static void tuner_axes(tuner_doc *d, cJSON *o, const group *g)
 int tuner_restrictions(const group *g, char (*out)[TUNER_RESTRICTION_LEN], int max)
 {
     space_problem p;
-    if (max < TUNER_MAX_RESTRICTIONS || space_problem_parse(g->problem, &p) != 0 ||
-        g->family != fa_family_index(FA_FAMILY_DEFAULT_NAME))
+    const fa_family *f = fa_family_get(g->family);
+    if (!f || max < TUNER_MAX_RESTRICTIONS || space_problem_parse(g->problem, &p) != 0)
         return -1;
-    /* kernels/mma/mma.c's mma_check, rule for rule (HEAD_DIM is the
-     * problem's: a constant here); fp16 elements, 16-byte chunks. */
-    const long tile = 2L * p.head_dim; /* bytes of one row */
-    int n = 0;
-    snprintf(out[n++], TUNER_RESTRICTION_LEN, "%s == 32*NUM_WARPS", TUNER_BLOCK_X);
-    snprintf(out[n++], TUNER_RESTRICTION_LEN, "BLOCK_M %% (16*NUM_WARPS) == 0");
-    snprintf(out[n++], TUNER_RESTRICTION_LEN, "(BLOCK_M*%ld//16) %% (32*NUM_WARPS) == 0", tile);
-    snprintf(out[n++], TUNER_RESTRICTION_LEN, "(BLOCK_N*%ld//16) %% (32*NUM_WARPS) == 0", tile);
-    if (g->smem_limit > 0 && g->smem_limit < LONG_MAX)
-        snprintf(out[n++], TUNER_RESTRICTION_LEN, "BLOCK_M*%ld + 2*STAGES*BLOCK_N*%ld <= %ld", tile,
-                 tile, g->smem_limit);
-    return n;
+    /* The family's rules (kernels/<family>/<family>.c: kt_restrictions, beside
+     * its check), after the thread block size; without a space's limit the
+     * cells were checked with none (group_lay_out). */
+    snprintf(out[0], TUNER_RESTRICTION_LEN, "%s == %s", TUNER_BLOCK_X, f->kt_block_x);
+    const int n = f->kt_restrictions(p.head_dim, g->smem_limit > 0 ? g->smem_limit : LONG_MAX,
+                                     out + 1, max - 1);
+    return n < 0 ? -1 : n + 1;
 }
 
-/* The restrictions as a JSON array under key (empty when the family has
- * none this file can state). */
+int tuner_can_write(const group *g, char *err, size_t errlen)
+{
+    char r[TUNER_MAX_RESTRICTIONS][TUNER_RESTRICTION_LEN];
+    const fa_family *f = fa_family_get(g->family);
+    if (!f) {
+        snprintf(err, errlen, "%s | %s | %s: its grid's kernel family (%d) is unknown", g->device,
+                 g->problem, g->mode, g->family);
+        return -1;
+    }
+    if (tuner_restrictions(g, r, TUNER_MAX_RESTRICTIONS) < 0) {
+        snprintf(err, errlen,
+                 "%s | %s | %s: the %s family's rules reject every point of problem %s (its "
+                 "head_dim): nothing for a tuner to search",
+                 g->device, g->problem, g->mode, f->name, g->problem);
+        return -1;
+    }
+    if (g->n_cells == 0) {
+        snprintf(err, errlen, "%s | %s | %s: no grid to write%s%s", g->device, g->problem, g->mode,
+                 g->no_grid[0] ? ": " : "", g->no_grid);
+        return -1;
+    }
+    return 0;
+}
+
+/* The restrictions as a JSON array under key (tuner_can_write checked
+ * that the family states them). */
 static void tuner_restrictions_json(tuner_doc *d, cJSON *o, const char *key, const group *g)
 {
     char r[TUNER_MAX_RESTRICTIONS][TUNER_RESTRICTION_LEN];
@@ -343,7 +370,9 @@ static void tuner_problem_size(tuner_doc *d, cJSON *o, const char *key, const gr
 static cJSON *tuner_origin(tuner_doc *d, const group *g, const tuner_meta *m)
 {
     cJSON *o = td_check(d, cJSON_CreateObject());
+    const fa_family *f = fa_family_get(g->family);
     td_str(d, o, "schema", "fasweep.tuner/1");
+    td_str(d, o, "family", f ? f->name : "?");
     td_str(d, o, "device", g->device);
     td_str(d, o, "problem", g->problem);
     td_str(d, o, "mode", g->mode);
@@ -362,8 +391,8 @@ static cJSON *tuner_kt_doc(tuner_doc *d, const group *g, const tuner_meta *m)
     tuner_problem_size(d, doc, "problem_size", g);
     cJSON *keys = td_check(d, cJSON_CreateArray());
     for (int a = 0; keys && a < SPACE_AXIS_COUNT; a++)
-        if (!cJSON_AddItemToArray(
-                keys, td_check(d, cJSON_CreateString(space_axis_name((space_axis_id)a)))))
+        if (!cJSON_AddItemToArray(keys,
+                                  td_check(d, cJSON_CreateString(space_axis_name(g->family, a)))))
             d->ok = 0;
     if (keys && !cJSON_AddItemToArray(keys, td_check(d, cJSON_CreateString(TUNER_BLOCK_X))))
         d->ok = 0;
@@ -378,12 +407,14 @@ static cJSON *tuner_kt_doc(tuner_doc *d, const group *g, const tuner_meta *m)
     td_add(d, doc, "fasweep", tuner_origin(d, g, m));
     /* Kernel Tuner reads `cache` as the last key (it checks the ending).
      * Every point of the product of the tune_params is in it, those whose
-     * block_size_x is not their NUM_WARPS' as InvalidConfig. */
+     * block_size_x is not their own thread count as InvalidConfig. */
     cJSON *cache = td_check(d, cJSON_CreateObject());
+    int bxs[TUNER_MAX_BLOCK_X];
+    const int n_bx = tuner_block_values(g, bxs);
     for (size_t i = 0; cache && i < g->n_cells; i++) {
         const group_cell *c = &g->cells[i];
-        for (int j = 0; j < g->axis_len[SPACE_AXIS_NUM_WARPS]; j++) {
-            const int bx = 32 * g->axis[SPACE_AXIS_NUM_WARPS][j];
+        for (int j = 0; j < n_bx; j++) {
+            const int bx = bxs[j];
             char key[80];
             tuner_kt_key(&c->cfg, bx, key, sizeof key);
             td_add(d, cache, key,
@@ -504,13 +535,12 @@ static cJSON *tuner_t4_doc(tuner_doc *d, const group *g, const tuner_meta *m, in
  */
 
 /* One tuning parameter: its values as the Python list text T1 wants. */
-static void tuner_t1_param(tuner_doc *d, cJSON *list, const char *name, const int *v, int n,
-                           int mul)
+static void tuner_t1_param(tuner_doc *d, cJSON *list, const char *name, const int *v, int n)
 {
     char vals[512] = "[";
     for (int i = 0; i < n; i++) {
         const size_t len = strlen(vals);
-        snprintf(vals + len, sizeof vals - len, "%s%d", i ? ", " : "", mul * v[i]);
+        snprintf(vals + len, sizeof vals - len, "%s%d", i ? ", " : "", v[i]);
     }
     const size_t len = strlen(vals);
     snprintf(vals + len, sizeof vals - len, "]");
@@ -521,13 +551,27 @@ static void tuner_t1_param(tuner_doc *d, cJSON *list, const char *name, const in
     td_push(d, list, p);
 }
 
+/* Whether expr names the identifier name (a whole word: "STAGES" is not in
+ * "NUM_STAGES"). */
+static int tuner_names(const char *expr, const char *name)
+{
+    const size_t len = strlen(name);
+    for (const char *p = strstr(expr, name); p; p = strstr(p + 1, name)) {
+        const char before = p > expr ? p[-1] : ' ', after = p[len];
+        if (!(isalnum((unsigned char)before) || before == '_') &&
+            !(isalnum((unsigned char)after) || after == '_'))
+            return 1;
+    }
+    return 0;
+}
+
 /* The tune parameters a restriction names (T1 wants them listed). */
-static cJSON *tuner_t1_names(tuner_doc *d, const char *expr)
+static cJSON *tuner_t1_names(tuner_doc *d, const group *g, const char *expr)
 {
     cJSON *a = td_check(d, cJSON_CreateArray());
     for (int i = 0; a && i <= SPACE_AXIS_COUNT; i++) {
-        const char *n = i < SPACE_AXIS_COUNT ? space_axis_name((space_axis_id)i) : TUNER_BLOCK_X;
-        if (strstr(expr, n) && !cJSON_AddItemToArray(a, td_check(d, cJSON_CreateString(n))))
+        const char *n = i < SPACE_AXIS_COUNT ? space_axis_name(g->family, i) : TUNER_BLOCK_X;
+        if (tuner_names(expr, n) && !cJSON_AddItemToArray(a, td_check(d, cJSON_CreateString(n))))
             d->ok = 0;
     }
     return a;
@@ -538,17 +582,18 @@ static cJSON *tuner_t1_space(tuner_doc *d, const group *g)
     cJSON *cs = td_check(d, cJSON_CreateObject());
     cJSON *params = td_check(d, cJSON_CreateArray());
     for (int a = 0; params && a < SPACE_AXIS_COUNT; a++)
-        tuner_t1_param(d, params, space_axis_name((space_axis_id)a), g->axis[a], g->axis_len[a], 1);
+        tuner_t1_param(d, params, space_axis_name(g->family, a), g->axis[a], g->axis_len[a]);
+    int bx[TUNER_MAX_BLOCK_X];
+    const int n_bx = tuner_block_values(g, bx);
     if (params)
-        tuner_t1_param(d, params, TUNER_BLOCK_X, g->axis[SPACE_AXIS_NUM_WARPS],
-                       g->axis_len[SPACE_AXIS_NUM_WARPS], 32);
+        tuner_t1_param(d, params, TUNER_BLOCK_X, bx, n_bx);
     td_add(d, cs, "TuningParameters", params);
     char r[TUNER_MAX_RESTRICTIONS][TUNER_RESTRICTION_LEN];
     const int n = tuner_restrictions(g, r, TUNER_MAX_RESTRICTIONS);
     cJSON *conds = td_check(d, cJSON_CreateArray());
     for (int i = 0; conds && i < n; i++) {
         cJSON *c = td_check(d, cJSON_CreateObject());
-        td_add(d, c, "Parameters", tuner_t1_names(d, r[i]));
+        td_add(d, c, "Parameters", tuner_t1_names(d, g, r[i]));
         td_str(d, c, "Expression", r[i]);
         td_push(d, conds, c);
     }
@@ -594,10 +639,11 @@ static cJSON *tuner_t1_kernel(tuner_doc *d, const group *g)
     td_add(d, k, "Device", dev);
     if (parsed)
         tuner_problem_size(d, k, "ProblemSize", g);
-    /* The launch: one CTA per BLOCK_M query rows of each (batch, head),
-     * 32*NUM_WARPS threads in x. */
+    /* The launch, as the family's: its grid's x (mma, wgmma: one CTA per
+     * BLOCK_M query rows), one CTA per (batch, head) in y, block_size_x
+     * threads. */
     cJSON *gs = td_check(d, cJSON_CreateObject());
-    td_str(d, gs, "X", "(ProblemSize[2] + BLOCK_M - 1) // BLOCK_M");
+    td_str(d, gs, "X", f ? f->kt_grid_x : "");
     td_str(d, gs, "Y", "ProblemSize[0] * ProblemSize[1]");
     td_add(d, k, "GlobalSize", gs);
     cJSON *ls = td_check(d, cJSON_CreateObject());
@@ -647,6 +693,8 @@ int tuner_format_parse(const char *text, tuner_format *out)
 int tuner_write(const group *g, tuner_format fmt, const tuner_meta *meta, int allow_missing,
                 FILE *out, char *err, size_t errlen)
 {
+    if (tuner_can_write(g, err, errlen) != 0)
+        return -1;
     tuner_doc d = {1};
     cJSON *doc = fmt == TUNER_T4   ? tuner_t4_doc(&d, g, meta, allow_missing)
                  : fmt == TUNER_T1 ? tuner_t1_doc(&d, g, meta)

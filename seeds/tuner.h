@@ -4,9 +4,10 @@
  *
  *   kernel-tuner  a Kernel Tuner (>= 1.0) cache file: replayed by
  *                 tune_kernel(..., simulation_mode=True, cache=FILE) with
- *                 any strategy and no GPU. tune_params_keys are BLOCK_M,
- *                 BLOCK_N, NUM_WARPS, STAGES, SWIZZLE over the grid's axes,
- *                 then block_size_x;
+ *                 any strategy and no GPU. tune_params_keys are the grid's
+ *                 family's axes by its names (mma: BLOCK_M, BLOCK_N,
+ *                 NUM_WARPS, STAGES, SWIZZLE; wgmma: BLOCK_M, BLOCK_N,
+ *                 CONSUMER_WG, STAGES, PIPELINE), then block_size_x;
  *                 every grid point has an entry (its key the values joined
  *                 by "," in that order), `cache` is the last key. Measured
  *                 points carry `time` (the median, ms, always a float) and
@@ -33,9 +34,12 @@
  * Every format carries the planner's rules as Kernel Tuner restriction
  * strings (tuner_restrictions: kernel-tuner `restrictions`, t4
  * metadata.restrictions, t1 Conditions) and the thread block size
- * TUNER_BLOCK_X = 32*NUM_WARPS as a tune parameter; the kernel-tuner cache
- * holds every point of the tune parameters' product (a block_size_x that
- * is not its NUM_WARPS' is InvalidConfig), so keys have six values.
+ * TUNER_BLOCK_X (the family's threads per CTA: 32*NUM_WARPS for mma,
+ * 128*(CONSUMER_WG + 1) for wgmma) as a tune parameter; the kernel-tuner
+ * cache holds every point of the tune parameters' product (a block_size_x
+ * that is not the point's own thread count is InvalidConfig), so keys have
+ * six values. Names, rules and the launch come from the family table
+ * (kernels/family.h: axes, kt_block_x, kt_grid_x, kt_restrictions).
  */
 #ifndef TUNER_H
 #define TUNER_H
@@ -54,20 +58,29 @@ int tuner_format_parse(const char *text, tuner_format *out);
 #define TUNER_KERNEL_NAME "flash_fwd"
 
 /* The tune parameter every format adds beside the axes: the thread block's
- * x size, 32*NUM_WARPS (Kernel Tuner's name for it, so it knows the block
- * dimensions and says nothing of "no thread block dims"). */
+ * x size, the family's threads per CTA (Kernel Tuner's name for it, so it
+ * knows the block dimensions and says nothing of "no thread block dims"). */
 #define TUNER_BLOCK_X "block_size_x"
 
-#define TUNER_MAX_RESTRICTIONS 8
-#define TUNER_RESTRICTION_LEN 128
+#define TUNER_MAX_RESTRICTIONS (1 + FA_KT_MAX_RESTRICTIONS)
+#define TUNER_RESTRICTION_LEN FA_KT_RESTRICTION_LEN
 
-/* The planner's rules for g's grid (family mma; HEAD_DIM the problem's,
- * the smem limit the space's) as Kernel Tuner restriction strings over
- * the tune parameters, e.g. "BLOCK_M % (16*NUM_WARPS) == 0", into out (max
- * >= TUNER_MAX_RESTRICTIONS entries). A point meets them all exactly when
- * the planner accepts it (tests/tuners checks it with Kernel Tuner).
- * Returns how many, or -1 for a family or problem it cannot state. */
+/* The planner's rules for g's grid (its family's: kernels/family.h
+ * kt_block_x and kt_restrictions; HEAD_DIM the problem's, the smem limit
+ * the space's) as Kernel Tuner restriction strings over the tune
+ * parameters, "block_size_x == 32*NUM_WARPS" first, then e.g. "BLOCK_M %
+ * (16*NUM_WARPS) == 0" (mma) or "BLOCK_M == 64*CONSUMER_WG and CONSUMER_WG
+ * in (1, 2, 3)" (wgmma), into out (max >= TUNER_MAX_RESTRICTIONS
+ * entries). A point meets them all exactly when the planner accepts it
+ * (tests/unit/test_plan.c brute-forces it, tests/tuners checks it with
+ * Kernel Tuner). Returns how many, or -1 for an unknown family, a problem
+ * that does not parse or a head_dim the family rejects outright. */
 int tuner_restrictions(const group *g, char (*out)[TUNER_RESTRICTION_LEN], int max);
+
+/* Whether g can be written for a tuner: 0, or -1 with one line in err (its
+ * family unknown, every point rejected by the family's head_dim rule, no
+ * grid). tuner_write checks it first. */
+int tuner_can_write(const group *g, char *err, size_t errlen);
 
 /* What the file says about where it came from. */
 typedef struct tuner_meta {
@@ -79,8 +92,9 @@ size_t tuner_missing(const group *g, const group_cell **first);
 
 /* Writes g in format fmt to out. Unmeasured accepted points are written
  * as ErrorConfig (kernel-tuner) or left out (t4) when allow_missing; the
- * caller refuses them otherwise (tuner_missing). Returns 0, or -1 when out
- * of memory (err says so); write errors are the caller's to check. */
+ * caller refuses them otherwise (tuner_missing). Returns 0, or -1 when
+ * tuner_can_write refuses g or out of memory (err says why); write errors
+ * are the caller's to check. */
 int tuner_write(const group *g, tuner_format fmt, const tuner_meta *meta, int allow_missing,
                 FILE *out, char *err, size_t errlen);
 

@@ -770,8 +770,8 @@ static int rec_config_bad(const record *r, char *why, size_t n)
                        "\"%s\" is not a config of kernel family %s (its form: %s, each value a "
                        "plain decimal integer)",
                        r->config, f->name, f->text_example);
-    const int v[FA_CONFIG_SLOTS] = {c.head_dim,  c.block_m, c.block_n,
-                                    c.num_warps, c.stages,  c.swizzle};
+    int v[FA_CONFIG_SLOTS];
+    fa_config_slots(&c, v);
     for (int i = 1; i < FA_CONFIG_SLOTS; i++) {
         const fa_axis *ax = &f->axes[i];
         if (!rec_axis_ok(ax, v[i]))

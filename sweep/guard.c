@@ -57,8 +57,12 @@ struct guard {
     int have;
     space_problem prob;
     fa_shape shape;
-    size_t n, bytes; /* elements of one tensor; bytes of one buffer (aligned) */
-    int units;       /* sign units in use: min(slices, FA_SIGN_SLICES) * FA_SIGN_GROUPS */
+    size_t n, bytes;       /* elements of Q (and O); bytes of one output buffer (aligned) */
+    size_t n_kv, kv_bytes; /* elements of K (and V); bytes of one V buffer (aligned) */
+    int units;             /* sign units in use: min(kv_slices, FA_SIGN_SLICES) * FA_SIGN_GROUPS */
+    /* What the dtype itself costs: the rounded reference against the fp32
+     * one (set 0); the tolerance is at least twice it (gd_tolerance). */
+    stats_errors dtype_err;
     gd_set set[2];   /* set[i].v is pool entry i */
     void **v;        /* the V pool: entry e belongs to set e % 2 */
     fa_signs *signs; /* each entry's flipped units */
@@ -209,7 +213,7 @@ static int gd_slots_room(guard *g, int n)
     return 0;
 }
 
-/* A buffer of `bytes` filled with NaN (0xFFFF is a NaN in fp16). */
+/* A buffer of `bytes` filled with NaN (0xFFFF is a NaN in fp16 and in bf16). */
 static int gd_poisoned(guard *g, void **p, size_t bytes, const char *what)
 {
     GD_CHECK(g, cudaMalloc(p, bytes), what);
@@ -256,10 +260,10 @@ static int gd_hash_run(guard *g, const char *what)
     return gd_fetch(g, n, what);
 }
 
-/* The arguments of a launch over batch x heads x seq_len x head_dim (the
- * softmax scale 1/sqrt(head_dim)). */
+/* The arguments of a launch over batch x heads (kv_heads for K and V) x
+ * seq_len x head_dim of dtype (the softmax scale 1/sqrt(head_dim)). */
 static fa_args gd_args_of(const void *q, const void *k, const void *v, void *o, int batch,
-                          int heads, int seq_len, int head_dim, int causal)
+                          int heads, int kv_heads, int seq_len, int head_dim, int causal, int dtype)
 {
     fa_args a;
     memset(&a, 0, sizeof a);
@@ -271,34 +275,59 @@ static fa_args gd_args_of(const void *q, const void *k, const void *v, void *o, 
     a.heads = heads;
     a.seq_len = seq_len;
     a.head_dim = head_dim;
+    a.kv_heads = kv_heads;
+    a.dtype = dtype;
     a.causal = causal;
     a.softmax_scale = (float)(1.0 / sqrt((double)head_dim));
     return a;
 }
 
+/* Elements of Q (kv 0) or of K and V (kv 1) of shape sh. */
+static size_t gd_elems(fa_shape sh, int kv)
+{
+    return (size_t)(kv ? sh.kv_slices : sh.slices) * sh.seq_len * sh.head_dim;
+}
+
+/* K or V of shape sh seen alone (hashed under its signs). */
+static fa_shape gd_kv_shape(fa_shape sh)
+{
+    sh.slices = sh.kv_slices;
+    return sh;
+}
+
+/* The arguments of a launch over shape sh (its slices as one batch). */
+static fa_args gd_args_shape(const void *q, const void *k, const void *v, void *o, fa_shape sh,
+                             int causal)
+{
+    return gd_args_of(q, k, v, o, 1, sh.slices, sh.kv_slices, sh.seq_len, sh.head_dim, causal,
+                      sh.dtype);
+}
+
 /* Set s of shape sh: q, k, v uniform in their ranges (v in [-1, 1]), the
  * reference, and the hashes of what was made. v is allocated unless given. */
-static int gd_make_set(guard *g, gd_set *s, fa_shape sh, size_t n, int causal, const float *qr,
+static int gd_make_set(guard *g, gd_set *s, fa_shape sh, int causal, const float *qr,
                        const float *kr)
 {
-    const size_t bytes = n * sizeof(uint16_t);
-    GD_CHECK(g, cudaMalloc(&s->q, bytes), "cudaMalloc(q)");
-    GD_CHECK(g, cudaMalloc(&s->k, bytes), "cudaMalloc(k)");
+    const size_t n = gd_elems(sh, 0), n_kv = gd_elems(sh, 1);
+    GD_CHECK(g, cudaMalloc(&s->q, n * sizeof(uint16_t)), "cudaMalloc(q)");
+    GD_CHECK(g, cudaMalloc(&s->k, n_kv * sizeof(uint16_t)), "cudaMalloc(k)");
     if (!s->v)
-        GD_CHECK(g, cudaMalloc(&s->v, bytes), "cudaMalloc(v)");
+        GD_CHECK(g, cudaMalloc(&s->v, n_kv * sizeof(uint16_t)), "cudaMalloc(v)");
     GD_CHECK(g, cudaMalloc((void **)&s->ref, n * sizeof(float)), "cudaMalloc(reference output)");
     void *const x[3] = {s->q, s->k, s->v};
+    const size_t xn[3] = {n, n_kv, n_kv};
+    const fa_shape xs[3] = {sh, gd_kv_shape(sh), gd_kv_shape(sh)};
     const float lo[3] = {qr[0], kr[0], -1.0f}, hi[3] = {qr[1], kr[1], 1.0f};
     for (int i = 0; i < 3; i++)
-        GD_CHECK(g, fa_fill_random_launch(x[i], n, gd_rand(g), lo[i], hi[i], g->stream),
+        GD_CHECK(g,
+                 fa_fill_random_launch(x[i], xn[i], sh.dtype, gd_rand(g), lo[i], hi[i], g->stream),
                  "filling the inputs with random values");
-    const fa_args a =
-        gd_args_of(s->q, s->k, s->v, NULL, 1, sh.slices, sh.seq_len, sh.head_dim, causal);
+    const fa_args a = gd_args_shape(s->q, s->k, s->v, NULL, sh, causal);
     GD_CHECK(g, fa_reference_launch(&a, s->ref, g->stream), "launching the reference");
-    GD_CHECK(g, fa_compare_launch(NULL, s->ref, n, g->scratch, g->sums, g->stream),
+    GD_CHECK(g, fa_compare_launch(NULL, sh.dtype, s->ref, n, g->scratch, g->sums, g->stream),
              "checking the reference");
     for (int i = 0; i < 3; i++)
-        gd_hash(g, x[i], n, NULL, sh);
+        gd_hash(g, x[i], xn[i], NULL, xs[i]);
     if (gd_hash_run(g, "running the reference"))
         return -1;
     if (g->sums->ref_nonfinite) {
@@ -315,15 +344,52 @@ static int gd_make_set(guard *g, gd_set *s, fa_shape sh, size_t n, int causal, c
 
 static const float gd_plain[2] = {-1.0f, 1.0f};
 
+/* What the problem's dtype costs (g->dtype_err): set 0's reference rounded
+ * as a kernel of that dtype must round (S, P, O: fa_reference_rounded_launch,
+ * into the scratch output o[1], then poisoned again) against its fp32
+ * reference. */
+static int gd_dtype_err(guard *g, int causal)
+{
+    const gd_set *s = &g->set[0];
+    const fa_args a = gd_args_shape(s->q, s->k, s->v, NULL, g->shape, causal);
+    GD_CHECK(g, fa_reference_rounded_launch(&a, g->o[1], g->stream),
+             "launching the rounded reference");
+    GD_CHECK(
+        g, fa_compare_launch(g->o[1], g->shape.dtype, s->ref, g->n, g->scratch, g->sums, g->stream),
+        "comparing the rounded reference");
+    GD_CHECK(g, cudaStreamSynchronize(g->stream), "running the rounded reference");
+    const volatile fa_compare_sums *u = g->sums;
+    stats_errors_of_sums(u->diff2, u->ref2, u->max_abs, (long)u->nonfinite,
+                         u->nonfinite ? (long)u->first_bad : -1, g->n, &g->dtype_err);
+    GD_CHECK(g, cudaMemsetAsync(g->o[1], 0xFF, g->bytes, g->stream), "poisoning the gate output");
+    return 0;
+}
+
+/* The tolerance a problem is checked with: the space's, or twice what its
+ * dtype itself costs when that is more (docs/measurement.md, "Tolerances":
+ * FlashAttention's rule, an error at most twice that of the same
+ * computation in the same precision). */
+static space_tolerance gd_tolerance(const guard *g, const space_tolerance *tol)
+{
+    space_tolerance t = *tol;
+    const stats_errors *d = &g->dtype_err;
+    if (isfinite(d->rel_l2) && 2 * d->rel_l2 > t.rel_l2)
+        t.rel_l2 = 2 * d->rel_l2;
+    if (isfinite(d->max_abs) && 2 * d->max_abs > t.max_abs)
+        t.max_abs = 2 * d->max_abs;
+    return t;
+}
+
 /* The tails problem and its magnitude twin. */
 static int gd_make_tail(guard *g, const space_problem *p)
 {
     gd_small *t = &g->tail;
-    t->shape = (fa_shape){2, GUARD_TAIL_SEQ, p->head_dim};
-    t->n = (size_t)2 * GUARD_TAIL_SEQ * p->head_dim;
+    /* Two heads sharing one K/V head when the problem groups its heads. */
+    t->shape = (fa_shape){2, GUARD_TAIL_SEQ, p->head_dim, p->kv_heads < p->heads ? 1 : 2, p->dtype};
+    t->n = gd_elems(t->shape, 0);
     const float mq[2] = {GUARD_MAG_Q_LO, GUARD_MAG_Q_HI}, mk[2] = {GUARD_MAG_K_LO, GUARD_MAG_K_HI};
-    if (gd_make_set(g, &t->set[0], t->shape, t->n, p->causal, gd_plain, gd_plain) ||
-        gd_make_set(g, &t->set[1], t->shape, t->n, p->causal, mq, mk))
+    if (gd_make_set(g, &t->set[0], t->shape, p->causal, gd_plain, gd_plain) ||
+        gd_make_set(g, &t->set[1], t->shape, p->causal, mq, mk))
         return -1;
     return gd_poisoned(g, &t->o, t->n * sizeof(uint16_t), "cudaMalloc(tails output)");
 }
@@ -345,10 +411,13 @@ int guard_problem(guard *g, const space_problem *p)
         GD_CHECK(g, cudaMalloc((void **)&g->d_items, GD_HASHES * sizeof *g->d_items),
                  "cudaMalloc(hash list)");
     }
-    g->shape = (fa_shape){p->batch * p->heads, p->seq_len, p->head_dim};
-    g->n = (size_t)p->batch * p->heads * p->seq_len * p->head_dim;
+    g->shape =
+        (fa_shape){p->batch * p->heads, p->seq_len, p->head_dim, p->batch * p->kv_heads, p->dtype};
+    g->n = gd_elems(g->shape, 0);
+    g->n_kv = gd_elems(g->shape, 1);
     g->bytes = (g->n * sizeof(uint16_t) + GUARD_ALIGN - 1) / GUARD_ALIGN * GUARD_ALIGN;
-    const int slices = g->shape.slices < FA_SIGN_SLICES ? g->shape.slices : FA_SIGN_SLICES;
+    g->kv_bytes = (g->n_kv * sizeof(uint16_t) + GUARD_ALIGN - 1) / GUARD_ALIGN * GUARD_ALIGN;
+    const int slices = g->shape.kv_slices < FA_SIGN_SLICES ? g->shape.kv_slices : FA_SIGN_SLICES;
     g->units = slices * FA_SIGN_GROUPS;
     if (!g->v) {
         g->v = calloc(2, sizeof *g->v);
@@ -359,14 +428,16 @@ int guard_problem(guard *g, const space_problem *p)
         }
     }
     for (int i = 0; i < 2; i++) { /* V of set i is pool entry i, freed with the pool */
-        GD_CHECK(g, cudaMalloc(&g->v[i], g->bytes), "cudaMalloc(v)");
+        GD_CHECK(g, cudaMalloc(&g->v[i], g->kv_bytes), "cudaMalloc(v)");
         g->n_v = i + 1;
         g->set[i].v = g->v[i];
         memset(&g->signs[i], 0, sizeof g->signs[i]);
-        if (gd_make_set(g, &g->set[i], g->shape, g->n, p->causal, gd_plain, gd_plain) ||
+        if (gd_make_set(g, &g->set[i], g->shape, p->causal, gd_plain, gd_plain) ||
             gd_poisoned(g, &g->o[i], g->bytes, "cudaMalloc(gate output)"))
             return -1;
     }
+    if (gd_dtype_err(g, p->causal))
+        return -1;
     if (gd_make_tail(g, p))
         return -1;
     size_t free_b = 0, total_b = 0;
@@ -374,8 +445,8 @@ int guard_problem(guard *g, const space_problem *p)
     size_t pool = free_b / GUARD_POOL_SHARE, ring = free_b / GUARD_RING_SHARE;
     pool = pool < GUARD_POOL_MAX ? pool : GUARD_POOL_MAX;
     ring = ring < GUARD_RING_MAX ? ring : GUARD_RING_MAX;
-    g->v_max = pool / g->bytes > 2
-                   ? (int)(pool / g->bytes < GD_POOL_LIMIT ? pool / g->bytes : GD_POOL_LIMIT)
+    g->v_max = pool / g->kv_bytes > 2
+                   ? (int)(pool / g->kv_bytes < GD_POOL_LIMIT ? pool / g->kv_bytes : GD_POOL_LIMIT)
                    : 2;
     g->ring_max =
         ring / g->bytes > 2 ? (int)(ring / g->bytes < 16000 ? ring / g->bytes : 16000) : 2;
@@ -390,7 +461,8 @@ int guard_problem(guard *g, const space_problem *p)
 static const fa_args *gd_args(guard *g, const gd_set *s, const void *v, void *o)
 {
     const space_problem *p = &g->prob;
-    g->args = gd_args_of(s->q, s->k, v, o, p->batch, p->heads, p->seq_len, p->head_dim, p->causal);
+    g->args = gd_args_of(s->q, s->k, v, o, p->batch, p->heads, p->kv_heads, p->seq_len, p->head_dim,
+                         p->causal, p->dtype);
     return &g->args;
 }
 
@@ -418,7 +490,7 @@ static int gd_compare(guard *g, const void *o, const float *ref, const fa_signs 
              "launching the output comparison");
     GD_CHECK(g, cudaStreamSynchronize(g->stream), "comparing the output with the reference");
     const volatile fa_compare_sums *u = g->sums;
-    const size_t n = (size_t)sh.slices * sh.seq_len * sh.head_dim;
+    const size_t n = gd_elems(sh, 0);
     stats_errors_of_sums(u->diff2, u->ref2, u->max_abs, (long)u->nonfinite,
                          u->nonfinite ? (long)u->first_bad : -1, n, e);
     return 0;
@@ -609,8 +681,7 @@ static int gd_tails(guard *g, const fa_instance *in, const space_tolerance *tol,
     char where[160];
     for (int i = 0; i < 2; i++) {
         const gd_set *x = &t->set[i];
-        const fa_args a = gd_args_of(x->q, x->k, x->v, t->o, 1, t->shape.slices, t->shape.seq_len,
-                                     t->shape.head_dim, g->prob.causal);
+        const fa_args a = gd_args_shape(x->q, x->k, x->v, t->o, t->shape, g->prob.causal);
         stats_errors e;
         if (gd_launch(g, in, &a, t->n * sizeof(uint16_t), NULL, "running the kernel (tails)") ||
             gd_compare(g, t->o, x->ref, NULL, t->shape, &e))
@@ -634,6 +705,8 @@ static int gd_tails(guard *g, const fa_instance *in, const space_tolerance *tol,
 int guard_gate(guard *g, const fa_instance *in, task_inject inject, const space_tolerance *tol,
                stats_errors *e, double *gate_us, char *why, size_t n)
 {
+    const space_tolerance dt_tol = gd_tolerance(g, tol);
+    tol = &dt_tol;
     *gate_us = NAN;
     if (inject != TASK_INJECT_NONE)
         return gd_inject(g, inject);
@@ -675,9 +748,9 @@ static int gd_pool(guard *g, int want)
     for (; g->n_v < want; g->n_v++) {
         const int e = g->n_v;
         g->v[e] = NULL;
-        GD_CHECK(g, cudaMalloc(&g->v[e], g->bytes), "cudaMalloc(V pool)");
+        GD_CHECK(g, cudaMalloc(&g->v[e], g->kv_bytes), "cudaMalloc(V pool)");
         GD_CHECK(g,
-                 cudaMemcpyAsync(g->v[e], g->v[e % 2], g->n * sizeof(uint16_t),
+                 cudaMemcpyAsync(g->v[e], g->v[e % 2], g->n_kv * sizeof(uint16_t),
                                  cudaMemcpyDeviceToDevice, g->stream),
                  "copying V into the pool");
         g->signs[e] = g->signs[e % 2];
@@ -807,6 +880,8 @@ int guard_block_check(guard *g)
 
 int guard_block_verdict(guard *g, const space_tolerance *tol, char *why, size_t n)
 {
+    const space_tolerance dt_tol = gd_tolerance(g, tol);
+    tol = &dt_tol;
     const int total = g->samples * g->launches;
     for (int j = 0; j < total; j++) {
         const volatile fa_compare_sums *u = &g->sums[j];
@@ -851,15 +926,17 @@ static int gd_inputs(guard *g, char *why, size_t n)
     /* the sets' q and k, every pool entry under its signs, the tails' inputs */
     for (int i = 0; i < 2; i++)
         for (int t = 0; t < 2; t++)
-            gd_hash(g, t ? g->set[i].k : g->set[i].q, g->n, NULL, g->shape);
+            gd_hash(g, t ? g->set[i].k : g->set[i].q, t ? g->n_kv : g->n, NULL,
+                    t ? gd_kv_shape(g->shape) : g->shape);
     const int pool = g->n_v;
     for (int e = 0; e < pool; e++)
-        gd_hash(g, g->v[e], g->n, &g->signs[e], g->shape);
+        gd_hash(g, g->v[e], g->n_kv, &g->signs[e], gd_kv_shape(g->shape));
     for (int i = 0; i < 2; i++) {
         const gd_set *s = &g->tail.set[i];
         const void *x[3] = {s->q, s->k, s->v};
         for (int t = 0; t < 3; t++)
-            gd_hash(g, x[t], g->tail.n, NULL, g->tail.shape);
+            gd_hash(g, x[t], gd_elems(g->tail.shape, t > 0), NULL,
+                    t ? gd_kv_shape(g->tail.shape) : g->tail.shape);
     }
     if (gd_hash_run(g, "hashing the inputs"))
         return -1;

@@ -657,7 +657,7 @@ static int ms_finish(measure_gpu *g, const task *t, const ms_cfg *c, const fa_at
     r->gbps = sec > 0 ? space_problem_bytes(&t->problem) / sec * 1e-9 : 0;
     r->status = RECORD_ST_OK;
     /* q, k and v: what must be read at least once */
-    const double in_bytes = space_problem_bytes(&t->problem) * 3.0 / 4.0;
+    const double in_bytes = space_problem_input_bytes(&t->problem);
     if (stats_floor_check(&g->peak, space_problem_flops(&t->problem), in_bytes,
                           mode->l2 == MODE_L2_FLUSHED, r->time.median_us, r->error,
                           sizeof r->error))

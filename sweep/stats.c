@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kernels/fa_config.h"
+
 static int stats_cmp_double(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;
@@ -147,12 +149,23 @@ void stats_errors_of_sums(double diff2, double ref2, double max_abs, long nonfin
         e->rel_l2 = diff2 > 0 ? INFINITY : 0;
 }
 
-void stats_output_errors(const uint16_t *out, const float *ref, size_t n, stats_errors *e)
+/* bf16 bits to double: the upper half of a float, exactly. */
+static inline double stats_b2d(uint16_t h)
+{
+    const uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+void stats_output_errors(const uint16_t *out, int dtype, const float *ref, size_t n,
+                         stats_errors *e)
 {
     double diff2 = 0, ref2 = 0, max_abs = 0;
     long nonfinite = 0, first_bad = -1;
     for (size_t i = 0; i < n; i++) {
-        const double o = stats_h2d(out[i]), r = ref[i];
+        const double o = dtype == FA_DTYPE_BF16 ? stats_b2d(out[i]) : stats_h2d(out[i]);
+        const double r = ref[i];
         if (!isfinite(o)) {
             if (nonfinite++ == 0)
                 first_bad = (long)i;

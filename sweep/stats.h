@@ -94,7 +94,8 @@ typedef struct stats_errors {
     size_t n;
 } stats_errors;
 
-void stats_output_errors(const uint16_t *out, const float *ref, size_t n, stats_errors *e);
+void stats_output_errors(const uint16_t *out, int dtype, const float *ref, size_t n,
+                         stats_errors *e);
 
 /* The same errors from the sums the GPU comparison makes (fa_compare_sums:
  * squared differences and squared reference over the finite outputs, their

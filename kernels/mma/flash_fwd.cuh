@@ -32,6 +32,7 @@
 // spends no FP32 add per element on it.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -81,13 +82,20 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t r[4], uint32_t addr)
                  : "r"(addr));
 }
 
-// C[16x8] += A[16x16] * B[16x8], fp16 inputs, fp32 accumulators.
+// C[16x8] += A[16x16] * B[16x8], fp16 or bf16 inputs (DT), fp32 accumulators.
+template <int DT>
 __device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
 {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    if constexpr (DT == FA_DTYPE_BF16)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 __device__ __forceinline__ float fast_exp2(float x)
@@ -97,10 +105,16 @@ __device__ __forceinline__ float fast_exp2(float x)
     return y;
 }
 
-__device__ __forceinline__ uint32_t pack_half2(float lo, float hi)
+// Two floats as one b32 of two DT elements (round to nearest), lo in the low half.
+template <int DT> __device__ __forceinline__ uint32_t pack_half2(float lo, float hi)
 {
-    __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&h);
+    if constexpr (DT == FA_DTYPE_BF16) {
+        __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+        return *reinterpret_cast<uint32_t *>(&h);
+    } else {
+        __half2 h = __floats2half2_rn(lo, hi);
+        return *reinterpret_cast<uint32_t *>(&h);
+    }
 }
 
 // ---- shared-memory tile layout --------------------------------------------
@@ -157,7 +171,7 @@ __device__ __forceinline__ void load_tile(half *s, const half *g, int row0, int 
 // softmax of S into P (MUFU and FP32 pipes), O += P V (tensor cores), each a
 // function of this struct, which also holds the per-warp register state.
 
-template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int SWIZZLE> struct Tile {
+template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int SWIZZLE, int DT> struct Tile {
     static constexpr int THREADS = NUM_WARPS * 32;
     static constexpr int ROWS_PER_WARP = BLOCK_M / NUM_WARPS;
     static constexpr int MT = ROWS_PER_WARP / 16; // 16-row mma tiles per warp
@@ -257,8 +271,8 @@ template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int SWIZZLE> st
                                                        p * 16 + b_row(lane), ks * 2 + b_ch(lane))));
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
-                    mma_16816(s[mt][2 * p], qa[mt], kb[0], kb[1]);
-                    mma_16816(s[mt][2 * p + 1], qa[mt], kb[2], kb[3]);
+                    mma_16816<DT>(s[mt][2 * p], qa[mt], kb[0], kb[1]);
+                    mma_16816<DT>(s[mt][2 * p + 1], qa[mt], kb[2], kb[3]);
                 }
             }
         }
@@ -351,10 +365,10 @@ template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int SWIZZLE> st
             // one 16x16 P block: no shuffles needed.
 #pragma unroll
             for (int kp = 0; kp < NB / 2; kp++) {
-                st.p[mt][kp][0] = pack_half2(s[mt][2 * kp][0], s[mt][2 * kp][1]);
-                st.p[mt][kp][1] = pack_half2(s[mt][2 * kp][2], s[mt][2 * kp][3]);
-                st.p[mt][kp][2] = pack_half2(s[mt][2 * kp + 1][0], s[mt][2 * kp + 1][1]);
-                st.p[mt][kp][3] = pack_half2(s[mt][2 * kp + 1][2], s[mt][2 * kp + 1][3]);
+                st.p[mt][kp][0] = pack_half2<DT>(s[mt][2 * kp][0], s[mt][2 * kp][1]);
+                st.p[mt][kp][1] = pack_half2<DT>(s[mt][2 * kp][2], s[mt][2 * kp][3]);
+                st.p[mt][kp][2] = pack_half2<DT>(s[mt][2 * kp + 1][0], s[mt][2 * kp + 1][1]);
+                st.p[mt][kp][3] = pack_half2<DT>(s[mt][2 * kp + 1][2], s[mt][2 * kp + 1][3]);
             }
         }
     }
@@ -365,12 +379,13 @@ template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int SWIZZLE> st
     // per element in the softmax, which is limited by instruction issue.
     static __device__ __forceinline__ void pv(State &st, const half *v_tile, int lane)
     {
-        constexpr uint32_t ONES = 0x3C003C00u; // half2(1.0, 1.0)
+        constexpr uint32_t ONES = DT == FA_DTYPE_BF16 ? 0x3F803F80u  // bf16x2(1.0, 1.0)
+                                                      : 0x3C003C00u; // half2(1.0, 1.0)
 #pragma unroll
         for (int kp = 0; kp < NB / 2; kp++) {
 #pragma unroll
             for (int mt = 0; mt < MT; mt++)
-                mma_16816(st.row_sum[mt], st.p[mt][kp], ONES, ONES);
+                mma_16816<DT>(st.row_sum[mt], st.p[mt][kp], ONES, ONES);
 #pragma unroll
             for (int dp = 0; dp < DB / 2; dp++) {
                 uint32_t vb[4]; // b0,b1 of d block 2dp, then of 2dp+1
@@ -379,8 +394,8 @@ template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int SWIZZLE> st
                                                                        dp * 2 + a_ch(lane))));
 #pragma unroll
                 for (int mt = 0; mt < MT; mt++) {
-                    mma_16816(st.o[mt][2 * dp], st.p[mt][kp], vb[0], vb[1]);
-                    mma_16816(st.o[mt][2 * dp + 1], st.p[mt][kp], vb[2], vb[3]);
+                    mma_16816<DT>(st.o[mt][2 * dp], st.p[mt][kp], vb[0], vb[1]);
+                    mma_16816<DT>(st.o[mt][2 * dp + 1], st.p[mt][kp], vb[2], vb[3]);
                 }
             }
         }
@@ -412,7 +427,7 @@ template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int SWIZZLE> st
 #pragma unroll
                 for (int db = 0; db < DB; db++) {
                     const uint32_t v =
-                        pack_half2(st.o[mt][db][2 * h] * inv, st.o[mt][db][2 * h + 1] * inv);
+                        pack_half2<DT>(st.o[mt][db][2 * h] * inv, st.o[mt][db][2 * h + 1] * inv);
                     *reinterpret_cast<uint32_t *>(sQ + tile_off<HEAD_DIM, SWIZZLE>(r, db) + 2 * t) =
                         v;
                 }
@@ -488,10 +503,11 @@ lookahead_step(float (&s_cur)[T::MT][T::NB][4], float (&s_next)[T::MT][T::NB][4]
 // cp.async groups, in commit order: Q, K_0, V_0, KV_1 .. KV_{STAGES-2}
 // (prologue), then one per iteration j: KV_{j+STAGES-1} (empty past the end,
 // or for tile 0 when STAGES = 1, which the prologue already loaded).
-template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int STAGES, int SWIZZLE>
+template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int STAGES, int SWIZZLE,
+          int DT = FA_DTYPE_FP16>
 __global__ void __launch_bounds__(NUM_WARPS * 32) flash_fwd_kernel(const fa_args a)
 {
-    using T = Tile<HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, SWIZZLE>;
+    using T = Tile<HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, SWIZZLE, DT>;
     constexpr int THREADS = T::THREADS;
     // Groups younger than K_0 at the first wait: V_0, KV_1..KV_{STAGES-2}
     // and iteration 0's.
@@ -507,10 +523,13 @@ __global__ void __launch_bounds__(NUM_WARPS * 32) flash_fwd_kernel(const fa_args
     // Causal: launch the longest rows (last query tiles) first.
     const int m_tile = a.causal ? (gridDim.x - 1 - blockIdx.x) : blockIdx.x;
     const int m0 = m_tile * BLOCK_M;
+    // Query slice blockIdx.y = b * heads + h reads K/V slice b * kv_heads + h / group, which
+    // is blockIdx.y / group (heads = kv_heads * group): GQA and MQA need no K/V copies.
     const size_t head_off = (size_t)blockIdx.y * seq * HEAD_DIM;
+    const size_t kv_off = (size_t)(blockIdx.y / (a.heads / a.kv_heads)) * seq * HEAD_DIM;
     const half *gQ = reinterpret_cast<const half *>(a.q) + head_off;
-    const half *gK = reinterpret_cast<const half *>(a.k) + head_off;
-    const half *gV = reinterpret_cast<const half *>(a.v) + head_off;
+    const half *gK = reinterpret_cast<const half *>(a.k) + kv_off;
+    const half *gV = reinterpret_cast<const half *>(a.v) + kv_off;
     half *gO = reinterpret_cast<half *>(a.o) + head_off;
 
     unsigned long long t_start = 0;
@@ -611,23 +630,25 @@ __global__ void __launch_bounds__(NUM_WARPS * 32) flash_fwd_kernel(const fa_args
 }
 
 // The registry entry's shared memory: fa_smem_bytes of the instance's config.
-template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int STAGES, int SWIZZLE>
+template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int STAGES, int SWIZZLE, int DT>
 long smem_bytes()
 {
-    const fa_config c = {HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE, FA_FAMILY_MMA};
+    const fa_config c = {
+        HEAD_DIM, {BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE}, FA_FAMILY_MMA, DT};
     return fa_smem_bytes(&c);
 }
 
 // Host side: the launch every instance uses. The dynamic shared-memory size
 // comes from fa_smem_bytes(), the function the planner rejects on.
-template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int STAGES, int SWIZZLE>
+template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int STAGES, int SWIZZLE, int DT>
 int launch(const fa_args *a, fa_stream stream)
 {
-    const fa_config c = {HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE, FA_FAMILY_MMA};
-    if (a->head_dim != HEAD_DIM || a->seq_len < 1 || a->batch < 1 || a->heads < 1)
+    const fa_config c = {
+        HEAD_DIM, {BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE}, FA_FAMILY_MMA, DT};
+    if (!fa_args_fit(a, HEAD_DIM, DT))
         return (int)cudaErrorInvalidValue;
     const long smem = fa_smem_bytes(&c);
-    auto kern = flash_fwd_kernel<HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE>;
+    auto kern = flash_fwd_kernel<HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE, DT>;
     if (smem > 48 * 1024) {
         // Above 48 KB a kernel must opt in; the space's limit decides
         // whether such a point is ever planned. (Static shared memory on
@@ -646,17 +667,22 @@ int launch(const fa_args *a, fa_stream stream)
 } // namespace fa
 
 // One compiled point: its launch function and registry entry, named from
-// its parameters. Generated shard files (build/gen/inst_*.cu) expand this.
-#define FA_INSTANCE(HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE)                        \
-    extern "C" const fa_instance                                                                   \
-        fa_inst_d##HEAD_DIM##_m##BLOCK_M##_n##BLOCK_N##_w##NUM_WARPS##_s##STAGES##_z##SWIZZLE;     \
-    const fa_instance                                                                              \
-        fa_inst_d##HEAD_DIM##_m##BLOCK_M##_n##BLOCK_N##_w##NUM_WARPS##_s##STAGES##_z##SWIZZLE = {  \
-            {HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE, FA_FAMILY_MMA},               \
-            "d" #HEAD_DIM ".m" #BLOCK_M ".n" #BLOCK_N ".w" #NUM_WARPS ".s" #STAGES ".z" #SWIZZLE,  \
-            fa::launch<HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE>,                    \
-            (const void *)                                                                         \
-                fa::flash_fwd_kernel<HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE>,      \
-            NUM_WARPS * 32,                                                                        \
-            fa::smem_bytes<HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE>(),              \
-            BLOCK_M};
+// its parameters. Generated shard files (build/gen/inst_*.cu) expand these:
+// FA_INSTANCE for fp16, FA_INSTANCE_BF16 for bf16 (the family's instance()).
+#define FA_INSTANCE_AS(DT, SYM, TEXT, HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE)      \
+    extern "C" const fa_instance SYM;                                                              \
+    const fa_instance SYM = {                                                                      \
+        {HEAD_DIM, {BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE}, FA_FAMILY_MMA, DT},             \
+        TEXT,                                                                                      \
+        fa::launch<HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE, DT>,                    \
+        (const void *)                                                                             \
+            fa::flash_fwd_kernel<HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE, DT>,      \
+        NUM_WARPS * 32,                                                                            \
+        fa::smem_bytes<HEAD_DIM, BLOCK_M, BLOCK_N, NUM_WARPS, STAGES, SWIZZLE, DT>(),              \
+        BLOCK_M};
+#define FA_INSTANCE(D, M, N, W, S, Z)                                                              \
+    FA_INSTANCE_AS(FA_DTYPE_FP16, fa_inst_d##D##_m##M##_n##N##_w##W##_s##S##_z##Z,                 \
+                   "d" #D ".m" #M ".n" #N ".w" #W ".s" #S ".z" #Z, D, M, N, W, S, Z)
+#define FA_INSTANCE_BF16(D, M, N, W, S, Z)                                                         \
+    FA_INSTANCE_AS(FA_DTYPE_BF16, fa_inst_bf16_d##D##_m##M##_n##N##_w##W##_s##S##_z##Z,            \
+                   "d" #D ".m" #M ".n" #N ".w" #W ".s" #S ".z" #Z ".bf16", D, M, N, W, S, Z)

@@ -8,6 +8,7 @@
  * asks for (fa_smem_bytes, the same function) fits the target. */
 #include "mma.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,16 +16,18 @@
 
 static int mma_format(const fa_config *c, char *buf, unsigned long n)
 {
-    return snprintf(buf, n, "d%d.m%d.n%d.w%d.s%d.z%d", c->head_dim, c->block_m, c->block_n,
-                    c->num_warps, c->stages, c->swizzle);
+    return snprintf(buf, n, "d%d.m%d.n%d.w%d.s%d.z%d", c->head_dim, c->axis[MMA_BLOCK_M],
+                    c->axis[MMA_BLOCK_N], c->axis[MMA_NUM_WARPS], c->axis[MMA_STAGES],
+                    c->axis[MMA_SWIZZLE]);
 }
 
 static int mma_parse(const char *s, fa_config *c)
 {
     fa_config t = {0};
     int used = 0;
-    if (sscanf(s, "d%d.m%d.n%d.w%d.s%d.z%d%n", &t.head_dim, &t.block_m, &t.block_n, &t.num_warps,
-               &t.stages, &t.swizzle, &used) != 6 ||
+    if (sscanf(s, "d%d.m%d.n%d.w%d.s%d.z%d%n", &t.head_dim, &t.axis[MMA_BLOCK_M],
+               &t.axis[MMA_BLOCK_N], &t.axis[MMA_NUM_WARPS], &t.axis[MMA_STAGES],
+               &t.axis[MMA_SWIZZLE], &used) != 6 ||
         s[used] != '\0')
         return -1;
     /* Round trip: rejects leading zeros, signs and spaces sscanf accepts. */
@@ -40,27 +43,42 @@ static int mma_parse(const char *s, fa_config *c)
  * could overflow an int. */
 static long mma_threads(const fa_config *c)
 {
-    return 32L * c->num_warps;
+    return 32L * c->axis[MMA_NUM_WARPS];
 }
 
 /* Whether a [rows x head_dim] tile splits into whole chunks per thread. */
+static int mma_threads_int(const fa_config *c)
+{
+    return (int)mma_threads(c);
+}
+
 static int mma_tile_splits(int rows, const fa_config *c)
 {
     const long t = mma_threads(c);
     return t > 0 && fa_tile_chunks(rows, c->head_dim) % t == 0;
 }
 
+static int mma_head_dim_ok(int head_dim)
+{
+    return head_dim == 64 || head_dim == 128 || head_dim == 256;
+}
+
 static int mma_check(const fa_config *c, long smem_limit)
 {
-    if (c->head_dim != 64 && c->head_dim != 128)
+    if (!mma_head_dim_ok(c->head_dim))
         return FA_REJ_HEAD_DIM;
     /* Non-positive sizes only come from hand-built configs; they cannot be
      * split into warps, and would divide by zero below. */
-    if (c->num_warps <= 0 || c->block_m <= 0 || c->block_m % (FA_MMA_M * (long)c->num_warps) != 0)
+    if (c->axis[MMA_NUM_WARPS] <= 0 || c->axis[MMA_BLOCK_M] <= 0 ||
+        c->axis[MMA_BLOCK_M] % (FA_MMA_M * (long)c->axis[MMA_NUM_WARPS]) != 0)
         return FA_REJ_WARP_ROWS;
-    if (c->block_n <= 0 || !mma_tile_splits(c->block_m, c) || !mma_tile_splits(c->block_n, c))
+    if (c->axis[MMA_BLOCK_N] <= 0 || !mma_tile_splits(c->axis[MMA_BLOCK_M], c) ||
+        !mma_tile_splits(c->axis[MMA_BLOCK_N], c))
         return FA_REJ_CHUNKS;
-    if (c->stages <= 0 || fa_smem_bytes(c) > smem_limit)
+    if (!fa_mma_regs_ok(c->head_dim, c->axis[MMA_BLOCK_M], c->axis[MMA_BLOCK_N],
+                        c->axis[MMA_NUM_WARPS]))
+        return FA_REJ_REGS;
+    if (c->axis[MMA_STAGES] <= 0 || fa_smem_bytes(c) > smem_limit)
         return FA_REJ_SMEM;
     return FA_REJ_OK;
 }
@@ -68,9 +86,9 @@ static int mma_check(const fa_config *c, long smem_limit)
 /* The chunk rule's text for whichever tile fails first (Q, then K/V). */
 static int mma_chunks_text(const fa_config *c, char *buf, unsigned long n)
 {
-    const int q_ok = c->block_m > 0 && mma_tile_splits(c->block_m, c);
+    const int q_ok = c->axis[MMA_BLOCK_M] > 0 && mma_tile_splits(c->axis[MMA_BLOCK_M], c);
     const char *tile = q_ok ? "K/V" : "Q";
-    const int rows = q_ok ? c->block_n : c->block_m;
+    const int rows = q_ok ? c->axis[MMA_BLOCK_N] : c->axis[MMA_BLOCK_M];
     return snprintf(buf, n,
                     "%s tile of %d x %d fp16 is %ld cp.async chunks of %d B, not a multiple of "
                     "%ld threads",
@@ -83,19 +101,54 @@ static int mma_reject_text(int reason, const fa_config *c, long smem_limit, char
 {
     switch (reason) {
     case FA_REJ_HEAD_DIM:
-        return snprintf(buf, n, "head_dim %d unsupported (64, 128)", c->head_dim);
+        return snprintf(buf, n, "head_dim %d unsupported (64, 128, 256)", c->head_dim);
     case FA_REJ_WARP_ROWS:
-        return snprintf(buf, n,
-                        "BLOCK_M %d is not a multiple of 16 x NUM_WARPS (%d warps need %ld rows)",
-                        c->block_m, c->num_warps, FA_MMA_M * (long)c->num_warps);
+        return snprintf(
+            buf, n, "BLOCK_M %d is not a multiple of 16 x NUM_WARPS (%d warps need %ld rows)",
+            c->axis[MMA_BLOCK_M], c->axis[MMA_NUM_WARPS], FA_MMA_M * (long)c->axis[MMA_NUM_WARPS]);
     case FA_REJ_CHUNKS:
         return mma_chunks_text(c, buf, n);
+    case FA_REJ_REGS:
+        return snprintf(buf, n,
+                        "HEAD_DIM %d with %d rows per warp and BLOCK_N %d needs about %d fp32 "
+                        "registers per thread for O and S, over %d (it would spill)",
+                        c->head_dim, c->axis[MMA_BLOCK_M] / c->axis[MMA_NUM_WARPS],
+                        c->axis[MMA_BLOCK_N],
+                        fa_mma_regs_estimate(c->head_dim, c->axis[MMA_BLOCK_M],
+                                             c->axis[MMA_BLOCK_N], c->axis[MMA_NUM_WARPS]),
+                        FA_MMA_REGS_MAX);
     case FA_REJ_SMEM:
         return snprintf(buf, n, "needs %ld B of shared memory, the space allows %ld B",
                         fa_smem_bytes(c), smem_limit);
     default:
         return snprintf(buf, n, "%s", "");
     }
+}
+
+/* mma_check's rules as Kernel Tuner restrictions (family.h), rule for rule:
+ * HEAD_DIM is the problem's (a constant here), fp16 rows of HEAD_DIM x 2
+ * B, 16-byte chunks; the thread count is 32 x NUM_WARPS. Every value a
+ * space may hold is positive, so the guards against zero are not needed. */
+static int mma_kt_restrictions(int head_dim, long smem_limit, char (*out)[FA_KT_RESTRICTION_LEN],
+                               int max)
+{
+    if (max < FA_KT_MAX_RESTRICTIONS || !mma_head_dim_ok(head_dim))
+        return -1;
+    const long row = fa_tile_bytes(1, head_dim); /* bytes of one row */
+    int n = 0;
+    snprintf(out[n++], FA_KT_RESTRICTION_LEN, "BLOCK_M %% (%d*NUM_WARPS) == 0", FA_MMA_M);
+    snprintf(out[n++], FA_KT_RESTRICTION_LEN, "(BLOCK_M*%ld//%d) %% (32*NUM_WARPS) == 0", row,
+             FA_CHUNK_BYTES);
+    snprintf(out[n++], FA_KT_RESTRICTION_LEN, "(BLOCK_N*%ld//%d) %% (32*NUM_WARPS) == 0", row,
+             FA_CHUNK_BYTES);
+    if (fa_mma_regs_apply(head_dim))
+        snprintf(out[n++], FA_KT_RESTRICTION_LEN,
+                 "(BLOCK_M//NUM_WARPS//16)*(%d + BLOCK_N//2 + BLOCK_N//4) <= %d", head_dim / 2,
+                 FA_MMA_REGS_MAX);
+    if (smem_limit < LONG_MAX)
+        snprintf(out[n++], FA_KT_RESTRICTION_LEN, "BLOCK_M*%ld + 2*STAGES*BLOCK_N*%ld <= %ld", row,
+                 row, smem_limit);
+    return n;
 }
 
 static long mma_smem(const fa_config *c)
@@ -105,15 +158,19 @@ static long mma_smem(const fa_config *c)
 
 static int mma_instance(const fa_config *c, char *buf, unsigned long n)
 {
-    return snprintf(buf, n, "FA_INSTANCE(%d, %d, %d, %d, %d, %d)", c->head_dim, c->block_m,
-                    c->block_n, c->num_warps, c->stages, c->swizzle);
+    return snprintf(buf, n, "FA_INSTANCE%s(%d, %d, %d, %d, %d, %d)",
+                    c->dtype == FA_DTYPE_BF16 ? "_BF16" : "", c->head_dim, c->axis[MMA_BLOCK_M],
+                    c->axis[MMA_BLOCK_N], c->axis[MMA_NUM_WARPS], c->axis[MMA_STAGES],
+                    c->axis[MMA_SWIZZLE]);
 }
 
 /* The name FA_INSTANCE gives the entry (flash_fwd.cuh). */
 static int mma_symbol(const fa_config *c, char *buf, unsigned long n)
 {
-    return snprintf(buf, n, "fa_inst_d%d_m%d_n%d_w%d_s%d_z%d", c->head_dim, c->block_m, c->block_n,
-                    c->num_warps, c->stages, c->swizzle);
+    return snprintf(buf, n, "fa_inst_%sd%d_m%d_n%d_w%d_s%d_z%d",
+                    c->dtype == FA_DTYPE_BF16 ? "bf16_" : "", c->head_dim, c->axis[MMA_BLOCK_M],
+                    c->axis[MMA_BLOCK_N], c->axis[MMA_NUM_WARPS], c->axis[MMA_STAGES],
+                    c->axis[MMA_SWIZZLE]);
 }
 
 static int mma_path(const fa_config *c, int i)
@@ -127,23 +184,33 @@ const fa_family mma_family = {
     .header = "kernels/mma/flash_fwd.cuh",
     .instance_macro = "FA_INSTANCE",
     .kernel_name = "flash_fwd_kernel",
-    .axes = {{"HEAD_DIM", NULL, NULL, 0, 0, 0, 0}, /* the problem's; the rules check it */
+    .axes = {{"HEAD_DIM", NULL, NULL, 0, 0, 0, 0, "d"}, /* the problem's; the rules check it */
              {"BLOCK_M", "a positive integer multiple of 16", "a multiple of 16 of at most 512", 1,
-              512, 16, 0},
+              512, 16, 0, "m"},
              {"BLOCK_N", "a positive integer multiple of 16", "a multiple of 16 of at most 512", 1,
-              512, 16, 0},
+              512, 16, 0, "n"},
              {"NUM_WARPS", "a warp count of 1, 2, 4, 8 or 16", NULL, 1, 16, 1,
-              (1u << 1) | (1u << 2) | (1u << 4) | (1u << 8) | (1u << 16)},
-             {"STAGES", "an integer from 1 to 8", NULL, 1, 8, 1, 0},
-             {"SWIZZLE", "0 or 1", NULL, 0, 1, 1, 0}},
+              (1u << 1) | (1u << 2) | (1u << 4) | (1u << 8) | (1u << 16), "w"},
+             {"STAGES", "an integer from 1 to 8", NULL, 1, 8, 1, 0, "s"},
+             {"SWIZZLE", "0 or 1", NULL, 0, 1, 1, 0, "z"}},
     .text_example = "d64.m128.n64.w4.s2.z1",
     .format = mma_format,
     .parse = mma_parse,
     .check = mma_check,
     .reject_text = mma_reject_text,
+    .rule = {[FA_REJ_HEAD_DIM] = "HEAD_DIM is 64 or 128",
+             [FA_REJ_WARP_ROWS] = "BLOCK_M is a multiple of 16 x NUM_WARPS (whole 16-row mma "
+                                  "tiles per warp)",
+             [FA_REJ_CHUNKS] = "the Q and K/V tiles split into whole 16-B cp.async chunks per "
+                               "thread (32 x NUM_WARPS threads)",
+             [FA_REJ_SMEM] = "Q + 2 x STAGES K/V tiles fit the space's shared memory"},
     .smem_bytes = mma_smem,
+    .threads = mma_threads_int,
     .instance = mma_instance,
     .symbol = mma_symbol,
+    .kt_block_x = "32*NUM_WARPS",
+    .kt_grid_x = "(ProblemSize[2] + BLOCK_M - 1) // BLOCK_M",
+    .kt_restrictions = mma_kt_restrictions,
     .n_paths = 2,
     .paths = {"q_in_regs", "lookahead"},
     .path = mma_path,

@@ -37,6 +37,10 @@ extern "C" {
 /* Bytes of one fp16 element and of one cp.async chunk. */
 #define FA_ELEM_BYTES 2
 #define FA_CHUNK_BYTES 16
+/* The mma family's axes: their indices in fa_config.axis (mma.c's table
+ * names them in this order). */
+enum { MMA_BLOCK_M, MMA_BLOCK_N, MMA_NUM_WARPS, MMA_STAGES, MMA_SWIZZLE };
+
 /* Rows of one mma.sync m16n8k16 A fragment: the unit a warp owns. */
 #define FA_MMA_M 16
 
@@ -51,8 +55,29 @@ static inline FA_HD long fa_tile_bytes(int rows, int head_dim)
  * launch (kernels/mma/flash_fwd.cuh) and by the planner's reject rule. */
 static inline FA_HD long fa_smem_bytes(const fa_config *c)
 {
-    return fa_tile_bytes(c->block_m, c->head_dim) +
-           2L * c->stages * fa_tile_bytes(c->block_n, c->head_dim);
+    return fa_tile_bytes(c->axis[MMA_BLOCK_M], c->head_dim) +
+           2L * c->axis[MMA_STAGES] * fa_tile_bytes(c->axis[MMA_BLOCK_N], c->head_dim);
+}
+
+/* Registers: a warp's fp32 O (rows/16 x HEAD_DIM/2 per thread) and S (rows/16
+ * x BLOCK_N/2) with its fp16 P (half that) must leave room for addresses and
+ * fragments. Measured on nvcc 13.0 at HEAD_DIM 64 and 128, every point the
+ * spaces hold is within it; at HEAD_DIM 256 it admits one 16-row tile per
+ * warp and BLOCK_N up to 64. */
+#define FA_MMA_REGS_MAX 200
+FA_PURE int fa_mma_regs_estimate(int head_dim, int block_m, int block_n, int num_warps)
+{
+    return num_warps > 0 ? (block_m / num_warps / 16) * (head_dim / 2 + block_n / 2 + block_n / 4)
+                         : 0;
+}
+FA_PURE int fa_mma_regs_apply(int head_dim) /* the head dims the rule is checked at */
+{
+    return head_dim >= 256;
+}
+FA_PURE int fa_mma_regs_ok(int head_dim, int block_m, int block_n, int num_warps)
+{
+    return !fa_mma_regs_apply(head_dim) ||
+           fa_mma_regs_estimate(head_dim, block_m, block_n, num_warps) <= FA_MMA_REGS_MAX;
 }
 
 /* Number of 16-byte cp.async chunks in a [rows x head_dim] tile. */
@@ -92,11 +117,12 @@ FA_PURE int fa_lookahead(int head_dim, int block_m, int block_n, int num_warps, 
  * and the seeds use for them ("paths": {"q_in_regs", "lookahead"}). */
 static inline int fa_config_q_in_regs(const fa_config *c)
 {
-    return fa_q_in_regs(c->head_dim, c->block_m, c->num_warps);
+    return fa_q_in_regs(c->head_dim, c->axis[MMA_BLOCK_M], c->axis[MMA_NUM_WARPS]);
 }
 static inline int fa_config_lookahead(const fa_config *c)
 {
-    return fa_lookahead(c->head_dim, c->block_m, c->block_n, c->num_warps, c->stages);
+    return fa_lookahead(c->head_dim, c->axis[MMA_BLOCK_M], c->axis[MMA_BLOCK_N],
+                        c->axis[MMA_NUM_WARPS], c->axis[MMA_STAGES]);
 }
 
 #ifdef __cplusplus

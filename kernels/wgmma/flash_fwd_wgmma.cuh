@@ -29,6 +29,7 @@
 
 #include <cuda.h> // CUtensorMap and the tensor-map enums only: nothing links libcuda
 #include <cudaTypedefs.h>
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
@@ -146,16 +147,24 @@ __device__ __forceinline__ float fast_exp2(float x)
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
     return y;
 }
-__device__ __forceinline__ uint32_t pack_half2(float lo, float hi)
+// Two floats as one b32 of two DT elements (round to nearest), lo in the low half.
+template <int DT> __device__ __forceinline__ uint32_t pack_half2(float lo, float hi)
 {
-    __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<uint32_t *>(&h);
+    if constexpr (DT == FA_DTYPE_BF16) {
+        __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+        return *reinterpret_cast<uint32_t *>(&h);
+    } else {
+        __half2 h = __floats2half2_rn(lo, hi);
+        return *reinterpret_cast<uint32_t *>(&h);
+    }
 }
 
 // ---- the kernel ---------------------------------------------------------------------------
 
-template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int CONSUMER_WG, int STAGES, int PIPELINE>
+template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int CONSUMER_WG, int STAGES, int PIPELINE,
+          int DT_>
 struct Cfg {
+    static constexpr int DT = DT_; // FA_DTYPE_*: the element type of Q, K, V, P and O
     static constexpr int THREADS = fa_wg_threads(CONSUMER_WG);
     static constexpr int SUBS = HEAD_DIM / FA_WG_SUB_COLS;       // 64-column sub-tiles
     static constexpr uint32_t Q_BYTES = BLOCK_M * HEAD_DIM * 2;  // whole Q tile
@@ -183,7 +192,7 @@ template <typename C> struct Consumer {
             const uint32_t off = (k % 4) * 32; // 16 columns = 32 B inside the 128-B row
             const uint64_t da = make_desc(sQw + (k / 4) * block_m * 128 + off, 16, 1024);
             const uint64_t db = make_desc(sKs + (k / 4) * block_n * 128 + off, 16, 1024);
-            Wgmma<C::NS * 2>::ss(s, da, db, k > 0 ? 1 : 0);
+            Wgmma<C::NS * 2, C::DT>::ss(s, da, db, k > 0 ? 1 : 0);
         }
         wg_commit();
     }
@@ -196,7 +205,7 @@ template <typename C> struct Consumer {
 #pragma unroll
         for (int k = 0; k < C::KP; k++) {
             const uint64_t db = make_desc(sVs + k * 2048, block_n * 128, 1024);
-            Wgmma<C::NO * 2>::rs(o, p[k], db, 1);
+            Wgmma<C::NO * 2, C::DT>::rs(o, p[k], db, 1);
         }
         wg_commit();
     }
@@ -253,10 +262,10 @@ template <typename C> struct Consumer {
             }
             if (INPLACE)
                 continue;
-            p[k][0] = pack_half2(v[0], v[1]);
-            p[k][1] = pack_half2(v[2], v[3]);
-            p[k][2] = pack_half2(v[4], v[5]);
-            p[k][3] = pack_half2(v[6], v[7]);
+            p[k][0] = pack_half2<C::DT>(v[0], v[1]);
+            p[k][1] = pack_half2<C::DT>(v[2], v[3]);
+            p[k][2] = pack_half2<C::DT>(v[4], v[5]);
+            p[k][3] = pack_half2<C::DT>(v[6], v[7]);
         }
 #pragma unroll
         for (int h = 0; h < 2; h++)
@@ -267,10 +276,10 @@ template <typename C> struct Consumer {
     {
 #pragma unroll
         for (int k = 0; k < C::KP; k++) {
-            p[k][0] = pack_half2(s[k * 8 + 0], s[k * 8 + 1]);
-            p[k][1] = pack_half2(s[k * 8 + 2], s[k * 8 + 3]);
-            p[k][2] = pack_half2(s[k * 8 + 4], s[k * 8 + 5]);
-            p[k][3] = pack_half2(s[k * 8 + 6], s[k * 8 + 7]);
+            p[k][0] = pack_half2<C::DT>(s[k * 8 + 0], s[k * 8 + 1]);
+            p[k][1] = pack_half2<C::DT>(s[k * 8 + 2], s[k * 8 + 3]);
+            p[k][2] = pack_half2<C::DT>(s[k * 8 + 4], s[k * 8 + 5]);
+            p[k][3] = pack_half2<C::DT>(s[k * 8 + 6], s[k * 8 + 7]);
         }
     }
 
@@ -282,13 +291,14 @@ template <typename C> struct Consumer {
     }
 };
 
-template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int CONSUMER_WG, int STAGES, int PIPELINE>
+template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int CONSUMER_WG, int STAGES, int PIPELINE,
+          int DT = FA_DTYPE_FP16>
 __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
     fa_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ,
                     const __grid_constant__ CUtensorMap tmK,
                     const __grid_constant__ CUtensorMap tmV, const fa_args a)
 {
-    using C = Cfg<HEAD_DIM, BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, PIPELINE>;
+    using C = Cfg<HEAD_DIM, BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, PIPELINE, DT>;
     extern __shared__ unsigned char smem_raw[];
     const uint32_t raw = smem_u32(smem_raw);
     const uint32_t sQ = (raw + FA_WG_ALIGN - 1) & ~(uint32_t)(FA_WG_ALIGN - 1);
@@ -308,6 +318,9 @@ __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
     const int m_block = a.causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
     const int m0 = m_block * BLOCK_M;
     const int bh = blockIdx.y;
+    // K/V slice of query slice bh = b * heads + h: b * kv_heads + h / group = bh / group
+    // (GQA, MQA: the same K/V tiles serve every head of the group, no copies).
+    const int kvh = bh / (a.heads / a.kv_heads);
     int n_tiles = (seq + BLOCK_N - 1) / BLOCK_N;
     if (a.causal)
         n_tiles = min(n_tiles, (m0 + BLOCK_M + BLOCK_N - 1) / BLOCK_N);
@@ -344,7 +357,7 @@ __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
 #pragma unroll
                 for (int c = 0; c < C::SUBS; c++)
                     tma_load_3d(sK + s * C::KV_BYTES + c * BLOCK_N * 128, &tmK, K_FULL(s), c * 64,
-                                j * BLOCK_N, bh);
+                                j * BLOCK_N, kvh);
             };
             load_k(0);
             for (int j = 0; j < n_tiles; j++) {
@@ -356,7 +369,7 @@ __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
 #pragma unroll
                 for (int c = 0; c < C::SUBS; c++)
                     tma_load_3d(sV + s * C::KV_BYTES + c * BLOCK_N * 128, &tmV, V_FULL(s), c * 64,
-                                j * BLOCK_N, bh);
+                                j * BLOCK_N, kvh);
             }
         }
     } else {
@@ -554,8 +567,8 @@ __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 const int r = lrow + 8 * h, c = nb / 8, ch = (nb % 8) ^ (r & 7);
-                const uint32_t v =
-                    pack_half2(st.o[nb * 4 + 2 * h] * inv[h], st.o[nb * 4 + 2 * h + 1] * inv[h]);
+                const uint32_t v = pack_half2<C::DT>(st.o[nb * 4 + 2 * h] * inv[h],
+                                                     st.o[nb * 4 + 2 * h + 1] * inv[h]);
                 *reinterpret_cast<uint32_t *>(smem_gen + c * BLOCK_M * 128 + (cw * 64 + r) * 128 +
                                               ch * 16 + t * 4) = v;
             }
@@ -603,9 +616,10 @@ static inline PFN_cuTensorMapEncodeTiled_v12000 encode_fn()
     return fn;
 }
 
-// 3-D map over a [B*H, S, D] fp16 tensor, box (64, rows, 1), 128-B swizzle; out-of-range
-// rows read as zeros.
-static inline int make_map(CUtensorMap *m, const void *ptr, int bh, int seq, int d, int rows)
+// 3-D map over a [B*H, S, D] fp16 or bf16 tensor, box (64, rows, 1), 128-B swizzle;
+// out-of-range rows read as zeros.
+static inline int make_map(CUtensorMap *m, const void *ptr, int bh, int seq, int d, int rows,
+                           int dtype)
 {
     auto fn = encode_fn();
     if (!fn)
@@ -614,29 +628,32 @@ static inline int make_map(CUtensorMap *m, const void *ptr, int bh, int seq, int
     const cuuint64_t strides[2] = {(cuuint64_t)d * 2, (cuuint64_t)seq * d * 2};
     const cuuint32_t box[3] = {FA_WG_SUB_COLS, (cuuint32_t)rows, 1};
     const cuuint32_t estr[3] = {1, 1, 1};
-    CUresult r = fn(m, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3, const_cast<void *>(ptr), dims, strides,
-                    box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+    CUresult r = fn(m,
+                    dtype == FA_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                           : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                    3, const_cast<void *>(ptr), dims, strides, box, estr,
+                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     return r == CUDA_SUCCESS ? 0 : (int)cudaErrorInvalidValue;
 }
 
-template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int CONSUMER_WG, int STAGES, int PIPELINE>
+template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int CONSUMER_WG, int STAGES, int PIPELINE, int DT>
 int launch(const fa_args *a, fa_stream stream)
 {
-    if (a->head_dim != HEAD_DIM || a->seq_len < 1 || a->batch < 1 || a->heads < 1)
+    if (!fa_args_fit(a, HEAD_DIM, DT))
         return (int)cudaErrorInvalidValue;
     // TMA needs 16-B aligned global addresses.
     if (((uintptr_t)a->q | (uintptr_t)a->k | (uintptr_t)a->v | (uintptr_t)a->o) & 15)
         return (int)cudaErrorInvalidValue;
-    const int bh = a->batch * a->heads;
+    const int bh = a->batch * a->heads, bkv = a->batch * a->kv_heads;
     CUtensorMap tq, tk, tv;
     int e;
-    if ((e = make_map(&tq, a->q, bh, a->seq_len, HEAD_DIM, BLOCK_M)) ||
-        (e = make_map(&tk, a->k, bh, a->seq_len, HEAD_DIM, BLOCK_N)) ||
-        (e = make_map(&tv, a->v, bh, a->seq_len, HEAD_DIM, BLOCK_N)))
+    if ((e = make_map(&tq, a->q, bh, a->seq_len, HEAD_DIM, BLOCK_M, DT)) ||
+        (e = make_map(&tk, a->k, bkv, a->seq_len, HEAD_DIM, BLOCK_N, DT)) ||
+        (e = make_map(&tv, a->v, bkv, a->seq_len, HEAD_DIM, BLOCK_N, DT)))
         return e;
     const long smem = fa_wg_smem_bytes(HEAD_DIM, BLOCK_M, BLOCK_N, STAGES);
-    auto kern = fa_wgmma_kernel<HEAD_DIM, BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, PIPELINE>;
+    auto kern = fa_wgmma_kernel<HEAD_DIM, BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, PIPELINE, DT>;
     cudaError_t ce =
         cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (ce != cudaSuccess)
@@ -650,15 +667,19 @@ int launch(const fa_args *a, fa_stream stream)
 
 // One compiled point: its registry entry (kernels/fa_launch.h: fa_instance), named from its
 // parameters as the family's description says (wgmma.c: wg_symbol, wg_instance). The
-// config slots hold the axes in order (traits.h): CONSUMER_WG in num_warps, PIPELINE in
-// swizzle.
+// config's axis[] holds the axes in traits.h's order (WG_BLOCK_M .. WG_PIPELINE).
+#define FA_WG_INSTANCE_AS(DT, SYM, TEXT, D, M, N, CW, S, P)                                        \
+    extern "C" const fa_instance SYM;                                                              \
+    const fa_instance SYM = {{D, {M, N, CW, S, P}, FA_FAMILY_WGMMA, DT},                           \
+                             TEXT,                                                                 \
+                             fawg::launch<D, M, N, CW, S, P, DT>,                                  \
+                             (const void *)fawg::fa_wgmma_kernel<D, M, N, CW, S, P, DT>,           \
+                             fa_wg_threads(CW),                                                    \
+                             fa_wg_smem_bytes(D, M, N, S),                                         \
+                             M};
 #define FA_WG_INSTANCE(D, M, N, CW, S, P)                                                          \
-    extern "C" const fa_instance fa_wg_inst_d##D##_m##M##_n##N##_c##CW##_s##S##_p##P;              \
-    const fa_instance fa_wg_inst_d##D##_m##M##_n##N##_c##CW##_s##S##_p##P = {                      \
-        {D, M, N, CW, S, P, FA_FAMILY_WGMMA},                                                      \
-        "d" #D ".m" #M ".n" #N ".c" #CW ".s" #S ".p" #P,                                           \
-        fawg::launch<D, M, N, CW, S, P>,                                                           \
-        (const void *)fawg::fa_wgmma_kernel<D, M, N, CW, S, P>,                                    \
-        fa_wg_threads(CW),                                                                         \
-        fa_wg_smem_bytes(D, M, N, S),                                                              \
-        M};
+    FA_WG_INSTANCE_AS(FA_DTYPE_FP16, fa_wg_inst_d##D##_m##M##_n##N##_c##CW##_s##S##_p##P,          \
+                      "d" #D ".m" #M ".n" #N ".c" #CW ".s" #S ".p" #P, D, M, N, CW, S, P)
+#define FA_WG_INSTANCE_BF16(D, M, N, CW, S, P)                                                     \
+    FA_WG_INSTANCE_AS(FA_DTYPE_BF16, fa_wg_inst_bf16_d##D##_m##M##_n##N##_c##CW##_s##S##_p##P,     \
+                      "d" #D ".m" #M ".n" #N ".c" #CW ".s" #S ".p" #P ".bf16", D, M, N, CW, S, P)

@@ -3,11 +3,11 @@
  *
  * Pure arithmetic, usable from C (planner) and from the CUDA template (the launch asks
  * exactly fa_wg_smem_bytes()). Axes, named as the template parameters:
- *   HEAD_DIM     64 or 128
+ *   HEAD_DIM     64, 128 or 256
  *   BLOCK_M      query rows per CTA = 64 x CONSUMER_WG (one wgmma M=64 slab per consumer
  *                warpgroup)
  *   BLOCK_N      keys per tile, the N of S = Q K^T: a multiple of 16 in 64..256 for which a
- *                wgmma wrapper exists (wgmma_ops.h: 64, 96, 128, 160, 176, 192, 256)
+ *                wgmma wrapper exists (wgmma_ops.h: 64, 80, 96, 128, 160, 176, 192, 256)
  *   CONSUMER_WG  consumer warpgroups (1..3); plus one producer warpgroup issuing TMA
  *   STAGES       depth of the K/V shared-memory ring (>= 2)
  *   PIPELINE     0: S, softmax, PV in turn; 1: intra-warpgroup overlap (Q K^T of tile j+1
@@ -19,9 +19,9 @@
  *                4: like 2 but FA3's register use: the softmax writes fp32 P over S under
  *                the running P V, packed to the one fp16 P tile once that P V is done
  * The TMA swizzle is fixed at 128 B (a 64-element fp16 row per swizzle atom), not an axis.
- * Config text: "d64.m128.n128.c2.s2.p2" (d m n c s p). In fa_config (kernels/fa_config.h) the
- * six axes take the six slots in this order: head_dim, block_m, block_n, num_warps =
- * CONSUMER_WG, stages, swizzle = PIPELINE. The family's description: wgmma.c.
+ * Config text: "d64.m128.n128.c2.s2.p2" (d m n c s p). In fa_config (kernels/fa_config.h)
+ * HEAD_DIM is head_dim and the five axes are axis[WG_BLOCK_M .. WG_PIPELINE]. The family's
+ * description: wgmma.c.
  */
 #ifndef FA_WG_TRAITS_H
 #define FA_WG_TRAITS_H
@@ -44,6 +44,10 @@ extern "C" {
 #else
 #define FA_WG_PURE static inline
 #endif
+
+/* The wgmma family's axes: their indices in fa_config.axis (wgmma.c's table
+ * names them in this order). */
+enum { WG_BLOCK_M, WG_BLOCK_N, WG_CONSUMER_WG, WG_STAGES, WG_PIPELINE };
 
 /* Constants of the design. */
 #define FA_WG_ROWS_PER_WG 64        /* wgmma M: query rows per consumer warpgroup */
@@ -95,7 +99,7 @@ FA_WG_PURE int fa_wg_regs_estimate(int head_dim, int block_n, int pipeline)
  * 64-column box row (64 x 2 B) to be exactly the 128 B swizzle span. */
 FA_WG_PURE int fa_wg_head_dim_ok(int head_dim)
 {
-    return (head_dim == 64 || head_dim == 128) && (head_dim * 2) % 16 == 0 &&
+    return (head_dim == 64 || head_dim == 128 || head_dim == 256) && (head_dim * 2) % 16 == 0 &&
            head_dim % FA_WG_SUB_COLS == 0;
 }
 
@@ -109,8 +113,8 @@ FA_WG_PURE int fa_wg_rows_ok(int block_m, int consumer_wg)
  * box of a K/V tile (BLOCK_N rows) and of Q (BLOCK_M rows) is at most 256 rows. */
 FA_WG_PURE int fa_wg_n_ok(int block_n)
 {
-    return block_n == 64 || block_n == 96 || block_n == 128 || block_n == 160 || block_n == 176 ||
-           block_n == 192 || block_n == 256;
+    return block_n == 64 || block_n == 80 || block_n == 96 || block_n == 128 || block_n == 160 ||
+           block_n == 176 || block_n == 192 || block_n == 256;
 }
 FA_WG_PURE int fa_wg_box_ok(int block_m, int block_n)
 {

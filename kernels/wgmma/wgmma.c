@@ -4,9 +4,8 @@
  * planner admits is one the template's static_assert admits, and the shared
  * memory it rejects on is what the launch asks for.
  *
- * The six config slots hold the axes in order: head_dim = HEAD_DIM,
- * block_m = BLOCK_M, block_n = BLOCK_N, num_warps = CONSUMER_WG, stages =
- * STAGES, swizzle = PIPELINE. The code runs on sm_90a only (wgmma,
+ * A config's axis[] holds the axes in the table's order (traits.h's WG_*
+ * indices): BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, PIPELINE. The code runs on sm_90a only (wgmma,
  * setmaxnreg, TMA): family.h's arch fields say so, the planner rejects every
  * point of a space whose target is another architecture, and the build
  * compiles its instances for sm_90a only (scripts/geninst.c, Makefile). */
@@ -19,16 +18,18 @@
 
 static int wg_format(const fa_config *c, char *buf, unsigned long n)
 {
-    return snprintf(buf, n, "d%d.m%d.n%d.c%d.s%d.p%d", c->head_dim, c->block_m, c->block_n,
-                    c->num_warps, c->stages, c->swizzle);
+    return snprintf(buf, n, "d%d.m%d.n%d.c%d.s%d.p%d", c->head_dim, c->axis[WG_BLOCK_M],
+                    c->axis[WG_BLOCK_N], c->axis[WG_CONSUMER_WG], c->axis[WG_STAGES],
+                    c->axis[WG_PIPELINE]);
 }
 
 static int wg_parse(const char *s, fa_config *c)
 {
     fa_config t = {0};
     int used = 0;
-    if (sscanf(s, "d%d.m%d.n%d.c%d.s%d.p%d%n", &t.head_dim, &t.block_m, &t.block_n, &t.num_warps,
-               &t.stages, &t.swizzle, &used) != 6 ||
+    if (sscanf(s, "d%d.m%d.n%d.c%d.s%d.p%d%n", &t.head_dim, &t.axis[WG_BLOCK_M],
+               &t.axis[WG_BLOCK_N], &t.axis[WG_CONSUMER_WG], &t.axis[WG_STAGES],
+               &t.axis[WG_PIPELINE], &used) != 6 ||
         s[used] != '\0')
         return -1;
     /* Round trip: rejects leading zeros, signs and spaces sscanf accepts. */
@@ -40,9 +41,15 @@ static int wg_parse(const char *s, fa_config *c)
     return 0;
 }
 
+static int wg_threads(const fa_config *c)
+{
+    return fa_wg_threads(c->axis[WG_CONSUMER_WG]);
+}
+
 static long wg_smem(const fa_config *c)
 {
-    return fa_wg_smem_bytes(c->head_dim, c->block_m, c->block_n, c->stages);
+    return fa_wg_smem_bytes(c->head_dim, c->axis[WG_BLOCK_M], c->axis[WG_BLOCK_N],
+                            c->axis[WG_STAGES]);
 }
 
 /* First failing rule wins, in traits.h's order; shared memory last, against
@@ -51,13 +58,14 @@ static int wg_check(const fa_config *c, long smem_limit)
 {
     if (!fa_wg_head_dim_ok(c->head_dim))
         return FA_REJ_HEAD_DIM;
-    if (!fa_wg_rows_ok(c->block_m, c->num_warps))
+    if (!fa_wg_rows_ok(c->axis[WG_BLOCK_M], c->axis[WG_CONSUMER_WG]))
         return FA_REJ_WARP_ROWS;
-    if (!fa_wg_n_ok(c->block_n) || !fa_wg_box_ok(c->block_m, c->block_n))
+    if (!fa_wg_n_ok(c->axis[WG_BLOCK_N]) || !fa_wg_box_ok(c->axis[WG_BLOCK_M], c->axis[WG_BLOCK_N]))
         return FA_REJ_TILE;
-    if (!fa_wg_pipeline_ok(c->num_warps, c->stages, c->swizzle))
+    if (!fa_wg_pipeline_ok(c->axis[WG_CONSUMER_WG], c->axis[WG_STAGES], c->axis[WG_PIPELINE]))
         return FA_REJ_PIPELINE;
-    if (!fa_wg_regs_ok(c->head_dim, c->block_n, c->num_warps, c->swizzle))
+    if (!fa_wg_regs_ok(c->head_dim, c->axis[WG_BLOCK_N], c->axis[WG_CONSUMER_WG],
+                       c->axis[WG_PIPELINE]))
         return FA_REJ_REGS;
     if (wg_smem(c) > smem_limit || wg_smem(c) > FA_WG_SMEM_OPTIN_MAX)
         return FA_REJ_SMEM;
@@ -66,25 +74,28 @@ static int wg_check(const fa_config *c, long smem_limit)
 
 static int wg_tile_text(const fa_config *c, char *buf, unsigned long n)
 {
-    if (!fa_wg_n_ok(c->block_n))
+    if (!fa_wg_n_ok(c->axis[WG_BLOCK_N]))
         return snprintf(buf, n,
-                        "BLOCK_N %d has no wgmma m64nNk16 wrapper (N = 64, 96, 128, 160, 176, "
+                        "BLOCK_N %d has no wgmma m64nNk16 wrapper (N = 64, 80, 96, 128, 160, 176, "
                         "192, 256)",
-                        c->block_n);
+                        c->axis[WG_BLOCK_N]);
     return snprintf(buf, n, "TMA box of %d rows is over the %d-row limit",
-                    c->block_m > c->block_n ? c->block_m : c->block_n, FA_WG_TMA_BOX_MAX);
+                    c->axis[WG_BLOCK_M] > c->axis[WG_BLOCK_N] ? c->axis[WG_BLOCK_M]
+                                                              : c->axis[WG_BLOCK_N],
+                    FA_WG_TMA_BOX_MAX);
 }
 
 static int wg_pipeline_text(const fa_config *c, char *buf, unsigned long n)
 {
-    if (c->stages < 2)
-        return snprintf(buf, n, "STAGES %d: the TMA ring needs at least 2 stages", c->stages);
-    if (c->swizzle < 0 || c->swizzle > 4)
-        return snprintf(buf, n, "PIPELINE %d unknown (0 to 4)", c->swizzle);
+    if (c->axis[WG_STAGES] < 2)
+        return snprintf(buf, n, "STAGES %d: the TMA ring needs at least 2 stages",
+                        c->axis[WG_STAGES]);
+    if (c->axis[WG_PIPELINE] < 0 || c->axis[WG_PIPELINE] > 4)
+        return snprintf(buf, n, "PIPELINE %d unknown (0 to 4)", c->axis[WG_PIPELINE]);
     return snprintf(buf, n,
                     "PIPELINE %d is a ping-pong between consumer warpgroups: needs CONSUMER_WG "
                     ">= 2, got %d",
-                    c->swizzle, c->num_warps);
+                    c->axis[WG_PIPELINE], c->axis[WG_CONSUMER_WG]);
 }
 
 static int wg_reject_text(int reason, const fa_config *c, long smem_limit, char *buf,
@@ -93,13 +104,14 @@ static int wg_reject_text(int reason, const fa_config *c, long smem_limit, char 
     const long smem = wg_smem(c);
     switch (reason) {
     case FA_REJ_HEAD_DIM:
-        return snprintf(buf, n, "head_dim %d unsupported (64, 128: whole 128-B TMA swizzle rows)",
+        return snprintf(buf, n,
+                        "head_dim %d unsupported (64, 128, 256: whole 128-B TMA swizzle rows)",
                         c->head_dim);
     case FA_REJ_WARP_ROWS:
         return snprintf(buf, n,
                         "BLOCK_M %d is not 64 x CONSUMER_WG (%d consumer warpgroups of 64 rows, "
                         "1 to 3)",
-                        c->block_m, c->num_warps);
+                        c->axis[WG_BLOCK_M], c->axis[WG_CONSUMER_WG]);
     case FA_REJ_TILE:
         return wg_tile_text(c, buf, n);
     case FA_REJ_PIPELINE:
@@ -108,8 +120,8 @@ static int wg_reject_text(int reason, const fa_config *c, long smem_limit, char 
         return snprintf(buf, n,
                         "needs about %d registers per consumer thread, the budget with %d "
                         "consumer warpgroups is %d (it would spill)",
-                        fa_wg_regs_estimate(c->head_dim, c->block_n, c->swizzle), c->num_warps,
-                        fa_wg_consumer_regs(c->num_warps));
+                        fa_wg_regs_estimate(c->head_dim, c->axis[WG_BLOCK_N], c->axis[WG_PIPELINE]),
+                        c->axis[WG_CONSUMER_WG], fa_wg_consumer_regs(c->axis[WG_CONSUMER_WG]));
     case FA_REJ_SMEM:
         if (smem > smem_limit)
             return snprintf(buf, n, "needs %ld B of shared memory, the space allows %ld B", smem,
@@ -123,17 +135,79 @@ static int wg_reject_text(int reason, const fa_config *c, long smem_limit, char 
     }
 }
 
+/* "(v1, v2, ...)": the values 0..hi that ok(v) accepts, as a Python tuple. */
+static void wg_kt_tuple(int hi, int (*ok)(int), char *buf, size_t n)
+{
+    size_t used = (size_t)snprintf(buf, n, "(");
+    for (int v = 0; v <= hi && used < n; v++)
+        if (ok(v))
+            used += (size_t)snprintf(buf + used, n - used, "%s%d", used > 1 ? ", " : "", v);
+    if (used < n)
+        snprintf(buf + used, n - used, ")");
+}
+
+/* The consumer warpgroup counts the rows rule allows (BLOCK_M = 64 x it). */
+static int wg_kt_cw_ok(int cw)
+{
+    return fa_wg_rows_ok(FA_WG_ROWS_PER_WG * cw, cw);
+}
+
+static int wg_kt_n_ok(int n)
+{
+    return fa_wg_n_ok(n);
+}
+
+/* wg_check's rules as Kernel Tuner restrictions (family.h), one per rule
+ * in its order, from the same traits: HEAD_DIM the problem's (a constant
+ * here), the sets of CONSUMER_WG and BLOCK_N the traits accept, the
+ * register estimate and budget, the shared memory the launch asks against
+ * the space's limit and the opt-in limit. The thread count is 128 x
+ * (CONSUMER_WG + 1): the producer warpgroup and the consumers. */
+static int wg_kt_restrictions(int head_dim, long smem_limit, char (*out)[FA_KT_RESTRICTION_LEN],
+                              int max)
+{
+    if (max < FA_KT_MAX_RESTRICTIONS || !fa_wg_head_dim_ok(head_dim))
+        return -1;
+    char cws[32], ns[96];
+    wg_kt_tuple(8, wg_kt_cw_ok, cws, sizeof cws);
+    wg_kt_tuple(FA_WG_TMA_BOX_MAX, wg_kt_n_ok, ns, sizeof ns);
+    const long row = fa_wg_tile_bytes(1, head_dim);
+    const long limit = smem_limit < FA_WG_SMEM_OPTIN_MAX ? smem_limit : FA_WG_SMEM_OPTIN_MAX;
+    int n = 0;
+    snprintf(out[n++], FA_KT_RESTRICTION_LEN, "BLOCK_M == %d*CONSUMER_WG and CONSUMER_WG in %s",
+             FA_WG_ROWS_PER_WG, cws);
+    snprintf(out[n++], FA_KT_RESTRICTION_LEN, "BLOCK_N in %s", ns);
+    snprintf(out[n++], FA_KT_RESTRICTION_LEN, "BLOCK_M <= %d and BLOCK_N <= %d", FA_WG_TMA_BOX_MAX,
+             FA_WG_TMA_BOX_MAX);
+    snprintf(out[n++], FA_KT_RESTRICTION_LEN,
+             "STAGES >= 2 and PIPELINE >= 0 and PIPELINE <= 4 and (PIPELINE < 2 or "
+             "CONSUMER_WG >= 2)");
+    snprintf(out[n++], FA_KT_RESTRICTION_LEN,
+             "BLOCK_N//2 + (1 if PIPELINE in (0, 3) else 2)*(BLOCK_N//4) + %d <= (%d if "
+             "CONSUMER_WG == 1 else %d if CONSUMER_WG == 2 else %d)",
+             fa_wg_regs_estimate(head_dim, 0, 0), fa_wg_consumer_regs(1), fa_wg_consumer_regs(2),
+             fa_wg_consumer_regs(3));
+    snprintf(out[n++], FA_KT_RESTRICTION_LEN,
+             "%d + BLOCK_M*%ld + 2*STAGES*BLOCK_N*%ld + 8*(1 + 4*STAGES) <= %ld", FA_WG_ALIGN, row,
+             row, limit);
+    return n;
+}
+
 static int wg_instance(const fa_config *c, char *buf, unsigned long n)
 {
-    return snprintf(buf, n, "FA_WG_INSTANCE(%d, %d, %d, %d, %d, %d)", c->head_dim, c->block_m,
-                    c->block_n, c->num_warps, c->stages, c->swizzle);
+    return snprintf(buf, n, "FA_WG_INSTANCE%s(%d, %d, %d, %d, %d, %d)",
+                    c->dtype == FA_DTYPE_BF16 ? "_BF16" : "", c->head_dim, c->axis[WG_BLOCK_M],
+                    c->axis[WG_BLOCK_N], c->axis[WG_CONSUMER_WG], c->axis[WG_STAGES],
+                    c->axis[WG_PIPELINE]);
 }
 
 /* The name FA_WG_INSTANCE gives the entry (flash_fwd_wgmma.cuh). */
 static int wg_symbol(const fa_config *c, char *buf, unsigned long n)
 {
-    return snprintf(buf, n, "fa_wg_inst_d%d_m%d_n%d_c%d_s%d_p%d", c->head_dim, c->block_m,
-                    c->block_n, c->num_warps, c->stages, c->swizzle);
+    return snprintf(buf, n, "fa_wg_inst_%sd%d_m%d_n%d_c%d_s%d_p%d",
+                    c->dtype == FA_DTYPE_BF16 ? "bf16_" : "", c->head_dim, c->axis[WG_BLOCK_M],
+                    c->axis[WG_BLOCK_N], c->axis[WG_CONSUMER_WG], c->axis[WG_STAGES],
+                    c->axis[WG_PIPELINE]);
 }
 
 /* Derived paths: whether a P V runs under the softmax (PIPELINE 1, 2, 4)
@@ -141,7 +215,7 @@ static int wg_symbol(const fa_config *c, char *buf, unsigned long n)
  * (PIPELINE 2, 3, 4). */
 static int wg_path(const fa_config *c, int i)
 {
-    const int p = c->swizzle;
+    const int p = c->axis[WG_PIPELINE];
     return i == 0 ? (p == 1 || p == 2 || p == 4) : i == 1 ? (p >= 2 && p <= 4) : 0;
 }
 
@@ -152,12 +226,12 @@ const fa_family wgmma_family = {
     .header = "kernels/wgmma/flash_fwd_wgmma.cuh",
     .instance_macro = "FA_WG_INSTANCE",
     .kernel_name = "fa_wgmma_kernel",
-    .axes = {{"HEAD_DIM", NULL, NULL, 0, 0, 0, 0}, /* the problem's; the rules check it */
-             {"BLOCK_M", "64, 128 or 192 (64 x CONSUMER_WG)", NULL, 64, 192, 64, 0},
-             {"BLOCK_N", "a multiple of 16 from 64 to 256", NULL, 64, 256, 16, 0},
-             {"CONSUMER_WG", "1, 2 or 3 consumer warpgroups", NULL, 1, 3, 1, 0},
-             {"STAGES", "an integer from 2 to 8", NULL, 2, 8, 1, 0},
-             {"PIPELINE", "an integer from 0 to 4", NULL, 0, 4, 1, 0}},
+    .axes = {{"HEAD_DIM", NULL, NULL, 0, 0, 0, 0, "d"}, /* the problem's; the rules check it */
+             {"BLOCK_M", "64, 128 or 192 (64 x CONSUMER_WG)", NULL, 64, 192, 64, 0, "m"},
+             {"BLOCK_N", "a multiple of 16 from 64 to 256", NULL, 64, 256, 16, 0, "n"},
+             {"CONSUMER_WG", "1, 2 or 3 consumer warpgroups", NULL, 1, 3, 1, 0, "c"},
+             {"STAGES", "an integer from 2 to 8", NULL, 2, 8, 1, 0, "s"},
+             {"PIPELINE", "an integer from 0 to 4", NULL, 0, 4, 1, 0, "p"}},
     .text_example = "d64.m128.n128.c2.s2.p2",
     .arch = 90,
     .arch_name = "sm_90a",
@@ -166,9 +240,24 @@ const fa_family wgmma_family = {
     .parse = wg_parse,
     .check = wg_check,
     .reject_text = wg_reject_text,
+    .rule = {[FA_REJ_HEAD_DIM] = "HEAD_DIM is 64 or 128 (whole 128-B TMA swizzle rows)",
+             [FA_REJ_WARP_ROWS] = "BLOCK_M = 64 x CONSUMER_WG, 1 to 3 consumer warpgroups (one "
+                                  "64-row wgmma slab each)",
+             [FA_REJ_TILE] = "BLOCK_N has a wgmma m64nNk16 wrapper and every TMA box is at most "
+                             "256 rows",
+             [FA_REJ_PIPELINE] = "STAGES >= 2, PIPELINE 0 to 4, and a ping-pong (PIPELINE 2, 3, "
+                                 "4) has CONSUMER_WG >= 2",
+             [FA_REJ_REGS] = "the registers per consumer thread fit the setmaxnreg budget (it "
+                             "would spill)",
+             [FA_REJ_SMEM] = "1 KB + Q + 2 x STAGES K/V tiles + mbarriers fit the space's shared "
+                             "memory and the 227-KB opt-in limit"},
     .smem_bytes = wg_smem,
+    .threads = wg_threads,
     .instance = wg_instance,
     .symbol = wg_symbol,
+    .kt_block_x = "128*(CONSUMER_WG + 1)",
+    .kt_grid_x = "(ProblemSize[2] + BLOCK_M - 1) // BLOCK_M",
+    .kt_restrictions = wg_kt_restrictions,
     .n_paths = 2,
     .paths = {"pv_overlap", "ping_pong"},
     .path = wg_path,

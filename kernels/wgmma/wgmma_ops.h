@@ -1,4 +1,5 @@
-// wgmma_ops.h - wgmma.mma_async.sync.aligned.m64nNk16.f32.f16.f16 wrappers, one per N:
+// wgmma_ops.h - wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16} wrappers, one per N and
+// element type (Wgmma<N, DT>):
 //   ss(d, desc_a, desc_b, scale_d): A and B from shared memory (both K-major);
 //   rs(d, a, desc_b, scale_d): A from registers (4 x b32 per thread), B from shared memory,
 //     transposed (MN-major, i.e. V stored [key][d]).
@@ -15,7 +16,7 @@
 namespace fawg
 {
 
-template <int N> struct Wgmma;
+template <int N, int DT> struct Wgmma; // DT: FA_DTYPE_FP16 0, FA_DTYPE_BF16 1
 
 // Accumulator n: its slot in the PTX operand list, and its "+f" operand.
 #define FAWG_SLOT(n) ", %" #n
@@ -24,13 +25,14 @@ template <int N> struct Wgmma;
 // clang-format off
 // FAWG_OPS(N, K = N/2, LIST = FAWG_1_<K-1>, K .. K+5): the operand numbers after the
 // accumulators are spelled out because the preprocessor cannot add.
-#define FAWG_OPS(N, K, LIST, k0, k1, k2, k3, k4, k5)                                               \
-    template <> struct Wgmma<N> {                                                                  \
+#define FAWG_OPS(N, K, LIST, k0, k1, k2, k3, k4, k5) FAWG_OPS_T(N, 0, f16, K, LIST, k0, k1, k2, k3, k4, k5) FAWG_OPS_T(N, 1, bf16, K, LIST, k0, k1, k2, k3, k4, k5)
+#define FAWG_OPS_T(N, DT, TY, K, LIST, k0, k1, k2, k3, k4, k5)                                               \
+    template <> struct Wgmma<N, DT> {                                                                  \
         static __device__ __forceinline__ void ss(float (&d)[K], uint64_t da, uint64_t db,         \
                                                   int scale_d)                                     \
         {                                                                                          \
             asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #k2 ", 0;\n"                         \
-                         "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32.f16.f16 "                 \
+                         "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #TY "." #TY " "                 \
                          "{%0" LIST(FAWG_SLOT) "}, "                                               \
                          "%" #k0 ", %" #k1 ", p, 1, 1, 0, 0;\n}\n"                                 \
                          : "+f"(d[0]) LIST(FAWG_ACC)                                               \
@@ -40,7 +42,7 @@ template <int N> struct Wgmma;
                                                   uint64_t db, int scale_d)                        \
         {                                                                                          \
             asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #k5 ", 0;\n"                         \
-                         "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32.f16.f16 "                 \
+                         "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." #TY "." #TY " "                 \
                          "{%0" LIST(FAWG_SLOT) "}, "                                               \
                          "{%" #k0 ", %" #k1 ", %" #k2 ", %" #k3 "}, %" #k4 ", p, 1, 1, 1;\n}\n"    \
                          : "+f"(d[0]) LIST(FAWG_ACC)                                               \
@@ -50,7 +52,9 @@ template <int N> struct Wgmma;
 
 #define FAWG_1_31(X) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
 FAWG_OPS(64, 32, FAWG_1_31, 32, 33, 34, 35, 36, 37)
-#define FAWG_1_47(X) FAWG_1_31(X) X(32) X(33) X(34) X(35) X(36) X(37) X(38) X(39) X(40) X(41) X(42) X(43) X(44) X(45) X(46) X(47)
+#define FAWG_1_39(X) FAWG_1_31(X) X(32) X(33) X(34) X(35) X(36) X(37) X(38) X(39)
+FAWG_OPS(80, 40, FAWG_1_39, 40, 41, 42, 43, 44, 45)
+#define FAWG_1_47(X) FAWG_1_39(X) X(40) X(41) X(42) X(43) X(44) X(45) X(46) X(47)
 FAWG_OPS(96, 48, FAWG_1_47, 48, 49, 50, 51, 52, 53)
 #define FAWG_1_63(X) FAWG_1_47(X) X(48) X(49) X(50) X(51) X(52) X(53) X(54) X(55) X(56) X(57) X(58) X(59) X(60) X(61) X(62) X(63)
 FAWG_OPS(128, 64, FAWG_1_63, 64, 65, 66, 67, 68, 69)
@@ -65,6 +69,7 @@ FAWG_OPS(256, 128, FAWG_1_127, 128, 129, 130, 131, 132, 133)
 // clang-format on
 
 #undef FAWG_OPS
+#undef FAWG_OPS_T
 #undef FAWG_SLOT
 #undef FAWG_ACC
 

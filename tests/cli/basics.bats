@@ -149,9 +149,10 @@ for i in d["instances"]:
         # 1 KB alignment slack, Q, the K/V ring, 1 + 4 x STAGES mbarriers
         smem = 1024 + 2 * i["HEAD_DIM"] * (i["BLOCK_M"] + 2 * i["STAGES"] * i["BLOCK_N"]) \
             + 8 * (1 + 4 * i["STAGES"])
+    name += {"fp16": "", "bf16": ".bf16"}[i["dtype"]]  # the dtype ends a bf16 name
     assert i["name"] == name, (i["name"], name)
     assert i["smem_bytes"] == smem, (i["name"], i["smem_bytes"], smem)
-    assert i["HEAD_DIM"] in (64, 128)
+    assert i["HEAD_DIM"] in (64, 128, 256)
 # ARCHS with 90 compiles the wgmma point of the CI space for sm_90a; none without.
 assert fams == ({"mma", "wgmma"} if "90" in d["archs"].split(",") else {"mma"}), fams
 ' <<<"$output"

@@ -112,7 +112,7 @@ assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", d["generated_at"]), d["g
 assert d["fasweep_version"]
 assert d["device"] == "NVIDIA L4" and d["mode"] == "hot"
 assert d["problem"] == {"text": "b4.h8.s512.d64.nc", "batch": 4, "heads": 8, "seq_len": 512,
-                        "head_dim": 64, "causal": False, "dtype": "fp16"}, d["problem"]
+                        "head_dim": 64, "causal": False, "dtype": "fp16", "kv_heads": 8}, d["problem"]
 assert d["baseline"] == {"name": "sdpa-flash", "median_us": 181.2, "ci_lo_us": None,
                          "ci_hi_us": None}, d["baseline"]
 assert d["counts"] == {"ok": 5, "failed": 3, "variants_not_ranked": 0}, d["counts"]

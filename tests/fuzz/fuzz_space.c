@@ -31,10 +31,12 @@ static void fz_check_space(const space *s)
     for (int i = 0; i < s->n_problems; i++) {
         const space_problem *p = &s->problems[i];
         fz_check(p->batch >= 1 && p->heads >= 1 && p->seq_len >= 1);
-        fz_check(p->head_dim == 64 || p->head_dim == 128);
+        fz_check(p->head_dim == 64 || p->head_dim == 128 || p->head_dim == 256);
         fz_check(p->causal == 0 || p->causal == 1);
+        fz_check(p->kv_heads >= 1 && p->kv_heads <= p->heads && p->heads % p->kv_heads == 0);
+        fz_check(space_dtype_name(p->dtype) != NULL);
         /* The canonical text round-trips. */
-        char buf[64];
+        char buf[96];
         space_problem q;
         space_problem_format(p, buf, sizeof buf);
         fz_check(space_problem_parse(buf, &q) == 0 && memcmp(&q, p, sizeof q) == 0);
@@ -88,8 +90,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         str[size] = '\0';
         space_problem p;
         if (space_problem_parse(str, &p) == 0) {
-            char back[64];
-            space_problem_format(&p, back, sizeof back);
+            /* five ints of up to 10 digits, ".kv", ".nc", ".bf16": under 96 */
+            char back[96];
+            fz_check(space_problem_format(&p, back, sizeof back) < (int)sizeof back);
+            fz_check(p.kv_heads >= 1 && p.heads % p.kv_heads == 0);
             space_problem q;
             fz_check(space_problem_parse(back, &q) == 0 && memcmp(&p, &q, sizeof p) == 0);
         }

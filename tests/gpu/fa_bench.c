@@ -126,6 +126,8 @@ int main(int argc, char **argv)
     a.heads = atoi(argv[2]);
     a.seq_len = atoi(argv[3]);
     a.head_dim = atoi(argv[4]);
+    a.kv_heads = a.heads; /* fp16 multi-head attention (the default problem) */
+    a.dtype = FA_DTYPE_FP16;
     int reps = 50, top = 10;
     const char *only = NULL;
     for (int i = 5; i < argc; i++) {
@@ -167,7 +169,8 @@ int main(int argc, char **argv)
     int nr = 0;
     for (int i = 0; i < fa_registry_count(); i++) {
         const fa_instance *in = fa_registry_get(i);
-        if (in->cfg.head_dim != a.head_dim || (only && strcmp(in->name, only)))
+        if (in->cfg.head_dim != a.head_dim || in->cfg.dtype != a.dtype ||
+            (only && strcmp(in->name, only)))
             continue;
         rows[nr].in = in;
         rows[nr].hot_us = time_instance(in, &a, reps, NULL, 0, spin);

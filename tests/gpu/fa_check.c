@@ -48,16 +48,24 @@ typedef struct check_shape {
      * tile (-1): the online softmax's rescale path, which uniform data
      * hardly reaches. 0: plain uniform data. */
     int ramp;
+    int kv; /* K/V heads (GQA, MQA); 0: as many as h */
 } check_shape;
 #define RAMP_SCALE 8.0
 
 /* Tail lengths that are no multiple of any tile, S=1, B*H=1, both head dims,
  * causal and not, a large S, and logits that grow along the keys. */
+/* Each shape runs in every dtype the build has instances of at its head dim;
+ * the last ones group query heads (GQA: kv < h; MQA: kv 1) and use head
+ * dim 256. */
 static const check_shape SHAPES[] = {
-    {1, 1, 1, 64, 0, 0},   {1, 1, 1, 128, 1, 0},   {1, 1, 37, 64, 0, 0},    {2, 3, 300, 64, 0, 0},
-    {2, 3, 300, 64, 1, 0}, {1, 2, 200, 128, 1, 0}, {2, 2, 517, 128, 0, 0},  {1, 1, 1000, 64, 1, 0},
-    {4, 8, 512, 64, 0, 0}, {2, 2, 4096, 64, 0, 0}, {1, 2, 2048, 128, 1, 0}, {1, 1, 129, 128, 0, 0},
-    {2, 2, 700, 64, 0, 1}, {1, 2, 600, 128, 1, 1}, {2, 1, 700, 64, 0, -1},
+    {1, 1, 1, 64, 0, 0, 0},     {1, 1, 1, 128, 1, 0, 0},    {1, 1, 37, 64, 0, 0, 0},
+    {2, 3, 300, 64, 0, 0, 0},   {2, 3, 300, 64, 1, 0, 0},   {1, 2, 200, 128, 1, 0, 0},
+    {2, 2, 517, 128, 0, 0, 0},  {1, 1, 1000, 64, 1, 0, 0},  {4, 8, 512, 64, 0, 0, 0},
+    {2, 2, 4096, 64, 0, 0, 0},  {1, 2, 2048, 128, 1, 0, 0}, {1, 1, 129, 128, 0, 0, 0},
+    {2, 2, 700, 64, 0, 1, 0},   {1, 2, 600, 128, 1, 1, 0},  {2, 1, 700, 64, 0, -1, 0},
+    {2, 4, 300, 64, 0, 0, 2},   {1, 8, 517, 128, 1, 0, 1},  {2, 6, 333, 128, 0, 0, 3},
+    {1, 4, 1000, 128, 1, 1, 1}, {1, 1, 1, 256, 0, 0, 0},    {1, 2, 300, 256, 0, 0, 0},
+    {2, 4, 700, 256, 1, 0, 2},  {1, 2, 129, 256, 1, 0, 1},  {1, 2, 2048, 256, 0, 0, 1},
 };
 #define N_SHAPES (int)(sizeof SHAPES / sizeof SHAPES[0])
 
@@ -77,23 +85,28 @@ static uint64_t rng_next(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static void fill_random(uint16_t *x, size_t n, uint64_t *seed)
+static void fill_random(uint16_t *x, size_t n, int dtype, uint64_t *seed)
 {
     for (size_t i = 0; i < n; i++) {
         const double u = (double)(rng_next(seed) >> 11) / 9007199254740992.0; /* [0,1) */
-        x[i] = ref_float_to_half((float)(4.0 * u - 2.0));
+        x[i] = ref_float_to_elem((float)(4.0 * u - 2.0), dtype);
     }
 }
 
-/* Scales key row j of every head of K (see check_shape.ramp). */
-static void apply_ramp(uint16_t *k, const check_shape *sh)
+static int kv_of(const check_shape *sh)
 {
-    for (size_t head = 0; head < (size_t)sh->b * sh->h; head++)
+    return sh->kv ? sh->kv : sh->h;
+}
+
+/* Scales key row j of every head of K (see check_shape.ramp). */
+static void apply_ramp(uint16_t *k, const check_shape *sh, int dtype)
+{
+    for (size_t head = 0; head < (size_t)sh->b * kv_of(sh); head++)
         for (int j = 0; j < sh->s; j++) {
             const double f = sh->ramp > 0 ? (j + 1.0) / sh->s : (double)(sh->s - j) / sh->s;
             uint16_t *row = k + (head * sh->s + j) * sh->d;
             for (int c = 0; c < sh->d; c++)
-                row[c] = ref_float_to_half((float)(ref_half_to_float(row[c]) * f));
+                row[c] = ref_float_to_elem((float)(ref_elem_to_float(row[c], dtype) * f), dtype);
         }
 }
 
@@ -102,12 +115,12 @@ typedef struct check_err {
     long n_nan;
 } check_err;
 
-static check_err compare_half(const uint16_t *out, const float *ref, size_t n)
+static check_err compare_half(const uint16_t *out, int dtype, const float *ref, size_t n)
 {
     check_err e = {0, 0, 0};
     double num = 0, den = 0;
     for (size_t i = 0; i < n; i++) {
-        const double o = ref_half_to_float(out[i]);
+        const double o = ref_elem_to_float(out[i], dtype);
         if (!isfinite(o)) {
             e.n_nan++;
             continue;
@@ -123,14 +136,15 @@ static check_err compare_half(const uint16_t *out, const float *ref, size_t n)
 }
 
 /* Checks the fp32 GPU reference against the fp64 CPU one on small shapes. */
-static int check_reference(const check_shape *sh, const uint16_t *q, const uint16_t *k,
+static int check_reference(const check_shape *sh, int dtype, const uint16_t *q, const uint16_t *k,
                            const uint16_t *v, const float *ref, float scale)
 {
     const size_t n = (size_t)sh->b * sh->h * sh->s * sh->d;
     double *cpu = malloc(sizeof(double) * n);
     if (!cpu)
         return -1;
-    ref_attention_cpu(q, k, v, sh->b, sh->h, sh->s, sh->d, sh->causal, scale, cpu);
+    ref_attention_cpu(q, k, v, sh->b, sh->h, kv_of(sh), sh->s, sh->d, sh->causal, dtype, scale,
+                      cpu);
     double num = 0, den = 0;
     for (size_t i = 0; i < n; i++) {
         num += (ref[i] - cpu[i]) * (ref[i] - cpu[i]);
@@ -139,9 +153,10 @@ static int check_reference(const check_shape *sh, const uint16_t *q, const uint1
     free(cpu);
     const double rel = sqrt(num / (den > 0 ? den : 1));
     if (!(rel < 1e-5)) {
-        printf("FAIL reference b%d.h%d.s%d.d%d causal=%d ramp=%d: fp32 GPU vs fp64 CPU rel_l2 "
-               "%.3g\n",
-               sh->b, sh->h, sh->s, sh->d, sh->causal, sh->ramp, rel);
+        printf("FAIL reference b%d.h%d.kv%d.s%d.d%d.%s causal=%d ramp=%d: fp32 GPU vs fp64 CPU "
+               "rel_l2 %.3g\n",
+               sh->b, sh->h, kv_of(sh), sh->s, sh->d, fa_dtype_name(dtype), sh->causal, sh->ramp,
+               rel);
         return 1;
     }
     return 0;
@@ -150,13 +165,15 @@ static int check_reference(const check_shape *sh, const uint16_t *q, const uint1
 typedef struct check_state {
     int passed, failed, skipped;
     double worst_rel, worst_abs;
-    char worst_name[96];
+    char worst_name[128];
+    double tol_rel, tol_abs; /* this shape's: the options', or twice the dtype's own error */
+    double dtype_rel[FA_DTYPE_COUNT], dtype_abs[FA_DTYPE_COUNT]; /* the largest seen */
 } check_state;
 
 /* The engine's gate compares on the GPU (fa_compare_launch); it must agree
  * with the host loop (stats_output_errors) on every output checked here.
  * Returns 0, or 1 after printing the disagreement. */
-static int check_gpu_gate(const char *what, const void *d_out, const float *d_ref,
+static int check_gpu_gate(const char *what, int dtype, const void *d_out, const float *d_ref,
                           const uint16_t *out, const float *ref, size_t n)
 {
     static void *scratch;
@@ -166,12 +183,12 @@ static int check_gpu_gate(const char *what, const void *d_out, const float *d_re
         CHECK_CUDA(cudaMalloc((void **)&d_sums, sizeof *d_sums));
     }
     fa_compare_sums sums;
-    CHECK_CUDA((cudaError_t)fa_compare_launch(d_out, d_ref, n, scratch, d_sums, NULL));
+    CHECK_CUDA((cudaError_t)fa_compare_launch(d_out, dtype, d_ref, n, scratch, d_sums, NULL));
     CHECK_CUDA(cudaMemcpy(&sums, d_sums, sizeof sums, cudaMemcpyDeviceToHost));
     stats_errors gpu, cpu;
     stats_errors_of_sums(sums.diff2, sums.ref2, sums.max_abs, (long)sums.nonfinite,
                          sums.nonfinite ? (long)sums.first_bad : -1, n, &gpu);
-    stats_output_errors(out, ref, n, &cpu);
+    stats_output_errors(out, dtype, ref, n, &cpu);
     const int same = gpu.nonfinite == cpu.nonfinite && gpu.first_bad == cpu.first_bad &&
                      ((isnan(gpu.rel_l2) && isnan(cpu.rel_l2)) ||
                       fabs(gpu.rel_l2 - cpu.rel_l2) <= 1e-9 * fabs(cpu.rel_l2)) &&
@@ -195,67 +212,87 @@ static void run_instance(const fa_instance *in, const check_shape *sh, fa_args *
                          const float *dref, uint16_t *out, size_t n, const check_opts *o,
                          check_state *st)
 {
+    const char *dt = fa_dtype_name(a->dtype);
     CHECK_CUDA(cudaMemset(a->o, 0xff, n * 2)); /* 0xffff is a NaN in fp16 */
     int rc = in->launch(a, NULL);
     if (rc == 0)
         rc = (int)cudaDeviceSynchronize();
     if (rc != 0) {
-        printf("FAIL %s:%s b%d.h%d.s%d.d%d c%d r%d: CUDA error %s\n", fa_family_of(&in->cfg)->name,
-               in->name, sh->b, sh->h, sh->s, sh->d, sh->causal, sh->ramp,
-               cudaGetErrorString((cudaError_t)rc));
+        printf("FAIL %s:%s b%d.h%d.kv%d.s%d.d%d.%s c%d r%d: CUDA error %s\n",
+               fa_family_of(&in->cfg)->name, in->name, sh->b, sh->h, kv_of(sh), sh->s, sh->d, dt,
+               sh->causal, sh->ramp, cudaGetErrorString((cudaError_t)rc));
         st->failed++;
         if (rc == cudaErrorIllegalAddress || rc == cudaErrorLaunchFailure)
             exit(1); /* the context is gone */
         return;
     }
     CHECK_CUDA(cudaMemcpy(out, a->o, n * 2, cudaMemcpyDeviceToHost));
-    if (check_gpu_gate(in->name, a->o, dref, out, ref, n))
+    if (check_gpu_gate(in->name, a->dtype, a->o, dref, out, ref, n))
         st->failed++;
-    const check_err e = compare_half(out, ref, n);
-    const int ok = e.n_nan == 0 && e.rel_l2 <= o->rel_l2 && e.max_abs <= o->max_abs;
+    const check_err e = compare_half(out, a->dtype, ref, n);
+    const int ok = e.n_nan == 0 && e.rel_l2 <= st->tol_rel && e.max_abs <= st->tol_abs;
     if (!ok) {
-        printf("FAIL %s:%s b%d.h%d.s%d.d%d c%d r%d: rel_l2 %.3g max_abs %.3g unwritten/NaN %ld\n",
-               fa_family_of(&in->cfg)->name, in->name, sh->b, sh->h, sh->s, sh->d, sh->causal,
-               sh->ramp, e.rel_l2, e.max_abs, e.n_nan);
+        printf("FAIL %s:%s b%d.h%d.kv%d.s%d.d%d.%s c%d r%d: rel_l2 %.3g max_abs %.3g (tolerance "
+               "%.3g, %.3g) unwritten/NaN %ld\n",
+               fa_family_of(&in->cfg)->name, in->name, sh->b, sh->h, kv_of(sh), sh->s, sh->d, dt,
+               sh->causal, sh->ramp, e.rel_l2, e.max_abs, st->tol_rel, st->tol_abs, e.n_nan);
         st->failed++;
         return;
     }
     st->passed++;
+    (void)o;
     if (e.rel_l2 > st->worst_rel) {
         st->worst_rel = e.rel_l2;
-        snprintf(st->worst_name, sizeof st->worst_name, "%s at b%d.h%d.s%d.d%d.c%d.r%d", in->name,
-                 sh->b, sh->h, sh->s, sh->d, sh->causal, sh->ramp);
+        snprintf(st->worst_name, sizeof st->worst_name, "%s at b%d.h%d.kv%d.s%d.d%d.%s.c%d.r%d",
+                 in->name, sh->b, sh->h, kv_of(sh), sh->s, sh->d, dt, sh->causal, sh->ramp);
     }
     if (e.max_abs > st->worst_abs)
         st->worst_abs = e.max_abs;
 }
 
-static void run_shape(const check_shape *sh, const check_opts *o, uint64_t *seed, check_state *st)
+/* Whether the build has an instance of head dim d and dtype that may run here. */
+static int have_instances(int d, int dtype, const check_opts *o)
+{
+    for (int i = 0; i < fa_registry_count(); i++) {
+        const fa_instance *in = fa_registry_get(i);
+        if (in->cfg.head_dim == d && in->cfg.dtype == dtype &&
+            (!o->filter || strstr(in->name, o->filter)))
+            return 1;
+    }
+    return 0;
+}
+
+static void run_shape(const check_shape *sh, int dtype, const check_opts *o, uint64_t *seed,
+                      check_state *st)
 {
     const size_t n = (size_t)sh->b * sh->h * sh->s * sh->d;
-    uint16_t *hq = malloc(n * 2), *hk = malloc(n * 2), *hv = malloc(n * 2), *ho = malloc(n * 2);
+    const size_t n_kv = (size_t)sh->b * kv_of(sh) * sh->s * sh->d;
+    uint16_t *hq = malloc(n * 2), *hk = malloc(n_kv * 2), *hv = malloc(n_kv * 2),
+             *ho = malloc(n * 2);
     float *href = malloc(n * 4);
     if (!hq || !hk || !hv || !ho || !href) {
         fprintf(stderr, "fa_check: out of host memory\n");
         exit(1);
     }
-    fill_random(hq, n, seed);
-    fill_random(hk, n, seed);
-    fill_random(hv, n, seed);
+    fill_random(hq, n, dtype, seed);
+    fill_random(hk, n_kv, dtype, seed);
+    fill_random(hv, n_kv, dtype, seed);
     if (sh->ramp)
-        apply_ramp(hk, sh);
+        apply_ramp(hk, sh, dtype);
     fa_args a = {0};
     float *dref;
     CHECK_CUDA(cudaMalloc((void **)&a.q, n * 2));
-    CHECK_CUDA(cudaMalloc((void **)&a.k, n * 2));
-    CHECK_CUDA(cudaMalloc((void **)&a.v, n * 2));
+    CHECK_CUDA(cudaMalloc((void **)&a.k, n_kv * 2));
+    CHECK_CUDA(cudaMalloc((void **)&a.v, n_kv * 2));
     CHECK_CUDA(cudaMalloc(&a.o, n * 2));
     CHECK_CUDA(cudaMalloc((void **)&dref, n * 4));
     CHECK_CUDA(cudaMemcpy((void *)a.q, hq, n * 2, cudaMemcpyHostToDevice));
-    CHECK_CUDA(cudaMemcpy((void *)a.k, hk, n * 2, cudaMemcpyHostToDevice));
-    CHECK_CUDA(cudaMemcpy((void *)a.v, hv, n * 2, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy((void *)a.k, hk, n_kv * 2, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy((void *)a.v, hv, n_kv * 2, cudaMemcpyHostToDevice));
     a.batch = sh->b;
     a.heads = sh->h;
+    a.kv_heads = kv_of(sh);
+    a.dtype = dtype;
     a.seq_len = sh->s;
     a.head_dim = sh->d;
     a.causal = sh->causal;
@@ -264,19 +301,31 @@ static void run_shape(const check_shape *sh, const check_opts *o, uint64_t *seed
     CHECK_CUDA(cudaDeviceSynchronize());
     CHECK_CUDA(cudaMemcpy(href, dref, n * 4, cudaMemcpyDeviceToHost));
     if ((double)sh->s * sh->s * sh->b * sh->h <= 2e6) {
-        if (check_reference(sh, hq, hk, hv, href, a.softmax_scale))
+        if (check_reference(sh, dtype, hq, hk, hv, href, a.softmax_scale))
             st->failed++;
         else
             st->passed++;
     }
+    /* What the dtype itself costs here (the rounded reference, as any kernel
+     * of it must round): the tolerance is the options', or twice that. */
+    CHECK_CUDA((cudaError_t)fa_reference_rounded_launch(&a, a.o, NULL));
+    CHECK_CUDA(cudaMemcpy(ho, a.o, n * 2, cudaMemcpyDeviceToHost));
+    const check_err de = compare_half(ho, dtype, href, n);
+    st->tol_rel = 2 * de.rel_l2 > o->rel_l2 ? 2 * de.rel_l2 : o->rel_l2;
+    st->tol_abs = 2 * de.max_abs > o->max_abs ? 2 * de.max_abs : o->max_abs;
+    if (de.rel_l2 > st->dtype_rel[dtype])
+        st->dtype_rel[dtype] = de.rel_l2;
+    if (de.max_abs > st->dtype_abs[dtype])
+        st->dtype_abs[dtype] = de.max_abs;
     /* The GPU gate on an all-NaN output: every element non-finite. */
     CHECK_CUDA(cudaMemset(a.o, 0xff, n * 2));
     CHECK_CUDA(cudaMemcpy(ho, a.o, n * 2, cudaMemcpyDeviceToHost));
-    if (check_gpu_gate("(poisoned output)", a.o, dref, ho, href, n))
+    if (check_gpu_gate("(poisoned output)", dtype, a.o, dref, ho, href, n))
         st->failed++;
     for (int i = 0; i < fa_registry_count(); i++) {
         const fa_instance *in = fa_registry_get(i);
-        if (in->cfg.head_dim != sh->d || (o->filter && !strstr(in->name, o->filter)))
+        if (in->cfg.head_dim != sh->d || in->cfg.dtype != dtype ||
+            (o->filter && !strstr(in->name, o->filter)))
             continue;
         if (!instance_runs_here(in, o)) {
             st->skipped++;
@@ -341,12 +390,17 @@ int main(int argc, char **argv)
                fam->arch && fam->arch != o.cc ? ")" : "");
     }
     check_state st = {0};
-    for (int s = 0; s < N_SHAPES; s++) {
-        if (o.quick && SHAPES[s].s > 1000)
-            continue;
-        run_shape(&SHAPES[s], &o, &seed, &st);
-    }
-    printf("worst rel_l2 %.3g (%s), worst max_abs %.3g; tolerances rel_l2 %.g max_abs %.g\n",
+    for (int s = 0; s < N_SHAPES; s++)
+        for (int dt = 0; dt < FA_DTYPE_COUNT; dt++) {
+            if ((o.quick && SHAPES[s].s > 1000) || !have_instances(SHAPES[s].d, dt, &o))
+                continue;
+            run_shape(&SHAPES[s], dt, &o, &seed, &st);
+        }
+    for (int dt = 0; dt < FA_DTYPE_COUNT; dt++)
+        printf("%s itself (the rounded reference): worst rel_l2 %.3g, max_abs %.3g\n",
+               fa_dtype_name(dt), st.dtype_rel[dt], st.dtype_abs[dt]);
+    printf("worst rel_l2 %.3g (%s), worst max_abs %.3g; tolerances rel_l2 %.g max_abs %.g, or "
+           "twice the dtype's own error when more\n",
            st.worst_rel, st.worst_name, st.worst_abs, o.rel_l2, o.max_abs);
     if (st.skipped)
         printf("%d (instance, shape) checks skipped: the instance needs another architecture\n",

@@ -371,6 +371,112 @@ class TunerExports(unittest.TestCase):
         self.assertEqual(cfg_of(best_of(results)), [self.top1[a] for a in AXES])
 
 
+# A space of family wgmma whose grid every rule of the family cuts (warp_rows,
+# tile, pipeline, regs, smem): its tuner exports carry wgmma's own tune
+# parameters, thread count and restrictions (kernels/wgmma/wgmma.c).
+WG_SPACE = {
+    "name": "wg-tuners", "family": "wgmma",
+    "target": {"gpu": "any", "arch": "sm_90", "smem_limit": 131072},
+    "problems": [{"batch": 4, "heads": 8, "seq_len": 512, "head_dim": 64, "causal": False}],
+    "axes": {"BLOCK_M": [64, 128, 192], "BLOCK_N": [64, 112, 128, 176, 256],
+             "CONSUMER_WG": [1, 2, 3], "STAGES": [2, 3, 4], "PIPELINE": [0, 1, 2, 3]}}
+WG_AXES = ["BLOCK_M", "BLOCK_N", "CONSUMER_WG", "STAGES", "PIPELINE"]
+
+
+def wg_text(r):
+    return "d64.m%d.n%d.c%d.s%d.p%d" % tuple(r[a] for a in WG_AXES)
+
+
+class WgmmaExports(unittest.TestCase):
+    """A wgmma group through Kernel Tuner: the exports name wgmma's axes,
+    block_size_x is 128*(CONSUMER_WG + 1), and the restrictions (the family's
+    rules, from the family table) make brute force visit exactly the points
+    the planner accepts; T4 and T1 validate and replay likewise."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        t = cls.tmp.name
+        cls.space = os.path.join(t, "wg.json")
+        with open(cls.space, "w") as f:
+            json.dump(WG_SPACE, f)
+        cls.store = os.path.join(t, "s.lmdb")
+        fixture = os.path.join(t, "fixture.jsonl")
+        subprocess.run(["python3", "tests/tuners/make_fixture.py", FASWEEP, cls.space, fixture],
+                       check=True)
+        fasweep("import", fixture, "--store", cls.store)
+        top = json.loads(fasweep("topk", "-k", "1", "--json", "--mode", "hot", "--store",
+                                 cls.store).stdout)
+        cls.top1 = top["groups"][0]["seeds"][0]
+        cls.kt = os.path.join(t, "hot.kt.json")
+        fasweep("export", "--format", "kernel-tuner", "--space", cls.space, "--mode", "hot",
+                "--store", cls.store, "-o", cls.kt)
+        plan = json.loads(fasweep("plan", "--space", cls.space, "--json").stdout)
+        cls.grid = len(plan["points"])
+        cls.accepted = {p["config"] for p in plan["points"]
+                        if p["reason"] in ("ok", "not_compiled")}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_own_tune_params_and_restrictions(self):
+        doc = load(self.kt)
+        self.assertEqual(doc["tune_params_keys"], WG_AXES + ["block_size_x"])
+        self.assertEqual(doc["tune_params"]["block_size_x"], [256, 384, 512])
+        self.assertEqual(doc["restrictions"][0], "block_size_x == 128*(CONSUMER_WG + 1)")
+        self.assertFalse([r for r in doc["restrictions"] if "NUM_WARPS" in r], doc["restrictions"])
+        self.assertEqual(len(doc["cache"]), self.grid * 3)
+        measured = [e for e in doc["cache"].values() if "__error__" not in e]
+        self.assertEqual(len(measured), len(self.accepted) - 3)  # 3 failed on the fixture
+        for e in measured:
+            self.assertEqual(e["block_size_x"], 128 * (e["CONSUMER_WG"] + 1))
+
+    def test_brute_force_visits_the_accepted_points_and_finds_top1(self):
+        self.assertEqual(self.top1["family"], "wgmma")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            results, _ = replay(self.kt, "brute_force")
+        self.assertEqual({wg_text(r) for r in results}, self.accepted)
+        self.assertEqual(len(results), len(self.accepted))
+        self.assertEqual(wg_text(best_of(results)), self.top1["config_text"])
+        self.assertFalse([w for w in caught if "thread block" in str(w.message)])
+        # Without the restrictions: every point of the product, the rest invalid.
+        results, _ = replay(self.kt, "brute_force", restrict=False)
+        self.assertEqual(len(results), self.grid * 3)
+        errors = {}
+        for r in results:
+            if "__error__" in r:
+                errors[str(r["__error__"])] = errors.get(str(r["__error__"]), 0) + 1
+        self.assertEqual(errors, {"InvalidConfig": self.grid * 3 - len(self.accepted),
+                                  "RuntimeFailedConfig": 3})
+
+    def test_t4_and_t1(self):
+        t4 = os.path.join(self.tmp.name, "hot.t4.json")
+        fasweep("export", "--format", "t4", "--space", self.space, "--mode", "hot", "--store",
+                self.store, "-o", t4)
+        doc = load(t4)
+        jsonschema.validate(doc, kt_schema("T4/1.0.0/results-schema.json"))
+        self.assertEqual(len(doc["results"]), self.grid)
+        self.assertEqual(doc["metadata"]["restrictions"], load(self.kt)["restrictions"])
+        self.assertIn("CONSUMER_WG", doc["results"][0]["configuration"])
+        t1 = os.path.join(self.tmp.name, "hot.t1.json")
+        fasweep("export", "--format", "t1", "--space", self.space, "--mode", "hot", "--store",
+                self.store, "-o", t1)
+        doc = load(t1)
+        jsonschema.validate(doc, kt_schema("T1/1.0.0/input-schema.json"))
+        self.assertEqual(doc["KernelSpecification"]["KernelFile"],
+                         "kernels/wgmma/flash_fwd_wgmma.cuh")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _, res = kernel_tuner.tune_kernel_T1(Path(t1), cache_filepath=Path(self.kt),
+                                                 simulation_mode=True)
+        got = [wg_text(r["configuration"]) for r in res["results"]]
+        self.assertEqual(len(got), len(self.accepted))
+        self.assertEqual(set(got), self.accepted)
+        self.assertFalse([w for w in caught if "thread block" in str(w.message)])
+
+
 FAKE = r"""#!/usr/bin/env python3
 # A stand-in for fasweep in the loop test: `plan` is the real binary's (with
 # points valid but not compiled in this CI build taken as accepted), `eval`

@@ -217,7 +217,7 @@ static void test_errors_exact(void **state)
     for (int i = 0; i < 4; i++) /* all exactly representable in fp16 */
         out[i] = ref_float_to_half(ref[i]);
     stats_errors e;
-    stats_output_errors(out, ref, 4, &e);
+    stats_output_errors(out, FA_DTYPE_FP16, ref, 4, &e);
     assert_near(e.rel_l2, 0, 0);
     assert_near(e.max_abs, 0, 0);
     assert_int_equal(e.nonfinite, 0);
@@ -235,7 +235,7 @@ static void test_errors_known(void **state)
     uint16_t out[4] = {ref_float_to_half(1.5f), ref_float_to_half(1), ref_float_to_half(-1),
                        ref_float_to_half(-1)};
     stats_errors e;
-    stats_output_errors(out, ref, 4, &e);
+    stats_output_errors(out, FA_DTYPE_FP16, ref, 4, &e);
     assert_near(e.rel_l2, 0.25, 1e-12);
     assert_near(e.max_abs, 0.5, 1e-12);
     char why[256];
@@ -263,7 +263,7 @@ static void test_errors_nan_poison(void **state)
         out[i] = ref_float_to_half(ref[i]);
     out[3] = 0xFFFF;
     stats_errors e;
-    stats_output_errors(out, ref, 5, &e);
+    stats_output_errors(out, FA_DTYPE_FP16, ref, 5, &e);
     assert_int_equal(e.nonfinite, 1);
     assert_int_equal(e.first_bad, 3);
     assert_true(isnan(e.rel_l2));
@@ -279,7 +279,7 @@ static void test_errors_inf(void **state)
     float ref[3] = {1, 2, 3};
     uint16_t out[3] = {0x7C00 /* +inf */, ref_float_to_half(2), 0xFC00 /* -inf */};
     stats_errors e;
-    stats_output_errors(out, ref, 3, &e);
+    stats_output_errors(out, FA_DTYPE_FP16, ref, 3, &e);
     assert_int_equal(e.nonfinite, 2);
     assert_int_equal(e.first_bad, 0);
     char why[256];
@@ -300,7 +300,7 @@ static void test_errors_fp16_rounding_passes(void **state)
         out[i] = ref_float_to_half(ref[i]);
     }
     stats_errors e;
-    stats_output_errors(out, ref, N, &e);
+    stats_output_errors(out, FA_DTYPE_FP16, ref, N, &e);
     assert_true(e.rel_l2 > 0 && e.rel_l2 < 5e-4);
     assert_true(e.max_abs > 0 && e.max_abs < 1e-3);
     char why[256];
@@ -379,7 +379,7 @@ static void test_floor_check(void **state)
     stats_peak pk;
     h100_peak(&pk);
     /* 4,8,512,64: 2.15 GFLOP, q k v 6.3 MB */
-    const space_problem p = {4, 8, 512, 64, 0};
+    const space_problem p = {4, 8, 512, 64, 0, 8, 0};
     const double flops = space_problem_flops(&p), in = space_problem_bytes(&p) * 0.75;
     const double floor = stats_floor_us(&pk, flops, in, 0);
     assert_near(floor, flops / pk.flops_per_s * 1e6, 1e-9); /* compute-bound, L2 holds it */

@@ -25,7 +25,7 @@
 
 static fa_config cfg(int d, int m, int n, int w, int s, int z)
 {
-    fa_config c = {d, m, n, w, s, z, FA_FAMILY_MMA};
+    fa_config c = {d, {m, n, w, s, z}, FA_FAMILY_MMA, FA_DTYPE_FP16};
     return c;
 }
 
@@ -58,13 +58,13 @@ static void test_smem_bytes(void **state)
     assert_int_equal(plan_check(&c, 49152), PLAN_OK);
     assert_int_equal(plan_check(&c, 49151), PLAN_REJ_SMEM);
     /* Swizzle does not change the footprint. */
-    c.swizzle = 0;
+    c.axis[MMA_SWIZZLE] = 0;
     assert_int_equal(fa_smem_bytes(&c), 49152);
     /* The largest H100 point: 128x128 Q, 3 stages of 256-row K/V at D=128. */
     c = cfg(128, 128, 256, 8, 3, 1);
     assert_int_equal(fa_smem_bytes(&c), 32768 + 6 * 65536);
     assert_int_equal(plan_check(&c, 232448), PLAN_REJ_SMEM);
-    c.stages = 1;
+    c.axis[MMA_STAGES] = 1;
     assert_int_equal(fa_smem_bytes(&c), 32768 + 2 * 65536);
     assert_int_equal(plan_check(&c, 232448), PLAN_OK);
 }
@@ -80,7 +80,12 @@ static void test_rules(void **state)
     (void)state;
     expect_rule(cfg(96, 64, 64, 4, 1, 0), PLAN_REJ_HEAD_DIM);
     expect_rule(cfg(32, 64, 64, 4, 1, 0), PLAN_REJ_HEAD_DIM);
-    expect_rule(cfg(256, 64, 64, 4, 1, 0), PLAN_REJ_HEAD_DIM);
+    expect_rule(cfg(512, 64, 64, 4, 1, 0), PLAN_REJ_HEAD_DIM);
+    /* Head dim 256: one 16-row tile per warp and BLOCK_N up to 64 fit the registers. */
+    expect_rule(cfg(256, 64, 64, 4, 1, 0), PLAN_OK);
+    expect_rule(cfg(256, 128, 64, 4, 1, 0), PLAN_REJ_REGS); /* two tiles per warp */
+    expect_rule(cfg(256, 64, 128, 4, 1, 0), PLAN_REJ_REGS); /* a 128-key S tile */
+    expect_rule(cfg(128, 128, 128, 4, 1, 0), PLAN_OK);      /* the rule is for head dim 256 */
 
     /* Each warp owns whole 16-row tiles: block_m % (16 * warps). */
     expect_rule(cfg(64, 32, 64, 8, 1, 0), PLAN_REJ_WARP_ROWS);
@@ -113,10 +118,10 @@ static void test_rule_order(void **state)
     c.head_dim = 64;
     assert_int_equal(plan_check(&c, 1), PLAN_REJ_WARP_ROWS);
     /* Fails chunks and smem: chunks wins. */
-    c.block_m = 256;
+    c.axis[MMA_BLOCK_M] = 256;
     assert_int_equal(plan_check(&c, 1), PLAN_REJ_CHUNKS);
     /* Only smem left. */
-    c.block_n = 64;
+    c.axis[MMA_BLOCK_N] = 64;
     assert_int_equal(plan_check(&c, 1), PLAN_REJ_SMEM);
     assert_int_equal(plan_check(&c, fa_smem_bytes(&c)), PLAN_OK);
 }
@@ -141,7 +146,7 @@ static void test_reason_text(void **state)
         "Q tile of 16 x 64 fp16 is 128 cp.async chunks of 16 B, not a multiple of 256 threads");
     c = cfg(96, 64, 64, 4, 1, 0);
     assert_string_equal(reason_text(&c, PLAN_REJ_HEAD_DIM, 49152),
-                        "head_dim 96 unsupported (64, 128)");
+                        "head_dim 96 unsupported (64, 128, 256)");
     c = cfg(64, 64, 64, 4, 1, 0);
     assert_string_equal(reason_text(&c, PLAN_REJ_NOT_COMPILED, 49152),
                         "not compiled into this binary (rebuild with this space in SPACES)");
@@ -154,7 +159,7 @@ static void test_reason_text(void **state)
     p.reason = PLAN_REJ_HEAD_DIM;
     char small[8];
     assert_int_equal(plan_reject_reason(&p, 1, small, sizeof small),
-                     (int)strlen("head_dim 96 unsupported (64, 128)"));
+                     (int)strlen("head_dim 96 unsupported (64, 128, 256)"));
     assert_string_equal(small, "head_di");
 }
 
@@ -184,7 +189,7 @@ static void load_l4(space *s)
 /* A small hand-made space: two problems, 2 x 2 x 2 x 2 x 2 axes. */
 static void small_space(space *s)
 {
-    static const space_problem problems[] = {{1, 2, 128, 64, 0}, {1, 2, 128, 128, 1}};
+    static const space_problem problems[] = {{1, 2, 128, 64, 0, 2, 0}, {1, 2, 128, 128, 1, 2, 0}};
     ts_space(s, 49152, problems, 2);
     static const int vals[SPACE_AXIS_COUNT][2] = {{128, 64}, {32, 64}, {4, 2}, {2, 1}, {1, 0}};
     for (int a = 0; a < SPACE_AXIS_COUNT; a++)
@@ -366,7 +371,7 @@ static int only_swizzled(const fa_config *c, void *ctx)
     pred_ctx *pc = ctx;
     pc->calls++;
     assert_int_equal(plan_check(c, pc->limit), PLAN_OK);
-    return c->swizzle == 1;
+    return c->axis[MMA_SWIZZLE] == 1;
 }
 
 static void test_compiled(void **state)
@@ -387,9 +392,9 @@ static void test_compiled(void **state)
     for (size_t i = 0; i < p.n; i++) {
         const plan_point *pt = &p.points[i];
         if (pt->reason == PLAN_OK)
-            assert_int_equal(pt->cfg.swizzle, 1);
+            assert_int_equal(pt->cfg.axis[MMA_SWIZZLE], 1);
         if (pt->reason == PLAN_REJ_NOT_COMPILED) {
-            assert_int_equal(pt->cfg.swizzle, 0);
+            assert_int_equal(pt->cfg.axis[MMA_SWIZZLE], 0);
             char buf[128];
             plan_reject_reason(pt, s.smem_limit, buf, sizeof buf);
             assert_string_equal(
@@ -414,7 +419,7 @@ static void test_edge_spaces(void **state)
     plan_free(&p);
     /* A corrupt table is refused, and *out is left empty. */
     small_space(&s);
-    s.axis_len[SPACE_AXIS_STAGES] = SPACE_MAX_AXIS + 1;
+    s.axis_len[MMA_STAGES] = SPACE_MAX_AXIS + 1;
     memset(&p, 0x5a, sizeof p);
     assert_int_equal(plan_build(&s, NULL, NULL, &p), -1);
     assert_null(p.points);
@@ -432,7 +437,7 @@ static void test_edge_spaces(void **state)
 
 static fa_config wcfg(int d, int m, int n, int cw, int s, int p)
 {
-    fa_config c = {d, m, n, cw, s, p, FA_FAMILY_WGMMA};
+    fa_config c = {d, {m, n, cw, s, p}, FA_FAMILY_WGMMA, FA_DTYPE_FP16};
     return c;
 }
 
@@ -470,10 +475,10 @@ static void test_wgmma_family(void **state)
     /* Paths: P V under the softmax (1, 2, 4), ping-pong (2, 3, 4). */
     assert_int_equal(f->path(&c, 0), 1);
     assert_int_equal(f->path(&c, 1), 1);
-    c.swizzle = 3;
+    c.axis[WG_PIPELINE] = 3;
     assert_int_equal(f->path(&c, 0), 0);
     assert_int_equal(f->path(&c, 1), 1);
-    c.swizzle = 0;
+    c.axis[WG_PIPELINE] = 0;
     assert_int_equal(f->path(&c, 0) + f->path(&c, 1), 0);
 }
 
@@ -501,11 +506,11 @@ static void test_wgmma_rules(void **state)
         const char *text;
     } bad[] = {
         {96, 128, 128, 2, 2, 2, PLAN_REJ_HEAD_DIM,
-         "head_dim 96 unsupported (64, 128: whole 128-B TMA swizzle rows)"},
+         "head_dim 96 unsupported (64, 128, 256: whole 128-B TMA swizzle rows)"},
         {64, 192, 128, 2, 2, 2, PLAN_REJ_WARP_ROWS,
          "BLOCK_M 192 is not 64 x CONSUMER_WG (2 consumer warpgroups of 64 rows, 1 to 3)"},
         {64, 128, 112, 2, 2, 2, PLAN_REJ_TILE,
-         "BLOCK_N 112 has no wgmma m64nNk16 wrapper (N = 64, 96, 128, 160, 176, 192, 256)"},
+         "BLOCK_N 112 has no wgmma m64nNk16 wrapper (N = 64, 80, 96, 128, 160, 176, 192, 256)"},
         {64, 64, 128, 1, 2, 2, PLAN_REJ_PIPELINE,
          "PIPELINE 2 is a ping-pong between consumer warpgroups: needs CONSUMER_WG >= 2, got 1"},
         {64, 128, 128, 2, 1, 0, PLAN_REJ_PIPELINE,

@@ -604,6 +604,7 @@ static void test_seeds_write(void **state)
     assert_int_equal(get(pr, "head_dim")->valueint, 64);
     assert_true(cJSON_IsFalse(get(pr, "causal")));
     assert_string_equal(get(pr, "dtype")->valuestring, "fp16");
+    assert_int_equal(get(pr, "kv_heads")->valueint, 8); /* a text without .kv: the heads */
     assert_true(get(get(j, "baseline"), "median_us")->valuedouble == 30);
     const cJSON *seeds = get(j, "seeds");
     assert_int_equal(cJSON_GetArraySize(seeds), 2);

@@ -13,6 +13,7 @@
 #include "grid/plan.h"
 #include "grid/shard.h"
 #include "grid/space.h"
+#include "kernels/mma/mma.h"
 #include "tests/unit/testspace.h"
 
 /* A space with two problems of very different cost and a 3x3x2x2x2 grid
@@ -21,15 +22,16 @@ static space *new_space(void)
 {
     space *s = malloc(sizeof *s);
     assert_non_null(s);
-    static const space_problem problems[] = {{4, 8, 512, 64, 0}, {16, 16, 2048, 64, 0}};
+    static const space_problem problems[] = {{4, 8, 512, 64, 0, 8, 0},
+                                             {16, 16, 2048, 64, 0, 16, 0}};
     ts_space(s, 232448, problems, 2);
     static const int bm[] = {32, 64, 128}, bn[] = {32, 64, 128}, w[] = {2, 4}, st[] = {1, 2},
                      z[] = {0, 1};
-    ts_axis(s, SPACE_AXIS_BLOCK_M, bm, 3);
-    ts_axis(s, SPACE_AXIS_BLOCK_N, bn, 3);
-    ts_axis(s, SPACE_AXIS_NUM_WARPS, w, 2);
-    ts_axis(s, SPACE_AXIS_STAGES, st, 2);
-    ts_axis(s, SPACE_AXIS_SWIZZLE, z, 2);
+    ts_axis(s, MMA_BLOCK_M, bm, 3);
+    ts_axis(s, MMA_BLOCK_N, bn, 3);
+    ts_axis(s, MMA_NUM_WARPS, w, 2);
+    ts_axis(s, MMA_STAGES, st, 2);
+    ts_axis(s, MMA_SWIZZLE, z, 2);
     s->measure.n_modes = 2;
     return s;
 }

@@ -254,8 +254,8 @@ static void test_family(void **state)
     /* A space of the wgmma family alone: its axes at the top level. */
     parse_ok(DOC(T_OK ", " P_OK ", " WG_OK ", 'family': 'wgmma'"), &s);
     assert_int_equal(s.family, FA_FAMILY_WGMMA);
-    assert_int_equal(s.axis_len[SPACE_AXIS_BLOCK_M], 2);
-    assert_int_equal(s.axis[SPACE_AXIS_SWIZZLE][1], 3);
+    assert_int_equal(s.axis_len[MMA_BLOCK_M], 2);
+    assert_int_equal(s.axis[MMA_SWIZZLE][1], 3);
     static const bad_case cases[] = {
         {DOC(T_OK ", " P_OK ", " A_OK ", 'family': 'tc'"),
          "t.json: family: unknown kernel family \"tc\", expected one of mma, wgmma "
@@ -284,13 +284,13 @@ static void test_families(void **state)
     space s;
     parse_ok(WITH_FAM("{'wgmma': {" WG_OK "}}"), &s);
     assert_int_equal(s.family, FA_FAMILY_MMA);
-    assert_int_equal(s.axis_len[SPACE_AXIS_NUM_WARPS], 1); /* the mma grid, unchanged */
+    assert_int_equal(s.axis_len[MMA_NUM_WARPS], 1); /* the mma grid, unchanged */
     assert_int_equal(s.n_extra, 1);
     assert_int_equal(s.extra[0].family, FA_FAMILY_WGMMA);
     const int len[SPACE_AXIS_COUNT] = {2, 1, 2, 1, 2};
     assert_memory_equal(s.extra[0].axis_len, len, sizeof len);
-    assert_int_equal(s.extra[0].axis[SPACE_AXIS_BLOCK_M][1], 192);
-    assert_int_equal(s.extra[0].axis[SPACE_AXIS_NUM_WARPS][1], 3);
+    assert_int_equal(s.extra[0].axis[WG_BLOCK_M][1], 192);
+    assert_int_equal(s.extra[0].axis[WG_CONSUMER_WG][1], 3);
     space_grid g;
     space_grid_main(&s, &g);
     assert_int_equal(g.family, FA_FAMILY_MMA);
@@ -416,7 +416,7 @@ static void test_problems(void **state)
         {WITH_P("{}"), "t.json: problems: expected a non-empty array of at most 16 problem "
                        "objects, got an object"},
         {WITH_P("[" PROB ", 3]"), "t.json: problems[1]: expected an object with keys batch, "
-                                  "heads, seq_len, head_dim, causal, dtype, got 3"},
+                                  "heads, kv_heads, seq_len, head_dim, causal, dtype, got 3"},
         {WITH_PROB("'heads': 8, 'seq_len': 512, 'head_dim': 64"),
          "t.json: problems[0].batch: missing required key, expected an integer >= 1"},
         {WITH_PROB("'batch': 0, 'heads': 8, 'seq_len': 512, 'head_dim': 64"),
@@ -430,16 +430,38 @@ static void test_problems(void **state)
         {WITH_PROB("'batch': 4, 'heads': 8, 'seq_len': 512"),
          "t.json: problems[0].head_dim: missing required key, expected an integer >= 1"},
         {WITH_PROB("'batch': 4, 'heads': 8, 'seq_len': 512, 'head_dim': 96"),
-         "t.json: problems[0].head_dim: unsupported head_dim 96: this kernel is built for 64 and "
-         "128"},
+         "t.json: problems[0].head_dim: unsupported head_dim 96: expected 64, 128 or 256"},
+        {WITH_PROB("'batch': 4, 'heads': 8, 'seq_len': 512, 'head_dim': 512"),
+         "t.json: problems[0].head_dim: unsupported head_dim 512: expected 64, 128 or 256"},
         {WITH_PROB("'batch': 4, 'heads': 8, 'seq_len': 512, 'head_dim': 64, 'causal': 1"),
          "t.json: problems[0].causal: expected true or false, got 1"},
-        {WITH_PROB("'batch': 4, 'heads': 8, 'seq_len': 512, 'head_dim': 64, 'dtype': 'bf16'"),
-         "t.json: problems[0].dtype: expected \"fp16\" (the only dtype this kernel supports), got "
-         "\"bf16\""},
+        {WITH_PROB("'batch': 4, 'heads': 8, 'seq_len': 512, 'head_dim': 64, 'dtype': 'fp32'"),
+         "t.json: problems[0].dtype: expected \"fp16\" or \"bf16\", got \"fp32\""},
+        {WITH_PROB("'batch': 4, 'heads': 8, 'seq_len': 512, 'head_dim': 64, 'dtype': 'BF16'"),
+         "t.json: problems[0].dtype: expected \"fp16\" or \"bf16\", got \"BF16\""},
+        {WITH_PROB("'batch': 4, 'heads': 8, 'seq_len': 512, 'head_dim': 64, 'dtype': 1"),
+         "t.json: problems[0].dtype: expected \"fp16\" or \"bf16\", got 1"},
+        {WITH_PROB("'batch': 4, 'heads': 8, 'kv_heads': 3, 'seq_len': 512, 'head_dim': 64"),
+         "t.json: problems[0].kv_heads: expected an integer from 1 to heads (8) that divides it "
+         "(each K/V head serves heads / kv_heads query heads), got 3"},
+        {WITH_PROB("'batch': 4, 'heads': 8, 'kv_heads': 16, 'seq_len': 512, 'head_dim': 64"),
+         "t.json: problems[0].kv_heads: expected an integer from 1 to heads (8) that divides it "
+         "(each K/V head serves heads / kv_heads query heads), got 16"},
+        {WITH_PROB("'batch': 4, 'heads': 8, 'kv_heads': 0, 'seq_len': 512, 'head_dim': 64"),
+         "t.json: problems[0].kv_heads: expected an integer from 1 to heads (8) that divides it "
+         "(each K/V head serves heads / kv_heads query heads), got 0"},
+        {WITH_PROB("'batch': 4, 'heads': 8, 'kv_heads': 2.5, 'seq_len': 512, 'head_dim': 64"),
+         "t.json: problems[0].kv_heads: expected an integer from 1 to heads (8) that divides it "
+         "(each K/V head serves heads / kv_heads query heads), got 2.5"},
+        {WITH_PROB("'batch': 4, 'heads': 8, 'kv_heads': '2', 'seq_len': 512, 'head_dim': 64"),
+         "t.json: problems[0].kv_heads: expected an integer from 1 to heads (8) that divides it "
+         "(each K/V head serves heads / kv_heads query heads), got \"2\""},
+        {WITH_PROB("'batch': 4, 'heads': 8, 'kv_heads': 2, 'kv_heads': 2, 'seq_len': 512, "
+                   "'head_dim': 64"),
+         "t.json: problems[0].kv_heads: duplicate key, each key may appear once"},
         {WITH_PROB("'batch': 4, 'heads': 8, 'seq_len': 512, 'head_dim': 64, 'mask': 1"),
-         "t.json: problems[0].mask: unknown key, expected one of batch, heads, seq_len, head_dim, "
-         "causal, dtype (check the spelling)"},
+         "t.json: problems[0].mask: unknown key, expected one of batch, heads, kv_heads, seq_len, "
+         "head_dim, causal, dtype (check the spelling)"},
         {WITH_PROB("'batch': 4, 'batch': 4, 'heads': 8, 'seq_len': 512, 'head_dim': 64"),
          "t.json: problems[0].batch: duplicate key, each key may appear once"},
         /* Defaults count: an explicit causal false equals the default. */
@@ -447,6 +469,16 @@ static void test_problems(void **state)
                 "false, 'dtype': 'fp16'}]"),
          "t.json: problems[1]: duplicate problem b4.h8.s512.d64.nc (same as problems[0]), remove "
          "one"},
+        /* kv_heads equal to the heads is the default: the same problem. */
+        {WITH_P("[" PROB ", {'batch': 4, 'heads': 8, 'kv_heads': 8, 'seq_len': 512, "
+                "'head_dim': 64}]"),
+         "t.json: problems[1]: duplicate problem b4.h8.s512.d64.nc (same as problems[0]), remove "
+         "one"},
+        {WITH_P("[{'batch': 1, 'heads': 32, 'kv_heads': 8, 'seq_len': 4096, 'head_dim': 128, "
+                "'causal': true, 'dtype': 'bf16'}, {'dtype': 'bf16', 'causal': true, 'head_dim': "
+                "128, 'seq_len': 4096, 'kv_heads': 8, 'heads': 32, 'batch': 1}]"),
+         "t.json: problems[1]: duplicate problem b1.h32.kv8.s4096.d128.c.bf16 (same as "
+         "problems[0]), remove one"},
         {WITH_P("[" PROB "," PROB "," PROB "," PROB "," PROB "," PROB "," PROB "," PROB "," PROB
                 "," PROB "," PROB "," PROB "," PROB "," PROB "," PROB "," PROB "," PROB "]"),
          "t.json: problems: expected at most 16 problems, got 17 (split the space)"},
@@ -463,6 +495,32 @@ static void test_problems(void **state)
     assert_int_equal(s.problems[1].head_dim, 128);
     assert_int_equal(s.problems[2].causal, 1);
     assert_int_equal(s.problems[2].seq_len, 512);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(s.problems[i].kv_heads, 8); /* left out: the heads */
+        assert_int_equal(s.problems[i].dtype, FA_DTYPE_FP16);
+    }
+
+    /* Problems that differ only in dtype or kv_heads are different problems; head_dim 256 is
+     * the space's to hold (a family that cannot run it rejects its points in the plan). */
+    parse_ok(WITH_P("[" PROB ", {'batch': 4, 'heads': 8, 'seq_len': 512, 'head_dim': 64, "
+                    "'dtype': 'bf16'}, {'batch': 4, 'heads': 8, 'kv_heads': 2, 'seq_len': 512, "
+                    "'head_dim': 64}, {'batch': 4, 'heads': 8, 'kv_heads': 1, 'seq_len': 512, "
+                    "'head_dim': 64, 'dtype': 'bf16'}, {'batch': 2, 'heads': 16, 'kv_heads': 8, "
+                    "'seq_len': 4096, 'head_dim': 256, 'causal': true, 'dtype': 'fp16'}]"),
+             &s);
+    assert_int_equal(s.n_problems, 5);
+    static const char *const text[] = {"b4.h8.s512.d64.nc", "b4.h8.s512.d64.nc.bf16",
+                                       "b4.h8.kv2.s512.d64.nc", "b4.h8.kv1.s512.d64.nc.bf16",
+                                       "b2.h16.kv8.s4096.d256.c"};
+    for (int i = 0; i < 5; i++) {
+        char buf[64];
+        space_problem_format(&s.problems[i], buf, sizeof buf);
+        assert_string_equal(buf, text[i]);
+    }
+    assert_int_equal(s.problems[1].dtype, FA_DTYPE_BF16);
+    assert_int_equal(s.problems[1].kv_heads, 8);
+    assert_int_equal(s.problems[3].kv_heads, 1);
+    assert_int_equal(s.problems[4].head_dim, 256);
 }
 
 /* A BLOCK_M axis whose first value is not a positive multiple of 16 (got:
@@ -538,19 +596,19 @@ static void test_axes(void **state)
     parse_ok(WITH_A(AXES("[512,16,32,48,64,80,96,112,128,144,160,176,192,208,224,240]", "[128, 16]",
                          "[16, 1, 2, 8, 4]", "[8, 1]", "[1, 0]")),
              &s);
-    assert_int_equal(s.axis_len[SPACE_AXIS_BLOCK_M], 16);
-    assert_int_equal(s.axis[SPACE_AXIS_BLOCK_M][0], 512);
-    assert_int_equal(s.axis[SPACE_AXIS_BLOCK_M][15], 240);
-    assert_int_equal(s.axis_len[SPACE_AXIS_BLOCK_N], 2);
-    assert_int_equal(s.axis[SPACE_AXIS_BLOCK_N][1], 16);
-    assert_int_equal(s.axis_len[SPACE_AXIS_NUM_WARPS], 5);
-    assert_int_equal(s.axis[SPACE_AXIS_NUM_WARPS][0], 16);
-    assert_int_equal(s.axis[SPACE_AXIS_STAGES][0], 8);
-    assert_int_equal(s.axis[SPACE_AXIS_SWIZZLE][0], 1);
-    assert_int_equal(s.axis[SPACE_AXIS_SWIZZLE][1], 0);
+    assert_int_equal(s.axis_len[MMA_BLOCK_M], 16);
+    assert_int_equal(s.axis[MMA_BLOCK_M][0], 512);
+    assert_int_equal(s.axis[MMA_BLOCK_M][15], 240);
+    assert_int_equal(s.axis_len[MMA_BLOCK_N], 2);
+    assert_int_equal(s.axis[MMA_BLOCK_N][1], 16);
+    assert_int_equal(s.axis_len[MMA_NUM_WARPS], 5);
+    assert_int_equal(s.axis[MMA_NUM_WARPS][0], 16);
+    assert_int_equal(s.axis[MMA_STAGES][0], 8);
+    assert_int_equal(s.axis[MMA_SWIZZLE][0], 1);
+    assert_int_equal(s.axis[MMA_SWIZZLE][1], 0);
     /* Integral doubles are integers. */
     parse_ok(WITH_A(AXES("[64.0, 1.28e2]", "[64]", "[4]", "[1]", "[0]")), &s);
-    assert_int_equal(s.axis[SPACE_AXIS_BLOCK_M][1], 128);
+    assert_int_equal(s.axis[MMA_BLOCK_M][1], 128);
 }
 
 /* A parsed space's name, target (GPU, arch, shared-memory limit) and
@@ -833,7 +891,7 @@ static void test_real_spaces(void **state)
     assert_int_equal(s.problems[0].seq_len, 512);
     const int l4_len[SPACE_AXIS_COUNT] = {3, 3, 3, 3, 2};
     assert_memory_equal(s.axis_len, l4_len, sizeof l4_len);
-    assert_int_equal(s.axis[SPACE_AXIS_BLOCK_M][2], 128);
+    assert_int_equal(s.axis[MMA_BLOCK_M][2], 128);
     assert_int_equal(s.measure.n_modes, 3);
     assert_string_equal(s.measure.modes[1], "cold");
     assert_string_equal(s.measure.modes[2], "batch");
@@ -851,16 +909,19 @@ static void test_real_spaces(void **state)
     assert_int_equal(s.smem_limit, 232448);
     assert_int_equal(s.n_problems, 3);
     assert_int_equal(s.problems[2].head_dim, 128);
-    assert_int_equal(s.axis_len[SPACE_AXIS_BLOCK_N], 3);
-    assert_int_equal(s.axis[SPACE_AXIS_BLOCK_N][2], 256);
+    assert_int_equal(s.axis_len[MMA_BLOCK_N], 3);
+    assert_int_equal(s.axis[MMA_BLOCK_N][2], 256);
     /* h100 sweeps the wgmma family too (families.wgmma). */
     assert_int_equal(s.n_extra, 1);
     assert_int_equal(s.extra[0].family, FA_FAMILY_WGMMA);
-    assert_int_equal(s.extra[0].axis_len[SPACE_AXIS_BLOCK_M], 2);
+    assert_int_equal(s.extra[0].axis_len[WG_BLOCK_M], 2);
 
     assert_int_equal(space_load("spaces/ci.json", &s, err, sizeof err), 0);
     assert_string_equal(s.name, "ci");
-    assert_int_equal(s.n_problems, 2);
+    assert_int_equal(s.n_problems, 3);
+    /* the third: bf16 grouped-query (4 query heads on 2 K/V heads) */
+    assert_int_equal(s.problems[2].dtype, FA_DTYPE_BF16);
+    assert_int_equal(s.problems[2].kv_heads, 2);
     /* One wgmma point, so the CI build compiles it for sm_90a (a sm_90 target). */
     assert_int_equal(s.arch, 90);
     assert_int_equal(s.n_extra, 1);
@@ -873,6 +934,34 @@ static void test_real_spaces(void **state)
     assert_float_equal(s.measure.timeout_s, 10, 0);
     assert_int_equal(s.measure.n_modes, 2);
     assert_string_equal(s.measure.modes[1], "batch");
+    for (int i = 0; i < 2; i++) { /* the first two name no kv_heads, dtype "fp16": MHA fp16 */
+        assert_int_equal(s.problems[i].kv_heads, s.problems[i].heads);
+        assert_int_equal(s.problems[i].dtype, FA_DTYPE_FP16);
+    }
+
+    /* The model spaces: bf16 GQA problems of the wgmma family. */
+    assert_int_equal(space_load("spaces/llama3-8b.json", &s, err, sizeof err), 0);
+    assert_int_equal(s.family, FA_FAMILY_WGMMA);
+    assert_int_equal(s.n_problems, 5);
+    for (int i = 0; i < s.n_problems; i++) {
+        const space_problem *p = &s.problems[i];
+        assert_int_equal(p->heads, 32);
+        assert_int_equal(p->kv_heads, 8);
+        assert_int_equal(p->head_dim, 128);
+        assert_int_equal(p->dtype, FA_DTYPE_BF16);
+        assert_int_equal(p->causal, 1);
+        assert_true(p->batch * p->seq_len == 16384 || (p->batch == 1 && p->seq_len == 4096));
+    }
+    char txt[64];
+    space_problem_format(&s.problems[4], txt, sizeof txt);
+    assert_string_equal(txt, "b1.h32.kv8.s4096.d128.c.bf16");
+    assert_int_equal(space_load("spaces/gemma2-d256.json", &s, err, sizeof err), 0);
+    assert_int_equal(s.family, FA_FAMILY_WGMMA);
+    assert_int_equal(s.n_problems, 2);
+    space_problem_format(&s.problems[0], txt, sizeof txt);
+    assert_string_equal(txt, "b2.h16.kv8.s4096.d256.c.bf16");
+    space_problem_format(&s.problems[1], txt, sizeof txt);
+    assert_string_equal(txt, "b2.h16.kv8.s4096.d256.nc.bf16");
 }
 
 /* ---- problem text and cost ----------------------------------------------------------------------
@@ -882,25 +971,62 @@ static void test_problem_text(void **state)
 {
     (void)state;
     char buf[64];
-    space_problem p = {4, 8, 512, 64, 0}, r;
+    space_problem p = {4, 8, 512, 64, 0, 8, 0}, r;
     assert_int_equal(space_problem_format(&p, buf, sizeof buf), 17);
     assert_string_equal(buf, "b4.h8.s512.d64.nc");
     p.causal = 1;
     space_problem_format(&p, buf, sizeof buf);
     assert_string_equal(buf, "b4.h8.s512.d64.c");
 
-    const space_problem cases[] = {
-        {4, 8, 512, 64, 0}, {4, 8, 512, 64, 1}, {1, 1, 1, 128, 0}, {INT_MAX, 16, 2048, 128, 1}};
+    /* Every text: the problem it names, and back to the same text. fp16 with kv_heads = heads
+     * writes what every problem wrote before kv_heads and dtype (old keys stay keys). */
+    static const struct {
+        space_problem p;
+        const char *text;
+    } cases[] = {
+        {{4, 8, 512, 64, 0, 8, FA_DTYPE_FP16}, "b4.h8.s512.d64.nc"},
+        {{4, 8, 512, 64, 1, 8, FA_DTYPE_FP16}, "b4.h8.s512.d64.c"},
+        {{1, 1, 1, 128, 0, 1, FA_DTYPE_FP16}, "b1.h1.s1.d128.nc"},
+        {{INT_MAX, 16, 2048, 128, 1, 16, FA_DTYPE_FP16}, "b2147483647.h16.s2048.d128.c"},
+        {{1, 32, 4096, 128, 1, 8, FA_DTYPE_FP16}, "b1.h32.kv8.s4096.d128.c"},
+        {{1, 32, 4096, 128, 1, 8, FA_DTYPE_BF16}, "b1.h32.kv8.s4096.d128.c.bf16"},
+        {{4, 8, 512, 64, 0, 8, FA_DTYPE_BF16}, "b4.h8.s512.d64.nc.bf16"},
+        {{2, 32, 1024, 64, 0, 1, FA_DTYPE_FP16}, "b2.h32.kv1.s1024.d64.nc"},
+        {{2, 16, 4096, 256, 0, 8, FA_DTYPE_BF16}, "b2.h16.kv8.s4096.d256.nc.bf16"},
+        {{3, 10, 7, 64, 1, 5, FA_DTYPE_FP16}, "b3.h10.kv5.s7.d64.c"},
+    };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        space_problem_format(&cases[i], buf, sizeof buf);
+        assert_int_equal(space_problem_format(&cases[i].p, buf, sizeof buf),
+                         (int)strlen(cases[i].text));
+        assert_string_equal(buf, cases[i].text);
         memset(&r, 0x5a, sizeof r);
         assert_int_equal(space_problem_parse(buf, &r), 0);
-        assert_memory_equal(&r, &cases[i], sizeof r);
+        assert_memory_equal(&r, &cases[i].p, sizeof r);
+        char why[160]; /* the text does not check the launch limits: INT_MAX batches parse */
+        assert_int_equal(space_problem_check(&r, why, sizeof why), r.batch == INT_MAX ? -1 : 0);
     }
 
-    assert_int_equal(space_problem_parse("16,16,2048,64", &r), 0);
-    const space_problem want = {16, 16, 2048, 64, 0};
-    assert_memory_equal(&r, &want, sizeof r);
+    /* The short forms: B,H[:KV],S,D[,DTYPE], non-causal; KV may equal H there. */
+    static const struct {
+        const char *text;
+        space_problem p;
+    } shorts[] = {
+        {"16,16,2048,64", {16, 16, 2048, 64, 0, 16, FA_DTYPE_FP16}},
+        {"1,32:8,4096,128", {1, 32, 4096, 128, 0, 8, FA_DTYPE_FP16}},
+        {"1,32:8,4096,128,bf16", {1, 32, 4096, 128, 0, 8, FA_DTYPE_BF16}},
+        {"4,8,512,64,bf16", {4, 8, 512, 64, 0, 8, FA_DTYPE_BF16}},
+        {"4,8,512,64,fp16", {4, 8, 512, 64, 0, 8, FA_DTYPE_FP16}},
+        {"4,8:8,512,64", {4, 8, 512, 64, 0, 8, FA_DTYPE_FP16}},
+        {"4,8:1,512,64", {4, 8, 512, 64, 0, 1, FA_DTYPE_FP16}},
+    };
+    for (size_t i = 0; i < sizeof shorts / sizeof shorts[0]; i++) {
+        memset(&r, 0x5a, sizeof r);
+        if (space_problem_parse(shorts[i].text, &r) != 0) {
+            print_error("refused \"%s\"\n", shorts[i].text);
+            fail();
+        }
+        assert_memory_equal(&r, &shorts[i].p, sizeof r);
+    }
 
     static const char *const bad[] = {
         "",
@@ -928,6 +1054,42 @@ static void test_problem_text(void **state)
         "-4,8,512,64",
         "4,8,512,99999999999",
         "4;8;512;64",
+        /* kv_heads: only when not the heads, a divisor of them, no leading zeros */
+        "b4.h8.kv8.s512.d64.nc",
+        "b4.h8.kv3.s512.d64.nc",
+        "b4.h8.kv16.s512.d64.nc",
+        "b4.h8.kv0.s512.d64.nc",
+        "b4.h8.kv02.s512.d64.nc",
+        "b4.h8.kv.s512.d64.nc",
+        "b4.h8.kv2",
+        "b4.kv2.h8.s512.d64.nc",
+        "b4.h8.s512.kv2.d64.nc",
+        "b4.h8.KV2.s512.d64.nc",
+        "b4.h8.k2.s512.d64.nc",
+        "b4.h8.kv-2.s512.d64.nc",
+        /* dtype: only a name that is not the default, last, in lower case */
+        "b4.h8.s512.d64.nc.fp16",
+        "b4.h8.s512.d64.nc.BF16",
+        "b4.h8.s512.d64.nc.bf16.",
+        "b4.h8.s512.d64.nc.bf16x",
+        "b4.h8.s512.d64.nc.",
+        "b4.h8.s512.d64.nc.fp32",
+        "b4.h8.s512.d64.bf16",
+        "b4.h8.s512.d64.bf16.nc",
+        "b4.h8.s512.d64.c.bf16.bf16",
+        "b4.h8.s512.d64.cbf16",
+        "b4.h8.s512.d64.c,bf16",
+        /* the short form's */
+        "4,8:3,512,64",
+        "4,8:16,512,64",
+        "4,8:0,512,64",
+        "4,8:,512,64",
+        "4:2,8,512,64",
+        "4,8,512:2,64",
+        "4,8,512,64,BF16",
+        "4,8,512,64,bf16,",
+        "4,8,512,64,c",
+        "4,8,512,64.bf16",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         memset(&r, 0x5a, sizeof r);
@@ -945,7 +1107,7 @@ static void test_problem_text(void **state)
 static void test_problem_cost(void **state)
 {
     (void)state;
-    space_problem p = {4, 8, 512, 64, 0};
+    space_problem p = {4, 8, 512, 64, 0, 8, 0};
     /* 4 * 4*8*512*512*64 */
     assert_float_equal(space_problem_flops(&p), 2147483648.0, 0);
     /* 4 tensors * 4*8*512*64 elements * 2 bytes */
@@ -954,20 +1116,84 @@ static void test_problem_cost(void **state)
     assert_float_equal(space_problem_flops(&p), 1073741824.0, 0);
     assert_float_equal(space_problem_bytes(&p), 8388608.0, 0);
     /* Large shapes must not overflow int arithmetic. */
-    space_problem big = {64, 64, 65536, 128, 0};
+    space_problem big = {64, 64, 65536, 128, 0, 64, 0};
     assert_float_equal(space_problem_flops(&big), 4.0 * 64 * 64 * 65536.0 * 65536.0 * 128, 0);
     assert_float_equal(space_problem_bytes(&big), 4.0 * 64 * 64 * 65536.0 * 128 * 2, 0);
+    /* Q, K, V: three of the four tensors (what the measurement's floor needs read). */
+    assert_float_equal(space_problem_input_bytes(&p), 6291456.0, 0);
+
+    /* GQA: the same FLOPs, K and V at kv_heads heads; bf16 is 2 bytes too. */
+    space_problem g = {1, 32, 4096, 128, 1, 8, FA_DTYPE_BF16};
+    assert_float_equal(space_problem_flops(&g), 0.5 * 4.0 * 32 * 4096.0 * 4096.0 * 128, 0);
+    assert_float_equal(space_problem_bytes(&g),
+                       (2.0 * 32 * 4096 * 128 + 2.0 * 8 * 4096 * 128) * 2.0, 0);
+    assert_float_equal(space_problem_input_bytes(&g),
+                       (1.0 * 32 * 4096 * 128 + 2.0 * 8 * 4096 * 128) * 2.0, 0);
+    g.kv_heads = 1; /* MQA */
+    assert_float_equal(space_problem_bytes(&g), (2.0 * 32 + 2.0) * 4096 * 128 * 2.0, 0);
+    g.kv_heads = 32;
+    g.dtype = FA_DTYPE_FP16;
+    assert_float_equal(space_problem_bytes(&g), 4.0 * 32 * 4096.0 * 128 * 2, 0);
+}
+
+static void test_problem_check(void **state)
+{
+    (void)state;
+    char why[160];
+    space_problem p = {4, 8, 512, 64, 0, 8, FA_DTYPE_FP16};
+    assert_int_equal(space_problem_check(&p, why, sizeof why), 0);
+    static const int kv_ok[] = {1, 2, 4, 8};
+    for (size_t i = 0; i < sizeof kv_ok / sizeof kv_ok[0]; i++) {
+        p.kv_heads = kv_ok[i];
+        assert_int_equal(space_problem_check(&p, why, sizeof why), 0);
+    }
+    static const int kv_bad[] = {0, -8, 3, 5, 16, INT_MIN};
+    for (size_t i = 0; i < sizeof kv_bad / sizeof kv_bad[0]; i++) {
+        p.kv_heads = kv_bad[i];
+        assert_int_equal(space_problem_check(&p, why, sizeof why), -1);
+        char want[160];
+        snprintf(want, sizeof want,
+                 "kv_heads %d does not divide heads 8 (each K/V head serves heads / kv_heads "
+                 "query heads: 1 <= kv_heads <= heads)",
+                 kv_bad[i]);
+        assert_string_equal(why, want);
+    }
+    p.kv_heads = 8;
+    p.dtype = FA_DTYPE_BF16;
+    assert_int_equal(space_problem_check(&p, why, sizeof why), 0);
+    p.dtype = FA_DTYPE_COUNT;
+    assert_int_equal(space_problem_check(&p, why, sizeof why), -1);
+    assert_string_equal(why, "dtype 2 is not fp16 or bf16");
+    p.dtype = -1;
+    assert_int_equal(space_problem_check(&p, why, sizeof why), -1);
+
+    assert_string_equal(space_dtype_name(FA_DTYPE_FP16), "fp16");
+    assert_string_equal(space_dtype_name(FA_DTYPE_BF16), "bf16");
+    assert_null(space_dtype_name(FA_DTYPE_COUNT));
+    assert_null(space_dtype_name(-1));
+    assert_int_equal(space_dtype_of("fp16"), FA_DTYPE_FP16);
+    assert_int_equal(space_dtype_of("bf16"), FA_DTYPE_BF16);
+    assert_int_equal(space_dtype_of("fp32"), -1);
+    assert_int_equal(space_dtype_of(""), -1);
+    assert_int_equal(space_dtype_of(NULL), -1);
 }
 
 static void test_axis_names(void **state)
 {
     (void)state;
-    assert_string_equal(space_axis_name(SPACE_AXIS_BLOCK_M), "BLOCK_M");
-    assert_string_equal(space_axis_name(SPACE_AXIS_BLOCK_N), "BLOCK_N");
-    assert_string_equal(space_axis_name(SPACE_AXIS_NUM_WARPS), "NUM_WARPS");
-    assert_string_equal(space_axis_name(SPACE_AXIS_STAGES), "STAGES");
-    assert_string_equal(space_axis_name(SPACE_AXIS_SWIZZLE), "SWIZZLE");
-    assert_string_equal(space_axis_name(SPACE_AXIS_COUNT), "?");
+    /* Each family's names, by its own indices: an index names no axis. */
+    assert_string_equal(space_axis_name(FA_FAMILY_MMA, MMA_BLOCK_M), "BLOCK_M");
+    assert_string_equal(space_axis_name(FA_FAMILY_MMA, MMA_BLOCK_N), "BLOCK_N");
+    assert_string_equal(space_axis_name(FA_FAMILY_MMA, MMA_NUM_WARPS), "NUM_WARPS");
+    assert_string_equal(space_axis_name(FA_FAMILY_MMA, MMA_STAGES), "STAGES");
+    assert_string_equal(space_axis_name(FA_FAMILY_MMA, MMA_SWIZZLE), "SWIZZLE");
+    assert_string_equal(space_axis_name(FA_FAMILY_WGMMA, WG_BLOCK_M), "BLOCK_M");
+    assert_string_equal(space_axis_name(FA_FAMILY_WGMMA, WG_BLOCK_N), "BLOCK_N");
+    assert_string_equal(space_axis_name(FA_FAMILY_WGMMA, WG_CONSUMER_WG), "CONSUMER_WG");
+    assert_string_equal(space_axis_name(FA_FAMILY_WGMMA, WG_STAGES), "STAGES");
+    assert_string_equal(space_axis_name(FA_FAMILY_WGMMA, WG_PIPELINE), "PIPELINE");
+    assert_string_equal(space_axis_name(FA_FAMILY_MMA, SPACE_AXIS_COUNT), "?");
+    assert_string_equal(space_axis_name(fa_family_count(), 0), "?");
 }
 
 TU_MAIN(cmocka_unit_test(test_text_level), cmocka_unit_test(test_syntax_errors),
@@ -978,4 +1204,4 @@ TU_MAIN(cmocka_unit_test(test_text_level), cmocka_unit_test(test_syntax_errors),
         cmocka_unit_test(test_fnv_vectors), cmocka_unit_test(test_err_buffer),
         cmocka_unit_test(test_load), cmocka_unit_test(test_real_spaces),
         cmocka_unit_test(test_problem_text), cmocka_unit_test(test_problem_cost),
-        cmocka_unit_test(test_axis_names))
+        cmocka_unit_test(test_problem_check), cmocka_unit_test(test_axis_names))
