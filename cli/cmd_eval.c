@@ -13,9 +13,11 @@
 #include "../kernels/fa_launch.h"
 #include "../seeds/group.h"
 #include "../seeds/rank.h"
+#include "../store/json.h"
 #include "../store/mode.h"
 #include "../store/store.h"
 #include "cli.h"
+#include "emit.h"
 #include "../grid/plan.h"
 #include "../sweep/engine.h"
 #include "../sweep/task.h"
@@ -166,17 +168,10 @@ static void eval_reference(store *st, const record *mine, int n, eval_ref *ref)
     rank_free(&rr);
 }
 
-static void eval_num_or_null(cJSON *o, const char *key, double v)
-{
-    if (isfinite(v) && v > 0)
-        cJSON_AddNumberToObject(o, key, v);
-    else
-        cJSON_AddNullToObject(o, key);
-}
-
 /* One compiler line `FILE(LINE): SEVERITY: TEXT` as {file, line, severity,
- * message} (line is cut at its '(' for the file); NULL for another line. */
-static cJSON *eval_compile_message(char *line)
+ * message} (line is cut at its '(' for the file); NULL for another line
+ * (nothing noted in b) or out of memory (noted in b). */
+static cJSON *eval_compile_message(json_b *b, char *line)
 {
     char *paren = strstr(line, "): ");
     char *open = paren;
@@ -190,117 +185,110 @@ static cJSON *eval_compile_message(char *line)
     if (end != paren || ln <= 0 || !colon || colon - sev > 31)
         return NULL;
     *open = '\0';
-    cJSON *e = cJSON_CreateObject();
-    if (!e)
-        return NULL;
+    cJSON *e = json_check(b, cJSON_CreateObject());
     char sv[32];
     snprintf(sv, sizeof sv, "%.*s", (int)(colon - sev), sev);
-    cJSON_AddStringToObject(e, "file", line);
-    cJSON_AddNumberToObject(e, "line", (double)ln);
-    cJSON_AddStringToObject(e, "severity", sv);
-    cJSON_AddStringToObject(e, "message", colon + 2);
+    json_str(b, e, "file", line);
+    json_num(b, e, "line", (double)ln);
+    json_str(b, e, "severity", sv);
+    json_str(b, e, "message", colon + 2);
     return e;
 }
 
 /* The compiler's messages of a log (nvcc's `FILE(LINE): error: TEXT`
- * lines, at most 16; other lines skipped) as an array. */
-static cJSON *eval_compile_errors(const char *log)
+ * lines, at most 16; other lines skipped) as the array KEY of o. */
+static void eval_compile_errors(json_b *b, cJSON *o, const char *key, const char *log)
 {
-    cJSON *a = cJSON_CreateArray();
+    cJSON *a = json_arr(b, o, key);
     int n = 0;
     for (const char *p = log; a && *p && n < 16; p += strcspn(p, "\n"), p += *p == '\n') {
         char line[1024];
         const size_t len = strcspn(p, "\n");
         snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
-        cJSON *e = eval_compile_message(line);
-        if (e && !cJSON_AddItemToArray(a, e))
-            cJSON_Delete(e);
+        cJSON *e = eval_compile_message(b, line);
+        if (e)
+            json_push(b, a, e);
         n += e != NULL;
     }
-    return a;
 }
 
 /* The gate a record went through: its errors against the tolerances, and
  * whether it passed (null: not reached, e.g. compile_error, crashed). */
-static void eval_gate_json(cJSON *o, const record *r, const space_tolerance *tol)
+static void eval_gate_json(json_b *b, cJSON *o, const record *r, const space_tolerance *tol)
 {
-    cJSON *g = cJSON_AddObjectToObject(o, "gate");
-    if (!g)
-        return;
-    eval_num_or_null(g, "rel_l2", r->rel_l2);
-    eval_num_or_null(g, "max_abs", r->max_abs);
-    cJSON_AddNumberToObject(g, "rel_l2_max", tol->rel_l2);
-    cJSON_AddNumberToObject(g, "max_abs_max", tol->max_abs);
+    cJSON *g = json_obj(b, o, "gate");
+    json_num(b, g, "rel_l2", r->rel_l2);
+    json_num(b, g, "max_abs", r->max_abs);
+    json_num(b, g, "rel_l2_max", tol->rel_l2);
+    json_num(b, g, "max_abs_max", tol->max_abs);
     if (r->status == RECORD_ST_OK || r->status == RECORD_ST_WRONG)
-        cJSON_AddBoolToObject(g, "passed", r->status == RECORD_ST_OK);
+        json_bool(b, g, "passed", r->status == RECORD_ST_OK);
     else
-        cJSON_AddNullToObject(g, "passed");
+        json_null(b, g, "passed");
 }
 
-/* One line of JSON per record: what a tuner reads. log: the compiler's
- * full output for a compile_error (the record's error holds its first
- * 255 bytes), else NULL. */
-static void eval_print_json(const record *r, const eval_ref *ref, const space_tolerance *tol,
-                            const char *log)
+/* One line of JSON per record: what a tuner reads. Its names are the
+ * record's (store/record.c, the seeds'): local_bytes, sm_median_mhz,
+ * below_threshold; unknown is null (store/json.h), a measured 0 stays 0.
+ * log: the compiler's full output for a compile_error (the record's error
+ * holds its first 255 bytes), else NULL. Returns the exit status: out of
+ * memory is one message and CLI_FAIL, nothing printed. */
+static int eval_print_json(const record *r, const eval_ref *ref, const space_tolerance *tol,
+                           const char *log)
 {
-    cJSON *o = cJSON_CreateObject();
-    if (!o)
-        return;
+    json_b b = JSON_B_INIT;
+    cJSON *o = json_check(&b, cJSON_CreateObject());
     const int ok = r->status == RECORD_ST_OK;
-    cJSON_AddStringToObject(o, "status", record_status_name(r->status));
-    cJSON_AddStringToObject(o, "config", r->config);
-    cJSON_AddStringToObject(o, "problem", r->problem);
-    cJSON_AddStringToObject(o, "mode", r->mode);
-    cJSON_AddStringToObject(o, "device", r->device);
-    cJSON_AddStringToObject(o, "build", r->build);
-    eval_num_or_null(o, "median_us", ok ? r->time.median_us : NAN);
+    json_str(&b, o, "status", record_status_name(r->status));
+    json_str(&b, o, "config", r->config);
+    json_str(&b, o, "problem", r->problem);
+    json_str(&b, o, "mode", r->mode);
+    json_str(&b, o, "device", r->device);
+    json_str(&b, o, "build", r->build);
+    json_num(&b, o, "median_us", ok ? r->time.median_us : NAN);
     /* The 95 % interval an independent run lands in (null: none; a tuner
      * compares two candidates by it, store/record.h's record_tie). */
-    eval_num_or_null(o, "ci_lo_us", ok && record_has_ci(r) ? r->time.ci_lo_us : NAN);
-    eval_num_or_null(o, "ci_hi_us", ok && record_has_ci(r) ? r->time.ci_hi_us : NAN);
-    cJSON_AddNumberToObject(o, "rounds", r->time.round.n);
-    eval_num_or_null(o, "noise", ok ? r->time.noise : NAN);
-    cJSON_AddNumberToObject(o, "samples", r->time.samples);
-    eval_num_or_null(o, "rel_l2", r->rel_l2);
-    eval_num_or_null(o, "max_abs", r->max_abs);
-    cJSON_AddNumberToObject(o, "regs", r->regs);
-    cJSON_AddNumberToObject(o, "spill_bytes", r->local_bytes);
-    cJSON_AddNumberToObject(o, "smem_bytes", (double)r->smem_static + (double)r->smem_dynamic);
-    eval_num_or_null(o, "tflops", ok ? r->tflops : NAN);
-    eval_num_or_null(o, "speedup_vs_best",
-                     ok && ref->best_us > 0 ? ref->best_us / r->time.median_us : NAN);
+    json_num(&b, o, "ci_lo_us", ok && record_has_ci(r) ? r->time.ci_lo_us : NAN);
+    json_num(&b, o, "ci_hi_us", ok && record_has_ci(r) ? r->time.ci_hi_us : NAN);
+    json_num(&b, o, "rounds", r->time.round.n);
+    json_num(&b, o, "noise", ok ? r->time.noise : NAN);
+    json_num(&b, o, "samples", r->time.samples);
+    json_num(&b, o, "rel_l2", r->rel_l2);
+    json_num(&b, o, "max_abs", r->max_abs);
+    /* A source that did not compile has no resources: unknown, not 0. */
+    const int built = r->status != RECORD_ST_COMPILE_ERROR;
+    json_num(&b, o, "regs", built ? r->regs : NAN);
+    json_num(&b, o, "local_bytes", built ? r->local_bytes : NAN);
+    json_num(&b, o, "smem_bytes", built ? (double)r->smem_static + (double)r->smem_dynamic : NAN);
+    json_num(&b, o, "tflops", ok ? r->tflops : NAN);
+    json_num(&b, o, "speedup_vs_best",
+             ok && ref->best_us > 0 ? ref->best_us / r->time.median_us : NAN);
     if (ref->best_us > 0)
-        cJSON_AddStringToObject(o, "best_config", ref->best_config);
+        json_str(&b, o, "best_config", ref->best_config);
     else
-        cJSON_AddNullToObject(o, "best_config");
-    eval_num_or_null(o, "speedup_vs_baseline",
-                     ok && ref->baseline_us > 0 ? ref->baseline_us / r->time.median_us : NAN);
-    eval_num_or_null(o, "clock_mhz", r->clock.median_mhz);
-    cJSON_AddBoolToObject(o, "clock_below_threshold", r->clock.below == 1);
-    cJSON_AddStringToObject(o, "error", r->error);
+        json_null(&b, o, "best_config");
+    json_num(&b, o, "speedup_vs_baseline",
+             ok && ref->baseline_us > 0 ? ref->baseline_us / r->time.median_us : NAN);
+    json_int_or_null(&b, o, "sm_median_mhz", r->clock.median_mhz, -1);
+    json_tri(&b, o, "below_threshold", r->clock.below);
+    json_str(&b, o, "error", r->error);
     /* the check that refused it (sweep/task.h task_checks), null if none */
     const char *check = r->status == RECORD_ST_OK ? NULL : task_check_of(r->error);
     if (check)
-        cJSON_AddStringToObject(o, "check", check);
+        json_str(&b, o, "check", check);
     else
-        cJSON_AddNullToObject(o, "check");
+        json_null(&b, o, "check");
     /* An edited kernel (its file), and what its compiler said. */
-    cJSON_AddBoolToObject(o, "variant", record_is_variant(r));
+    json_bool(&b, o, "variant", record_is_variant(r));
     if (r->kernel_path[0])
-        cJSON_AddStringToObject(o, "kernel", r->kernel_path);
+        json_str(&b, o, "kernel", r->kernel_path);
     else
-        cJSON_AddNullToObject(o, "kernel");
-    cJSON_AddNumberToObject(o, "max_blocks_per_sm", r->max_blocks_per_sm);
-    eval_gate_json(o, r, tol);
-    cJSON *ce =
-        eval_compile_errors(r->status == RECORD_ST_COMPILE_ERROR ? (log ? log : r->error) : "");
-    if (!ce || !cJSON_AddItemToObject(o, "compile_errors", ce))
-        cJSON_Delete(ce);
-    char *t = cJSON_PrintUnformatted(o);
-    if (t)
-        puts(t);
-    cJSON_free(t);
-    cJSON_Delete(o);
+        json_null(&b, o, "kernel");
+    json_num(&b, o, "max_blocks_per_sm", built ? r->max_blocks_per_sm : NAN);
+    eval_gate_json(&b, o, r, tol);
+    eval_compile_errors(&b, o, "compile_errors",
+                        r->status == RECORD_ST_COMPILE_ERROR ? (log ? log : r->error) : "");
+    return emit_json_line(json_done(&b, o));
 }
 
 static void eval_print_text(const record *r, const eval_ref *ref)
@@ -373,9 +361,10 @@ static int eval_print(eval_out *o)
         char key[RECORD_KEY_LEN];
         if (record_key(r, key, sizeof key) == 0)
             (void)store_get(o->st, key, r); /* else: the record as the engine stored it */
-        if (o->a->json)
-            eval_print_json(r, &o->ref, o->tol, NULL);
-        else
+        if (o->a->json) {
+            if (eval_print_json(r, &o->ref, o->tol, NULL) != CLI_OK)
+                return CLI_FAIL;
+        } else
             eval_print_text(r, &o->ref);
         if (r->status != RECORD_ST_OK)
             rc = CLI_FAIL;
@@ -401,7 +390,7 @@ static int eval_compile_error(const eval_args *a, const space *s, engine *e, sto
     }
     const eval_ref ref = {0};
     if (a->json)
-        eval_print_json(r, &ref, &s->tolerance, log);
+        (void)eval_print_json(r, &ref, &s->tolerance, log); /* exit 1 either way */
     else
         eval_print_text(r, &ref);
     return CLI_FAIL;

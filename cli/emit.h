@@ -1,6 +1,8 @@
 /* emit.h - how the commands print their data on stdout: every JSON
  * document through emit_json (pretty, one document) or emit_json_line (one
- * line, for a stream of records), every text table row through emit_row,
+ * line, for a stream of records: `fasweep eval --json`), built with
+ * store/json.h (one out-of-memory flag: a NULL document is one message and
+ * a failure, never a partial line), every text table row through emit_row,
  * so the format rules live in one place: JSON as cJSON prints it ending in
  * a newline, table cells padded to their column, no trailing blanks.
  * Write errors are not checked here: cli_finish checks stdout once, at the

@@ -29,7 +29,8 @@ Better, and ties (docs/measurement.md "Intervals", store/record.c
 record_tie): two ok candidates tie when |median_a - median_b| <=
 sqrt(ha^2 + hb^2), each h the half-width (us) of its 95 % interval on the
 side facing the other median; a candidate without an interval ties with
-every candidate. Among candidates that tie the earlier one in journal order
+every candidate (record_tie calls that tie unknown; the loop counts an
+unknown tie as a tie, the conservative reading). Among candidates that tie the earlier one in journal order
 (g0-0 < g0-1 < ... < t1 < t2 < ...) wins. The tournament: the two tie ->
 the earlier, else the lower median. A ranking (elites, the next population,
 the summary's best) is built by repeating: take the remaining candidate
@@ -116,7 +117,7 @@ DEFAULT_MUTATOR = "%s %s" % (shlex.quote(sys.executable),
 JOURNAL = "lineage.jsonl"
 # What eval --json prints beside the time (when it does): kept in the
 # journal and shown to the mutator.
-FIGURES = ("rounds", "rel_l2", "max_abs", "regs", "spill_bytes", "smem_bytes")
+FIGURES = ("rounds", "rel_l2", "max_abs", "regs", "local_bytes", "smem_bytes")
 TASK_SCHEMA = "fasweep.evolve-task/1"
 MAX_SOURCE = 4 << 20  # as the C side's VARIANT_MAX_BYTES
 MAX_SEEDS = 64 << 20
@@ -951,8 +952,11 @@ def half(c, other_us):
 
 
 def tie(a, b):
-    """Whether candidates a and b cannot be told apart (record_tie): no
-    interval on either -> a tie."""
+    """Whether candidates a and b cannot be told apart (record_tie). No
+    interval on either is record_tie's RECORD_TIE_UNKNOWN (the tables say
+    "unknown", the seeds null); the loop treats an unknown tie as a tie, the
+    conservative choice: without intervals the earlier candidate is kept
+    and the loop never chases a difference it cannot tell."""
     if not a.get("interval") or not b.get("interval"):
         return True
     ma, mb = a["median_us"], b["median_us"]
@@ -1310,7 +1314,7 @@ class Run:
                     c["mutation"], c["id"], c["status"],
                     " (refused by eval's %s check)" % c["check"] if c.get("check") else ""))
             elif par["status"] == "ok" and par["median_us"]:
-                spills = " (%d bytes of spills)" % c["spill_bytes"] if c.get("spill_bytes") else ""
+                spills = " (%d bytes of spills)" % c["local_bytes"] if c.get("local_bytes") else ""
                 q = quotient(c["median_us"], par["median_us"], 6)
                 out.append("%s (%s) changed the time%s (%.3f -> %.3f us)%s"
                            % (c["mutation"], c["id"],

@@ -20,6 +20,7 @@
 #include "../store/file.h"
 #include "../store/mode.h"
 #include "../store/sha256.h"
+#include "../store/json.h"
 #include "../store/text.h"
 #include "group.h"
 #include "../grid/plan.h"
@@ -351,7 +352,7 @@ static void rank_print_group(const rank_group *g, FILE *out)
                     g->n_variants);
         return;
     }
-    fprintf(out, "%4s  %-24s %10s %7s %4s %10s %8s %6s %5s %8s %8s %6s\n", "rank", "config",
+    fprintf(out, "%4s  %-24s %10s %7s %7s %10s %8s %6s %5s %8s %8s %6s\n", "rank", "config",
             "median_us", "+-95%", "tie", "min_us", "TFLOPS", "CV%", "regs", "smem", "speedup",
             "MHz");
     int no_ci = 0;
@@ -364,7 +365,7 @@ static void rank_print_group(const rank_group *g, FILE *out)
             snprintf(ci, sizeof ci, "%.2f",
                      100 * (r->time.ci_hi_us - r->time.ci_lo_us) / 2 / r->time.median_us);
         no_ci += !record_has_ci(r);
-        const char *tie = i == 0 ? "" : record_tie(r, &g->top[0]) ? "yes" : "no";
+        const char *tie = i == 0 ? "" : record_tie_name(record_tie(r, &g->top[0]));
         const double x = rank_speedup(g, r);
         if (x > 0)
             snprintf(sp, sizeof sp, "%.2fx", x);
@@ -372,7 +373,7 @@ static void rank_print_group(const rank_group *g, FILE *out)
          * calibrated clock's threshold (docs/measurement.md, "Clocks"). */
         if (r->clock.median_mhz > 0)
             snprintf(mhz, sizeof mhz, "%d%s", r->clock.median_mhz, r->clock.below == 1 ? "!" : "");
-        fprintf(out, "%4d  %-24s %10.2f %7s %4s %10.2f %8.2f %6.2f %5d %8ld %8s %6s%s%s\n", i + 1,
+        fprintf(out, "%4d  %-24s %10.2f %7s %7s %10.2f %8.2f %6.2f %5d %8ld %8s %6s%s%s\n", i + 1,
                 r->config, r->time.median_us, ci, tie, r->time.min_us, r->tflops,
                 100.0 * r->time.cv, r->regs, (long)r->smem_static + r->smem_dynamic, sp, mhz,
                 record_is_variant(r) ? "  variant " : "", record_is_variant(r) ? r->build : "");
@@ -380,7 +381,7 @@ static void rank_print_group(const rank_group *g, FILE *out)
     if (no_ci)
         fprintf(out,
                 "  (+-95%% none: measured before intervals, or in too few rounds: never ranked "
-                "as certain, a tie with every other)\n");
+                "as certain; its tie is unknown)\n");
     for (int i = 0; i < g->n_top; i++)
         if (record_is_variant(&g->top[i])) {
             fprintf(out, "  (variant: an edited kernel source measured by `fasweep eval --kernel`, "
@@ -410,57 +411,10 @@ void rank_print(const rank_result *r, FILE *out)
 
 /* ---- JSON documents ------------------------------------------------------------------------- */
 
-/* cJSON helpers that remember the first allocation failure in *ok, so the
- * builders below read as the document they build. */
-static cJSON *rank_add_obj(cJSON *parent, const char *key, int *ok)
+static void rank_problem_json(cJSON *doc, const char *text, json_b *ok)
 {
-    cJSON *o = cJSON_AddObjectToObject(parent, key);
-    if (!o)
-        *ok = 0;
-    return o;
-}
-
-static void rank_num(cJSON *o, const char *key, double v, int *ok)
-{
-    if (!o || !cJSON_AddNumberToObject(o, key, v))
-        *ok = 0;
-}
-
-static void rank_str(cJSON *o, const char *key, const char *v, int *ok)
-{
-    if (!o || !cJSON_AddStringToObject(o, key, v))
-        *ok = 0;
-}
-
-/* Appends ITEM to the array ARR; a NULL ITEM or a failed append (ITEM
- * freed) clears *ok. */
-static void rank_push(cJSON *arr, cJSON *item, int *ok)
-{
-    if (!item || !cJSON_AddItemToArray(arr, item)) {
-        cJSON_Delete(item);
-        *ok = 0;
-    }
-}
-
-/* DOC when all went well (*ok), else NULL with DOC freed. */
-static cJSON *rank_done(cJSON *doc, int ok)
-{
-    if (ok)
-        return doc;
-    cJSON_Delete(doc);
-    return NULL;
-}
-
-static void rank_null(cJSON *o, const char *key, int *ok)
-{
-    if (!o || !cJSON_AddNullToObject(o, key))
-        *ok = 0;
-}
-
-static void rank_problem_json(cJSON *doc, const char *text, int *ok)
-{
-    cJSON *p = rank_add_obj(doc, "problem", ok);
-    rank_str(p, "text", text, ok);
+    cJSON *p = json_obj(ok, doc, "problem");
+    json_str(ok, p, "text", text);
     space_problem sp;
     /* Imported records may carry any problem text; numbers only when it parses. */
     const int parsed = space_problem_parse(text, &sp) == 0;
@@ -468,45 +422,44 @@ static void rank_problem_json(cJSON *doc, const char *text, int *ok)
     const int vals[4] = {sp.batch, sp.heads, sp.seq_len, sp.head_dim};
     for (int i = 0; i < 4; i++) {
         if (parsed)
-            rank_num(p, keys[i], vals[i], ok);
+            json_num(ok, p, keys[i], vals[i]);
         else
-            rank_null(p, keys[i], ok);
+            json_null(ok, p, keys[i]);
     }
     if (parsed) {
-        if (p && !cJSON_AddBoolToObject(p, "causal", sp.causal))
-            *ok = 0;
-        rank_str(p, "dtype", space_dtype_name(sp.dtype), ok);
-        rank_num(p, "kv_heads", sp.kv_heads, ok);
+        json_bool(ok, p, "causal", sp.causal);
+        json_str(ok, p, "dtype", space_dtype_name(sp.dtype));
+        json_num(ok, p, "kv_heads", sp.kv_heads);
     } else {
-        rank_null(p, "causal", ok);
-        rank_null(p, "dtype", ok);
-        rank_null(p, "kv_heads", ok);
+        json_null(ok, p, "causal");
+        json_null(ok, p, "dtype");
+        json_null(ok, p, "kv_heads");
     }
 }
 
 /* ci_lo_us and ci_hi_us of r's 95 % interval (docs/measurement.md,
  * "Intervals"); null both when it has none. */
-static void rank_ci_json(cJSON *o, const record *r, int *ok)
+static void rank_ci_json(cJSON *o, const record *r, json_b *ok)
 {
     if (record_has_ci(r)) {
-        rank_num(o, "ci_lo_us", r->time.ci_lo_us, ok);
-        rank_num(o, "ci_hi_us", r->time.ci_hi_us, ok);
+        json_num(ok, o, "ci_lo_us", r->time.ci_lo_us);
+        json_num(ok, o, "ci_hi_us", r->time.ci_hi_us);
     } else {
-        rank_null(o, "ci_lo_us", ok);
-        rank_null(o, "ci_hi_us", ok);
+        json_null(ok, o, "ci_lo_us");
+        json_null(ok, o, "ci_hi_us");
     }
 }
 
-static void rank_baseline_json(cJSON *doc, const rank_group *g, int *ok)
+static void rank_baseline_json(cJSON *doc, const rank_group *g, json_b *ok)
 {
     if (!g->has_baseline) {
-        rank_null(doc, "baseline", ok);
+        json_null(ok, doc, "baseline");
         return;
     }
-    cJSON *b = rank_add_obj(doc, "baseline", ok);
+    cJSON *b = json_obj(ok, doc, "baseline");
     const record *r = &g->best_baseline;
-    rank_str(b, "name", r->config, ok);
-    rank_num(b, "median_us", r->time.median_us, ok);
+    json_str(ok, b, "name", r->config);
+    json_num(ok, b, "median_us", r->time.median_us);
     /* as a kernel's: baselines are timed in rounds too (scripts/sdpa_baseline.py) */
     rank_ci_json(b, r, ok);
 }
@@ -515,138 +468,130 @@ static void rank_baseline_json(cJSON *doc, const rank_group *g, int *ok)
  * before families) and the code paths the family derives from them; both
  * null when the family is unknown to this build or the text does not
  * parse. */
-static void rank_config_json(cJSON *e, const record *r, int *ok)
+static void rank_config_json(cJSON *e, const record *r, json_b *ok)
 {
     fa_config c;
     const int fam = fa_family_index(record_family(r));
     const fa_family *f = fa_family_get(fam);
     if (!f || fa_config_parse_in(fam, r->config, &c) != 0) {
-        rank_null(e, "config", ok);
-        rank_null(e, "paths", ok);
+        json_null(ok, e, "config");
+        json_null(ok, e, "paths");
         return;
     }
     int v[FA_CONFIG_SLOTS];
     fa_config_slots(&c, v);
-    cJSON *o = rank_add_obj(e, "config", ok);
+    cJSON *o = json_obj(ok, e, "config");
     for (int i = 1; i <= FA_CONFIG_SLOTS; i++)
         if (f->axes[i % FA_CONFIG_SLOTS].name)
-            rank_num(o, f->axes[i % FA_CONFIG_SLOTS].name, v[i % FA_CONFIG_SLOTS], ok);
+            json_num(ok, o, f->axes[i % FA_CONFIG_SLOTS].name, v[i % FA_CONFIG_SLOTS]);
     /* The code paths the axes switch on (the family's, kernels/family.h). */
-    cJSON *p = *ok ? plan_paths_json(&c) : NULL;
-    if (!p || !cJSON_AddItemToObject(e, "paths", p)) {
-        cJSON_Delete(p);
-        *ok = 0;
-    }
+    cJSON *p = ok->ok ? plan_paths_json(&c) : NULL;
+    json_add(ok, e, "paths", p);
 }
 
-static void rank_metrics_json(cJSON *e, const rank_group *g, const record *r, int *ok)
+static void rank_metrics_json(cJSON *e, const rank_group *g, const record *r, json_b *ok)
 {
-    cJSON *m = rank_add_obj(e, "metrics", ok);
-    rank_num(m, "median_us", r->time.median_us, ok);
-    rank_num(m, "min_us", r->time.min_us, ok);
-    rank_num(m, "mean_us", r->time.mean_us, ok);
-    rank_num(m, "stdev_us", r->time.stdev_us, ok);
-    rank_num(m, "cv", r->time.cv, ok);
-    rank_num(m, "noise", r->time.noise, ok);
+    cJSON *m = json_obj(ok, e, "metrics");
+    json_num(ok, m, "median_us", r->time.median_us);
+    json_num(ok, m, "min_us", r->time.min_us);
+    json_num(ok, m, "mean_us", r->time.mean_us);
+    json_num(ok, m, "stdev_us", r->time.stdev_us);
+    json_num(ok, m, "cv", r->time.cv);
+    json_num(ok, m, "noise", r->time.noise);
     /* The 95 % interval of median_us an independent run lands in. */
     const int has = record_has_ci(r);
     rank_ci_json(m, r, ok);
-    rank_num(m, "rounds", r->time.round.n, ok);
-    rank_num(m, "samples", r->time.samples, ok);
-    rank_num(m, "launches_per_sample", r->time.launches, ok);
-    rank_num(m, "tflops", r->tflops, ok);
-    rank_num(m, "gbps", r->gbps, ok);
+    json_num(ok, m, "rounds", r->time.round.n);
+    json_num(ok, m, "samples", r->time.samples);
+    json_num(ok, m, "launches_per_sample", r->time.launches);
+    json_num(ok, m, "tflops", r->tflops);
+    json_num(ok, m, "gbps", r->gbps);
     const double x = rank_speedup(g, r);
     if (x > 0)
-        rank_num(m, "speedup_vs_baseline", x, ok);
+        json_num(ok, m, "speedup_vs_baseline", x);
     else
-        rank_null(m, "speedup_vs_baseline", ok);
+        json_null(ok, m, "speedup_vs_baseline");
     /* Its spread: the kernel's interval against the baseline's median (and
      * the baseline's interval when it has one); null without intervals. */
     if (x > 0 && has) {
         const record *b = &g->best_baseline;
         const int bh = record_has_ci(b);
-        rank_num(m, "speedup_lo", (bh ? b->time.ci_lo_us : b->time.median_us) / r->time.ci_hi_us,
-                 ok);
-        rank_num(m, "speedup_hi", (bh ? b->time.ci_hi_us : b->time.median_us) / r->time.ci_lo_us,
-                 ok);
+        json_num(ok, m, "speedup_lo",
+                 (bh ? b->time.ci_lo_us : b->time.median_us) / r->time.ci_hi_us);
+        json_num(ok, m, "speedup_hi",
+                 (bh ? b->time.ci_hi_us : b->time.median_us) / r->time.ci_lo_us);
     } else {
-        rank_null(m, "speedup_lo", ok);
-        rank_null(m, "speedup_hi", ok);
+        json_null(ok, m, "speedup_lo");
+        json_null(ok, m, "speedup_hi");
     }
 }
 
 /* An MHz figure, null when unknown (-1). */
-static void rank_mhz(cJSON *o, const char *key, int mhz, int *ok)
+static void rank_mhz(cJSON *o, const char *key, int mhz, json_b *ok)
 {
     if (mhz > 0)
-        rank_num(o, key, mhz, ok);
+        json_num(ok, o, key, mhz);
     else
-        rank_null(o, key, ok);
+        json_null(ok, o, key);
 }
 
-static void rank_clock_json(cJSON *e, const record *r, int *ok)
+static void rank_clock_json(cJSON *e, const record *r, json_b *ok)
 {
-    cJSON *c = rank_add_obj(e, "clock", ok);
+    cJSON *c = json_obj(ok, e, "clock");
     rank_mhz(c, "sm_min_mhz", r->clock.min_mhz, ok);
     rank_mhz(c, "sm_median_mhz", r->clock.median_mhz, ok);
     rank_mhz(c, "sm_max_mhz", r->clock.max_mhz, ok);
     rank_mhz(c, "ref_mhz", r->clock.ref_mhz, ok);
-    rank_num(c, "blocks", r->clock.blocks, ok);
-    rank_num(c, "discarded_blocks", r->clock.discarded, ok);
-    if (r->clock.below < 0)
-        rank_null(c, "below_threshold", ok);
-    else if (c && !cJSON_AddBoolToObject(c, "below_threshold", r->clock.below))
-        *ok = 0;
+    json_num(ok, c, "blocks", r->clock.blocks);
+    json_num(ok, c, "discarded_blocks", r->clock.discarded);
+    json_tri(ok, c, "below_threshold", r->clock.below);
 }
 
-static void rank_details_json(cJSON *e, const record *r, int *ok)
+static void rank_details_json(cJSON *e, const record *r, json_b *ok)
 {
-    cJSON *er = rank_add_obj(e, "errors", ok);
-    rank_num(er, "rel_l2", r->rel_l2, ok);
-    rank_num(er, "max_abs", r->max_abs, ok);
+    cJSON *er = json_obj(ok, e, "errors");
+    json_num(ok, er, "rel_l2", r->rel_l2);
+    json_num(ok, er, "max_abs", r->max_abs);
 
-    cJSON *rs = rank_add_obj(e, "resources", ok);
-    rank_num(rs, "regs", r->regs, ok);
-    rank_num(rs, "smem_static", r->smem_static, ok);
-    rank_num(rs, "smem_dynamic", (double)r->smem_dynamic, ok);
-    rank_num(rs, "local_bytes", r->local_bytes, ok);
-    /* The same figure under the name `fasweep eval --json` gives it. */
-    rank_num(rs, "spill_bytes", r->local_bytes, ok);
-    rank_num(rs, "max_blocks_per_sm", r->max_blocks_per_sm, ok);
+    cJSON *rs = json_obj(ok, e, "resources");
+    json_num(ok, rs, "regs", r->regs);
+    json_num(ok, rs, "smem_static", r->smem_static);
+    json_num(ok, rs, "smem_dynamic", (double)r->smem_dynamic);
+    json_num(ok, rs, "local_bytes", r->local_bytes);
+    json_num(ok, rs, "max_blocks_per_sm", r->max_blocks_per_sm);
 
-    cJSON *cy = rank_add_obj(e, "cycles", ok);
-    rank_num(cy, "cta_cycles_mean", r->cta_cycles_mean, ok);
-    rank_num(cy, "cta_cycles_max", r->cta_cycles_max, ok);
-    rank_num(cy, "waves", r->waves, ok);
-    rank_num(cy, "sm_imbalance", r->sm_imbalance, ok);
+    cJSON *cy = json_obj(ok, e, "cycles");
+    json_num(ok, cy, "cta_mean", r->cta_cycles_mean);
+    json_num(ok, cy, "cta_max", r->cta_cycles_max);
+    json_num(ok, cy, "waves", r->waves);
+    json_num(ok, cy, "sm_imbalance", r->sm_imbalance);
 }
 
-static void rank_provenance_json(cJSON *e, const record *r, int *ok)
+static void rank_provenance_json(cJSON *e, const record *r, json_b *ok)
 {
     char ts[32];
     text_iso8601(r->timestamp, ts, sizeof ts);
-    cJSON *p = rank_add_obj(e, "provenance", ok);
-    rank_str(p, "build", r->build, ok);
+    cJSON *p = json_obj(ok, e, "provenance");
+    json_str(ok, p, "build", r->build);
     /* A kernel variant (eval --kernel) names its own source and its hash;
      * an instance its family's template (unknown to this build: ""). */
     const fa_family *f = fa_family_get(fa_family_index(record_family(r)));
-    rank_str(p, "kernel_source", r->kernel_path[0] ? r->kernel_path : f ? f->header : "", ok);
+    json_str(ok, p, "kernel_source", r->kernel_path[0] ? r->kernel_path : f ? f->header : "");
     if (r->kernel_hash[0])
-        rank_str(p, "kernel_hash", r->kernel_hash, ok);
-    rank_str(p, "space_name", r->space_name, ok);
-    rank_str(p, "space_hash", r->space_hash, ok);
-    rank_str(p, "timestamp", ts, ok);
-    rank_str(p, "host", r->host, ok);
-    rank_str(p, "gpu_uuid", r->gpu_uuid, ok);
-    rank_str(p, "driver", r->driver, ok);
-    rank_str(p, "runtime", r->runtime, ok);
-    rank_num(p, "cc", r->cc, ok);
-    rank_num(p, "sm_count", r->sm_count, ok);
-    rank_num(p, "sm_clock_mhz", r->sm_clock_mhz, ok);
-    rank_num(p, "mem_clock_mhz", r->mem_clock_mhz, ok);
-    rank_num(p, "throttled", r->throttled, ok);
-    rank_str(p, "fasweep_version", r->version, ok);
+        json_str(ok, p, "kernel_hash", r->kernel_hash);
+    json_str(ok, p, "space_name", r->space_name);
+    json_str(ok, p, "space_hash", r->space_hash);
+    json_str(ok, p, "timestamp", ts);
+    json_str(ok, p, "host", r->host);
+    json_str(ok, p, "gpu_uuid", r->gpu_uuid);
+    json_str(ok, p, "driver", r->driver);
+    json_str(ok, p, "runtime", r->runtime);
+    json_num(ok, p, "cc", r->cc);
+    json_num(ok, p, "sm_count", r->sm_count);
+    json_int_or_null(ok, p, "sm_clock_mhz", r->sm_clock_mhz, -1);
+    json_int_or_null(ok, p, "mem_clock_mhz", r->mem_clock_mhz, -1);
+    json_int_or_null(ok, p, "throttled", r->throttled, -1);
+    json_str(ok, p, "fasweep_version", r->version);
 }
 
 /* ---- a seed's source, gate and re-scoring command -------------------------------------------- */
@@ -746,38 +691,35 @@ static void rank_shell_word(char *buf, size_t n, const char *w)
 
 /* An argv as a JSON array under key, and as one shell line under key_line. */
 static void rank_command_json(cJSON *o, const char *key, const char *key_line,
-                              const char *const *argv, int *ok)
+                              const char *const *argv, json_b *ok)
 {
-    cJSON *a = cJSON_AddArrayToObject(o, key);
+    cJSON *a = json_arr(ok, o, key);
     char line[4096] = "";
     for (int i = 0; argv[i]; i++) {
-        if (!a || !cJSON_AddItemToArray(a, cJSON_CreateString(argv[i])))
-            *ok = 0;
+        json_push(ok, a, cJSON_CreateString(argv[i]));
         rank_shell_word(line, sizeof line, argv[i]);
     }
-    if (!a)
-        *ok = 0;
-    rank_str(o, key_line, line, ok);
+    json_str(ok, o, key_line, line);
 }
 
-static void rank_null_pair(cJSON *o, const char *a, const char *b, int *ok)
+static void rank_null_pair(cJSON *o, const char *a, const char *b, json_b *ok)
 {
-    rank_null(o, a, ok);
-    rank_null(o, b, ok);
+    json_null(ok, o, a);
+    json_null(ok, o, b);
 }
 
 /* The commands that measure the seed again as `grid` did, into the same
  * store: by config (a variant's with its file), and by the standalone
  * source when one was written. */
 static void rank_rescore_json(cJSON *e, const rank_group *g, int i, const rank_sources *src,
-                              const rank_source *so, const char *file, int *ok)
+                              const rank_source *so, const char *file, json_b *ok)
 {
     const record *r = &g->top[i];
     const char *store = src ? src->store_path : NULL;
     const char *space = src && src->space ? src->space_path : NULL;
     char cfg[96];
     rank_eval_config(r, cfg, sizeof cfg);
-    cJSON *o = rank_add_obj(e, "rescore", ok);
+    cJSON *o = json_obj(ok, e, "rescore");
     const char *argv[16] = {"fasweep",  "eval", "--problem", g->problem,
                             "--config", cfg,    "--mode",    g->mode};
     int n = 8;
@@ -804,39 +746,37 @@ static void rank_rescore_json(cJSON *e, const rank_group *g, int i, const rank_s
 }
 
 /* Where the seed's source is, what it hashes to, and its standalone file. */
-static void rank_source_json(cJSON *e, const rank_source *so, const char *file, int *ok)
+static void rank_source_json(cJSON *e, const rank_source *so, const char *file, json_b *ok)
 {
-    cJSON *o = rank_add_obj(e, "source", ok);
-    rank_str(o, "path", so->path ? so->path : "", ok);
+    cJSON *o = json_obj(ok, e, "source");
+    json_str(ok, o, "path", so->path ? so->path : "");
     if (so->text) {
         char hex[SHA256_HEX_LEN];
         sha256_hex(so->text, strlen(so->text), hex);
-        rank_str(o, "sha256", hex, ok);
+        json_str(ok, o, "sha256", hex);
     } else {
-        rank_null(o, "sha256", ok);
+        json_null(ok, o, "sha256");
     }
-    if (o && !cJSON_AddBoolToObject(o, "same_build", so->same_build))
-        *ok = 0;
+    json_bool(ok, o, "same_build", so->same_build);
     if (file)
-        rank_str(o, "file", file, ok);
+        json_str(ok, o, "file", file);
     else
-        rank_null(o, "file", ok);
+        json_null(ok, o, "file");
 }
 
 /* The correctness gate every seed passed, and a re-score applies: the
  * tolerances of topk's --space when given (saying whether the record was
  * measured under that space), else the defaults. */
-static void rank_gate_json(cJSON *e, const record *r, const rank_sources *src, int *ok)
+static void rank_gate_json(cJSON *e, const record *r, const rank_sources *src, json_b *ok)
 {
     const space *sp = src ? src->space : NULL;
-    cJSON *o = rank_add_obj(e, "gate", ok);
-    rank_str(o, "reference",
+    cJSON *o = json_obj(ok, e, "gate");
+    json_str(ok, o, "reference",
              "fp32 GPU reference (kernels/reference.cu) on the problem's random fp16 inputs; "
-             "the output is poisoned with NaN before the launch",
-             ok);
-    rank_str(o, "rule", "every output finite, rel_l2 <= rel_l2_max and max_abs <= max_abs_max", ok);
-    rank_num(o, "rel_l2_max", sp ? sp->tolerance.rel_l2 : SPACE_DEFAULT_REL_L2, ok);
-    rank_num(o, "max_abs_max", sp ? sp->tolerance.max_abs : SPACE_DEFAULT_MAX_ABS, ok);
+             "the output is poisoned with NaN before the launch");
+    json_str(ok, o, "rule", "every output finite, rel_l2 <= rel_l2_max and max_abs <= max_abs_max");
+    json_num(ok, o, "rel_l2_max", sp ? sp->tolerance.rel_l2 : SPACE_DEFAULT_REL_L2);
+    json_num(ok, o, "max_abs_max", sp ? sp->tolerance.max_abs : SPACE_DEFAULT_MAX_ABS);
     char from[512];
     if (!sp)
         snprintf(from, sizeof from,
@@ -847,27 +787,25 @@ static void rank_gate_json(cJSON *e, const record *r, const rank_sources *src, i
                  strcmp(sp->hash, r->space_hash) == 0
                      ? ", the one the record was measured under"
                      : "; the record was measured under another space (provenance.space_hash)");
-    rank_str(o, "tolerance_from", from, ok);
+    json_str(ok, o, "tolerance_from", from);
 }
 
-static cJSON *rank_entry_json(const rank_group *g, int i, const rank_sources *src, int *ok)
+static cJSON *rank_entry_json(const rank_group *g, int i, const rank_sources *src, json_b *ok)
 {
     const record *r = &g->top[i];
-    cJSON *e = cJSON_CreateObject();
-    if (!e) {
-        *ok = 0;
+    cJSON *e = json_check(ok, cJSON_CreateObject());
+    if (!e)
         return NULL;
-    }
-    rank_num(e, "rank", i + 1, ok);
+    json_num(ok, e, "rank", i + 1);
     /* Whether the first's interval and this one's cannot tell them apart
-     * (record_tie): an evolution loop should not chase the difference. */
-    cJSON_AddBoolToObject(e, "tie_with_first", i > 0 && record_tie(r, &g->top[0]));
-    rank_str(e, "family", record_family(r), ok);
+     * (record_tie): an evolution loop should not chase the difference;
+     * null when either has no interval (unknown, never a tie). */
+    json_tri(ok, e, "tie_with_first", i == 0 ? 0 : (int)record_tie(r, &g->top[0]));
+    json_str(ok, e, "family", record_family(r));
     /* An edited kernel (eval --kernel), not the family's template. */
-    if (!cJSON_AddBoolToObject(e, "variant", record_is_variant(r)))
-        *ok = 0;
+    json_bool(ok, e, "variant", record_is_variant(r));
     rank_config_json(e, r, ok);
-    rank_str(e, "config_text", r->config, ok);
+    json_str(ok, e, "config_text", r->config);
     rank_metrics_json(e, g, r, ok);
     rank_details_json(e, r, ok);
     rank_clock_json(e, r, ok);
@@ -886,29 +824,24 @@ static cJSON *rank_entry_json(const rank_group *g, int i, const rank_sources *sr
 
 /* The seeds document of one group (also one element of --json output). */
 static cJSON *rank_group_json(const rank_group *g, const rank_sources *src,
-                              const char *generated_at)
+                              const char *generated_at, json_b *ok)
 {
-    int ok = 1;
-    cJSON *doc = cJSON_CreateObject();
-    if (!doc)
-        return NULL;
-    rank_str(doc, "schema", RANK_SEEDS_SCHEMA, &ok);
-    rank_str(doc, "generated_at", generated_at, &ok);
-    rank_str(doc, "fasweep_version", FASWEEP_VERSION, &ok);
-    rank_str(doc, "device", g->device, &ok);
-    rank_problem_json(doc, g->problem, &ok);
-    rank_str(doc, "mode", g->mode, &ok);
-    cJSON *counts = rank_add_obj(doc, "counts", &ok);
-    rank_num(counts, "ok", (double)g->n_ok, &ok);
-    rank_num(counts, "failed", (double)g->n_failed, &ok);
-    rank_num(counts, "variants_not_ranked", (double)g->n_variants, &ok);
-    rank_baseline_json(doc, g, &ok);
-    cJSON *seeds = cJSON_AddArrayToObject(doc, "seeds");
-    if (!seeds)
-        ok = 0;
-    for (int i = 0; ok && i < g->n_top; i++)
-        rank_push(seeds, rank_entry_json(g, i, src, &ok), &ok);
-    return rank_done(doc, ok);
+    cJSON *doc = json_check(ok, cJSON_CreateObject());
+    json_str(ok, doc, "schema", RANK_SEEDS_SCHEMA);
+    json_str(ok, doc, "generated_at", generated_at);
+    json_str(ok, doc, "fasweep_version", FASWEEP_VERSION);
+    json_str(ok, doc, "device", g->device);
+    rank_problem_json(doc, g->problem, ok);
+    json_str(ok, doc, "mode", g->mode);
+    cJSON *counts = json_obj(ok, doc, "counts");
+    json_num(ok, counts, "ok", (double)g->n_ok);
+    json_num(ok, counts, "failed", (double)g->n_failed);
+    json_num(ok, counts, "variants_not_ranked", (double)g->n_variants);
+    rank_baseline_json(doc, g, ok);
+    cJSON *seeds = json_arr(ok, doc, "seeds");
+    for (int i = 0; ok->ok && i < g->n_top; i++)
+        json_push(ok, seeds, rank_entry_json(g, i, src, ok));
+    return json_done(ok, doc);
 }
 
 static void rank_now(char *buf, size_t n)
@@ -916,34 +849,17 @@ static void rank_now(char *buf, size_t n)
     text_iso8601((double)time(NULL), buf, n);
 }
 
-/* Prints a JSON document followed by a newline; frees it. */
-static int rank_emit(cJSON *doc, FILE *out)
-{
-    char *text = doc ? cJSON_Print(doc) : NULL;
-    cJSON_Delete(doc);
-    if (!text)
-        return -1;
-    const int rc = (fputs(text, out) < 0 || fputc('\n', out) == EOF) ? -1 : 0;
-    cJSON_free(text);
-    return rc;
-}
-
 cJSON *rank_json(const rank_result *r)
 {
     char now[32];
     rank_now(now, sizeof now);
-    cJSON *doc = cJSON_CreateObject();
-    cJSON *groups = doc ? cJSON_AddArrayToObject(doc, "groups") : NULL;
-    int ok = groups != NULL;
-    rank_str(doc, "schema", RANK_TOPK_SCHEMA, &ok);
-    for (int i = 0; ok && i < r->n_groups; i++)
-        rank_push(groups, rank_group_json(&r->groups[i], r->src, now), &ok);
-    return rank_done(doc, ok);
-}
-
-int rank_print_json(const rank_result *r, FILE *out)
-{
-    return rank_emit(rank_json(r), out);
+    json_b ok = JSON_B_INIT;
+    cJSON *doc = json_check(&ok, cJSON_CreateObject());
+    cJSON *groups = json_arr(&ok, doc, "groups");
+    json_str(&ok, doc, "schema", RANK_TOPK_SCHEMA);
+    for (int i = 0; ok.ok && i < r->n_groups; i++)
+        json_push(&ok, groups, rank_group_json(&r->groups[i], r->src, now, &ok));
+    return json_done(&ok, doc);
 }
 
 /* ---- seeds files ---------------------------------------------------------------------------- */
@@ -964,7 +880,8 @@ static int rank_mkdirs(const char *dir, const char *opt, char *err, size_t errle
 static int rank_write_group(const rank_result *r, const rank_group *g, const char *path,
                             const char *now, char *err, size_t errlen)
 {
-    cJSON *doc = rank_group_json(g, r->src, now);
+    json_b ok = JSON_B_INIT;
+    cJSON *doc = rank_group_json(g, r->src, now, &ok);
     char *text = doc ? cJSON_Print(doc) : NULL;
     cJSON_Delete(doc);
     if (!text) {

@@ -70,8 +70,6 @@ void rank_print(const rank_result *r, FILE *out);
  * memory. */
 struct cJSON;
 struct cJSON *rank_json(const rank_result *r);
-/* Writes rank_json's document to out; 0, or -1. */
-int rank_print_json(const rank_result *r, FILE *out);
 
 /* Writes one seeds file per group under dir (created if missing), named
  * DEVICE_PROBLEM_MODE.json by group_file_names (seeds/README.md, "File

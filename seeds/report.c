@@ -482,7 +482,10 @@ static void rp_bar(FILE *o, const record *r, int rank, const record *first, doub
 {
     const double sx = RP_BAR_W / xmax, us = r->time.median_us;
     const int ci = record_has_ci(r);
-    const int tie = rank > 1 && record_tie(r, first);
+    /* Drawn as a tie only when the rule says so; without an interval on
+     * either side the rule cannot tell, and the bar says "tie unknown". */
+    const record_tie_t t = rank > 1 ? record_tie(r, first) : RECORD_TIE_NO;
+    const int tie = t == RECORD_TIE_YES, unknown = t == RECORD_TIE_UNKNOWN;
     fprintf(o, "<g class=\"bar%s\"><text x=\"%d\" y=\"%d\" class=\"bl\">%d. ", tie ? " tie" : "",
             RP_BAR_LABEL - 6, y + 15, rank);
     rp_esc(o, r->config);
@@ -496,12 +499,15 @@ static void rp_bar(FILE *o, const record *r, int rank, const record *first, doub
     if (ci)
         fprintf(o, "<title>%.3f us, 95 %% interval %.3f..%.3f us (whiskers)%s</title></rect>", us,
                 r->time.ci_lo_us, r->time.ci_hi_us,
-                tie ? "; a statistical tie with the first" : "");
+                tie       ? "; a statistical tie with the first"
+                : unknown ? "; whether it ties with the first is unknown (the first has no "
+                            "interval)"
+                          : "");
     else
         fprintf(o,
                 "<title>%.3f us, no interval (measured before intervals, or too few rounds): "
-                "never ranked as certain</title></rect>",
-                us);
+                "never ranked as certain%s</title></rect>",
+                us, unknown ? "; whether it ties with the first is unknown" : "");
     if (ci) {
         const double a = RP_BAR_LABEL + r->time.ci_lo_us * sx;
         const double b = RP_BAR_LABEL + r->time.ci_hi_us * sx;
@@ -515,6 +521,8 @@ static void rp_bar(FILE *o, const record *r, int rank, const record *first, doub
         fprintf(o, " &#183; %.2fx", base->time.median_us / us);
     if (tie)
         fputs(" &#183; tie", o);
+    else if (unknown)
+        fputs(" &#183; tie unknown", o);
     if (r->clock.below == 1 || r->throttled == 1)
         fputs(" &#183; <tspan class=\"warn\">clock!</tspan>", o);
     fputs("</text></g>\n", o);
@@ -559,7 +567,9 @@ static void rp_topk(FILE *o, const group *g, int k, int variants)
         fputs("</svg>\n", o);
         fputs("<p class=\"note\">Whiskers: the 95 % interval. Light bars: a statistical tie "
               "with the first (the medians differ by less than their combined intervals; the "
-              "order among them may differ from run to run). "
+              "order among them may differ from run to run). \"tie unknown\": the first or "
+              "this one has no interval, so the rule cannot tell; such a bar is not drawn as "
+              "a tie. "
               "Dashed lines: baselines; the ratio is the fastest baseline over the "
               "config.</p>\n",
               o);

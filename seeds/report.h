@@ -17,7 +17,9 @@
  *     unmeasured ones drawn distinctly, each cell with a hover title
  *     (config, status, median, noise, registers, shared memory, clock);
  *   - the Top-K as horizontal bars with 95 % interval whiskers, statistical
- *     ties with the first marked (record_tie, the refine report's rule), a line
+ *     ties with the first marked (record_tie, the refine report's rule; an
+ *     unknown tie, no interval on either, says "tie unknown" and is never
+ *     drawn as a tie), a line
  *     per baseline (e.g. the SDPA backends); kernel variants (edited
  *     sources, build src-HASH) only when asked (meta.variants), labelled
  *     "(variant src-HASH)", else counted in a <p class="note variants">;

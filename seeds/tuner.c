@@ -11,66 +11,10 @@
 
 #include <cJSON.h>
 
+#include "../store/json.h"
 #include "../store/text.h"
 
 /* ---- building the document ------------------------------------------------------------------ */
-
-/* cJSON adders that remember the first allocation failure in b->ok. */
-typedef struct tuner_doc {
-    int ok;
-} tuner_doc;
-
-static cJSON *td_check(tuner_doc *d, cJSON *item)
-{
-    if (!item)
-        d->ok = 0;
-    return item;
-}
-
-static void td_add(tuner_doc *d, cJSON *o, const char *key, cJSON *item)
-{
-    if (!item || !o || !cJSON_AddItemToObject(o, key, item)) {
-        cJSON_Delete(item);
-        d->ok = 0;
-    }
-}
-
-/* Appends ITEM (NULL: nothing, td_check noted it) to the array ARR; on
- * failure frees ITEM and marks the document failed. */
-static void td_push(tuner_doc *d, cJSON *arr, cJSON *item)
-{
-    if (item && !cJSON_AddItemToArray(arr, item)) {
-        cJSON_Delete(item);
-        d->ok = 0;
-    }
-}
-
-static void td_str(tuner_doc *d, cJSON *o, const char *key, const char *v)
-{
-    td_add(d, o, key, cJSON_CreateString(v));
-}
-
-static void td_int(tuner_doc *d, cJSON *o, const char *key, double v)
-{
-    td_add(d, o, key, cJSON_CreateNumber(v));
-}
-
-/* A float that stays one in JSON ("1.0"), or null when not finite. */
-static void td_float(tuner_doc *d, cJSON *o, const char *key, double v)
-{
-    char buf[40];
-    if (!isfinite(v)) {
-        td_add(d, o, key, cJSON_CreateNull());
-        return;
-    }
-    text_float(v, buf, sizeof buf);
-    td_add(d, o, key, cJSON_CreateRaw(buf));
-}
-
-static void td_bool(tuner_doc *d, cJSON *o, const char *key, int v)
-{
-    td_add(d, o, key, cJSON_CreateBool(v));
-}
 
 /* ---- what a point is --------------------------------------------------------------------------
  */
@@ -141,60 +85,60 @@ static int tuner_block_values(const group *g, int bx[TUNER_MAX_BLOCK_X])
 
 /* The configuration: the family's axes, by its names, and the thread
  * block size bx (tuner_block_x for every real point). */
-static void tuner_params_bx(tuner_doc *d, cJSON *o, const fa_config *c, int bx)
+static void tuner_params_bx(json_b *d, cJSON *o, const fa_config *c, int bx)
 {
     for (int a = 0; a < SPACE_AXIS_COUNT; a++)
-        td_int(d, o, space_axis_name(c->family, a), c->axis[a]);
-    td_int(d, o, TUNER_BLOCK_X, bx);
+        json_num(d, o, space_axis_name(c->family, a), c->axis[a]);
+    json_num(d, o, TUNER_BLOCK_X, bx);
 }
 
-static void tuner_params(tuner_doc *d, cJSON *o, const fa_config *c)
+static void tuner_params(json_b *d, cJSON *o, const fa_config *c)
 {
     tuner_params_bx(d, o, c, tuner_block_x(c));
 }
 
 /* The record's figures beside the objective (names as in the store). */
-static void tuner_figures(tuner_doc *d, cJSON *o, const record *r)
+static void tuner_figures(json_b *d, cJSON *o, const record *r)
 {
-    td_float(d, o, "median_us", r->time.median_us);
-    td_float(d, o, "min_us", r->time.min_us);
-    td_float(d, o, "mean_us", r->time.mean_us);
-    td_float(d, o, "stdev_us", r->time.stdev_us);
-    td_float(d, o, "noise", r->time.noise);
+    json_float(d, o, "median_us", r->time.median_us);
+    json_float(d, o, "min_us", r->time.min_us);
+    json_float(d, o, "mean_us", r->time.mean_us);
+    json_float(d, o, "stdev_us", r->time.stdev_us);
+    json_float(d, o, "noise", r->time.noise);
     /* The 95 % interval an independent run lands in (null: none). */
-    td_float(d, o, "ci_lo_us", record_has_ci(r) ? r->time.ci_lo_us : NAN);
-    td_float(d, o, "ci_hi_us", record_has_ci(r) ? r->time.ci_hi_us : NAN);
-    td_int(d, o, "samples", r->time.samples);
-    td_int(d, o, "launches_per_sample", r->time.launches);
-    td_float(d, o, "tflops", r->tflops);
-    td_float(d, o, "gbps", r->gbps);
-    td_float(d, o, "rel_l2", r->rel_l2);
-    td_float(d, o, "max_abs", r->max_abs);
-    td_int(d, o, "regs", r->regs);
-    td_int(d, o, "smem_dynamic", (double)r->smem_dynamic);
-    td_int(d, o, "local_bytes", r->local_bytes);
-    td_int(d, o, "max_blocks_per_sm", r->max_blocks_per_sm);
-    td_float(d, o, "waves", r->waves);
-    td_float(d, o, "sm_imbalance", r->sm_imbalance);
-    td_int(d, o, "sm_median_mhz", r->clock.median_mhz);
-    td_int(d, o, "below_threshold", r->clock.below);
+    json_float(d, o, "ci_lo_us", record_has_ci(r) ? r->time.ci_lo_us : NAN);
+    json_float(d, o, "ci_hi_us", record_has_ci(r) ? r->time.ci_hi_us : NAN);
+    json_num(d, o, "samples", r->time.samples);
+    json_num(d, o, "launches_per_sample", r->time.launches);
+    json_float(d, o, "tflops", r->tflops);
+    json_float(d, o, "gbps", r->gbps);
+    json_float(d, o, "rel_l2", r->rel_l2);
+    json_float(d, o, "max_abs", r->max_abs);
+    json_num(d, o, "regs", r->regs);
+    json_num(d, o, "smem_dynamic", (double)r->smem_dynamic);
+    json_num(d, o, "local_bytes", r->local_bytes);
+    json_num(d, o, "max_blocks_per_sm", r->max_blocks_per_sm);
+    json_float(d, o, "waves", r->waves);
+    json_float(d, o, "sm_imbalance", r->sm_imbalance);
+    json_int_or_null(d, o, "sm_median_mhz", r->clock.median_mhz, -1);
+    json_int_or_null(d, o, "below_threshold", r->clock.below, -1);
 }
 
 /* Code paths and provenance, for every point with a record. */
-static void tuner_about(tuner_doc *d, cJSON *o, const group_cell *c)
+static void tuner_about(json_b *d, cJSON *o, const group_cell *c)
 {
     char text[64];
     fa_config_format(&c->cfg, text, sizeof text);
-    td_str(d, o, "config_text", text);
+    json_str(d, o, "config_text", text);
     /* The code paths the family derives (kernels/family.h). */
     const fa_family *f = fa_family_of(&c->cfg);
     for (int i = 0; f && i < f->n_paths; i++)
-        td_bool(d, o, f->paths[i], f->path(&c->cfg, i));
+        json_bool(d, o, f->paths[i], f->path(&c->cfg, i));
     if (c->rec) {
-        td_str(d, o, "status", record_status_name(c->rec->status));
-        td_str(d, o, "build", c->rec->build);
+        json_str(d, o, "status", record_status_name(c->rec->status));
+        json_str(d, o, "build", c->rec->build);
     } else {
-        td_str(d, o, "status", c->reason != PLAN_OK ? "rejected" : "not_measured");
+        json_str(d, o, "status", c->reason != PLAN_OK ? "rejected" : "not_measured");
     }
 }
 
@@ -214,50 +158,49 @@ static const char *tuner_kt_marker(tuner_state s)
     }
 }
 
-static cJSON *tuner_kt_entry(tuner_doc *d, const group_cell *c)
+static cJSON *tuner_kt_entry(json_b *d, const group_cell *c)
 {
-    cJSON *e = td_check(d, cJSON_CreateObject());
+    cJSON *e = json_check(d, cJSON_CreateObject());
     tuner_params(d, e, &c->cfg);
     const tuner_state s = tuner_state_of(c);
     const record *r = c->rec;
     if (s == TS_OK) {
-        td_float(d, e, "time", r->time.median_us * 1e-3);
+        json_float(d, e, "time", r->time.median_us * 1e-3);
         /* Kernel Tuner's own place for the spread: the observations behind
          * "time", here the median of each round (ms). */
-        cJSON *times = td_check(d, cJSON_CreateArray());
+        cJSON *times = json_check(d, cJSON_CreateArray());
         for (int i = 0; times && i < r->time.round.n; i++) {
             char buf[40];
             text_float(r->time.round.us[i] * 1e-3, buf, sizeof buf);
-            if (!cJSON_AddItemToArray(times, td_check(d, cJSON_CreateRaw(buf))))
-                d->ok = 0;
+            json_push(d, times, cJSON_CreateRaw(buf));
         }
-        td_add(d, e, "times", times);
-        td_float(d, e, "compile_time", 0.0);
-        td_float(d, e, "verification_time", 0.0);
+        json_add(d, e, "times", times);
+        json_float(d, e, "compile_time", 0.0);
+        json_float(d, e, "verification_time", 0.0);
         /* What the samples took: a time-budgeted replay charges it. */
-        td_float(d, e, "benchmark_time",
-                 r->time.median_us * 1e-3 * r->time.samples *
-                     (r->time.launches > 0 ? r->time.launches : 1));
+        json_float(d, e, "benchmark_time",
+                   r->time.median_us * 1e-3 * r->time.samples *
+                       (r->time.launches > 0 ? r->time.launches : 1));
     } else {
-        td_str(d, e, "__error__", tuner_kt_marker(s));
-        td_float(d, e, "compile_time", 0.0);
-        td_float(d, e, "verification_time", 0.0);
-        td_float(d, e, "benchmark_time", 0.0);
+        json_str(d, e, "__error__", tuner_kt_marker(s));
+        json_float(d, e, "compile_time", 0.0);
+        json_float(d, e, "verification_time", 0.0);
+        json_float(d, e, "benchmark_time", 0.0);
     }
-    td_float(d, e, "strategy_time", 0.0);
-    td_float(d, e, "framework_time", 0.0);
+    json_float(d, e, "strategy_time", 0.0);
+    json_float(d, e, "framework_time", 0.0);
     if (r) {
         char ts[32];
         text_iso8601(r->timestamp, ts, sizeof ts);
-        td_str(d, e, "timestamp", ts);
+        json_str(d, e, "timestamp", ts);
     }
     tuner_about(d, e, c);
     if (s == TS_OK)
         tuner_figures(d, e, r);
     else if (s == TS_REJECTED)
-        td_str(d, e, "reason", plan_reason_code(c->reason));
+        json_str(d, e, "reason", plan_reason_code(c->reason));
     else if (r)
-        td_str(d, e, "error", r->error);
+        json_str(d, e, "error", r->error);
     return e;
 }
 
@@ -275,32 +218,31 @@ static void tuner_kt_key(const fa_config *c, int bx, char *buf, size_t n)
 /* A point whose block_size_x is not its own thread count (the tuner's
  * product of the parameters has it; no kernel launches so): InvalidConfig,
  * as the restriction block_size_x == the family's kt_block_x says. */
-static cJSON *tuner_kt_bx_entry(tuner_doc *d, const group_cell *c, int bx)
+static cJSON *tuner_kt_bx_entry(json_b *d, const group_cell *c, int bx)
 {
-    cJSON *e = td_check(d, cJSON_CreateObject());
+    cJSON *e = json_check(d, cJSON_CreateObject());
     tuner_params_bx(d, e, &c->cfg, bx);
-    td_str(d, e, "__error__", "InvalidConfig");
+    json_str(d, e, "__error__", "InvalidConfig");
     const char *zero[] = {"compile_time", "verification_time", "benchmark_time", "strategy_time",
                           "framework_time"};
     for (size_t i = 0; i < sizeof zero / sizeof *zero; i++)
-        td_float(d, e, zero[i], 0.0);
-    td_str(d, e, "status", "rejected");
-    td_str(d, e, "reason", "block_size_x");
+        json_float(d, e, zero[i], 0.0);
+    json_str(d, e, "status", "rejected");
+    json_str(d, e, "reason", "block_size_x");
     return e;
 }
 
-static void tuner_axes(tuner_doc *d, cJSON *o, const group *g)
+static void tuner_axes(json_b *d, cJSON *o, const group *g)
 {
     for (int a = 0; a < SPACE_AXIS_COUNT; a++) {
-        cJSON *vals = td_check(d, cJSON_CreateArray());
+        cJSON *vals = json_check(d, cJSON_CreateArray());
         for (int j = 0; vals && j < g->axis_len[a]; j++)
-            if (!cJSON_AddItemToArray(vals, td_check(d, cJSON_CreateNumber(g->axis[a][j]))))
-                d->ok = 0;
-        td_add(d, o, space_axis_name(g->family, a), vals);
+            json_push(d, vals, cJSON_CreateNumber(g->axis[a][j]));
+        json_add(d, o, space_axis_name(g->family, a), vals);
     }
     int v[TUNER_MAX_BLOCK_X];
     const int n = tuner_block_values(g, v);
-    td_add(d, o, TUNER_BLOCK_X, td_check(d, cJSON_CreateIntArray(v, n)));
+    json_add(d, o, TUNER_BLOCK_X, json_check(d, cJSON_CreateIntArray(v, n)));
 }
 
 /* ---- the planner's rules as restrictions ---------------------------------------------------- */
@@ -346,69 +288,65 @@ int tuner_can_write(const group *g, char *err, size_t errlen)
 
 /* The restrictions as a JSON array under key (tuner_can_write checked
  * that the family states them). */
-static void tuner_restrictions_json(tuner_doc *d, cJSON *o, const char *key, const group *g)
+static void tuner_restrictions_json(json_b *d, cJSON *o, const char *key, const group *g)
 {
     char r[TUNER_MAX_RESTRICTIONS][TUNER_RESTRICTION_LEN];
     const int n = tuner_restrictions(g, r, TUNER_MAX_RESTRICTIONS);
-    cJSON *a = td_check(d, cJSON_CreateArray());
+    cJSON *a = json_check(d, cJSON_CreateArray());
     for (int i = 0; a && i < n; i++)
-        if (!cJSON_AddItemToArray(a, td_check(d, cJSON_CreateString(r[i]))))
-            d->ok = 0;
-    td_add(d, o, key, a);
+        json_push(d, a, cJSON_CreateString(r[i]));
+    json_add(d, o, key, a);
 }
 
-static void tuner_problem_size(tuner_doc *d, cJSON *o, const char *key, const group *g)
+static void tuner_problem_size(json_b *d, cJSON *o, const char *key, const group *g)
 {
     space_problem p;
     if (space_problem_parse(g->problem, &p) != 0)
         return;
     const int v[4] = {p.batch, p.heads, p.seq_len, p.head_dim};
-    td_add(d, o, key, cJSON_CreateIntArray(v, 4));
+    json_add(d, o, key, cJSON_CreateIntArray(v, 4));
 }
 
 /* Where the numbers came from: the group and the space. */
-static cJSON *tuner_origin(tuner_doc *d, const group *g, const tuner_meta *m)
+static cJSON *tuner_origin(json_b *d, const group *g, const tuner_meta *m)
 {
-    cJSON *o = td_check(d, cJSON_CreateObject());
+    cJSON *o = json_check(d, cJSON_CreateObject());
     const fa_family *f = fa_family_get(g->family);
-    td_str(d, o, "schema", "fasweep.tuner/1");
-    td_str(d, o, "family", f ? f->name : "?");
-    td_str(d, o, "device", g->device);
-    td_str(d, o, "problem", g->problem);
-    td_str(d, o, "mode", g->mode);
-    td_str(d, o, "objective", "median time of one launch in this mode, ms");
-    td_str(d, o, "space_name", m && m->space_name ? m->space_name : "");
-    td_str(d, o, "space_hash", m && m->space_hash ? m->space_hash : "");
-    td_str(d, o, "fasweep_version", m && m->version ? m->version : "");
+    json_str(d, o, "schema", "fasweep.tuner/1");
+    json_str(d, o, "family", f ? f->name : "?");
+    json_str(d, o, "device", g->device);
+    json_str(d, o, "problem", g->problem);
+    json_str(d, o, "mode", g->mode);
+    json_str(d, o, "objective", "median time of one launch in this mode, ms");
+    json_str(d, o, "space_name", m && m->space_name ? m->space_name : "");
+    json_str(d, o, "space_hash", m && m->space_hash ? m->space_hash : "");
+    json_str(d, o, "fasweep_version", m && m->version ? m->version : "");
     return o;
 }
 
-static cJSON *tuner_kt_doc(tuner_doc *d, const group *g, const tuner_meta *m)
+static cJSON *tuner_kt_doc(json_b *d, const group *g, const tuner_meta *m)
 {
-    cJSON *doc = td_check(d, cJSON_CreateObject());
-    td_str(d, doc, "device_name", g->device);
-    td_str(d, doc, "kernel_name", TUNER_KERNEL_NAME);
+    cJSON *doc = json_check(d, cJSON_CreateObject());
+    json_str(d, doc, "device_name", g->device);
+    json_str(d, doc, "kernel_name", TUNER_KERNEL_NAME);
     tuner_problem_size(d, doc, "problem_size", g);
-    cJSON *keys = td_check(d, cJSON_CreateArray());
+    cJSON *keys = json_check(d, cJSON_CreateArray());
     for (int a = 0; keys && a < SPACE_AXIS_COUNT; a++)
-        if (!cJSON_AddItemToArray(keys,
-                                  td_check(d, cJSON_CreateString(space_axis_name(g->family, a)))))
-            d->ok = 0;
-    if (keys && !cJSON_AddItemToArray(keys, td_check(d, cJSON_CreateString(TUNER_BLOCK_X))))
-        d->ok = 0;
-    td_add(d, doc, "tune_params_keys", keys);
-    cJSON *tp = td_check(d, cJSON_CreateObject());
+        json_push(d, keys, cJSON_CreateString(space_axis_name(g->family, a)));
+    json_push(d, keys, cJSON_CreateString(TUNER_BLOCK_X));
+    json_add(d, doc, "tune_params_keys", keys);
+    cJSON *tp = json_check(d, cJSON_CreateObject());
     tuner_axes(d, tp, g);
-    td_add(d, doc, "tune_params", tp);
+    json_add(d, doc, "tune_params", tp);
     /* The planner's rules: pass them as tune_kernel's restrictions and a
      * search visits exactly the accepted points. */
     tuner_restrictions_json(d, doc, "restrictions", g);
-    td_str(d, doc, "objective", "time");
-    td_add(d, doc, "fasweep", tuner_origin(d, g, m));
+    json_str(d, doc, "objective", "time");
+    json_add(d, doc, "fasweep", tuner_origin(d, g, m));
     /* Kernel Tuner reads `cache` as the last key (it checks the ending).
      * Every point of the product of the tune_params is in it, those whose
      * block_size_x is not their own thread count as InvalidConfig. */
-    cJSON *cache = td_check(d, cJSON_CreateObject());
+    cJSON *cache = json_check(d, cJSON_CreateObject());
     int bxs[TUNER_MAX_BLOCK_X];
     const int n_bx = tuner_block_values(g, bxs);
     for (size_t i = 0; cache && i < g->n_cells; i++) {
@@ -417,12 +355,12 @@ static cJSON *tuner_kt_doc(tuner_doc *d, const group *g, const tuner_meta *m)
             const int bx = bxs[j];
             char key[80];
             tuner_kt_key(&c->cfg, bx, key, sizeof key);
-            td_add(d, cache, key,
-                   bx == tuner_block_x(&c->cfg) ? tuner_kt_entry(d, c)
-                                                : tuner_kt_bx_entry(d, c, bx));
+            json_add(d, cache, key,
+                     bx == tuner_block_x(&c->cfg) ? tuner_kt_entry(d, c)
+                                                  : tuner_kt_bx_entry(d, c, bx));
         }
     }
-    td_add(d, doc, "cache", cache);
+    json_add(d, doc, "cache", cache);
     return doc;
 }
 
@@ -445,48 +383,46 @@ static const char *tuner_t4_invalidity(tuner_state s, const record *r)
     return r && r->status == RECORD_ST_TIMEOUT ? "timeout" : "runtime";
 }
 
-static void tuner_t4_measure(tuner_doc *d, cJSON *list, const char *name, double v,
-                             const char *unit)
+static void tuner_t4_measure(json_b *d, cJSON *list, const char *name, double v, const char *unit)
 {
-    cJSON *m = td_check(d, cJSON_CreateObject());
-    td_str(d, m, "name", name);
+    cJSON *m = json_check(d, cJSON_CreateObject());
+    json_str(d, m, "name", name);
     if (isfinite(v))
-        td_float(d, m, "value", v);
+        json_float(d, m, "value", v);
     else
-        td_str(d, m, "value", "nan");
-    td_str(d, m, "unit", unit);
-    td_push(d, list, m);
+        json_str(d, m, "value", "nan");
+    json_str(d, m, "unit", unit);
+    json_push(d, list, m);
 }
 
-static cJSON *tuner_t4_result(tuner_doc *d, const group_cell *c)
+static cJSON *tuner_t4_result(json_b *d, const group_cell *c)
 {
     const tuner_state s = tuner_state_of(c);
     const record *r = c->rec;
-    cJSON *o = td_check(d, cJSON_CreateObject());
+    cJSON *o = json_check(d, cJSON_CreateObject());
     if (r) {
         char ts[32];
         text_iso8601(r->timestamp, ts, sizeof ts);
-        td_str(d, o, "timestamp", ts);
+        json_str(d, o, "timestamp", ts);
     }
-    cJSON *cfg = td_check(d, cJSON_CreateObject());
+    cJSON *cfg = json_check(d, cJSON_CreateObject());
     tuner_params(d, cfg, &c->cfg);
-    td_add(d, o, "configuration", cfg);
-    cJSON *obj = td_check(d, cJSON_CreateArray());
-    if (obj && !cJSON_AddItemToArray(obj, td_check(d, cJSON_CreateString("time"))))
-        d->ok = 0;
-    td_add(d, o, "objectives", obj);
-    cJSON *times = td_check(d, cJSON_CreateObject());
-    td_float(d, times, "compilation_time", 0.0);
+    json_add(d, o, "configuration", cfg);
+    cJSON *obj = json_check(d, cJSON_CreateArray());
+    json_push(d, obj, cJSON_CreateString("time"));
+    json_add(d, o, "objectives", obj);
+    cJSON *times = json_check(d, cJSON_CreateObject());
+    json_float(d, times, "compilation_time", 0.0);
     /* The store keeps statistics, not every sample: runtimes stays empty and
      * the median is the "time" measurement. */
-    td_add(d, times, "runtimes", td_check(d, cJSON_CreateArray()));
-    td_float(d, times, "framework", 0.0);
-    td_float(d, times, "search_algorithm", 0.0);
-    td_float(d, times, "validation", 0.0);
-    td_add(d, o, "times", times);
-    td_str(d, o, "invalidity", tuner_t4_invalidity(s, r));
-    td_int(d, o, "correctness", s == TS_FAILED && r->status == RECORD_ST_WRONG ? 0 : 1);
-    cJSON *ms = td_check(d, cJSON_CreateArray());
+    json_add(d, times, "runtimes", json_check(d, cJSON_CreateArray()));
+    json_float(d, times, "framework", 0.0);
+    json_float(d, times, "search_algorithm", 0.0);
+    json_float(d, times, "validation", 0.0);
+    json_add(d, o, "times", times);
+    json_str(d, o, "invalidity", tuner_t4_invalidity(s, r));
+    json_num(d, o, "correctness", s == TS_FAILED && r->status == RECORD_ST_WRONG ? 0 : 1);
+    cJSON *ms = json_check(d, cJSON_CreateArray());
     if (s == TS_OK) {
         tuner_t4_measure(d, ms, "time", r->time.median_us * 1e-3, "ms");
         tuner_t4_measure(d, ms, "time_min", r->time.min_us * 1e-3, "ms");
@@ -501,33 +437,35 @@ static cJSON *tuner_t4_result(tuner_doc *d, const group_cell *c)
         tuner_t4_measure(d, ms, "rel_l2", r->rel_l2, "");
         tuner_t4_measure(d, ms, "registers", r->regs, "");
         tuner_t4_measure(d, ms, "smem_dynamic", (double)r->smem_dynamic, "B");
-        tuner_t4_measure(d, ms, "sm_median_mhz", r->clock.median_mhz, "MHz");
+        /* unknown (-1): "nan", as any measurement without a number */
+        tuner_t4_measure(d, ms, "sm_median_mhz",
+                         r->clock.median_mhz == -1 ? NAN : r->clock.median_mhz, "MHz");
     }
-    td_add(d, o, "measurements", ms);
+    json_add(d, o, "measurements", ms);
     return o;
 }
 
-static cJSON *tuner_t4_doc(tuner_doc *d, const group *g, const tuner_meta *m, int allow_missing)
+static cJSON *tuner_t4_doc(json_b *d, const group *g, const tuner_meta *m, int allow_missing)
 {
-    cJSON *doc = td_check(d, cJSON_CreateObject());
-    td_str(d, doc, "schema_version", "1.0.0");
+    cJSON *doc = json_check(d, cJSON_CreateObject());
+    json_str(d, doc, "schema_version", "1.0.0");
     cJSON *meta = tuner_origin(d, g, m);
-    td_str(d, meta, "timeunit", "milliseconds");
-    td_str(d, meta, "kernel_name", TUNER_KERNEL_NAME);
+    json_str(d, meta, "timeunit", "milliseconds");
+    json_str(d, meta, "kernel_name", TUNER_KERNEL_NAME);
     tuner_problem_size(d, meta, "problem_size", g);
-    cJSON *tp = td_check(d, cJSON_CreateObject());
+    cJSON *tp = json_check(d, cJSON_CreateObject());
     tuner_axes(d, tp, g);
-    td_add(d, meta, "tune_params", tp);
+    json_add(d, meta, "tune_params", tp);
     tuner_restrictions_json(d, meta, "restrictions", g);
-    td_add(d, doc, "metadata", meta);
-    cJSON *res = td_check(d, cJSON_CreateArray());
+    json_add(d, doc, "metadata", meta);
+    cJSON *res = json_check(d, cJSON_CreateArray());
     for (size_t i = 0; res && i < g->n_cells; i++) {
         if (allow_missing && tuner_state_of(&g->cells[i]) == TS_MISSING)
             continue;
         cJSON *r = tuner_t4_result(d, &g->cells[i]);
-        td_push(d, res, r);
+        json_push(d, res, r);
     }
-    td_add(d, doc, "results", res);
+    json_add(d, doc, "results", res);
     return doc;
 }
 
@@ -535,7 +473,7 @@ static cJSON *tuner_t4_doc(tuner_doc *d, const group *g, const tuner_meta *m, in
  */
 
 /* One tuning parameter: its values as the Python list text T1 wants. */
-static void tuner_t1_param(tuner_doc *d, cJSON *list, const char *name, const int *v, int n)
+static void tuner_t1_param(json_b *d, cJSON *list, const char *name, const int *v, int n)
 {
     char vals[512] = "[";
     for (int i = 0; i < n; i++) {
@@ -544,11 +482,11 @@ static void tuner_t1_param(tuner_doc *d, cJSON *list, const char *name, const in
     }
     const size_t len = strlen(vals);
     snprintf(vals + len, sizeof vals - len, "]");
-    cJSON *p = td_check(d, cJSON_CreateObject());
-    td_str(d, p, "Name", name);
-    td_str(d, p, "Type", "int");
-    td_str(d, p, "Values", vals);
-    td_push(d, list, p);
+    cJSON *p = json_check(d, cJSON_CreateObject());
+    json_str(d, p, "Name", name);
+    json_str(d, p, "Type", "int");
+    json_str(d, p, "Values", vals);
+    json_push(d, list, p);
 }
 
 /* Whether expr names the identifier name (a whole word: "STAGES" is not in
@@ -566,112 +504,112 @@ static int tuner_names(const char *expr, const char *name)
 }
 
 /* The tune parameters a restriction names (T1 wants them listed). */
-static cJSON *tuner_t1_names(tuner_doc *d, const group *g, const char *expr)
+static cJSON *tuner_t1_names(json_b *d, const group *g, const char *expr)
 {
-    cJSON *a = td_check(d, cJSON_CreateArray());
+    cJSON *a = json_check(d, cJSON_CreateArray());
     for (int i = 0; a && i <= SPACE_AXIS_COUNT; i++) {
         const char *n = i < SPACE_AXIS_COUNT ? space_axis_name(g->family, i) : TUNER_BLOCK_X;
-        if (tuner_names(expr, n) && !cJSON_AddItemToArray(a, td_check(d, cJSON_CreateString(n))))
-            d->ok = 0;
+        if (tuner_names(expr, n))
+            json_push(d, a, cJSON_CreateString(n));
     }
     return a;
 }
 
-static cJSON *tuner_t1_space(tuner_doc *d, const group *g)
+static cJSON *tuner_t1_space(json_b *d, const group *g)
 {
-    cJSON *cs = td_check(d, cJSON_CreateObject());
-    cJSON *params = td_check(d, cJSON_CreateArray());
+    cJSON *cs = json_check(d, cJSON_CreateObject());
+    cJSON *params = json_check(d, cJSON_CreateArray());
     for (int a = 0; params && a < SPACE_AXIS_COUNT; a++)
         tuner_t1_param(d, params, space_axis_name(g->family, a), g->axis[a], g->axis_len[a]);
     int bx[TUNER_MAX_BLOCK_X];
     const int n_bx = tuner_block_values(g, bx);
     if (params)
         tuner_t1_param(d, params, TUNER_BLOCK_X, bx, n_bx);
-    td_add(d, cs, "TuningParameters", params);
+    json_add(d, cs, "TuningParameters", params);
     char r[TUNER_MAX_RESTRICTIONS][TUNER_RESTRICTION_LEN];
     const int n = tuner_restrictions(g, r, TUNER_MAX_RESTRICTIONS);
-    cJSON *conds = td_check(d, cJSON_CreateArray());
+    cJSON *conds = json_check(d, cJSON_CreateArray());
     for (int i = 0; conds && i < n; i++) {
-        cJSON *c = td_check(d, cJSON_CreateObject());
-        td_add(d, c, "Parameters", tuner_t1_names(d, g, r[i]));
-        td_str(d, c, "Expression", r[i]);
-        td_push(d, conds, c);
+        cJSON *c = json_check(d, cJSON_CreateObject());
+        json_add(d, c, "Parameters", tuner_t1_names(d, g, r[i]));
+        json_str(d, c, "Expression", r[i]);
+        json_push(d, conds, c);
     }
-    td_add(d, cs, "Conditions", conds);
+    json_add(d, cs, "Conditions", conds);
     return cs;
 }
 
 /* Q, K, V and O as float vectors: T1's loader (Kernel Tuner 1.5) converts
  * only those; the kernel's are fp16 of the same element count, and a
  * simulated run never launches it. */
-static cJSON *tuner_t1_args(tuner_doc *d, const space_problem *p)
+static cJSON *tuner_t1_args(json_b *d, const space_problem *p)
 {
-    cJSON *args = td_check(d, cJSON_CreateArray());
+    cJSON *args = json_check(d, cJSON_CreateArray());
     const char *names[4] = {"Q", "K", "V", "O"};
     for (int i = 0; args && i < 4; i++) {
-        cJSON *a = td_check(d, cJSON_CreateObject());
-        td_str(d, a, "Name", names[i]);
-        td_str(d, a, "Type", "float");
-        td_str(d, a, "MemoryType", "Vector");
-        td_int(d, a, "Size", (double)p->batch * p->heads * p->seq_len * p->head_dim);
-        td_str(d, a, "FillType", "Constant");
-        td_float(d, a, "FillValue", 0.0);
-        td_str(d, a, "AccessType", i < 3 ? "ReadOnly" : "WriteOnly");
-        td_push(d, args, a);
+        cJSON *a = json_check(d, cJSON_CreateObject());
+        json_str(d, a, "Name", names[i]);
+        json_str(d, a, "Type", "float");
+        json_str(d, a, "MemoryType", "Vector");
+        json_num(d, a, "Size", (double)p->batch * p->heads * p->seq_len * p->head_dim);
+        json_str(d, a, "FillType", "Constant");
+        json_float(d, a, "FillValue", 0.0);
+        json_str(d, a, "AccessType", i < 3 ? "ReadOnly" : "WriteOnly");
+        json_push(d, args, a);
     }
     return args;
 }
 
-static cJSON *tuner_t1_kernel(tuner_doc *d, const group *g)
+static cJSON *tuner_t1_kernel(json_b *d, const group *g)
 {
-    cJSON *k = td_check(d, cJSON_CreateObject());
+    cJSON *k = json_check(d, cJSON_CreateObject());
     space_problem p;
     const int parsed = space_problem_parse(g->problem, &p) == 0;
     const fa_family *f = fa_family_get(g->family);
-    td_str(d, k, "Language", "CUDA");
-    td_str(d, k, "KernelName", TUNER_KERNEL_NAME);
+    json_str(d, k, "Language", "CUDA");
+    json_str(d, k, "KernelName", TUNER_KERNEL_NAME);
     /* Resolved by Kernel Tuner against the working directory, then the T1
      * file's folder and its parent: run from the repository root. */
-    td_str(d, k, "KernelFile", f ? f->header : "");
-    td_str(d, k, "GlobalSizeType", "CUDA");
-    cJSON *dev = td_check(d, cJSON_CreateObject());
-    td_str(d, dev, "Name", g->device);
-    td_add(d, k, "Device", dev);
+    json_str(d, k, "KernelFile", f ? f->header : "");
+    json_str(d, k, "GlobalSizeType", "CUDA");
+    cJSON *dev = json_check(d, cJSON_CreateObject());
+    json_str(d, dev, "Name", g->device);
+    json_add(d, k, "Device", dev);
     if (parsed)
         tuner_problem_size(d, k, "ProblemSize", g);
     /* The launch, as the family's: its grid's x (mma, wgmma: one CTA per
      * BLOCK_M query rows), one CTA per (batch, head) in y, block_size_x
      * threads. */
-    cJSON *gs = td_check(d, cJSON_CreateObject());
-    td_str(d, gs, "X", f ? f->kt_grid_x : "");
-    td_str(d, gs, "Y", "ProblemSize[0] * ProblemSize[1]");
-    td_add(d, k, "GlobalSize", gs);
-    cJSON *ls = td_check(d, cJSON_CreateObject());
-    td_str(d, ls, "X", TUNER_BLOCK_X);
-    td_add(d, k, "LocalSize", ls);
+    cJSON *gs = json_check(d, cJSON_CreateObject());
+    json_str(d, gs, "X", f ? f->kt_grid_x : "");
+    json_str(d, gs, "Y", "ProblemSize[0] * ProblemSize[1]");
+    json_add(d, k, "GlobalSize", gs);
+    cJSON *ls = json_check(d, cJSON_CreateObject());
+    json_str(d, ls, "X", TUNER_BLOCK_X);
+    json_add(d, k, "LocalSize", ls);
     if (parsed)
-        td_add(d, k, "Arguments", tuner_t1_args(d, &p));
+        json_add(d, k, "Arguments", tuner_t1_args(d, &p));
     return k;
 }
 
-static cJSON *tuner_t1_doc(tuner_doc *d, const group *g, const tuner_meta *m)
+static cJSON *tuner_t1_doc(json_b *d, const group *g, const tuner_meta *m)
 {
-    cJSON *doc = td_check(d, cJSON_CreateObject());
-    cJSON *gen = td_check(d, cJSON_CreateObject());
-    td_int(d, gen, "FormatVersion", 1);
-    td_str(d, gen, "TimeUnit", "Milliseconds");
-    td_add(d, doc, "General", gen);
-    td_add(d, doc, "ConfigurationSpace", tuner_t1_space(d, g));
-    cJSON *search = td_check(d, cJSON_CreateObject());
-    td_str(d, search, "Name", "brute_force");
-    td_add(d, doc, "Search", search);
-    td_add(d, doc, "KernelSpecification", tuner_t1_kernel(d, g));
+    cJSON *doc = json_check(d, cJSON_CreateObject());
+    cJSON *gen = json_check(d, cJSON_CreateObject());
+    json_num(d, gen, "FormatVersion", 1);
+    json_str(d, gen, "TimeUnit", "Milliseconds");
+    json_add(d, doc, "General", gen);
+    json_add(d, doc, "ConfigurationSpace", tuner_t1_space(d, g));
+    cJSON *search = json_check(d, cJSON_CreateObject());
+    json_str(d, search, "Name", "brute_force");
+    json_add(d, doc, "Search", search);
+    json_add(d, doc, "KernelSpecification", tuner_t1_kernel(d, g));
     /* The objective (T1 has no field for it: tune_kernel_T1's objective
      * argument, "time" by default, is this one). */
     cJSON *o = tuner_origin(d, g, m);
-    td_str(d, o, "objective_name", "time");
-    td_bool(d, o, "objective_higher_is_better", 0);
-    td_add(d, doc, "fasweep", o);
+    json_str(d, o, "objective_name", "time");
+    json_bool(d, o, "objective_higher_is_better", 0);
+    json_add(d, doc, "fasweep", o);
     return doc;
 }
 
@@ -695,7 +633,7 @@ int tuner_write(const group *g, tuner_format fmt, const tuner_meta *meta, int al
 {
     if (tuner_can_write(g, err, errlen) != 0)
         return -1;
-    tuner_doc d = {1};
+    json_b d = JSON_B_INIT;
     cJSON *doc = fmt == TUNER_T4   ? tuner_t4_doc(&d, g, meta, allow_missing)
                  : fmt == TUNER_T1 ? tuner_t1_doc(&d, g, meta)
                                    : tuner_kt_doc(&d, g, meta);

@@ -1062,11 +1062,16 @@ double record_ci_half(const record *r, double other_us)
     return (other_us >= m ? r->time.ci_hi_us - m : m - r->time.ci_lo_us) / m;
 }
 
-int record_tie(const record *a, const record *b)
+record_tie_t record_tie(const record *a, const record *b)
 {
     if (!record_has_ci(a) || !record_has_ci(b))
-        return 1; /* no interval: never certain */
+        return RECORD_TIE_UNKNOWN; /* no interval: the rule cannot tell */
     const double ma = a->time.median_us, mb = b->time.median_us;
     const double ha = record_ci_half(a, mb) * ma, hb = record_ci_half(b, ma) * mb;
-    return fabs(ma - mb) <= hypot(ha, hb);
+    return fabs(ma - mb) <= hypot(ha, hb) ? RECORD_TIE_YES : RECORD_TIE_NO;
+}
+
+const char *record_tie_name(record_tie_t t)
+{
+    return t == RECORD_TIE_YES ? "yes" : t == RECORD_TIE_NO ? "no" : "unknown";
 }

@@ -222,11 +222,21 @@ int record_has_ci(const record *r);
 /* The tie rule, used by everything that compares two timings (the refine
  * report, topk and the seeds, `fasweep report`, scripts/evolve*.py reads
  * the same rule from docs/measurement.md): b cannot be told apart from a
- * when |median_a - median_b| is at most the combined half-width
- * sqrt(ha^2 + hb^2), each half-width being the side of its interval that
- * faces the other median. A record without an interval is never ranked as
- * certain: it is a tie with anything. */
-int record_tie(const record *a, const record *b);
+ * (RECORD_TIE_YES) when |median_a - median_b| is at most the combined
+ * half-width sqrt(ha^2 + hb^2), each half-width being the side of its
+ * interval that faces the other median; RECORD_TIE_NO when it is more.
+ * When either record has no interval the rule cannot tell:
+ * RECORD_TIE_UNKNOWN. Every output says so (yes / no / unknown in tables,
+ * null in JSON); a caller that must decide treats unknown conservatively
+ * (the refine report: never a certain order). */
+typedef enum record_tie_t {
+    RECORD_TIE_UNKNOWN = -1,
+    RECORD_TIE_NO = 0,
+    RECORD_TIE_YES = 1,
+} record_tie_t;
+record_tie_t record_tie(const record *a, const record *b);
+/* "yes", "no" or "unknown". */
+const char *record_tie_name(record_tie_t t);
 
 /* The relative half-width of r's interval on the side facing other_us
  * (NaN without an interval), e.g. 0.008 for +-0.8 %. */

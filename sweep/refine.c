@@ -102,10 +102,17 @@ static void refine_report(const refine_env *e, const char *prob, const char *mod
             continue;
         }
         const double d = top[i].new_us / top[0].new_us - 1;
-        const int tie = i > 0 && tied == i && record_tie(&top[i].rec, &top[0].rec);
+        /* An unknown tie (a record without an interval) counts as one:
+         * without intervals the order is never certain. */
+        const record_tie_t t =
+            i > 0 && tied == i ? record_tie(&top[i].rec, &top[0].rec) : RECORD_TIE_NO;
+        const int tie = t != RECORD_TIE_NO;
         tied += tie;
         fprintf(out, "  %-8d %-8d %-24s %10.3f %10.3f %+8.2f%%%s\n", top[i].old_rank,
-                top[i].new_rank, cfg, top[i].old_us, top[i].new_us, 100 * d, tie ? " tie" : "");
+                top[i].new_rank, cfg, top[i].old_us, top[i].new_us, 100 * d,
+                t == RECORD_TIE_YES       ? " tie"
+                : t == RECORD_TIE_UNKNOWN ? " tie unknown (no interval)"
+                                          : "");
     }
     if (tied > 1)
         fprintf(out,

@@ -167,3 +167,35 @@ PY
     python3 -c "import sys; sys.exit(0 if float('$frac') > 0.05 else 1)" ||
         flunk "only $frac of the screenshot is not background"
 }
+
+@test "report: a tie is drawn only when the rule says so; without intervals it is unknown, never a tie" {
+    # the fixture's records have no interval: no bar is a tie, each says so
+    "$FASWEEP" import "$FIX/results.jsonl" --store "$STORE" >/dev/null
+    run --separate-stderr "$FASWEEP" report --store "$STORE" --gpu "NVIDIA L4" \
+        --problem 4,8,512,64 --mode hot -o plain.html
+    expect_status 0
+    expect_not_in "$(cat plain.html)" 'class="bar tie"'
+    # ranks 2 to 5 each say so (rank 5, 290 us, too: never drawn beside 148 us as a tie)
+    [ "$(grep -o '&#183; tie unknown' plain.html | wc -l)" -eq 4 ] || flunk "not 4 unknown ties"
+    # with intervals (+-2 %): rank 2 (152.1 us) ties with 148.3, rank 3 (158.4) does not
+    python3 - "$FIX/results.jsonl" >ci.jsonl <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    t = r.get("time") or {}
+    if r["status"] == "ok" and t.get("median_us"):
+        t["ci_lo_us"], t["ci_hi_us"] = t["median_us"] * 0.98, t["median_us"] * 1.02
+    print(json.dumps(r))
+PY
+    "$FASWEEP" import ci.jsonl --store ci.lmdb >/dev/null || flunk "import failed"
+    run --separate-stderr "$FASWEEP" report --store ci.lmdb --gpu "NVIDIA L4" \
+        --problem 4,8,512,64 --mode hot -o ci.html
+    expect_status 0
+    [ "$(grep -o 'class="bar tie"' ci.html | wc -l)" -eq 1 ] || flunk "not one tie bar"
+    expect_not_in "$(cat ci.html)" "&#183; tie unknown"
+    run --separate-stderr "$FASWEEP" topk -k 3 --no-seeds --gpu "NVIDIA L4" \
+        --problem 4,8,512,64 --mode hot --store ci.lmdb
+    expect_status 0
+    expect_in "$output" "152.10    2.00     yes"
+    expect_in "$output" "158.40    2.00      no"
+}

@@ -100,6 +100,39 @@ group_configs() { # DEVICE PROBLEM [MODE, default hot]
     [ "$(ls seeds | wc -l)" -eq 5 ] || flunk "extra files in seeds/: $(ls seeds)"
 }
 
+@test "one vocabulary: a seed's resources, cycles and clock have the record's names and values (unknown: null)" {
+    import_fixture
+    "$FASWEEP" export --store "$STORE" >all.jsonl || flunk "export failed"
+    "$FASWEEP" topk -k 8 --json --no-seeds --store "$STORE" >top.json || flunk "topk failed"
+    run python3 - all.jsonl top.json <<'PY'
+import json, sys
+recs = {}
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    k = r["key"]
+    recs[(k["device"], k["problem"], k["config"], k["mode"])] = r
+n = 0
+for g in json.load(open(sys.argv[2]))["groups"]:
+    for e in g["seeds"]:
+        r = recs[(g["device"], g["problem"]["text"], e["config_text"], g["mode"])]
+        for grp in ("resources", "cycles", "clock", "errors"):
+            for key, v in e[grp].items():
+                assert key in r[grp], (grp, key, sorted(r[grp]))
+                want = r[grp][key]
+                if grp == "clock" and want == -1:
+                    want = None  # the record's unknown sentinel: null in every output
+                if key == "below_threshold" and want in (0, 1):
+                    want = bool(want)
+                assert v == want, (grp, key, v, want)
+        for key in ("sm_clock_mhz", "mem_clock_mhz", "throttled"):
+            want = r["env"][key]
+            assert e["provenance"][key] == (None if want == -1 else want), (key, e["provenance"])
+        n += 1
+assert n >= 8, n
+PY
+    expect_status 0
+}
+
 @test "seeds file: schema fields and values" {
     import_fixture
     "$FASWEEP" topk -k 3 --store "$STORE" 2>/dev/null || flunk "topk failed"
@@ -131,7 +164,8 @@ assert set(m) == {"median_us", "min_us", "mean_us", "stdev_us", "cv", "noise", "
 # a fixture record from before intervals: none, never certain, no spread
 assert m["ci_lo_us"] is None and m["ci_hi_us"] is None and m["rounds"] == 0
 assert m["speedup_lo"] is None and m["speedup_hi"] is None
-assert e["tie_with_first"] is False and d["seeds"][1]["tie_with_first"] is True
+# no intervals: whether rank 2 ties with rank 1 is unknown (null), never a tie
+assert e["tie_with_first"] is False and d["seeds"][1]["tie_with_first"] is None
 assert e["paths"] == {"q_in_regs": True, "lookahead": False}, e["paths"]
 assert e["clock"] == {"sm_min_mhz": None, "sm_median_mhz": None, "sm_max_mhz": None,
                       "ref_mhz": None, "blocks": 0, "discarded_blocks": 0,
@@ -140,7 +174,7 @@ assert m["median_us"] == 148.3 and m["samples"] == 120 and m["noise"] == 0.0012
 assert abs(m["speedup_vs_baseline"] - 181.2 / 148.3) < 1e-9
 assert set(e["errors"]) == {"rel_l2", "max_abs"}
 assert e["resources"] == {"regs": 96, "smem_static": 0, "smem_dynamic": 49152,
-                          "local_bytes": 0, "spill_bytes": 0, "max_blocks_per_sm": 2}, e["resources"]
+                          "local_bytes": 0, "max_blocks_per_sm": 2}, e["resources"]
 # Standalone: not a variant, the template's SHA-256 (as this binary embeds it),
 # the gate, and the command that re-scores it into the same store.
 assert e["variant"] is False
@@ -152,7 +186,7 @@ assert e["gate"]["rel_l2_max"] == 0.005 and e["gate"]["max_abs_max"] == 0.03
 assert e["rescore"]["argv"][:9] == ["fasweep", "eval", "--problem", "b4.h8.s512.d64.nc",
     "--config", "d64.m128.n64.w8.s2.z1", "--mode", "hot", "--json"], e["rescore"]
 assert e["rescore"]["command"] == " ".join(e["rescore"]["argv"])
-assert set(e["cycles"]) >= {"cta_cycles_mean", "cta_cycles_max", "waves", "sm_imbalance"}
+assert set(e["cycles"]) == {"cta_mean", "cta_max", "waves", "sm_imbalance"}, e["cycles"]
 p = e["provenance"]
 for k in ("build", "kernel_source", "space_name", "space_hash", "timestamp", "host",
           "gpu_uuid", "driver", "runtime", "cc"):

@@ -150,6 +150,14 @@ assert e["file"].endswith("bad.cuh") and e["line"] == int(sys.argv[1]), e
 assert e["severity"] == "error" and "no_such_name" in e["message"], e
 g = o["gate"]
 assert g["passed"] is None and g["rel_l2_max"] == 0.005 and g["max_abs_max"] == 0.03, g
+# the record vocabulary (docs/seeds.md): the record names, unknown is null
+for gone in ("spill_bytes", "clock_mhz", "clock_below_threshold"):
+    assert gone not in o, (gone, o)
+assert o["sm_median_mhz"] is None and o["below_threshold"] is None, o
+assert o["rel_l2"] is None and o["max_abs"] is None and g["rel_l2"] is None, o
+# not compiled: no resources (unknown, not 0)
+assert all(o[k] is None for k in ("regs", "local_bytes", "smem_bytes", "max_blocks_per_sm")), o
+assert o["rounds"] == 0 and o["samples"] == 0, o
 ' "$want" <<<"$output" || flunk "eval --json: $output"
 }
 

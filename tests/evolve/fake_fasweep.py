@@ -138,7 +138,7 @@ def evaluate(a, store):
         rel = float(os.environ.get("FAKE_CI_REL", "0.004"))
         r.update(median_us=us, noise=0.001, samples=100, ci_lo_us=round(us * (1 - rel), 4),
                  ci_hi_us=round(us * (1 + rel), 4), rounds=3, rel_l2=0.0003, max_abs=0.004,
-                 regs=128, spill_bytes=64 if "__launch_bounds__(NUM_WARPS * 32, 4)" in text else 0,
+                 regs=128, local_bytes=64 if "__launch_bounds__(NUM_WARPS * 32, 4)" in text else 0,
                  smem_bytes=24576)
         if os.environ.get("FAKE_BASELINE_US"):
             r["speedup_vs_baseline"] = float(os.environ["FAKE_BASELINE_US"]) / us

@@ -1646,7 +1646,7 @@ class Journal(Base):
             (edited(status="wrong", error=5), r": error: expected a string or null, got a number"),
             (edited(parent=[1]), r": parent: expected a string or null, got an array"),
             (edited(generation="1"), r": generation: expected an integer >= 0, got a string"),
-            (edited(spill_bytes="x"), r": spill_bytes: expected a number or null, got a string"),
+            (edited(local_bytes="x"), r": local_bytes: expected a number or null, got a string"),
             (edited(source=KeyError), r": a measured candidate without a source"),
             (edited(median_us=1.0).replace(b"1.0", b"NaN", 1),
              r": median_us: NaN or an infinity"),

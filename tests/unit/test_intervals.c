@@ -92,9 +92,13 @@ static void test_old_record_reads_without_interval(void **st)
         decode(OLD "\"time\":{\"median_us\":10,\"noise\":0.001}}", &r, err, sizeof err), 0);
     assert_false(record_has_ci(&r));
     assert_int_equal(r.time.round.n, 0);
-    /* never ranked as certain: a tie with anything */
+    /* never ranked as certain: whether it ties is unknown (not a tie, not
+     * a difference), both ways */
     record far = with_ci(ok_rec("x", 100), 99, 101);
-    assert_true(record_tie(&r, &far));
+    assert_int_equal(record_tie(&r, &far), RECORD_TIE_UNKNOWN);
+    assert_int_equal(record_tie(&far, &r), RECORD_TIE_UNKNOWN);
+    assert_int_equal(record_tie(&r, &r), RECORD_TIE_UNKNOWN);
+    assert_string_equal(record_tie_name(record_tie(&r, &far)), "unknown");
 }
 
 static void test_validation(void **st)
@@ -126,14 +130,16 @@ static void test_tie_rule(void **st)
     const record a = with_ci(ok_rec("a", 10.0), 9.9, 10.1);
     /* 10.2 +- 0.1: |d| 0.2 > hypot(0.1, 0.1) = 0.141 -> different */
     const record b = with_ci(ok_rec("b", 10.2), 10.1, 10.3);
-    assert_false(record_tie(&a, &b));
+    assert_int_equal(record_tie(&a, &b), RECORD_TIE_NO);
+    assert_string_equal(record_tie_name(record_tie(&a, &b)), "no");
     /* 10.12 +- 0.1: |d| 0.12 <= 0.141 -> a tie, both ways */
     const record c = with_ci(ok_rec("c", 10.12), 10.02, 10.22);
-    assert_true(record_tie(&a, &c));
-    assert_true(record_tie(&c, &a));
+    assert_int_equal(record_tie(&a, &c), RECORD_TIE_YES);
+    assert_int_equal(record_tie(&c, &a), RECORD_TIE_YES);
+    assert_string_equal(record_tie_name(record_tie(&a, &c)), "yes");
     /* asymmetric intervals: the side facing the other counts */
     const record d = with_ci(ok_rec("d", 10.3), 9.95, 10.31); /* wide below */
-    assert_true(record_tie(&a, &d));
+    assert_int_equal(record_tie(&a, &d), RECORD_TIE_YES);
     assert_true(fabs(record_ci_half(&d, 10.0) - 0.35 / 10.3) < 1e-12);
 }
 

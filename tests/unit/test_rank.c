@@ -447,15 +447,16 @@ static void test_no_baseline_dash(void **state)
 
 /* ---- JSON ----------------------------------------------------------------------------------- */
 
+/* rank_json's document as `topk --json` prints it (cli/emit.c), read back. */
 static cJSON *print_json(const rank_result *r)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
-    assert_int_equal(rank_print_json(r, out), 0);
-    fclose(out);
+    cJSON *doc = rank_json(r);
+    assert_non_null(doc);
+    char *buf = cJSON_Print(doc);
+    cJSON_Delete(doc);
+    assert_non_null(buf);
     cJSON *j = cJSON_Parse(buf);
-    free(buf);
+    cJSON_free(buf);
     assert_non_null(j);
     return j;
 }
@@ -810,6 +811,150 @@ static void test_sources_written(void **state)
     rank_free(&r);
 }
 
+/* ---- the tie as yes / no / unknown, the null rule, out of memory ---------------------------- */
+
+static void put_ci(fixture *f, const char *cfg, double median, double lo, double hi)
+{
+    record r = rec(DEV_A, PROB_1, cfg, "hot", RECORD_KIND_KERNEL, RECORD_ST_OK, median, 0.01);
+    r.time.ci_lo_us = lo;
+    r.time.ci_hi_us = hi;
+    put(f, r);
+}
+
+/* The four rows of one group: rank 1 with an interval, a tie (yes), a
+ * difference (no), and one without an interval (unknown: never a tie). */
+static rank_result tie_group(fixture *f)
+{
+    put_ci(f, "d64.m128.n64.w4.s2.z1", 20.0, 19.9, 20.1);
+    put_ci(f, "d64.m64.n64.w4.s1.z0", 20.1, 20.0, 20.2);
+    put_ci(f, "d64.m64.n32.w4.s2.z1", 30.0, 29.9, 30.1);
+    put_k(f, DEV_A, PROB_1, "d64.m128.n64.w8.s2.z1", 40.0, 0.01); /* no interval */
+    return topk_all(f, 8);
+}
+
+static void test_tie_table(void **state)
+{
+    fixture *f = *state;
+    rank_result r = tie_group(f);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    rank_print(&r, out);
+    fclose(out);
+    const char *rows[4] = {"d64.m128.n64.w4.s2.z1", "d64.m64.n64.w4.s1.z0", "d64.m64.n32.w4.s2.z1",
+                           "d64.m128.n64.w8.s2.z1"};
+    const char *want[4] = {NULL, " yes ", " no ", " unknown "};
+    for (int i = 0; i < 4; i++) {
+        char *row = strstr(buf, rows[i]);
+        assert_non_null(row);
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)strcspn(row, "\n"), row);
+        if (want[i])
+            assert_non_null(strstr(line, want[i]));
+        else
+            assert_null(strstr(line, " yes ") ? line : strstr(line, " unknown "));
+    }
+    assert_non_null(strstr(buf, "its tie is unknown"));
+    free(buf);
+    rank_free(&r);
+}
+
+static void test_tie_json_and_nulls(void **state)
+{
+    fixture *f = *state;
+    rank_result r = tie_group(f);
+    cJSON *j = print_json(&r);
+    const cJSON *seeds = get(cJSON_GetArrayItem(get(j, "groups"), 0), "seeds");
+    assert_int_equal(cJSON_GetArraySize(seeds), 4);
+    assert_true(cJSON_IsFalse(get(cJSON_GetArrayItem(seeds, 0), "tie_with_first")));
+    assert_true(cJSON_IsTrue(get(cJSON_GetArrayItem(seeds, 1), "tie_with_first")));
+    assert_true(cJSON_IsFalse(get(cJSON_GetArrayItem(seeds, 2), "tie_with_first")));
+    /* no interval: unknown is null, not a tie */
+    const cJSON *e = cJSON_GetArrayItem(seeds, 3);
+    assert_true(cJSON_IsNull(get(e, "tie_with_first")));
+    /* the record's names (store/record.c): cycles.cta_mean, no second name
+     * for local_bytes */
+    const cJSON *cy = get(e, "cycles");
+    get(cy, "cta_mean");
+    get(cy, "cta_max");
+    assert_null(cJSON_GetObjectItem(cy, "cta_cycles_mean"));
+    assert_null(cJSON_GetObjectItem(get(e, "resources"), "spill_bytes"));
+    cJSON_Delete(j);
+    rank_free(&r);
+}
+
+/* Unknown is null (the record's -1 sentinels, NaN), a measured 0 stays 0. */
+static void test_null_rule(void **state)
+{
+    fixture *f = *state;
+    record a = rec(DEV_A, PROB_1, "d64.m128.n64.w4.s2.z1", "hot", RECORD_KIND_KERNEL, RECORD_ST_OK,
+                   20, 0.01);
+    a.rel_l2 = 0; /* exact */
+    a.max_abs = 0;
+    a.sm_clock_mhz = a.mem_clock_mhz = a.throttled = -1;
+    a.cta_cycles_mean = a.cta_cycles_max = NAN;
+    a.clock.below = -1;
+    put(f, a);
+    rank_result r = topk_all(f, 8);
+    cJSON *j = print_json(&r);
+    const cJSON *e = cJSON_GetArrayItem(get(cJSON_GetArrayItem(get(j, "groups"), 0), "seeds"), 0);
+    const cJSON *er = get(e, "errors");
+    assert_true(cJSON_IsNumber(get(er, "rel_l2")) && get(er, "rel_l2")->valuedouble == 0);
+    assert_true(cJSON_IsNumber(get(er, "max_abs")) && get(er, "max_abs")->valuedouble == 0);
+    const cJSON *p = get(e, "provenance");
+    assert_true(cJSON_IsNull(get(p, "sm_clock_mhz")));
+    assert_true(cJSON_IsNull(get(p, "mem_clock_mhz")));
+    assert_true(cJSON_IsNull(get(p, "throttled")));
+    assert_true(cJSON_IsNull(get(get(e, "cycles"), "cta_mean")));
+    assert_true(cJSON_IsNull(get(get(e, "clock"), "below_threshold")));
+    cJSON_Delete(j);
+    rank_free(&r);
+}
+
+/* cJSON's allocator failing at the n-th allocation: rank_json is NULL (no
+ * partial document, nothing leaked under ASan) for every n before the
+ * first that lets it finish. */
+static long oom_left = -1; /* allocations left before one fails; -1: never */
+static int oom_refused;    /* an allocation was refused */
+static void *oom_malloc(size_t n)
+{
+    if (oom_left == 0) {
+        oom_refused = 1;
+        return NULL;
+    }
+    if (oom_left > 0)
+        oom_left--;
+    return malloc(n);
+}
+
+static void test_json_out_of_memory(void **state)
+{
+    fixture *f = *state;
+    rank_result r = tie_group(f);
+    cJSON_Hooks hooks = {oom_malloc, free};
+    cJSON_InitHooks(&hooks);
+    int failed = 0;
+    for (long n = 0;; n++) {
+        oom_left = n;
+        oom_refused = 0;
+        cJSON *doc = rank_json(&r);
+        const int hit = oom_refused; /* the n-th allocation was refused */
+        oom_left = -1;
+        if (!doc) {
+            assert_true(hit);
+            failed++;
+            continue;
+        }
+        cJSON_Delete(doc);
+        if (!hit)
+            break; /* built with every allocation granted */
+        fail_msg("rank_json returned a document after allocation %ld failed", n);
+    }
+    cJSON_InitHooks(NULL);
+    assert_true(failed > 50);
+    rank_free(&r);
+}
+
 #define RANK_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -828,6 +973,10 @@ int main(void)
         RANK_TEST(test_failed_and_baselines),
         RANK_TEST(test_no_baseline_dash),
         RANK_TEST(test_json),
+        RANK_TEST(test_tie_table),
+        RANK_TEST(test_tie_json_and_nulls),
+        RANK_TEST(test_null_rule),
+        RANK_TEST(test_json_out_of_memory),
         RANK_TEST(test_seeds_write),
         RANK_TEST(test_seeds_names),
         RANK_TEST(test_seeds_other_group),

@@ -226,6 +226,7 @@ static void wg_record(record *r, const char *config, double us)
     r->time.median_us = r->time.min_us = r->time.mean_us = us;
     r->time.samples = 20;
     r->time.noise = 0.001;
+    r->clock.median_mhz = r->clock.below = -1; /* unknown */
 }
 
 /* A group of wgmma records of the WG_SPACE problem, laid over g's grid of
@@ -241,6 +242,8 @@ static void wg_group(group *g, const space *s, int family)
     assert_non_null(g->recs);
     wg_record(&g->recs[0], "d64.m128.n128.c2.s2.p2", 100.0);
     wg_record(&g->recs[1], "d64.m64.n64.c1.s2.p1", 120.0);
+    g->recs[1].clock.median_mhz = 1980;
+    g->recs[1].clock.below = 0;
     assert_true(group_lay_out_family(g, s, family) >= 0);
 }
 
@@ -304,6 +307,13 @@ static void test_wgmma_kernel_tuner(void **state)
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(top, "ping_pong")));
     const cJSON *other = cJSON_GetObjectItem(cache, "64,64,1,2,1,256");
     assert_null(cJSON_GetObjectItem(other, "__error__"));
+    /* The null rule: an unknown clock (-1 in the record) is null, a known
+     * one its number, below_threshold 0 stays 0. */
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(top, "sm_median_mhz")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(top, "below_threshold")));
+    assert_int_equal(cJSON_GetObjectItem(other, "sm_median_mhz")->valueint, 1980);
+    assert_true(cJSON_IsNumber(cJSON_GetObjectItem(other, "below_threshold")));
+    assert_int_equal(cJSON_GetObjectItem(other, "below_threshold")->valueint, 0);
     assert_string_equal(cJSON_GetObjectItem(cache, "128,128,2,2,2,256")->child->next->next->string,
                         "CONSUMER_WG");
     int measured = 0;
@@ -435,7 +445,66 @@ static void test_axis_names(void **state)
     assert_string_equal(space_axis_name(-1, 0), "?");
 }
 
+/* cJSON's allocator failing at the n-th allocation: tuner_write is -1
+ * with one message and writes nothing, for every n before the first that
+ * lets it finish (the one out-of-memory flag of store/json.h). */
+static long oom_left = -1;
+static int oom_refused;
+static void *oom_malloc(size_t n)
+{
+    if (oom_left == 0) {
+        oom_refused = 1;
+        return NULL;
+    }
+    if (oom_left > 0)
+        oom_left--;
+    return malloc(n);
+}
+
+static void test_out_of_memory(void **state)
+{
+    (void)state;
+    space s;
+    char err[512];
+    assert_int_equal(space_parse(WG_SPACE, strlen(WG_SPACE), "wg.json", &s, err, sizeof err), 0);
+    group g;
+    wg_group(&g, &s, -1);
+    const tuner_meta m = {"wg", "0123456789abcdef", "test"};
+    const tuner_format fmts[3] = {TUNER_KERNEL_TUNER, TUNER_T4, TUNER_T1};
+    cJSON_Hooks h = {oom_malloc, free};
+    for (int f = 0; f < 3; f++) {
+        int failed = 0;
+        for (long n = 0;; n++) {
+            char *buf = NULL;
+            size_t len = 0;
+            FILE *o = open_memstream(&buf, &len);
+            assert_non_null(o);
+            err[0] = '\0';
+            cJSON_InitHooks(&h);
+            oom_left = n;
+            oom_refused = 0;
+            const int rc = tuner_write(&g, fmts[f], &m, 1, o, err, sizeof err);
+            oom_left = -1;
+            cJSON_InitHooks(NULL);
+            assert_int_equal(fclose(o), 0);
+            if (!oom_refused) {
+                assert_int_equal(rc, 0);
+                free(buf);
+                break;
+            }
+            assert_int_equal(rc, -1);
+            assert_int_equal(len, 0); /* nothing written */
+            assert_non_null(strstr(err, "out of memory"));
+            free(buf);
+            failed++;
+        }
+        assert_true(failed > 20);
+    }
+    group_free(&g);
+}
+
 TU_MAIN(cmocka_unit_test(test_pyexpr), cmocka_unit_test(test_restrictions_are_check),
         cmocka_unit_test(test_wgmma_kernel_tuner),
         cmocka_unit_test(test_wgmma_grid_of_a_mixed_space),
-        cmocka_unit_test(test_records_family_names_the_axes), cmocka_unit_test(test_axis_names))
+        cmocka_unit_test(test_records_family_names_the_axes), cmocka_unit_test(test_axis_names),
+        cmocka_unit_test(test_out_of_memory))
