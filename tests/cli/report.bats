@@ -80,7 +80,7 @@ PY
     "$FASWEEP" import "$FIX/results.jsonl" --store "$STORE" >/dev/null
     run --separate-stderr "$FASWEEP" report --store "$STORE" --gpu "NVIDIA L4" --mode hot -o l4.html
     expect_status 0
-    expect_in "$output" "(2 groups)"
+    expect_in "$stderr" "(2 groups)"
     # each group says what its mode times, from the mode table (store/mode.h)
     expect_in "$(cat l4.html)" '<p class="mode"><b>hot</b>: L2 warm (inputs reused launch after launch); one launch per event pair; noise: relative standard error of the median'
 }
