@@ -69,6 +69,8 @@ static int export_records_run(const export_args *a, store_io_format fmt)
     export_records e = {s, a->prefix ? a->prefix : "", fmt};
     const int rc =
         a->file ? cli_write_file(a->file, export_records_to, &e) : export_records_to(stdout, &e);
+    if (rc == CLI_OK && a->file) /* the path written, on stderr as every command's */
+        cli_say("wrote %s", a->file);
     const int out = export_damaged(s, rc);
     store_close(s);
     return out;

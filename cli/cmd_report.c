@@ -81,8 +81,10 @@ static int report_run(const report_args *a)
                                fa_build_id(), a->k,          a->variants};
         const report_job j = {&set, &m};
         rc = cli_write_file(a->file, report_to, (void *)&j);
+        /* A path written is a diagnostic (stderr), as topk's and export's: stdout
+         * may be the page itself (-o /dev/stdout). */
         if (rc == CLI_OK)
-            printf("wrote %s (%d group%s)\n", a->file, set.n, set.n == 1 ? "" : "s");
+            cli_say("wrote %s (%d group%s)", a->file, set.n, set.n == 1 ? "" : "s");
     }
     group_set_free(&set);
     store_close(st);

@@ -169,3 +169,19 @@ PY
     expect_in "$stderr" "exists but is not a directory"
     expect_no_tmp
 }
+
+@test "a path written is named on stderr, never on stdout: export -o, report -o, topk's seeds" {
+    "$FASWEEP" import "$FIX/results.jsonl" --store "$STORE" >/dev/null
+    run --separate-stderr "$FASWEEP" export --store "$STORE" -o out.jsonl
+    expect_status 0
+    [ -z "$output" ] || flunk "export -o printed on stdout: $output"
+    expect_in "$stderr" "fasweep: wrote out.jsonl"
+    run --separate-stderr "$FASWEEP" report --store "$STORE" -o r.html
+    expect_status 0
+    [ -z "$output" ] || flunk "report printed on stdout: $output"
+    expect_in "$stderr" "wrote r.html"
+    run --separate-stderr "$FASWEEP" topk --json --store "$STORE" --seeds-dir sd
+    expect_status 0
+    expect_in "$stderr" "sd/"
+    expect_not_in "$output" "sd/"
+}

@@ -15,7 +15,9 @@ CHECK="$REPO/tests/cli/report_check.py"
     run --separate-stderr "$FASWEEP" report --store "$STORE" --space "$REPO/spaces/l4.json" \
         -o r.html
     expect_status 0
-    expect_in "$output" "wrote r.html (5 groups)"
+    # the path written goes to stderr (stdout may be the page: -o /dev/stdout)
+    expect_in "$stderr" "fasweep: wrote r.html (5 groups)"
+    [ -z "$output" ] || flunk "report printed on stdout: $output"
     run python3 "$CHECK" r.html
     expect_status 0
     # the L4 space's 162 points: 72 accepted (5 ok, 3 failed, 64 not measured), 54 + 36 rejected
@@ -78,7 +80,7 @@ PY
     "$FASWEEP" import "$FIX/results.jsonl" --store "$STORE" >/dev/null
     run --separate-stderr "$FASWEEP" report --store "$STORE" --gpu "NVIDIA L4" --mode hot -o l4.html
     expect_status 0
-    expect_in "$output" "(2 groups)"
+    expect_in "$stderr" "(2 groups)"
     # each group says what its mode times, from the mode table (store/mode.h)
     expect_in "$(cat l4.html)" '<p class="mode"><b>hot</b>: L2 warm (inputs reused launch after launch); one launch per event pair; noise: relative standard error of the median'
 }
