@@ -90,8 +90,9 @@ static int topk_report(const topk_args *a, const char *path, long stored, const 
         return CLI_FAIL;
     }
     const int rc = a->json ? emit_json(rank_json(r)) : (rank_print(r, stdout), CLI_OK);
-    /* --json is for a program reading stdout: seeds only when asked. */
-    if (rc || a->no_seeds || (a->json && !a->seeds_dir))
+    /* The same side effects with and without --json: the seeds are written
+     * unless --no-seeds (--json changes what stdout holds, nothing else). */
+    if (rc || a->no_seeds)
         return rc;
     if (rank_write_seeds(r, a->seeds_dir ? a->seeds_dir : DEFAULT_SEEDS_DIR, stderr, err,
                          sizeof err) != 0) {
@@ -152,12 +153,11 @@ static const cli_opt topk_opts[] = {
                 "write each seed's kernel source, standalone, to\n"
                 "DIR/DEVICE_PROBLEM_MODE.RANK.cuh (`fasweep eval --kernel FILE` re-scores it)"),
     CLI_OPT_VAL("seeds-dir", CLI_PATH, topk_args, seeds_dir, "DIR",
-                "where seeds go (default ./" DEFAULT_SEEDS_DIR "); with --json, seeds are\n"
-                "written only when this is given"),
-    CLI_OPT_FLAG("no-seeds", topk_args, no_seeds, "print only"),
+                "where seeds go (default ./" DEFAULT_SEEDS_DIR ")"),
+    CLI_OPT_FLAG("no-seeds", topk_args, no_seeds, "print only: write no seeds files"),
     CLI_OPT_FLAG("json", topk_args, json,
-                 "print one JSON document instead of the table (writes no seeds\n"
-                 "unless --seeds-dir is given)"),
+                 "print one JSON document instead of the table (the seeds are written\n"
+                 "as without it; --no-seeds for none)"),
     CLI_OPT_STORE(topk_args),
     CLI_OPT_DEVICE_REFUSED,
     {0}};
@@ -173,7 +173,8 @@ CLI_COMMAND(
              "(DIR/DEVICE_PROBLEM_MODE.json, format in docs/seeds.md; paths on stderr). Every\n"
              "mode stored gets its own section unless --mode picks one. Records of edited\n"
              "kernels (eval --kernel) are ranked only with --variants, marked `variant`. With\n"
-             "--json it prints the ranking only, and writes seeds when --seeds-dir is given.\n",
+             "--json it prints the ranking as JSON; the seeds are written either way\n"
+             "(--no-seeds: none).\n",
     .exit = "0 ok, 1 missing or empty store, no match, only failed results or a seeds\n"
             "write error, 2 bad option.");
 

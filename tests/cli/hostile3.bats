@@ -2,7 +2,7 @@
 # hostile3.bats - hostile input, third round (issue 26, items 5, 7 and 10):
 # one undecodable record must not lock the store, records are validated by
 # the planner's rules, a shared (read-only) store still reads, CSV cells do
-# not run as formulas, topk --json writes no seeds, and the status message
+# not run as formulas, topk --json writes the seeds as the table does, and the status message
 # names every status. Each test failed on the code before the fix.
 
 load helpers
@@ -224,12 +224,16 @@ damaged_store() {
     expect_not_in "$row" ",=" && expect_not_in "$row" ",@" && expect_not_in "$row" ",+"
 }
 
-@test "topk --json writes no seeds files unless --seeds-dir is given" {
+@test "topk --json has the same side effects as the table: the seeds are written unless --no-seeds" {
     import_fixture
+    run --separate-stderr "$FASWEEP" topk --json --no-seeds --store "$STORE"
+    expect_status 0
+    json_valid <<<"$output" || flunk "not JSON"
+    [ ! -e seeds ] || flunk "topk --json --no-seeds wrote seeds: $(ls seeds)"
     run --separate-stderr "$FASWEEP" topk --json --store "$STORE"
     expect_status 0
     json_valid <<<"$output" || flunk "not JSON"
-    [ ! -e seeds ] || flunk "topk --json wrote seeds: $(ls seeds)"
+    [ -n "$(ls seeds)" ] || flunk "topk --json wrote no seeds (the table writes them)"
     run --separate-stderr "$FASWEEP" topk --json --seeds-dir sd --store "$STORE"
     expect_status 0
     [ -n "$(ls sd)" ] || flunk "--seeds-dir given: seeds expected"

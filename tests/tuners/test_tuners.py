@@ -90,7 +90,7 @@ class TunerExports(unittest.TestCase):
         fasweep("import", fixture, "--store", cls.store)
         cls.seeds = os.path.join(t, "seeds")
         fasweep("topk", "-k", "8", "--mode", "hot", "--store", cls.store, "--seeds-dir", cls.seeds)
-        top = json.loads(fasweep("topk", "-k", "1", "--json", "--mode", "hot", "--store",
+        top = json.loads(fasweep("topk", "-k", "1", "--json", "--no-seeds", "--mode", "hot", "--store",
                                  cls.store).stdout)
         cls.top1 = top["groups"][0]["seeds"][0]["config"]
         cls.kt = os.path.join(t, "hot.kt.json")
@@ -405,7 +405,7 @@ class WgmmaExports(unittest.TestCase):
         subprocess.run(["python3", "tests/tuners/make_fixture.py", FASWEEP, cls.space, fixture],
                        check=True)
         fasweep("import", fixture, "--store", cls.store)
-        top = json.loads(fasweep("topk", "-k", "1", "--json", "--mode", "hot", "--store",
+        top = json.loads(fasweep("topk", "-k", "1", "--json", "--no-seeds", "--mode", "hot", "--store",
                                  cls.store).stdout)
         cls.top1 = top["groups"][0]["seeds"][0]
         cls.kt = os.path.join(t, "hot.kt.json")
