@@ -62,7 +62,7 @@ base=$store.baselines.jsonl
 : >"$base" || { printf '%s: %q: cannot write\n' "$me" "$base" >&2; exit 2; }
 for p in $problems; do
     echo "fasweep: timing PyTorch SDPA at $p" >&2
-    python3 "$here/sdpa_baseline.py" --problem "$p" --space "$space" >>"$base" ||
+    python3 "$here/sdpa_baseline.py" --problem "$p" --space "$space" --fasweep "$fasweep" >>"$base" ||
         { echo "$me: timing PyTorch SDPA at $p failed: no baselines imported" >&2; exit 1; }
 done
 "$fasweep" import "$base" --store "$store" ||
