@@ -36,7 +36,7 @@
 static const char *const variant_flags[] = {
     "-shared",  "-cudart",    "shared", "-Xcompiler", "-fPIC,-fvisibility=hidden",
     "-Xlinker", "-Bsymbolic", NULL};
-/* Room in nvcc's argv for fa_code_flags (a longer NVCODE is cut there). */
+/* Room in nvcc's argv for fa_code_flags (a longer NVCODE: no variant). */
 #define VARIANT_CODE_FLAGS_MAX 48
 
 #define VARIANT_SYMBOL "fasweep_variant_instance"
@@ -366,12 +366,12 @@ static int variant_nvcc_run(const char *dir, const char *nvcc, const fa_config *
     const char *argv[32 + VARIANT_CODE_FLAGS_MAX];
     int k = 0;
     argv[k++] = nvcc;
-    for (int i = 0; fa_code_flags[i]; i++)
-        if (i >= VARIANT_CODE_FLAGS_MAX)
+    for (int i = 0; fa_code_flags[i]; i++) {
+        if (i == VARIANT_CODE_FLAGS_MAX)
             return text_errf(log, loglen, "the build's nvcc flags are more than %d words",
                              VARIANT_CODE_FLAGS_MAX);
-        else
-            argv[k++] = fa_code_flags[i];
+        argv[k++] = fa_code_flags[i];
+    }
     for (const char *const *f = variant_flags; *f; f++)
         argv[k++] = *f;
     argv[k++] = arch;
