@@ -72,9 +72,15 @@ GENCODE := $(foreach a,$(ARCHS),-gencode=arch=compute_$(a),code=sm_$(a)) \
            -gencode=arch=compute_$(LAST_ARCH),code=compute_$(LAST_ARCH)
 # --compress-mode=size: the fat binary is about 5x smaller than nvcc's
 # default compression (1.66 MB -> 0.30 MB for 4 instances x 2 archs).
+# NVFLAGS (the knob) and NVEXTRA decide the code: NVCODE is every flag that
+# does, the instances' and the kernel variants' alike (geninst writes it
+# into embedded.c as fa_code_flags[], kernels/embedded.h; sweep/variant.c
+# compiles with it; `fasweep version --json` prints it). NVALL adds what
+# only the build's own units take (targets, include paths, warnings).
 NVFLAGS ?= -O3 -std=c++17 -lineinfo
-NVFLAGS += $(GENCODE) -I. -Ikernels -Xcompiler -Wall,-Wextra,-Werror,-fPIC --compress-mode=size \
-           --expt-relaxed-constexpr $(NVEXTRA)
+NVCODE  := $(NVFLAGS) --expt-relaxed-constexpr $(NVEXTRA)
+NVALL   := $(NVFLAGS) $(GENCODE) -I. -Ikernels -Xcompiler -Wall,-Wextra,-Werror,-fPIC \
+           --compress-mode=size --expt-relaxed-constexpr $(NVEXTRA)
 
 # ---- host modules (C11, no CUDA) -----------------------------------------
 # Every .c of a folder is part of its layer (add a file, not a Makefile line).
@@ -114,8 +120,8 @@ KOBJ      := $(GEN_CU:$(GEN)/%.cu=$(KBUILD)/kobj/%.o) $(GEN_CU_90A:$(GEN)/%.cu=$
 FAMILY_HDR := $(wildcard kernels/*/*.cuh kernels/*/*.h)
 KERNEL_HDR := kernels/fa_config.h kernels/fa_launch.h $(FAMILY_HDR)
 
-.PHONY: all sweep test test-gpu check unit cli fuzz format format-check includes dist \
-        clean deps deps-test vendor-deps list-instances test-slurm tuners
+.PHONY: all sweep test test-gpu check unit cli fuzz format format-check includes unused dist \
+        clean deps deps-test vendor-deps list-instances test-slurm tuners FORCE
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/fasweep
@@ -137,16 +143,22 @@ $(KBUILD)/geninst: $(GENINST_SRC) $(KERNEL_HDR) kernels/family.h grid/space.h gr
 
 # geninst rewrites a file only when its text changes, so editing a space
 # recompiles only the shards whose instance lists moved.
-$(GEN)/.stamp: $(KBUILD)/geninst $(SPACES) $(KERNEL_HDR) kernels/registry.cu Makefile
+# The flags as a file rewritten only when they change: a new NVFLAGS or
+# NVEXTRA on the command line reruns geninst (build id, fa_code_flags).
+$(GEN)/nvflags: FORCE
+	@mkdir -p $(GEN)
+	@echo '$(NVALL) | $(NVCODE)' | cmp -s - $@ || echo '$(NVALL) | $(NVCODE)' > $@
+FORCE:
+$(GEN)/.stamp: $(KBUILD)/geninst $(SPACES) $(KERNEL_HDR) kernels/registry.cu Makefile $(GEN)/nvflags
 	@mkdir -p $(GEN)
 	$(KBUILD)/geninst --out $(GEN) --shards $(SHARDS) --arch-shards $(ARCH_SHARDS) --archs "$(ARCHS)" \
-	  --hash-files "$(KERNEL_HDR) kernels/registry.cu" --flags "$(NVFLAGS)" \
+	  --hash-files "$(KERNEL_HDR) kernels/registry.cu" --flags "$(NVALL)" --code-flags "$(NVCODE)" \
 	  --embed "kernels/fa_config.h kernels/fa_launch.h $(wildcard kernels/*/*.h kernels/*/*.cuh)" $(SPACES)
 	@touch $@
 $(GEN_CU) $(GEN_CU_90A) $(GEN)/registry_table.inc $(GEN)/build_id.h $(GEN)/embedded.c: $(GEN)/.stamp ;
 
 # The headers a kernel variant is compiled against (sweep/variant.h).
-$(BUILD)/obj/gen/embedded.o: $(GEN)/embedded.c
+$(BUILD)/obj/gen/embedded.o: $(GEN)/embedded.c kernels/embedded.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -154,19 +166,19 @@ $(BUILD)/obj/gen/embedded.o: $(GEN)/embedded.c
 # (the shorter stem wins over inst_%.o below).
 $(KBUILD)/kobj/inst_sm90a_%.o: $(GEN)/inst_sm90a_%.cu $(KERNEL_HDR)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(filter-out $(GENCODE),$(NVFLAGS)) $(GENCODE_90A) -I$(GEN) -c $< -o $@
+	$(NVCC) $(filter-out $(GENCODE),$(NVALL)) $(GENCODE_90A) -I$(GEN) -c $< -o $@
 
 $(KBUILD)/kobj/inst_%.o: $(GEN)/inst_%.cu $(KERNEL_HDR)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -I$(GEN) -c $< -o $@
+	$(NVCC) $(NVALL) -I$(GEN) -c $< -o $@
 
 $(KBUILD)/kobj/registry.o: kernels/registry.cu $(GEN)/registry_table.inc $(GEN)/build_id.h $(KERNEL_HDR)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -I$(GEN) -c $< -o $@
+	$(NVCC) $(NVALL) -I$(GEN) -c $< -o $@
 
 $(KBUILD)/kobj/%.o: kernels/%.cu $(KERNEL_HDR)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVFLAGS) -c $< -o $@
+	$(NVCC) $(NVALL) -c $< -o $@
 
 $(KLIB): $(KOBJ)
 	@mkdir -p $(dir $@)
@@ -195,7 +207,7 @@ cli: $(BUILD)/fasweep
 
 # Every CPU test against a small build (the CI space), then the same under
 # AddressSanitizer + UBSan, then a short fuzz run of the space parser.
-check: format-check includes unit cli
+check: format-check includes unused unit cli
 	$(MAKE) BUILD=$(BUILD)/asan KBUILD=$(KBUILD) SAN=1 SPACES="$(SPACES)" unit cli
 	$(MAKE) BUILD=$(BUILD) fuzz
 
@@ -278,6 +290,11 @@ dist: $(BUILD)/fasweep $(BUILD)/fa_check $(BUILD)/fa_bench
 # No module includes a header that depends on it back; stages only look back.
 includes:
 	python3 scripts/check_includes.py .
+
+# No global function of the host code that nothing calls (nm on the
+# build's objects; scripts/check_unused.py).
+unused: $(BUILD)/fasweep $(HOST_OBJ)
+	python3 scripts/check_unused.py --build $(BUILD)
 
 # The sources: git's tracked files in a git checkout of this folder, else
 # (a tarball, a copy without .git) every *.c *.h *.cu *.cuh outside the

@@ -18,6 +18,7 @@
 #include "../seeds/group.h"
 #include "../kernels/family.h"
 #include "../store/file.h"
+#include "../store/mode.h"
 #include "../store/text.h"
 
 #define CLI_MAX_OPTS 24
@@ -376,6 +377,17 @@ static int cli_fam_item(const char *name, size_t len, const fa_family *f, int i,
  * or -1 for a name that is none. */
 static int cli_fam_text(const char *name, size_t len, FILE *out)
 {
+    /* the timing modes, from their table (store/mode.h) */
+    const int dflt = len == 13 && strncmp(name, "MODES_DEFAULT", 13) == 0;
+    if (dflt || (len == 5 && strncmp(name, "MODES", 5) == 0)) {
+        for (int i = 0; i < MODE_COUNT; i++)
+            fprintf(out, "%s%s%s",
+                    i == 0                ? ""
+                    : i == MODE_COUNT - 1 ? " or "
+                                          : ", ",
+                    mode_at(i)->name, dflt && i == 0 ? " (default)" : "");
+        return 0;
+    }
     if (len == 8 && strncmp(name, "FAMILIES", 8) == 0) {
         fputs(fa_family_names(), out);
         return 0;
@@ -524,6 +536,9 @@ void cli_help_overview(const cli_command *const *cmds, size_t n, FILE *out)
         fprintf(out, "; config text %s%s%s\n", i == FA_FAMILY_DEFAULT ? "" : f->name,
                 i == FA_FAMILY_DEFAULT ? "" : ":", f->text_example);
     }
+    /* The timing modes, from their table: a space's "modes", --mode. */
+    fputs("\ntiming modes (a space's \"modes\", --mode; docs/measurement.md):\n", out);
+    fputs(mode_help_text(), out);
     fputs("\n"
           "`fasweep COMMAND --help` describes a command. The store is --store PATH, else\n"
           "$FASWEEP_STORE, else ./" CLI_DEFAULT_STORE ".\n"

@@ -140,7 +140,7 @@ extern const cli_command *cli_current;
 
 /* The problem and mode options' help where they name one record's key. */
 #define CLI_HELP_PROBLEM "B,H,S,D (e.g. 4,8,512,64) or b4.h8.s512.d64.nc"
-#define CLI_HELP_MODE "hot (default), cold or batch"
+#define CLI_HELP_MODE "{{MODES_DEFAULT}}"
 
 /* The filter of the commands that read a store group by group (topk,
  * export, report): --gpu NAME, --problem P and --mode M into the fields
@@ -206,7 +206,9 @@ void cli_help(const cli_command *c, FILE *out);
  * {{CONFIG_TEXTS}} one as a record stores it, {{LETTERS}} what each letter
  * of its config text is, {{TEMPLATES}} its template, {{BLOCK_X}} its
  * threads per CTA over its axes, {{PANELS}} the report's heatmap layout;
- * {{REASONS}} the static rules' reason codes. An unknown {{NAME}} stays as
+ * {{REASONS}} the static rules' reason codes; from the mode table
+ * (store/mode.h), {{MODES}} the modes ("hot, cold or batch") and
+ * {{MODES_DEFAULT}} the same with the default marked. An unknown {{NAME}} stays as
  * it is. Malloc'd; NULL when out of memory. */
 char *cli_help_text(const char *text);
 

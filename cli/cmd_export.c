@@ -330,7 +330,7 @@ static const cli_opt export_opts[] = {
     CLI_OPT_VAL("family", CLI_STR, export_args, family, "NAME",
                 "kernel-tuner, t4, t1: the grid of this kernel family ({{FAMILIES}}):\n"
                 "the space's own (default) or one of its \"families\""),
-    CLI_OPT_FILTER(export_args, "kernel-tuner, t4: ", "only this mode: hot, cold or batch"),
+    CLI_OPT_FILTER(export_args, "kernel-tuner, t4: ", "only this mode: {{MODES}}"),
     CLI_OPT_FLAG("allow-missing", export_args, allow_missing,
                  "kernel-tuner, t4: write accepted points without a record as ErrorConfig\n"
                  "(t4: leave them out) instead of refusing the export"),

@@ -102,7 +102,7 @@ static const cli_opt report_opts[] = {
                 "draw the heatmaps over this kernel family's grid ({{FAMILIES}}): one the\n"
                 "space sweeps (default: its own), or without --space the axis values of\n"
                 "its records (default: the family most of a group's records are of)"),
-    CLI_OPT_FILTER(report_args, "", "only this mode: hot, cold or batch"),
+    CLI_OPT_FILTER(report_args, "", "only this mode: {{MODES}}"),
     CLI_OPT_INT(NULL, 'k', report_args, k, 1, 1000, "N", "Top-K bars per group (default 8)"),
     CLI_OPT_FLAG("variants", report_args, variants,
                  "rank edited kernels (`fasweep eval --kernel`, build src-HASH) in the\n"

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../kernels/embedded.h"
 #include "../kernels/fa_launch.h"
 #include "../kernels/family.h"
 #include "cli.h"
@@ -16,6 +17,7 @@
 #include "../sweep/run.h"
 #include "../grid/shard.h"
 #include "../grid/space.h"
+#include "../store/mode.h"
 #include "../sweep/worker.h"
 
 #ifndef FASWEEP_VERSION
@@ -209,6 +211,42 @@ static cJSON *plan_counts_json(const plan *p)
     return c;
 }
 
+/* "modes": the space's modes in order; "problems": per problem its
+ * canonical text (the store's key field, scripts/problem_text.py's rules
+ * live here) and its FLOPs (space_problem_flops, halved for causal): what
+ * the scripts read instead of parsing the space themselves. */
+static int plan_space_json(const space *s, cJSON *doc)
+{
+    cJSON *modes = cJSON_AddArrayToObject(doc, "modes");
+    cJSON *probs = cJSON_AddArrayToObject(doc, "problems");
+    int ok = modes && probs;
+    for (int i = 0; ok && i < s->measure.n_modes; i++) {
+        cJSON *m = cJSON_CreateString(s->measure.modes[i]);
+        ok = m && cJSON_AddItemToArray(modes, m);
+        if (!ok)
+            cJSON_Delete(m);
+    }
+    for (int i = 0; ok && i < s->n_problems; i++) {
+        const space_problem *sp = &s->problems[i];
+        char text[64];
+        space_problem_format(sp, text, sizeof text);
+        cJSON *o = cJSON_CreateObject();
+        ok = o && cJSON_AddStringToObject(o, "problem", text) &&
+             cJSON_AddNumberToObject(o, "batch", sp->batch) &&
+             cJSON_AddNumberToObject(o, "heads", sp->heads) &&
+             cJSON_AddNumberToObject(o, "kv_heads", sp->kv_heads) &&
+             cJSON_AddNumberToObject(o, "seq_len", sp->seq_len) &&
+             cJSON_AddNumberToObject(o, "head_dim", sp->head_dim) &&
+             cJSON_AddBoolToObject(o, "causal", sp->causal) &&
+             cJSON_AddStringToObject(o, "dtype", fa_dtype_name(sp->dtype)) &&
+             cJSON_AddNumberToObject(o, "flops", space_problem_flops(sp)) &&
+             cJSON_AddItemToArray(probs, o);
+        if (!ok)
+            cJSON_Delete(o);
+    }
+    return ok;
+}
+
 /* Prints a JSON document and frees it. */
 static int plan_print_json(const space *s, const plan *p)
 {
@@ -229,7 +267,7 @@ static int plan_print_json(const space *s, const plan *p)
     ok = counts && cJSON_AddItemToObject(doc, "counts", counts);
     if (!ok)
         cJSON_Delete(counts); /* not in doc */
-    if (!ok || !plan_rules_json(s, doc)) {
+    if (!ok || !plan_rules_json(s, doc) || !plan_space_json(s, doc)) {
         cJSON_Delete(doc);
         doc = NULL;
     }
@@ -582,19 +620,69 @@ CLI_COMMAND(list, .summary = "the kernel instances compiled into this binary", .
 
 /* ---- version and help ----------------------------------------------------------------------- */
 
-static const cli_opt version_opts[] = {{0}};
+typedef struct version_args {
+    int json;
+} version_args;
 
-static int version_main(int argc, char **argv)
+static const cli_opt version_opts[] = {
+    CLI_OPT_FLAG("json", version_args, json,
+                 "one JSON document: version, build, archs, instances, nvcc_flags (the flags\n"
+                 "that decide the kernels' code, instances' and variants' alike) and modes\n"
+                 "(the timing modes, default first: scripts read them here)"),
+    {0}};
+
+/* The JSON array of a NULL-terminated list of strings, NULL on failure. */
+static cJSON *version_strings(const char *const *s, int n)
 {
-    const int rc = cli_parse_no_args(argc, argv, NULL);
-    if (rc >= 0)
-        return rc;
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; arr && (n < 0 ? s[i] != NULL : i < n); i++) {
+        cJSON *v = cJSON_CreateString(s[i]);
+        if (!v || !cJSON_AddItemToArray(arr, v)) {
+            cJSON_Delete(v);
+            cJSON_Delete(arr);
+            return NULL;
+        }
+    }
+    return arr;
+}
+
+static int version_run(const version_args *a)
+{
+    if (a->json) {
+        const char *modes[MODE_COUNT];
+        for (int i = 0; i < MODE_COUNT; i++)
+            modes[i] = mode_at(i)->name;
+        cJSON *doc = cJSON_CreateObject();
+        cJSON *flags = version_strings(fa_code_flags, -1);
+        cJSON *ms = version_strings(modes, MODE_COUNT);
+        int ok = doc && flags && ms && cJSON_AddStringToObject(doc, "version", FASWEEP_VERSION) &&
+                 cJSON_AddStringToObject(doc, "build", fa_build_id()) &&
+                 cJSON_AddStringToObject(doc, "archs", fa_build_archs()) &&
+                 cJSON_AddNumberToObject(doc, "instances", fa_registry_count()) &&
+                 cJSON_AddItemToObject(doc, "nvcc_flags", flags);
+        if (ok)
+            flags = NULL;
+        ok = ok && cJSON_AddItemToObject(doc, "modes", ms);
+        if (ok)
+            ms = NULL;
+        cJSON_Delete(flags);
+        cJSON_Delete(ms);
+        if (!ok) {
+            cJSON_Delete(doc);
+            doc = NULL;
+        }
+        return emit_json(doc);
+    }
     printf("fasweep %s (build %s, archs %s, %d instances)\n", FASWEEP_VERSION, fa_build_id(),
            fa_build_archs(), fa_registry_count());
     return CLI_OK;
 }
 
-CLI_COMMAND(version, .summary = "print the version and build id", .usage = "(or fasweep --version)",
+CLI_MAIN_NO_ARGS(version, version_args, version_run, 0)
+
+CLI_COMMAND(version, .summary = "print the version and build id",
+            .usage = "[--json] (or fasweep --version)",
             .about = "Prints the fasweep version, the build id of the compiled kernels and their\n"
-                     "architectures.\n",
-            .exit = "0 ok, 2 an argument was given.");
+                     "architectures; with --json also the nvcc flags the kernels (and kernel\n"
+                     "variants, eval --kernel) are compiled with and the timing modes.\n",
+            .exit = "0 ok, 2 a bad option or an argument was given.");

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../kernels/embedded.h"
 #include "../kernels/fa_launch.h"
 #include "../seeds/group.h"
 #include "../seeds/rank.h"
@@ -28,12 +29,8 @@ typedef struct topk_args {
     cli_problem problem;
 } topk_args;
 
-/* The headers this binary was built with, the templates among them
- * (build/gen/embedded.c, named without their folder). */
-extern const char *const fa_embedded_names[];
-extern const char *const fa_embedded_texts[];
-
-/* A family's template text as built into this binary, or NULL. */
+/* A family's template text as built into this binary (the embedded
+ * headers, kernels/embedded.h, named without their folder), or NULL. */
 static const char *topk_template_text(const char *header)
 {
     const char *slash = strrchr(header, '/');
@@ -141,7 +138,7 @@ static int topk_run(const topk_args *a)
 static const cli_opt topk_opts[] = {
     CLI_OPT_INT(NULL, 'k', topk_args, k, 1, INT_MAX, "N", "how many per group (default 8)"),
     CLI_OPT_FILTER(topk_args, "",
-                   "only this mode: hot, cold or batch (default: every mode stored, one\n"
+                   "only this mode: {{MODES}} (default: every mode stored, one\n"
                    "section each; docs/measurement.md)"),
     CLI_OPT_FLAG("variants", topk_args, variants,
                  "rank edited kernels (`fasweep eval --kernel`, build src-HASH) too, marked\n"

@@ -413,10 +413,9 @@ static int sp_axis_value(const sp_ctx *c, const char *path, const cJSON *v, cons
     long x = 0;
     if (sp_int(c, path, v, ax->lo, INT_MAX, ax->what, &x))
         return -1;
-    if ((ax->step > 1 && x % ax->step != 0) || (ax->set && (x >= 64 || !(ax->set & (1ULL << x)))))
-        return sp_expected(c, path, v, ax->what);
-    if (x > ax->hi)
-        return sp_expected(c, path, v, ax->over ? ax->over : ax->what);
+    const char *why = fa_axis_value_why(ax, x); /* the one rule, kernels/family.h */
+    if (why)
+        return sp_expected(c, path, v, why);
     *out = (int)x;
     return 0;
 }

@@ -89,8 +89,11 @@ const char *fa_dtype_name(int dtype);
 
 /* Parses a config text: "FAMILY:TEXT" (e.g. "mma:d64.m128.n64.w4.s2.z1"),
  * or TEXT alone for the default family, mma. TEXT must be exactly what the
- * family's format writes. Returns 0 on success, -1 otherwise (unknown
- * family, or not that form; nothing is written to *c then). */
+ * family's format writes, each axis value one its family allows
+ * (fa_config_value_bad, kernels/family.h: eval's --config and the inject
+ * specs take no value a space could not name). Returns 0 on success, -1
+ * otherwise (unknown family, not that form, or a value no axis allows;
+ * nothing is written to *c then). */
 int fa_config_parse(const char *s, fa_config *c);
 
 /* Parses TEXT (no "FAMILY:" prefix) as a config of family `family` (an

@@ -96,17 +96,46 @@ int fa_config_parse_in(int family, const char *s, fa_config *c)
     return 0;
 }
 
+const char *fa_axis_value_why(const fa_axis *ax, long v)
+{
+    if (v < ax->lo || (ax->step > 1 && v % ax->step != 0) ||
+        (ax->set && (v < 0 || v >= 64 || !(ax->set & (1ULL << v)))))
+        return ax->what;
+    if (v > ax->hi)
+        return ax->over ? ax->over : ax->what;
+    return NULL;
+}
+
+int fa_config_value_bad(const fa_config *c)
+{
+    const fa_family *f = fa_family_of(c);
+    if (!f)
+        return 0;
+    int v[FA_CONFIG_SLOTS];
+    fa_config_slots(c, v);
+    for (int i = 1; i < FA_CONFIG_SLOTS; i++)
+        if (fa_axis_value_why(&f->axes[i], v[i]))
+            return i;
+    return 0;
+}
+
 int fa_config_parse(const char *s, fa_config *c)
 {
     const char *colon = strchr(s, ':');
-    if (!colon)
-        return fa_config_parse_in(FA_FAMILY_DEFAULT, s, c);
-    char name[FA_FAMILY_NAME_LEN];
-    const size_t len = (size_t)(colon - s);
-    if (len == 0 || len >= sizeof name)
+    int fam = FA_FAMILY_DEFAULT;
+    if (colon) {
+        char name[FA_FAMILY_NAME_LEN];
+        const size_t len = (size_t)(colon - s);
+        if (len == 0 || len >= sizeof name)
+            return -1;
+        memcpy(name, s, len);
+        name[len] = '\0';
+        fam = fa_family_index(name);
+    }
+    fa_config t;
+    if (fam < 0 || fa_config_parse_in(fam, colon ? colon + 1 : s, &t) != 0 ||
+        fa_config_value_bad(&t))
         return -1;
-    memcpy(name, s, len);
-    name[len] = '\0';
-    const int fam = fa_family_index(name);
-    return fam < 0 ? -1 : fa_config_parse_in(fam, colon + 1, c);
+    *c = t;
+    return 0;
 }

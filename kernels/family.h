@@ -58,6 +58,18 @@ typedef struct fa_axis {
     const char *tag; /* "m" */
 } fa_axis;
 
+/* The one rule for a value of an axis: NULL when ax allows v, else the
+ * words of what it allows (ax->what; ax->over, when set, for a value
+ * over hi that is otherwise allowed). A space's axis values
+ * (grid/space.c), a record's config (store/record.c) and a config text
+ * (fa_config_parse: eval's --config) are checked with it. */
+const char *fa_axis_value_why(const fa_axis *ax, long v);
+
+/* The first slot (1 to FA_CONFIG_SLOTS - 1; slot 0, HEAD_DIM, is the
+ * problem's) whose value c's family does not allow, or 0 when every one
+ * is allowed or c is of no known family. */
+int fa_config_value_bad(const fa_config *c);
+
 /* Room for one Kernel Tuner restriction string, NUL included, and the most
  * a family writes (fa_family.kt_restrictions). */
 #define FA_KT_RESTRICTION_LEN 160

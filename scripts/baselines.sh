@@ -24,45 +24,26 @@ fi
 space=$1
 store=$2
 fasweep=${3:-${FASWEEP:-$here/../build/fasweep}}
-# The space's problems as their canonical texts (scripts/problem_text.py,
-# grid/space.c: dtype and kv_heads included, "b1.h32.kv8.s4096.d128.c.bf16"),
-# one a line; a file that is not a space is bad input, said in one line
-# (never a traceback).
-problems=$(python3 - "$space" "$here" <<'PY'
-import json, sys
-esc = lambda x: "".join(c if c.isprintable() else ("\\x%02x" if ord(c) < 256 else "\\u%04x") % ord(c) for c in str(x))[:200]
-path = sys.argv[1]
-sys.path.insert(0, sys.argv[2])
-import problem_text
-try:
-    with open(path) as f:
-        d = json.load(f)
-    out = []
-    for i, p in enumerate(d["problems"]):
-        out.append(problem_text.text(problem_text.of_space(p, "problems[%d]" % i)))
-    if not out:
-        raise ValueError("no problems")
-except OSError as e:
-    sys.exit("baselines.sh: %s: %s" % (esc(path), esc(e.strerror or e)))
-except (ValueError, KeyError, TypeError, AttributeError) as e:
-    sys.exit("baselines.sh: %s: not a space file (%s)" % (esc(path),
-             esc(e if not isinstance(e, KeyError) else "no %s" % e)))
-print("\n".join(out))
-PY
-) || exit 2
+command -v -- "$fasweep" >/dev/null ||
+    { printf '%s: %q is not an executable fasweep\n' "$me" "$fasweep" >&2; exit 2; }
+# The space's problems as their canonical texts, as fasweep reads them
+# (`fasweep plan --json`'s "problems": grid/space.c's rules, dtype and
+# kv_heads included, "b1.h32.kv8.s4096.d128.c.bf16"), one a line; a file
+# that is not a space is fasweep's one-line refusal, exit 2.
+plan=$("$fasweep" plan --json --space "$space") || exit 2
+problems=$(printf '%s' "$plan" | python3 -c 'import json, sys
+print("\n".join(p["problem"] for p in json.load(sys.stdin)["problems"]))') || exit 2
 why=$(python3 -c 'import torch
 if not torch.cuda.is_available(): raise SystemExit("torch %s sees no CUDA GPU" % torch.__version__)' 2>&1)
 if [ $? -ne 0 ]; then
     echo "fasweep: SDPA baselines skipped: PyTorch cannot run here ($(printf '%s\n' "$why" | tail -1 | tr -d '\000-\037\177' | cut -c1-200))" >&2
     exit 0
 fi
-command -v -- "$fasweep" >/dev/null ||
-    { printf '%s: %q is not an executable fasweep\n' "$me" "$fasweep" >&2; exit 2; }
 base=$store.baselines.jsonl
 : >"$base" || { printf '%s: %q: cannot write\n' "$me" "$base" >&2; exit 2; }
 for p in $problems; do
     echo "fasweep: timing PyTorch SDPA at $p" >&2
-    python3 "$here/sdpa_baseline.py" --problem "$p" --space "$space" >>"$base" ||
+    python3 "$here/sdpa_baseline.py" --problem "$p" --space "$space" --fasweep "$fasweep" >>"$base" ||
         { echo "$me: timing PyTorch SDPA at $p failed: no baselines imported" >&2; exit 1; }
 done
 "$fasweep" import "$base" --store "$store" ||

@@ -39,8 +39,10 @@ echo "fasweep: sweeping $SPACE" >&2
 store=${STORE:-results.lmdb}
 "$build/fasweep" grid --space "$SPACE" --store "$store" --refine 4
 bash "$here/baselines.sh" "$SPACE" "$store" "$build/fasweep"
-# the space's modes; without any, the default mode of the table in store/mode.h (hot)
-modes=$(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1])).get("measure", {}).get("modes", ["hot"])))' "$SPACE" 2>/dev/null || echo hot)
+# the space's modes as fasweep reads them (plan --json "modes": without any,
+# the default of the mode table in store/mode.h), never a copy of the list
+modes=$("$build/fasweep" plan --json --space "$SPACE" |
+    python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["modes"]))') || exit 1
 rc=0
 for mode in $modes; do # a group with only failed results is exit 1: the report still follows
     "$build/fasweep" topk -k 8 --mode "$mode" --store "$store" || rc=1

@@ -80,6 +80,7 @@ import json
 import math
 import os
 import re
+import subprocess
 import socket
 import sys
 import time
@@ -97,7 +98,6 @@ DEFAULT_MEASURE = {
     "noise": 0.01,
     "max_seconds": 0.5,
     "timeout_s": 10,
-    "modes": ["hot"],
     "batch_us": 200,
     "rounds": 3,
     "ci_floor": 0.007,
@@ -120,10 +120,45 @@ TORCH_DTYPES = {"fp16": "float16", "bf16": "bfloat16"}
 THROTTLE_MASK = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
 
 
-# The timing modes: a copy of the table in store/mode.h (the one definition;
-# what each times: docs/measurement.md). Add a mode there first, then here,
-# with its case in Bench.measure (cold = L2 flushed, batch = back to back).
-MODES = ("hot", "cold", "batch")
+# The timing modes are fasweep's (the table in store/mode.h, read through
+# `fasweep version --json` and, for a space, `fasweep plan --json`): no copy
+# here. TIMED is what Bench.measure has a case for (cold = L2 flushed,
+# batch = back to back, else hot); a mode of fasweep's outside it is refused.
+TIMED = ("hot", "cold", "batch")
+
+
+def fasweep_bin(given=None):
+    """The fasweep binary: --fasweep, else $FASWEEP, else the build's."""
+    return given or os.environ.get("FASWEEP") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "build", "fasweep")
+
+
+def fasweep_json(binary, *args):
+    """The JSON document `fasweep ARGS` prints; exit 2 naming the cause when
+    it cannot run or fails."""
+    try:
+        r = subprocess.run([binary] + list(args), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=120)
+    except (OSError, subprocess.SubprocessError) as e:
+        die("the timing modes come from fasweep: cannot run %s (--fasweep BIN or $FASWEEP): %s"
+            % (binary, e))
+    if r.returncode != 0:
+        err = r.stderr.decode("utf-8", "replace").strip().splitlines()
+        die("%s %s failed: %s" % (binary, " ".join(args), err[-1] if err else "no message"))
+    try:
+        return json.loads(r.stdout)
+    except ValueError as e:
+        die("%s %s: not JSON: %s" % (binary, " ".join(args), e))
+
+
+def fasweep_modes(binary, space=None):
+    """(every mode fasweep has, the space's modes or else the default)."""
+    known = fasweep_json(binary, "version", "--json").get("modes") or []
+    if not known:
+        die("%s version --json lists no modes" % binary)
+    chosen = fasweep_json(binary, "plan", "--json", "--space", space)["modes"] if space \
+        else known[:1]
+    return known, chosen
 
 def die(msg, code=2):
     print("sdpa_baseline: " + msg, file=sys.stderr)
@@ -769,7 +804,11 @@ def main():
                          "b1.h32.kv8.s4096.d128.c.bf16")
     ap.add_argument("--causal", action="store_true")
     ap.add_argument("--space", help="take measure settings and tolerances from this space")
-    ap.add_argument("--modes", help="hot,cold,batch (default: the space's modes, else hot)")
+    ap.add_argument("--modes", help="M,M,...: fasweep's modes (`fasweep version --json`; "
+                    "default: the space's modes, else fasweep's default)")
+    ap.add_argument("--fasweep", metavar="BIN",
+                    help="the fasweep binary the modes and the space's modes come from "
+                         "(default $FASWEEP, else build/fasweep)")
     ap.add_argument("--backends", default="flash,efficient,cudnn")
     ap.add_argument("--rounds", type=int,
                     help="rounds per (backend, mode), 1 to %d (default: the space's "
@@ -786,11 +825,14 @@ def main():
     args = ap.parse_args()
     args.prob = parse_problem(args.problem, args.causal)
     args.measure, args.tol, space_name, space_hash = load_space(args.space)
+    known, args.measure["modes"] = fasweep_modes(fasweep_bin(args.fasweep), args.space)
     if args.modes:
         args.measure["modes"] = args.modes.split(",")
     for mo in args.measure["modes"]:
-        if mo not in MODES:
-            die("modes are %s, got %r" % (", ".join(MODES), mo))
+        if mo not in known:
+            die("modes are %s, got %r" % (", ".join(known), mo))
+        if mo not in TIMED:
+            die("mode %r is fasweep's but this script has no way to time it" % mo)
     if args.rounds is not None:
         args.measure["rounds"] = check_rounds(args.rounds, "--rounds")
     if not (math.isfinite(args.round_pause) and args.round_pause >= 0):

@@ -3,9 +3,10 @@
  * reads this table: the record check (store/record.c), the space file
  * (grid/space.c), the ranking, seeds and report (seeds/), the measurement
  * (sweep/measure.c dispatches on l2 and launch below), the stopping rule
- * (sweep/stats.h looks `stop` up by name), the help text (mode_help_text)
- * and docs/measurement.md ("The three modes"). Python scripts keep a
- * literal list that points here.
+ * (sweep/stats.h looks `stop` up by name), the help texts (mode_help_text
+ * in `fasweep --help`, {{MODES}} in cli/cli.c) and docs/measurement.md
+ * ("The three modes"). Scripts read the names from fasweep (`version
+ * --json`, `plan --json`), never a copy.
  *
  * Per mode: its name (a record key field, at most MODE_NAME_MAX - 1
  * bytes), one line on what it measures (the L2 state and the launch

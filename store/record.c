@@ -739,17 +739,6 @@ static int rec_spread_bad(const record *r, const char **field, double *got)
     return 0;
 }
 
-/* Whether value v is one the axis ax allows (the planner's rule for a
- * space's axis values, grid/space.c). */
-static int rec_axis_ok(const fa_axis *ax, int v)
-{
-    if (v < ax->lo || v > ax->hi)
-        return 0;
-    if (ax->step > 1 && v % ax->step != 0)
-        return 0;
-    return !ax->set || (v >= 0 && v < 64 && (ax->set & (1ULL << v)));
-}
-
 /* A kernel record's config is a point of its family, by the planner's
  * rules: the family's own text (fa_config_parse_in), every axis value one
  * the family allows, and the family's static rules (without a shared
@@ -774,9 +763,10 @@ static int rec_config_bad(const record *r, char *why, size_t n)
     fa_config_slots(&c, v);
     for (int i = 1; i < FA_CONFIG_SLOTS; i++) {
         const fa_axis *ax = &f->axes[i];
-        if (!rec_axis_ok(ax, v[i]))
+        const char *allowed = fa_axis_value_why(ax, v[i]); /* kernels/family.h */
+        if (allowed)
             return rec_err(why, n, "\"%s\": %s is %d, expected %s", r->config, ax->name, v[i],
-                           v[i] > ax->hi && ax->over ? ax->over : ax->what);
+                           allowed);
     }
     const int rej = f->check(&c, LONG_MAX);
     if (rej != FA_REJ_OK) {

@@ -115,7 +115,8 @@ void engine_close(engine *e)
 
 /* ---- records -------------------------------------------------------------------------------- */
 
-void engine_provenance(const engine *e, record *r)
+/* The provenance of e on r: host, space name and hash, version, now. */
+static void engine_provenance(const engine *e, record *r)
 {
     task_provenance(r, e->host, e->o.space_name ? e->o.space_name : "",
                     e->o.space_hash ? e->o.space_hash : "");

@@ -66,7 +66,7 @@ typedef struct engine {
 /* Starts the workers (their HELLO names the GPU). Returns 0, or 1 with the
  * reason in e->err (also said to o->prog): no GPU, a worker that does not
  * start, GPUs of different models. The host name and the provenance are
- * set either way, so engine_provenance works without a GPU. */
+ * set either way, so a record gets its provenance without a GPU. */
 int engine_open(engine *e, const engine_options *o);
 
 /* Stops the workers (no-op for those not running). */
@@ -123,9 +123,6 @@ typedef struct engine_sink {
  * said); -1 on a store error (e->err, said). */
 int engine_measure(engine *e, store *st, engine_job *jobs, size_t n, engine_keep keep,
                    const engine_sink *sink);
-
-/* The provenance of e on r: host, space name and hash, version, now. */
-void engine_provenance(const engine *e, record *r);
 
 /* r with its provenance into st by `keep`; with fold, r is one more round
  * of the record st holds for its key (intervals_combine), and r becomes

@@ -72,7 +72,8 @@ void nvml_close(nvml *n)
     memset(n, 0, sizeof *n);
 }
 
-int nvml_throttled(unsigned long long reasons)
+/* 1 when reasons holds any bit of NVML_THROTTLE_MASK, else 0. */
+static int nvml_throttled(unsigned long long reasons)
 {
     return (reasons & NVML_THROTTLE_MASK) != 0;
 }

@@ -42,7 +42,4 @@ void nvml_close(nvml *n);
 /* Reads the current clocks and throttle reasons. */
 void nvml_read(const nvml *n, nvml_clocks *c);
 
-/* 1 when reasons holds any bit of NVML_THROTTLE_MASK, else 0. */
-int nvml_throttled(unsigned long long reasons);
-
 #endif /* NVML_H */

@@ -82,7 +82,9 @@ void progress_end_task(progress *p, const char *best)
     }
 }
 
-void progress_note(progress *p, const char *fmt, ...)
+/* A message on its own line ("d64... hot: crashed: ..."). */
+static void progress_note(progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void progress_note(progress *p, const char *fmt, ...)
 {
     if (!p || !p->out)
         return;

@@ -32,9 +32,6 @@ void progress_begin_task(progress *p, const char *what);
 /* One task finished; best is the text of the best result so far, or NULL. */
 void progress_end_task(progress *p, const char *best);
 
-/* A message on its own line ("d64... hot: crashed: ..."). */
-void progress_note(progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 /* "fasweep: " and the message, as a note (the engine's way to say what
  * went wrong mid-sweep); p may be NULL or quiet. */
 void progress_say(progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../kernels/embedded.h"
 #include "../kernels/family.h"
 #include "../store/file.h"
 #include "../store/owned.h"
@@ -27,17 +28,16 @@
 #define FASWEEP_CUDA "/usr/local/cuda"
 #endif
 
-/* The headers this binary was built with (build/gen/embedded.c). */
-extern const char *const fa_embedded_names[];
-extern const char *const fa_embedded_texts[];
-
-/* nvcc flags of a variant: those of the instances (Makefile NVFLAGS), for
- * one architecture, into a shared library on the shared CUDA runtime whose
- * symbols bind inside it (the worker has the same names loaded already). */
+/* nvcc flags of a variant: those that decide the instances' code
+ * (fa_code_flags, the Makefile's NVCODE, kernels/embedded.h), then these,
+ * for one architecture, into a shared library on the shared CUDA runtime
+ * whose symbols bind inside it (the worker has the same names loaded
+ * already). */
 static const char *const variant_flags[] = {
-    "-O3",        "-std=c++17", "-lineinfo",  "--expt-relaxed-constexpr",  "-shared",
-    "-cudart",    "shared",     "-Xcompiler", "-fPIC,-fvisibility=hidden", "-Xlinker",
-    "-Bsymbolic", NULL};
+    "-shared",  "-cudart",    "shared", "-Xcompiler", "-fPIC,-fvisibility=hidden",
+    "-Xlinker", "-Bsymbolic", NULL};
+/* Room in nvcc's argv for fa_code_flags (a longer NVCODE: no variant). */
+#define VARIANT_CODE_FLAGS_MAX 48
 
 #define VARIANT_SYMBOL "fasweep_variant_instance"
 #define VARIANT_COMPILE_LIMIT_S 600
@@ -260,6 +260,8 @@ static unsigned long long variant_key(const char *src, size_t len, const fa_conf
     h = text_fnv1a(h, src, len);
     h = text_fnv1a(h, c, sizeof *c);
     h = text_fnv1a(h, &cc, sizeof cc);
+    for (const char *const *f = fa_code_flags; *f; f++)
+        h = text_fnv1a(h, *f, strlen(*f) + 1);
     for (const char *const *f = variant_flags; *f; f++)
         h = text_fnv1a(h, *f, strlen(*f) + 1);
     for (int i = 0; fa_embedded_texts[i]; i++) {
@@ -361,9 +363,15 @@ static int variant_nvcc_run(const char *dir, const char *nvcc, const fa_config *
         snprintf(arch, sizeof arch, "-gencode=arch=compute_%d,code=sm_%d", cc, cc);
     if (snprintf(logp, sizeof logp, "%s/compile.log", dir) >= (int)sizeof logp)
         return text_errf(log, loglen, "build folder path too long: %s", dir);
-    const char *argv[32];
+    const char *argv[32 + VARIANT_CODE_FLAGS_MAX];
     int k = 0;
     argv[k++] = nvcc;
+    for (int i = 0; fa_code_flags[i]; i++) {
+        if (i == VARIANT_CODE_FLAGS_MAX)
+            return text_errf(log, loglen, "the build's nvcc flags are more than %d words",
+                             VARIANT_CODE_FLAGS_MAX);
+        argv[k++] = fa_code_flags[i];
+    }
     for (const char *const *f = variant_flags; *f; f++)
         argv[k++] = *f;
     argv[k++] = arch;

@@ -119,7 +119,7 @@ damaged_store() {
     expect_in "$output" "removed '$DAMAGED'"
     run --separate-stderr "$FASWEEP" export --store "$STORE" -o out.jsonl
     expect_status 0
-    [ -z "$stderr" ] || flunk "still warns: $stderr"
+    [ -z "$(grep -v '^fasweep: wrote ' <<<"$stderr")" ] || flunk "still warns: $stderr"
     run --separate-stderr "$FASWEEP" remove "$DAMAGED" --store "$STORE"
     expect_status 1
     expect_in "$stderr" "no record with key"

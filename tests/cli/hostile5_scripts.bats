@@ -66,6 +66,14 @@ elif cmd == "export":
         sys.stdout.write(text)
 elif cmd == "report":
     open(opt("-o"), "w").write("<html></html>\n")
+elif cmd == "plan":  # the space's modes, as the real plan --json gives them
+    space = json.load(open(opt("--space")))
+    probs = [{"problem": "b%d.h%d.s%d.d%d.%s" % (q["batch"], q["heads"], q["seq_len"], q["head_dim"],
+                                                 "c" if q.get("causal") else "nc")}
+             for q in space["problems"]]
+    print(json.dumps({"modes": space.get("measure", {}).get("modes", ["hot"]), "problems": probs}))
+elif cmd == "version":
+    print(json.dumps({"modes": ["hot", "cold", "batch"]}))
 else:  # topk, import
     print("%s: stub" % cmd)
 PY
@@ -388,19 +396,20 @@ PY
     one_line "$stderr"
 }
 
-@test "baselines.sh: a SPACE that is no space file is one line and exit 2, PyTorch or not; no traceback" {
+@test "baselines.sh: a SPACE that is no space file is one line and exit 2 (fasweep's own reading), PyTorch or not; no traceback" {
+    local real=$FASWEEP
     stubs
     echo '{"problems": [{"batch": "4"}]}' >s.json
-    run --separate-stderr bash "$REPO/scripts/baselines.sh" s.json "$STORE"
+    run --separate-stderr bash "$REPO/scripts/baselines.sh" s.json "$STORE" "$real"
     expect_status 2
-    expect_in "$stderr" "baselines.sh: s.json: not a space file (no 'heads')"
+    expect_in "$stderr" "fasweep: s.json: name: missing required key"
     one_line "$stderr"
-    run --separate-stderr bash "$REPO/scripts/baselines.sh" nope.json "$STORE"
+    run --separate-stderr bash "$REPO/scripts/baselines.sh" nope.json "$STORE" "$real"
     expect_status 2
-    expect_in "$stderr" "baselines.sh: nope.json: No such file or directory"
+    expect_in "$stderr" "fasweep: nope.json: cannot open: No such file or directory"
     no_traceback
     # a good space without PyTorch: skipped, as documented (the sweep stands alone)
-    run --separate-stderr bash "$REPO/scripts/baselines.sh" "$REPO/spaces/l4.json" "$STORE"
+    run --separate-stderr bash "$REPO/scripts/baselines.sh" "$REPO/spaces/l4.json" "$STORE" "$real"
     expect_status 0
     expect_in "$stderr" "SDPA baselines skipped: PyTorch cannot run here"
 }

@@ -409,7 +409,9 @@ PY
     printf '__version__ = "2.5.1"\nclass cuda:\n    @staticmethod\n    def is_available():\n        return True\n' >py/torch.py
     printf 'import sys\nopen("%s/calls", "a").write(" ".join(sys.argv[1:]) + "\\n")\n' "$WORK" \
         >repo/scripts/sdpa_baseline.py
-    printf '#!/bin/sh\necho "fasweep $*" >>"%s/calls"\n' "$WORK" >stub/fasweep
+    # (the real one plans: the problems are fasweep's own reading of the space)
+    printf '#!/bin/sh\n[ "$1" = plan ] && exec "%s" "$@"\necho "fasweep $*" >>"%s/calls"\n' \
+        "$FASWEEP" "$WORK" >stub/fasweep
     chmod +x stub/fasweep
     : >calls
     PYTHONPATH="$WORK/py" run --separate-stderr bash repo/scripts/baselines.sh \
@@ -432,18 +434,21 @@ PY
     expect_in "$output" "--problem b1.h2.s200.d128.c --space"
     local bad want
     while IFS='|' read -r bad want; do
-        echo "{\"problems\": [{\"batch\": 1, \"heads\": 32, \"seq_len\": 64, \"head_dim\": 128, $bad}]}" >s.json
+        python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+d["problems"] = [dict({"batch": 1, "heads": 32, "seq_len": 64, "head_dim": 128}, **json.loads("{" + sys.argv[2] + "}"))]
+json.dump(d, open("s.json", "w"))' "$REPO/spaces/ci.json" "$bad"
         PYTHONPATH="$WORK/py" run --separate-stderr bash repo/scripts/baselines.sh s.json "$WORK/st" \
             "$WORK/stub/fasweep"
         expect_status 2
-        expect_in "$stderr" "baselines.sh: s.json: not a space file ($want"
+        expect_in "$stderr" "fasweep: s.json: $want"
         one_line "$stderr"
         no_traceback
     done <<'EOF'
-"kv_heads": 5|problems[0].kv_heads: expected an integer from 1 to heads (32) that divides it, got 5)
-"kv_heads": true|problems[0].kv_heads: expected an integer from 1 to heads (32) that divides it, got True)
-"dtype": "fp32"|problems[0].dtype: expected "fp16" or "bf16", got 'fp32')
-"causal": 1|problems[0].causal: expected true or false, got 1)
+"kv_heads": 5|problems[0].kv_heads: expected an integer from 1 to heads (32) that divides it (each K/V head serves heads / kv_heads query heads), got 5
+"kv_heads": true|problems[0].kv_heads: expected an integer from 1 to heads (32) that divides it (each K/V head serves heads / kv_heads query heads), got true
+"dtype": "fp32"|problems[0].dtype: expected "fp16" or "bf16", got "fp32"
+"causal": 1|problems[0].causal: expected true or false, got 1
 EOF
 }
 

@@ -299,6 +299,21 @@ static void test_family(void **state)
     assert_int_equal(fa_config_parse("d64.m128.n128.c2.s2.p2", &back), -1);
     assert_int_equal(fa_config_parse(":d64.m128.n64.w4.s2.z1", &back), -1);
     assert_int_equal(fa_config_parse("mma:", &back), -1);
+    /* A value no axis allows is no config (issue 33: eval's --config said
+     * "not compiled" for it); the one rule is fa_axis_value_why. */
+    back = c;
+    assert_int_equal(fa_config_parse("d64.m128.n64.w4.s2.z9", &back), -1);
+    assert_int_equal(fa_config_cmp(&back, &c), 0); /* nothing written */
+    assert_int_equal(fa_config_parse("d64.m128.n64.w0.s2.z1", &back), -1);
+    const fa_axis *z = &f->axes[FA_CONFIG_SLOTS - 1];
+    assert_string_equal(z->name, "SWIZZLE");
+    assert_null(fa_axis_value_why(z, 1));
+    assert_string_equal(fa_axis_value_why(z, 9), z->what);
+    assert_string_equal(fa_axis_value_why(z, -1), z->what);
+    fa_config bad = c;
+    bad.axis[MMA_SWIZZLE] = 9;
+    assert_int_equal(fa_config_value_bad(&bad), FA_CONFIG_SLOTS - 1);
+    assert_int_equal(fa_config_value_bad(&c), 0);
 
     c.family = 7; /* no such family */
     assert_int_equal(plan_check(&c, 1L << 30), PLAN_REJ_NOT_COMPILED);
