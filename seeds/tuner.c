@@ -247,7 +247,17 @@ static void tuner_axes(json_b *d, cJSON *o, const group *g)
 
 /* ---- the planner's rules as restrictions ---------------------------------------------------- */
 
-int tuner_restrictions(const group *g, char (*out)[TUNER_RESTRICTION_LEN], int max)
+/* The planner's rules for g's grid (its family's: kernels/family.h
+ * kt_block_x and kt_restrictions; HEAD_DIM the problem's, the smem limit
+ * the space's) as Kernel Tuner restriction strings over the tune
+ * parameters, "block_size_x == 32*NUM_WARPS" first, then e.g. "BLOCK_M %
+ * (16*NUM_WARPS) == 0" (mma) or "BLOCK_M == 64*CONSUMER_WG and CONSUMER_WG
+ * in (1, 2, 3)" (wgmma), into out (max >= TUNER_MAX_RESTRICTIONS
+ * entries). A point meets them all exactly when the planner accepts it
+ * (tests/unit/test_plan.c brute-forces it, tests/tuners checks it with
+ * Kernel Tuner). Returns how many, or -1 for an unknown family, a problem
+ * that does not parse or a head_dim the family rejects outright. */
+static int tuner_restrictions(const group *g, char (*out)[TUNER_RESTRICTION_LEN], int max)
 {
     space_problem p;
     const fa_family *f = fa_family_get(g->family);

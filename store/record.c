@@ -135,7 +135,8 @@ static const struct {
                       REC_KEY_FIELD(config), REC_KEY_FIELD(mode)};
 #define REC_N_KEY ((int)(sizeof rec_key_fields / sizeof *rec_key_fields))
 
-int record_family_is_default(const record *r)
+/* Whether r is of the default family (family "" or "mma"). */
+static int record_family_is_default(const record *r)
 {
     return r->family[0] == '\0' || strcmp(r->family, RECORD_FAMILY_DEFAULT) == 0;
 }

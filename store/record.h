@@ -156,8 +156,6 @@ int record_key(const record *r, char *buf, size_t n);
 
 /* r's kernel family: its family field, RECORD_FAMILY_DEFAULT when empty. */
 const char *record_family(const record *r);
-/* Whether r is of the default family (family "" or "mma"): 1 or 0. */
-int record_family_is_default(const record *r);
 
 /* Whether r may be written, by the same rules from_json reads with: a valid
  * key (a known mode), a known status and kind, every text field
