@@ -106,7 +106,7 @@ typedef struct engine_sink {
 } engine_sink;
 
 /* Runs jobs[0..n) in o.rounds rounds and stores their records by `keep`.
- * Rounds (issue 24, docs/measurement.md "Intervals"): round r runs every
+ * Rounds (honest error bars, docs/measurement.md "Intervals"): round r runs every
  * job with first_round <= r that has not failed, each group's jobs in its
  * list order rotated by r/rounds of its length (so no config is always
  * early or late in a round), every round after the first on fresh workers

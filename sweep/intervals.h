@@ -1,5 +1,5 @@
 /* intervals.h - rounds into records, and records' intervals (the part of
- * issue 24's method that reads and writes the store; the arithmetic is
+ * the error-bar method that reads and writes the store; the arithmetic is
  * rounds.h).
  *
  * A config is measured once per round; each round's result comes back from

@@ -14,7 +14,7 @@
  * source's hash: they rank beside the compiled instances and never
  * overwrite them.
  *
- * What the compile reads (issue 26): a private copy of FILE (kernel.cuh)
+ * What the compile reads: a private copy of FILE (kernel.cuh)
  * and a small wrapper that expands its family's instance macro for the
  * config (kernels/family.h: instance, symbol; FA_INSTANCE for mma), beside
  * the fa_config.h, fa_launch.h and mma.h embedded in this binary (the

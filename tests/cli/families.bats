@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# families.bats - a config each family owns (issue 32.1): the tuner exports,
+# families.bats - a config each family owns (the family-owned config vocabulary): the tuner exports,
 # plan's reasons, the report's panels and every help text take their names
 # and rules from the family table, so a wgmma group is written with
 # wgmma's axes, rules and thread count, never mma's.

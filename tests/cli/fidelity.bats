@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# fidelity.bats - scripts/fidelity_report.py, issue 24's benchmark report, on
+# fidelity.bats - scripts/fidelity_report.py, the error bars' benchmark report, on
 # synthetic exports (no GPU): its port of the engine's interval arithmetic
 # gives exactly what store/rounds.c gives, and the what-if with a per-round
 # common mode removes an offset shared by every config of a round (the

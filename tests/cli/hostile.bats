@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# hostile.bats - hostile input and damaged stores (issue 18): each test is a
+# hostile.bats - hostile input and damaged stores: each test is a
 # way the code at 2f10ee6 broke a promise (a long line taken as the end of
 # the file, SIGBUS on a cut-short store, NUL-truncated keys and names, NaN
 # medians in the ranking, seed files that depend on the filter, output
@@ -10,7 +10,7 @@ load helpers
 # A valid record line with fields changed: rec_line DEVICE CONFIG [JSON-PATCH]
 # (the patch is a Python expression applied to the dict `r`). A CONFIG that
 # is no kernel config text (c, c1, ...) makes the record a baseline of that
-# name: a kernel record's config must be its family's (issue 26).
+# name: a kernel record's config must be its family's (record validation).
 rec_line() {
     python3 - "$FIX/results.jsonl" "$1" "$2" "${3:-}" <<'PY'
 import json, re, sys
@@ -149,7 +149,7 @@ json.dump(d, open("c1.json", "w"))
     expect_status 0
 }
 
-# Changed deliberately for issue 25/26 (the name rule with no hash): names
+# Changed deliberately with the seeds' name rule (no hash in a name): names
 # that slug alike get their hash only when written in one run; a run of one
 # of them gets the plain name, and a file of another group there is refused.
 @test "seeds files: slug-alike names of one run never share a file; no file of another group overwritten" {

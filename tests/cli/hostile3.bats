@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# hostile3.bats - hostile input, third round (issue 26, items 5, 7 and 10):
+# hostile3.bats - hostile input, third round (undecodable records, validation, CSV cells):
 # one undecodable record must not lock the store, records are validated by
 # the planner's rules, a shared (read-only) store still reads, CSV cells do
 # not run as formulas, topk --json writes the seeds as the table does, and the status message
@@ -56,7 +56,7 @@ damaged_store() {
     raw_put "$STORE" "$DAMAGED" '{"key":' || flunk "raw_put failed"
 }
 
-# ---- item 5: one undecodable record ---------------------------------------------------------
+# ---- one undecodable record ------------------------------------------------------------------
 
 @test "damaged record: export writes every other record, names the key, exits 1" {
     damaged_store
@@ -134,7 +134,7 @@ damaged_store() {
     [ ! -e none.lmdb ] || flunk "remove created a store"
 }
 
-# ---- item 7: validation gaps ---------------------------------------------------------------
+# ---- validation gaps ------------------------------------------------------------------------
 
 @test "import refuses configs the planner would not make, naming the field" {
     local c
@@ -178,7 +178,7 @@ damaged_store() {
     expect_not_in "$output" "m-64"
 }
 
-# ---- item 10: smaller ones -----------------------------------------------------------------
+# ---- smaller ones ---------------------------------------------------------------------------
 
 @test "a store whose lock.mdb the user may not write is still read by read-only commands" {
     import_fixture

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# hostile4.bats - hostile input, fourth round (issue 26's last paragraph:
-# probing ground the issue's list does not name; docs/store.md, "Probed,
+# hostile4.bats - hostile input, fourth round (probing ground
+# the third round did not name; docs/store.md, "Probed,
 # round 3", lists everything tried). Each test failed on the code before
 # its fix.
 

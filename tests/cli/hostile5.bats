@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# hostile5.bats - the fourth round of hostile input (issue 31), the C side:
+# hostile5.bats - the fourth round of hostile input, the C side:
 # what a record may say (it reaches the seeds, which must stay within
 # docs/seeds.schema.json, and the ratios, which must stay finite), paths
 # in records that are not files, a closed stdout pipe, a file-size limit, a
@@ -32,7 +32,7 @@ variant_rec() { # variant_rec PATH HASH
 r['provenance']['kernel_path'] = '$1'"
 }
 
-@test "31.7: import refuses the records whose seeds would break the schema: a variant without its hash or path, an upper-case hash, year 10000" {
+@test "import refuses the records whose seeds would break the schema: a variant without its hash or path, an upper-case hash, year 10000" {
     # each case: the change, then the field the refusal names
     local cases=(
         "r['key']['build'] = 'src-0123456789abcdef'" provenance.kernel_hash
@@ -52,7 +52,7 @@ r['provenance']['kernel_path'] = '$1'"
     done
 }
 
-@test "31.12: no time outside 1e-6..1e9 us is stored, so a speedup is a finite number beside its baseline" {
+@test "no time outside 1e-6..1e9 us is stored, so a speedup is a finite number beside its baseline" {
     rec "r['kind'] = 'baseline'; r['key']['config'] = 'sdpa'; r['time'].update(median_us=1e308, mean_us=1e308, min_us=1)" >b.jsonl
     run --separate-stderr "$FASWEEP" import b.jsonl --store "$STORE"
     expect_status 2
@@ -89,7 +89,7 @@ assert found >= 3, found
     expect_in "$output" "1000000000000000.00x"
 }
 
-@test "31.3: a record's kernel_path that is a FIFO or /dev/stdin is never waited on" {
+@test "a record's kernel_path that is a FIFO or /dev/stdin is never waited on" {
     mkfifo k.fifo
     local h=0123456789abcdef
     { variant_rec "$WORK/k.fifo" $h; variant_rec /dev/stdin $h |
@@ -112,7 +112,7 @@ assert n >= 2, n
 ' || flunk "a seed carries the text of a FIFO or of stdin"
 }
 
-@test "31.6: a closed stdout pipe is exit 1 with 'writing the output:', never SIGPIPE; the seeds are written all the same" {
+@test "a closed stdout pipe is exit 1 with 'writing the output:', never SIGPIPE; the seeds are written all the same" {
     "$FASWEEP" import "$FIX/results.jsonl" --store "$STORE" >/dev/null
     local key
     key=$(head -1 "$FIX/results.jsonl" | python3 -c '
@@ -134,7 +134,7 @@ print("|".join([k["device"], k["problem"], k["build"], k["config"], k["mode"]]))
     [ "$(ls sd | wc -l)" -ge 5 ] || flunk "seeds lost to a closed pipe: $(ls sd)"
 }
 
-@test "31.5: under a file-size limit, export -o and report -o are exit 1 with a message, no temp file" {
+@test "under a file-size limit, export -o and report -o are exit 1 with a message, no temp file" {
     "$FASWEEP" import "$FIX/results.jsonl" --store "$STORE" >/dev/null
     run --separate-stderr bash -c 'ulimit -f 1; "$0" export --store "$1" -o out.jsonl' "$FASWEEP" "$STORE"
     expect_status 1
@@ -146,7 +146,7 @@ print("|".join([k["device"], k["problem"], k["build"], k["config"], k["mode"]]))
     [ -z "$(ls | grep -v '^store.lmdb$')" ] || flunk "left behind: $(ls)"
 }
 
-@test "31.13: export > /dev/full blames the output, once, not the store" {
+@test "export > /dev/full blames the output, once, not the store" {
     "$FASWEEP" import "$FIX/results.jsonl" --store "$STORE" >/dev/null
     run --separate-stderr bash -c '"$0" export --store "$1" >/dev/full' "$FASWEEP" "$STORE"
     expect_status 1
@@ -154,7 +154,7 @@ print("|".join([k["device"], k["problem"], k["build"], k["config"], k["mode"]]))
         flunk "message: $stderr"
 }
 
-@test "31.2: a wgmma seed's --emit-source file and its re-score command compile as they are" {
+@test "a wgmma seed's --emit-source file and its re-score command compile as they are" {
     command -v nvcc >/dev/null || [ -x /usr/local/cuda/bin/nvcc ] || skip "no nvcc"
     export CUDA_VISIBLE_DEVICES="" FASWEEP_CACHE="$WORK/cache" PATH="$PATH:/usr/local/cuda/bin"
     grep '"family":"wgmma"' "$FIX/family.jsonl" | head -1 >w.jsonl

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# hostile5_scripts.bats - the fourth round of hostile input (issue 31), the
+# hostile5_scripts.bats - the fourth round of hostile input: the
 # scripts: the benchmark and report scripts a lent GPU runs. Their standard:
 # bad input is one line naming the file and exit 2; a failed measurement is
 # exit 1 and never a pass (nothing measured is no verdict, a failed sweep
@@ -120,7 +120,7 @@ one_line() {
 
 # ---- 1: bench_fidelity.sh, nothing measured is never a PASS ------------------------------
 
-@test "bench_fidelity (1): a fasweep that fails every step is exit 1 and FAIL, never PASS; the failed steps are named, no wall time" {
+@test "bench_fidelity: a fasweep that fails every step is exit 1 and FAIL, never PASS; the failed steps are named, no wall time" {
     stubs
     STUB=fail run --separate-stderr bash "$REPO/scripts/bench_fidelity.sh" out
     expect_status 1
@@ -136,7 +136,7 @@ one_line() {
         flunk "l4 wall times: $(json_eval out/fidelity.json 'd["spaces"][1]["wall_s"]')"
 }
 
-@test "bench_fidelity (1): sweeps that exit 0 with empty exports are zero groups: FAIL, exit 1" {
+@test "bench_fidelity: sweeps that exit 0 with empty exports are zero groups: FAIL, exit 1" {
     stubs
     STUB=empty run --separate-stderr bash "$REPO/scripts/bench_fidelity.sh" out
     expect_status 1
@@ -150,7 +150,7 @@ one_line() {
     expect_not_in "$output" "PASS"
 }
 
-@test "bench_fidelity (1): no GPU is one line and exit 1, before any sweep" {
+@test "bench_fidelity: no GPU is one line and exit 1, before any sweep" {
     stubs
     NOGPU=1 run --separate-stderr bash "$REPO/scripts/bench_fidelity.sh" out
     expect_status 1
@@ -160,7 +160,7 @@ one_line() {
     ! grep -q '^fasweep' "$WORK/calls" || flunk "fasweep ran: $(cat "$WORK/calls")"
 }
 
-@test "bench_fidelity (1): a space measured in one of its three modes fails, naming the modes not measured" {
+@test "bench_fidelity: a space measured in one of its three modes fails, naming the modes not measured" {
     stubs
     STUB=half run --separate-stderr bash "$REPO/scripts/bench_fidelity.sh" out
     expect_status 1
@@ -169,7 +169,7 @@ one_line() {
     expect_in "$output" "fidelity: FAIL"
 }
 
-@test "bench_fidelity (1): an earlier PASS left in OUT is never this run's verdict (an export that is not JSON: FAIL)" {
+@test "bench_fidelity: an earlier PASS left in OUT is never this run's verdict (an export that is not JSON: FAIL)" {
     stubs
     run --separate-stderr bash "$REPO/scripts/bench_fidelity.sh" out
     expect_status 0 # the stand-in measures every group alike: the control
@@ -181,7 +181,7 @@ one_line() {
     no_traceback
 }
 
-@test "bench_fidelity (1): bad input (FASWEEP no executable, OUT a file) is one line and exit 2" {
+@test "bench_fidelity: bad input (FASWEEP no executable, OUT a file) is one line and exit 2" {
     stubs
     FASWEEP=$WORK/nope run --separate-stderr bash "$REPO/scripts/bench_fidelity.sh" out
     expect_status 2
@@ -194,7 +194,7 @@ one_line() {
     one_line "$stderr"
 }
 
-@test "fidelity_report (1): four empty exports are no verdict: FAIL, exit 1, and the JSON says so" {
+@test "fidelity_report: four empty exports are no verdict: FAIL, exit 1, and the JSON says so" {
     : >e.jsonl
     run --separate-stderr python3 "$REPO/scripts/fidelity_report.py" e.jsonl e.jsonl e.jsonl \
         e.jsonl --json f.json
@@ -203,7 +203,7 @@ one_line() {
     [ "$(json_eval f.json 'd["pass"]')" = false ] || flunk "f.json passes"
 }
 
-@test "fidelity_report (1): a group only run B measured fails; every (problem, mode) of --space must be measured" {
+@test "fidelity_report: a group only run B measured fails; every (problem, mode) of --space must be measured" {
     python3 "$REPO/tests/cli/fidelity_gen.py" a 1 0,0.01 0.0
     python3 "$REPO/tests/cli/fidelity_gen.py" b 2 0,0.01 0.0
     run --separate-stderr python3 "$REPO/scripts/fidelity_report.py" a.sweep.jsonl \
@@ -225,7 +225,7 @@ one_line() {
     expect_in "$output" "b4.h8.s512.d64.nc      batch       0"
 }
 
-@test "fidelity_report (1): one of A's top-4 that B never measured fails the group" {
+@test "fidelity_report: one of A's top-4 that B never measured fails the group" {
     python3 "$REPO/tests/cli/fidelity_gen.py" a 1 0,0.01 0.0
     python3 "$REPO/tests/cli/fidelity_gen.py" b 2 0,0.01 0.0
     grep -v '"d64.m16.n64.w4.s1.z0"' b.refined.jsonl >b2.refined.jsonl
@@ -235,7 +235,7 @@ one_line() {
     expect_in "$output" "1 of A's top-4 not measured in B"
 }
 
-@test "fidelity_report (1): bad input is one line naming the file, exit 2, no traceback" {
+@test "fidelity_report: bad input is one line naming the file, exit 2, no traceback" {
     : >e.jsonl
     run --separate-stderr python3 "$REPO/scripts/fidelity_report.py" e.jsonl e.jsonl e.jsonl nope.jsonl
     expect_status 2
@@ -260,7 +260,7 @@ one_line() {
 
 # ---- 13a: bench_table.py, the problem text the store takes ----------------------------
 
-@test "bench_table (13a): a problem text the store takes but that is no B,H,S,D has no TF/s, no traceback; B,H,S,D has them" {
+@test "bench_table: a problem text the store takes but that is no B,H,S,D has no TF/s, no traceback; B,H,S,D has them" {
     # the store takes any key text without '|' or control characters
     python3 - "$FIX/results.jsonl" >in.jsonl <<'PY'
 import json, sys
@@ -282,7 +282,7 @@ PY
     json_valid <t.json || flunk "t.json is not JSON: $(cat t.json)"
 }
 
-@test "bench_table (13a): bad input is one line naming the file, exit 2; nothing ok to tabulate is exit 1; control characters escaped" {
+@test "bench_table: bad input is one line naming the file, exit 2; nothing ok to tabulate is exit 1; control characters escaped" {
     run --separate-stderr python3 "$REPO/scripts/bench_table.py" nope.jsonl
     expect_status 2
     expect_in "$stderr" "bench_table.py: nope.jsonl: No such file or directory"
@@ -312,7 +312,7 @@ PY
 
 # ---- 13b: gpu_report.sh without a GPU ---------------------------------------------------
 
-@test "gpu_report (13b): no GPU is one line and exit 1, before building anything, no traceback" {
+@test "gpu_report: no GPU is one line and exit 1, before building anything, no traceback" {
     stubs
     mini_repo
     NOGPU=1 run --separate-stderr bash "$WORK/repo/scripts/gpu_report.sh" out
@@ -323,7 +323,7 @@ PY
     ! grep -q '^make' "$WORK/calls" || flunk "it built: $(cat "$WORK/calls")"
 }
 
-@test "gpu_report (13b): sweeps that fail and PyTorch missing are named failures, exit 1, no traceback" {
+@test "gpu_report: sweeps that fail and PyTorch missing are named failures, exit 1, no traceback" {
     stubs
     mini_repo
     STUB=fail run --separate-stderr bash "$WORK/repo/scripts/gpu_report.sh" out

@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# hostile_names.bats - hostile input, third round (issue 26 items 3, 6, 8
-# and 9's merge; issue 25's seed-name rule): each test is a way the code at
+# hostile_names.bats - hostile input, third round (colliding device
+# names, export --dir names, a merge from a missing source; the seeds'
+# name rule): each test is a way the code at
 # 8968aad broke a promise and checks that it holds now.
 #
 #   3   seeds and export --dir names: the 32-bit name hash collided for
@@ -12,7 +13,7 @@
 
 load helpers
 
-# The device names whose FNV-1a 32 hashes collide (issue 26, item 3).
+# The device names whose FNV-1a 32 hashes collide.
 DEV_A='nviDiA-=+L4-'
 DEV_B='nvIdiA_=,l4__'
 CI_PROBLEM=b2.h3.s300.d64.nc # a problem of spaces/ci.json

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# layers.bats - the folder rules of scripts/check_includes.py (issue 23):
+# layers.bats - the folder rules of scripts/check_includes.py (one job per folder):
 # the tree passes, and each kind of violation, planted in a copy, fails it.
 
 load helpers

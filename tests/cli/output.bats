@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# output.bats - the one file writer behind every -o (store/file.h, issue
-# 26.1 and 26.9): a device or FIFO is written through and never replaced,
+# output.bats - the one file writer behind every -o (store/file.h; output
+# paths): a device or FIFO is written through and never replaced,
 # a symlink stays a link and its target gets the data, a regular file is
 # replaced atomically, and no temp file outlives a failure or a signal.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# problem_key.bats - issue 32: the problem key says what is computed, dtype
+# problem_key.bats - real attention (bf16, GQA): the problem key says what is computed, dtype
 # (fp16, bf16) and kv_heads (grouped-query, multi-query). Every record,
 # store and space written before reads as fp16 with kv_heads = heads under
 # the key it had (the fixtures import, rank and export unchanged); a space

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# report.bats - `fasweep report` (issue 17): one heatmap cell per grid point
+# report.bats - `fasweep report`: one heatmap cell per grid point
 # of each group with the right counts per reason and status, escaped hostile
 # names, any store (only failures, only baselines, several devices, one
 # record), bad input; and a real browser: headless Chromium loads the page,

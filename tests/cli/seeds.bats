@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# seeds.bats - seeds an evolution loop can start from (issue 25): topk ranks
+# seeds.bats - seeds an evolution loop can start from: topk ranks
 # every mode stored by default; records of edited kernels (build src-HASH)
 # are counted, ranked only with --variants and marked in topk, show and the
 # seeds; --emit-source writes a standalone source per seed that `fasweep

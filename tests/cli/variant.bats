@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# variant.bats - `fasweep eval --kernel FILE.cuh` on a machine without a GPU
-# (issue 16): the file is checked before anything else (missing, not a
+# variant.bats - `fasweep eval --kernel FILE.cuh` on a machine without a GPU:
+# the file is checked before anything else (missing, not a
 # kernel: exit 2), a variant that does not compile is status compile_error
 # with the compiler's first lines, found before any GPU work (exit 1), and
 # one that compiles lands in the cache keyed by its source and config, then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# variant_hostile.bats - `fasweep eval --kernel` against hostile input
-# (issue 26, items 2, 4 and 9): the compile cache keys on everything the
+# variant_hostile.bats - `fasweep eval --kernel` against hostile input:
+# the compile cache keys on everything the
 # compile reads (a private copy beside only the embedded headers: other
 # #includes are refused), no user path reaches nvcc, a failure that is not
 # the source's is not cached, the cache folder must be the user's own, a

@@ -618,7 +618,7 @@ time.sleep(300)
 """
 
     def test_a_mutator_timeout_kills_its_whole_session(self):
-        """Item 8 (no orphan process): --mutator-timeout kills every process
+        """No orphan process: --mutator-timeout kills every process
         of the mutator's session, a child it put into a process group of its
         own (the model command llm_prompt.py starts) and that child's own
         children included, not only the mutator's group."""
@@ -975,7 +975,7 @@ class BadInput(Base):
         self.expect(self.loop(seeds=f), r"nan\.json: seeds\[0\]\.metrics\.median_us")
 
     def test_nan_or_infinity_anywhere_in_the_seeds_file(self):
-        """Item 4: JSON has no NaN or Infinity; Python reads them (and
+        """JSON has no NaN or Infinity; Python reads them (and
         1e999 as inf). Anywhere in a seeds file, a key the loop never
         checks included (it would reach the task file as JSON that is not):
         exit 2, one line naming the file and the key."""
@@ -1082,7 +1082,7 @@ class EvolveSeeds(unittest.TestCase):
 
 
     def test_a_seeds_file_that_is_a_fifo_or_holds_nan_and_a_bad_target(self):
-        """Item 4 (evolve.py reads seeds as evolve_code.py does): a FIFO is
+        """evolve.py reads seeds as evolve_code.py does: a FIFO is
         refused, never waited on; NaN anywhere, a non-finite or misordered
         --target, a value of the wrong type that the loop reads later
         (metrics.ci_lo_us): exit 2, one line naming the file or option, no
@@ -1155,7 +1155,7 @@ elif a[0] == "eval":
 
 
 class EvolveFinite(unittest.TestCase):
-    """Item 12 (evolve.py): a failed or non-finite measurement is exit 1,
+    """evolve.py: a failed or non-finite measurement is exit 1,
     never a pass, and the summary is JSON without NaN or Infinity."""
 
     def test_a_failed_target_or_an_infinite_time_never_passes(self):
@@ -1429,7 +1429,7 @@ class LlmPrompt(Base):
         self.assert_gone(pgid, pid, grand)
 
     def test_its_timeout_fits_inside_the_loops_mutator_timeout(self):
-        """Item 8: the loop passes its --mutator-timeout to the mutator
+        """The loop passes its --mutator-timeout to the mutator
         ($FASWEEP_MUTATOR_TIMEOUT); llm_prompt.py cuts its model timeout to
         fit inside it, so its own timeout fires first, kills the model's
         group and reports it (the trial's error is llm_prompt.py's, not
@@ -1500,7 +1500,7 @@ class LlmPrompt(Base):
 
 
 class Escaping(Base):
-    """Item 9: untrusted text (a model's reply, eval's error, a mutator's
+    """Untrusted text (a model's reply, eval's error, a mutator's
     stderr, a file name) reaches the terminal escaped, control characters
     as \\xHH, as fasweep prints them: never an escape sequence a terminal
     acts on (a window title, concealed text), never a second line."""
@@ -1561,7 +1561,7 @@ class Escaping(Base):
 
 
 class Lock(Base):
-    """Item 10: one run per --out. A second run into a folder in use is
+    """One run per --out. A second run into a folder in use is
     refused, exit 2, one line naming the folder and the first run's pid;
     it journals, measures and removes nothing."""
 
@@ -1605,7 +1605,7 @@ class Lock(Base):
 
 
 class Journal(Base):
-    """Item 11: a journal line of another shape (JSON but not an object, a
+    """A journal line of another shape (JSON but not an object, a
     candidate without an id, a value of the wrong type, a byte that is not
     UTF-8, NaN) is bad input: exit 2, one line naming the journal and the
     line, no traceback; a last line cut by an interruption is dropped."""
@@ -1673,7 +1673,7 @@ class Journal(Base):
 
 
 class Finite(Base):
-    """Item 12: every ratio is finite or null (a baseline of 1e308 us over
+    """Every ratio is finite or null (a baseline of 1e308 us over
     a kernel of 1e-6 us overflows: null, with a note, never "infx" or
     Infinity), and a number eval prints that is not finite (Infinity, NaN)
     makes no measurement: the candidate is crashed, saying why. No NaN or

@@ -11,13 +11,13 @@
  *     codec is lossless on anything it accepts);
  *   - with the previous accepted record: record_better is never true both
  *     ways, and record_rank_order is antisymmetric;
- *   - the validation of issue 26 holds on it, checked here independently:
+ *   - the record validation holds on it, checked here independently:
  *     a kernel record of a known family has a config its family parses and
  *     formats back to the same text, with every axis value the family
  *     allows; spreads (cv, noise) are NaN or >= 0; an ok record's median is
  *     at least 1e-6 us, no faster than its min_us, inside its interval.
  * Seeds: tests/cli/fixtures (bad_issue26.jsonl holds a record of each kind
- * the issue 26 validation refuses: bad configs, negative spreads, a 1e-320
+ * the record validation refuses: bad configs, negative spreads, a 1e-320
  * median, min_us over the median).
  * Build and run: make fuzz (ASan + UBSan; FUZZ_TIME seconds per target).
  */
@@ -55,7 +55,7 @@ static int axis_ok(const fa_axis *ax, int v)
            (!ax->set || (v >= 0 && v < 64 && (ax->set >> v) & 1));
 }
 
-/* Aborts when an accepted record breaks the validation of issue 26. */
+/* Aborts when an accepted record breaks the record validation. */
 static void check_valid(const record *r)
 {
     const fa_family *f = fa_family_get(fa_family_index(record_family(r)));

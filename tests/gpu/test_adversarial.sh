@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_adversarial.sh - kernels that cheat the measurement, each of which fasweep must
 # refuse with a reason naming the check that caught it (run by tests/gpu/run.sh, `make
-# test-gpu`, with $FASWEEP set to the binary; the issue "Evolution you can trust").
+# test-gpu`, with $FASWEEP set to the binary; a gate no kernel can fool).
 #
 # tests/gpu/adversarial/make_cheats.py writes the cheats from the CURRENT templates (each
 # a small marked edit of kernels/mma/flash_fwd.cuh or kernels/wgmma/flash_fwd_wgmma.cuh)

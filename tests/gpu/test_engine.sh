@@ -421,7 +421,7 @@ sys.exit(0 if len(uu) >= 2 else 1)' || { why="all records came from one GPU"; re
 # (FASWEEP_TEST_SHARE_GPU=1, --devices 0,0). It checks the dispatcher, the
 # single store writer, crash isolation per worker, kill -9 and resume with
 # two workers, and that neither worker outlives the engine; it says nothing
-# about two GPUs (issue 19).
+# about two GPUs.
 t_multi_shared() {
     local space=$tmp/shared.json st=$tmp/shared.lmdb
     space_with "$space" '{"timeout_s": 3, "modes": ["hot", "batch"]}'
@@ -521,7 +521,7 @@ assert r["status"] == "ok" and r["median_us"] > 0 and r["mode"] == "batch", r
 
 # The same config twice in one head-to-head: with the order of a group
 # changing every round neither copy is favoured, so their medians agree
-# within twice their combined noise (issue 15). FASWEEP_H2H_ORDER=fixed
+# within twice their combined noise (unbiased head-to-head). FASWEEP_H2H_ORDER=fixed
 # keeps one order (a test hook; scripts/bench_fidelity.sh compares both).
 # A copy of the kernel with CODE put first in the kernel's body.
 variant_with() { # out code
@@ -584,8 +584,8 @@ assert v["provenance"]["kernel_path"].endswith("same.cuh") and len(v["provenance
 ' || { why="stored variant records"; return 1; }
 }
 
-# eval --kernel against hostile input (issue 26, the GPU parts of items 2
-# and 4): a kernel in a folder whose name holds a quote compiles and runs ok
+# eval --kernel against hostile input (the GPU parts of the
+# variant-cache and UTF-8 checks): a kernel in a folder whose name holds a quote compiles and runs ok
 # (no path reaches nvcc), a compile_error whose compiler line is cut inside
 # multi-byte text is stored and survives export and import (the cut is on
 # a character boundary), and a cached library changed after its build is

@@ -286,7 +286,7 @@ class TunerExports(unittest.TestCase):
             v.validate(bad)
 
     def test_every_importable_record_seeds_within_schema(self):
-        """Issue 31.7, as a property: whatever `fasweep import` accepts,
+        """Seeds vs schema, as a property: whatever `fasweep import` accepts,
         `topk` writes seeds within docs/seeds.schema.json. 400 records, each
         the fixture's first with random values at the edges of what a field
         may hold (variants with and without their provenance, hashes in

@@ -1,6 +1,6 @@
 /* test_dispatch.c - the several-GPU pick policy (sweep/dispatch.h): a
  * worker stays on its problem, a fresh one takes a problem nobody holds,
- * then any; runs without a GPU (issue 19's CPU-side part). */
+ * then any; runs without a GPU (the CPU side of several GPUs). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -152,7 +152,7 @@ static void test_fifo(void **state)
 
 /* file_read_regular reads a regular file whole and nothing else: a FIFO
  * (nobody writes it) or a device returns 1 at once, never waits; a file
- * over the cap is EFBIG (issue 31.3: a record's kernel_path is data). */
+ * over the cap is EFBIG (a record's kernel_path is data). */
 static void test_read_regular(void **state)
 {
     char p[600], err[512], *t = NULL;

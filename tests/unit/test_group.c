@@ -1,7 +1,7 @@
 /* test_group.c - the group file names and the guard before a group's file
  * is replaced (seeds/group.h): the plain rule with no hash, a hash only for
- * groups of one run that share a plain name (the FNV-1a 32 pair of issue
- * 26), and a guard that reads the whole file whatever its size or format
+ * groups of one run that share a plain name (the colliding FNV-1a 32
+ * pair), and a guard that reads the whole file whatever its size or format
  * (seeds, Kernel Tuner cache, T4) and never blocks on a FIFO; a group
  * whose records hold more than SPACE_MAX_AXIS values on an axis gets no
  * grid, not an error.

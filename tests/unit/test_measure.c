@@ -384,7 +384,7 @@ static void test_floor_check(void **state)
     const double floor = stats_floor_us(&pk, flops, in, 0);
     assert_near(floor, flops / pk.flops_per_s * 1e6, 1e-9); /* compute-bound, L2 holds it */
     char why[512] = "";
-    /* the private-stream cheat of issue 30: 0.12 us for 2.1 GFLOP */
+    /* the private-stream cheat the gate must catch: 0.12 us for 2.1 GFLOP */
     assert_int_equal(stats_floor_check(&pk, flops, in, 0, 0.12, why, sizeof why), 1);
     assert_string_equal(task_check_of(why), "floor");
     assert_non_null(strstr(why, "0.12 us"));
@@ -403,7 +403,7 @@ static void test_floor_check(void **state)
 static void test_smem_optin(void **state)
 {
     (void)state;
-    /* issue 30: 4 B of static shared memory on top of 48 KB of dynamic must
+    /* a gate no kernel can fool: 4 B of static shared memory on top of 48 KB of dynamic must
      * opt in (it was refused as "no CTA fits on an SM" in hot mode) */
     assert_int_equal(fa_smem_optin(49152, 4), 1);
     assert_int_equal(fa_smem_optin(49152, 0), 0);

@@ -612,7 +612,7 @@ static void expect_ok_reject(const char *kind, const char *fam, const char *cfg,
     }
 }
 
-/* Issue 26 item 7: a kernel record's config is a point of its family by
+/* Record validation: a kernel record's config is a point of its family by
  * the planner's rules (the field named); times and spreads finite,
  * non-negative and consistent. The same rules on import, merge and eval:
  * from_json and record_check are one validation. */
@@ -678,7 +678,7 @@ static void test_validation_gaps(void **state)
     assert_non_null(strstr(err, "key.config"));
 }
 
-/* Issue 31.7 and 31.12: what import accepts, topk can write within
+/* Seeds vs schema, finite speedups: what import accepts, topk can write within
  * docs/seeds.schema.json, and no ratio of two records' times overflows. A
  * variant names its source (kernel_hash equal to its build's hash, a
  * kernel_path); a hash is lower-case hex; a timestamp has four year digits;

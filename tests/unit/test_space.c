@@ -895,7 +895,7 @@ static void test_real_spaces(void **state)
     assert_int_equal(s.measure.n_modes, 3);
     assert_string_equal(s.measure.modes[1], "cold");
     assert_string_equal(s.measure.modes[2], "batch");
-    /* per round; three rounds (issue 24) */
+    /* per round; three rounds (honest error bars) */
     assert_int_equal(s.measure.min_samples, 10);
     assert_int_equal(s.measure.max_samples, 100);
     assert_float_equal(s.measure.max_seconds, 0.012, 1e-12);

@@ -600,7 +600,7 @@ static void log_damaged(const char *path, const char *key, const char *why, long
     l->n++;
 }
 
-/* Issue 26 item 5: with a handler, a scan skips damaged records (each
+/* Undecodable records: with a handler, a scan skips damaged records (each
  * reported once, with the count), so one bad value locks nothing;
  * store_put_if_better replaces a damaged record. */
 static void test_damaged_skipped(void **state)

@@ -158,7 +158,7 @@ static void test_export_csv(void **state)
     store_close(s);
 }
 
-/* Issue 26 item 10: a text cell a spreadsheet would run as a formula
+/* CSV formula cells: a text cell a spreadsheet would run as a formula
  * (= + - @, tab, CR first) gets a leading ' (inside the quotes when the
  * cell is quoted); numbers, negative ones too, stay numbers. */
 static void test_export_csv_formula(void **state)
@@ -496,7 +496,7 @@ static void test_merge_refusals(void **state)
     assert_non_null(strstr(err, "key.device: missing"));
     assert_int_equal(store_count(dst), 1);
     assert_int_equal(st.added + st.replaced + st.kept, 0);
-    /* With a damaged-record handler (issue 26 item 5) the damaged source
+    /* With a damaged-record handler the damaged source
      * record is skipped and reported; the rest is merged. */
     long seen = 0;
     store_on_damaged(dst, count_damaged, &seen);

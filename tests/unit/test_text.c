@@ -1,4 +1,4 @@
-/* test_text.c - store/text.h: the UTF-8-safe field copy (issue 26, item 4:
+/* test_text.c - store/text.h: the UTF-8-safe field copy (
  * an `error` cut by byte count split a character, and import refused the
  * record). */
 #include <setjmp.h>
