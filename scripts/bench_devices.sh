@@ -2,7 +2,7 @@
 # bench_devices.sh [SPACE] - one GPU against every GPU of this host, side by
 # side in one run: sweeps SPACE (default spaces/h100.json) into two fresh
 # stores, first with --devices 0, then with --devices all, and prints both
-# wall times and their ratio (issue 5's target: <= 0.6 on 2 GPUs).
+# wall times and their ratio (the scale-out target: <= 0.6 on 2 GPUs).
 # Exit status: 0 both sweeps ran; 1 no GPU (nvidia-smi missing or seeing
 # none) or a sweep that failed (its last lines shown, no wall time, no
 # ratio); 2 bad arguments (one line naming the file).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench_evolve.sh [OUT] - the acceptance run of the evolution loop over kernel source
-# (issue 25; "Evolution you can trust"), on a GPU: scripts/evolve_code.py with the rule
+# (the code-evolution loop, with a gate no kernel can fool), on a GPU: scripts/evolve_code.py with the rule
 # mutator, for each kernel family, twice with the same seed.
 #   mma    `fasweep grid --space spaces/l4.json` into OUT/mma/store.lmdb, the SDPA baselines
 #          (scripts/baselines.sh; skipped with a line when PyTorch cannot run), `fasweep topk

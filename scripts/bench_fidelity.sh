@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_fidelity.sh [OUT] - do the intervals hold? (issue 24's benchmark), on a GPU.
+# bench_fidelity.sh [OUT] - do the intervals hold? (the benchmark of the 95 % intervals), on a GPU.
 #   For each space below, two independent runs (separate processes, fresh
 #   stores): `fasweep grid` (timed), exported, then `grid --refine 4` on the
 #   same store, exported again. scripts/fidelity_report.py prints per

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench_vs_sdpa.sh - issues 3 and 27: the best fasweep instances against
+# bench_vs_sdpa.sh - the best fasweep instances of every family against
 # PyTorch scaled_dot_product_attention with each backend (flash, efficient,
 # cudnn), measured side by side in one run on one GPU with the same method
 # (CUDA events, warm-up, median, hot and cold L2: see docs/measurement.md "How a point is
@@ -12,9 +12,9 @@
 # speedup over the fastest baseline. The baseline records stay in
 # STORE.baselines.jsonl.
 #
-# Without SPACE it benchmarks issue 27's table: the axes of spaces/h100.json
+# Without SPACE it benchmarks the standing comparison table: the axes of spaces/h100.json
 # (every kernel family in it) at 16,16,2048,64; 4,16,2048,128; 4,8,512,64;
-# 4,8,512,128 and 4,8,512,64 causal (fp16, multi-head), and issue 32's
+# 4,8,512,128 and 4,8,512,64 causal (fp16, multi-head), and the real models'
 # model shapes, bf16 and grouped-query (H query heads / KV K/V heads):
 # Llama-3-8B prefill (32/8, D=128, causal, S=4096, B=1 and B=4), a
 # Llama-3-70B-like layer (64/8, D=128, causal, B=4, S=2048), a Gemma-2-like
@@ -68,7 +68,7 @@ def shape(b, h, s, dd, c=False, kv=None, dtype="fp16"):
     return p
 d["problems"] = [shape(16, 16, 2048, 64), shape(4, 16, 2048, 128), shape(4, 8, 512, 64),
                  shape(4, 8, 512, 128), shape(4, 8, 512, 64, True),
-                 # issue 32: bf16 grouped-query shapes of current models
+                 # bf16 grouped-query shapes of current models
                  shape(1, 32, 4096, 128, True, 8, "bf16"),   # Llama-3-8B prefill
                  shape(4, 32, 4096, 128, True, 8, "bf16"),
                  shape(4, 64, 2048, 128, True, 8, "bf16"),   # Llama-3-70B-like

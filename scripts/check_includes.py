@@ -86,7 +86,7 @@ def main():
                       f"({ntop}/, layer {LAYER[ntop]})")
                 bad += 1
     # No layer grows into the whole program: the largest folder holds at most
-    # MAX_SHARE of the layers' C/CUDA lines (issue 23: sweep/ had 47 %).
+    # MAX_SHARE of the layers' C/CUDA lines (sweep/ once held 47 % of them).
     lines = {}
     for f in sources(root):
         top = f.split(os.sep)[0]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """check_unused.py - fails on a global function of the host C code that
-nothing calls (issue 33: dead code is found by `make check`, not by a
+nothing calls (dead code is found by `make check`, not by a
 reader).
 
 Reads the host objects of a build (BUILD/obj/**/*.o: cli/, grid/, seeds/,

@@ -2,7 +2,7 @@
 """compare_sweeps.py A.jsonl B.jsonl [-k 8] [--mode hot] - are two sweeps of the
 same space the same answer? For each (device, problem) group of kernel records
 with status ok: whether the top-1 config agrees, and the relative difference of
-the medians of the top-k configs of A as measured in A and in B (the issue-4
+the medians of the top-k configs of A as measured in A and in B (the sweep engine's
 criterion: top-1 agrees, top-8 medians within 2 %). Input: `fasweep export
 --format jsonl`. Exit 0 when every group passes, 1 otherwise, 2 on bad input
 (one line naming the file). What was not measured never passes: no group in

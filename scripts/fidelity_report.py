@@ -7,7 +7,7 @@ Do two independent runs (separate processes, fresh stores) agree, and do the
 intervals they claim hold? Inputs: `fasweep export --format jsonl` of each
 run right after its sweep and right after its refine pass (`grid --refine K`
 on the same store). Per (device, problem, mode) group of ok kernel records
-(issue 24's criteria), it prints:
+(the intervals' criteria), it prints:
   (a) share: of the configs both sweeps measured, the share whose A-B
       difference lies within the combined half-width sqrt(hA^2 + hB^2), each
       half-width the side of its interval facing the other median (the tie
@@ -285,7 +285,7 @@ def group_numbers(g, runs, k):
 
 
 def passes(n, args):
-    """A group's verdict by the issue's criteria (the what-if's too). What
+    """A group's verdict by the intervals' criteria (the what-if's too). What
     was not measured never passes: a group some input lacks, no config
     in both sweeps, or one of A's top-k missing from B (NaN numbers, which
     fail every comparison, say the same)."""

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# help.bats - the command line from one table (issue 23.5): every help text
+# help.bats - the command line from one table: every help text
 # and docs/cli.md's reference come from the option tables, and one option
 # name means one thing (--device N a CUDA ordinal; --gpu NAME a filter).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# one_source.bats - issue 33: one source for each rule. The nvcc flags that
+# one_source.bats - one source for each rule. The nvcc flags that
 # decide the kernels' code are the Makefile's NVCODE, passed into the build
 # (fa_code_flags, kernels/embedded.h) and read by the kernel variants and
 # `version --json`; the timing modes are store/mode.c's table, in the help

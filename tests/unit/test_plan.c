@@ -299,7 +299,7 @@ static void test_family(void **state)
     assert_int_equal(fa_config_parse("d64.m128.n128.c2.s2.p2", &back), -1);
     assert_int_equal(fa_config_parse(":d64.m128.n64.w4.s2.z1", &back), -1);
     assert_int_equal(fa_config_parse("mma:", &back), -1);
-    /* A value no axis allows is no config (issue 33: eval's --config said
+    /* A value no axis allows is no config (eval's --config once said
      * "not compiled" for it); the one rule is fa_axis_value_why. */
     back = c;
     assert_int_equal(fa_config_parse("d64.m128.n64.w4.s2.z9", &back), -1);
