@@ -11,27 +11,12 @@ did not measure is a FAIL."""
 import argparse
 import json
 import math
+import os
 import sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when run from elsewhere
+from report_io import BadInput, esc, number  # noqa: E402  (the export readers' shared rules)
 
 ME = "compare_sweeps.py"
-
-
-class BadInput(Exception):
-    """A file this comparison cannot read: one line naming it, exit 2."""
-
-
-def esc(x, n=60):
-    """Text from a file, safe to print: non-printable characters as escapes,
-    at most n characters."""
-    s = "".join(c if c.isprintable() else "\\x%02x" % ord(c) if ord(c) < 256
-                else "\\u%04x" % ord(c) for c in str(x))
-    return s if len(s) <= n else s[:n] + "..."
-
-
-def number(x):
-    """A finite real number (not a bool), or None."""
-    return (float(x) if isinstance(x, (int, float)) and not isinstance(x, bool)
-            and math.isfinite(x) else None)
 
 
 def load(path, mode):

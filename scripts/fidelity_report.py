@@ -50,26 +50,9 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
+from report_io import BadInput, esc, number  # noqa: E402  (the export readers' shared rules)
 import problem_text  # noqa: E402  (grid/space.c's problem text)
 import rounds  # noqa: E402  (the port of store/rounds.c)
-
-
-class BadInput(Exception):
-    """A file this report cannot read: one line naming it, exit 2."""
-
-
-def esc(x, n=60):
-    """Text from a file, safe to print: non-printable characters as escapes,
-    at most n characters."""
-    s = "".join(c if c.isprintable() else "\\x%02x" % ord(c) if ord(c) < 256
-                else "\\u%04x" % ord(c) for c in str(x))
-    return s if len(s) <= n else s[:n] + "..."
-
-
-def number(x):
-    """A finite real number (not a bool), or None."""
-    return (float(x) if isinstance(x, (int, float)) and not isinstance(x, bool)
-            and math.isfinite(x) else None)
 
 
 def canon_problem(text):
