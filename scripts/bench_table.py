@@ -23,7 +23,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when run from elsewhere
-from report_io import BadInput, esc, number  # noqa: E402  (the export readers' shared rules)
+from report_io import BadInput, esc, json_lines, number  # noqa: E402  (the export readers' shared rules)
 import problem_text  # noqa: E402  (grid/space.c's problem text)
 
 PEERS = [("sdpa-cudnn", "cuDNN"), ("sdpa-flash", "FA2"), ("sdpa-efficient", "efficient"),
@@ -58,22 +58,7 @@ def flops(problem):
 
 def records(path):
     """(line, record) of every record of the export at path."""
-    try:
-        f = open(path, encoding="utf-8")
-    except OSError as e:
-        raise BadInput("%s: %s" % (esc(path, 200), esc(e.strerror or e, 200)))
-    with f:
-        try:
-            lines = list(f)
-        except (OSError, UnicodeDecodeError) as e:
-            raise BadInput("%s: not readable UTF-8 text (%s)" % (esc(path, 200), esc(e, 120)))
-    for no, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            r = json.loads(line)
-        except ValueError as e:
-            raise BadInput("%s:%d: not JSON (%s)" % (esc(path, 200), no, esc(e, 120)))
+    for no, where, r in json_lines(path):
         yield no, r
 
 

@@ -14,30 +14,14 @@ import math
 import os
 import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when run from elsewhere
-from report_io import BadInput, esc, number  # noqa: E402  (the export readers' shared rules)
+from report_io import BadInput, esc, json_lines, number  # noqa: E402  (the export readers' shared rules)
 
 ME = "compare_sweeps.py"
 
 
 def load(path, mode):
     groups = {}
-    try:
-        f = open(path, encoding="utf-8")
-    except OSError as e:
-        raise BadInput("%s: %s" % (esc(path, 200), esc(e.strerror or e, 200)))
-    with f:
-        try:
-            lines = list(f)
-        except (OSError, UnicodeDecodeError) as e:
-            raise BadInput("%s: not readable UTF-8 text (%s)" % (esc(path, 200), esc(e, 120)))
-    for no, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        where = "%s:%d" % (esc(path, 200), no)
-        try:
-            r = json.loads(line)
-        except ValueError as e:
-            raise BadInput("%s: not JSON (%s)" % (where, esc(e, 120)))
+    for no, where, r in json_lines(path):
         try:
             k = r["key"]
             if r["kind"] != "kernel" or r["status"] != "ok" or k["mode"] != mode:

@@ -20,3 +20,28 @@ def number(x):
     """A finite real number (not a bool), or None."""
     return (float(x) if isinstance(x, (int, float)) and not isinstance(x, bool)
             and math.isfinite(x) else None)
+
+
+def json_lines(path):
+    """(line number, "PATH:LINE", object) for every non-blank line of the
+    JSON-lines file at path; BadInput naming the file (and the line) when it
+    cannot be opened, is not UTF-8, or a line is not JSON."""
+    import json
+    try:
+        f = open(path, encoding="utf-8", errors="strict")
+    except OSError as e:
+        raise BadInput("%s: %s" % (esc(path, 200), esc(e.strerror or e, 200)))
+    with f:
+        try:
+            lines = list(f)
+        except (OSError, UnicodeDecodeError) as e:
+            raise BadInput("%s: not readable UTF-8 text (%s)" % (esc(path, 200), esc(e, 120)))
+    for no, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        where = "%s:%d" % (esc(path, 200), no)
+        try:
+            obj = json.loads(line)
+        except ValueError as e:
+            raise BadInput("%s: not JSON (%s)" % (where, esc(e, 120)))
+        yield no, where, obj
