@@ -10,11 +10,20 @@
 
 load helpers
 
+# The folder of the build's kernel side (gen/, geninst): FASWEEP's own, or
+# its parent's when FASWEEP is a sanitizer build that shares the kernels
+# (make check's BUILD/asan with KBUILD=BUILD).
+kbuild() {
+    local b
+    b=$(dirname "$FASWEEP")
+    if [ -d "$b/gen" ]; then echo "$b"; else dirname "$b"; fi
+}
+
 @test "version --json: the nvcc flags the kernels were built with (NVCODE) and the modes, default first" {
     run --separate-stderr "$FASWEEP" version --json
     expect_status 0
     local want
-    want=$(sed -n 's/.* | //p' "$(dirname "$FASWEEP")/gen/nvflags")
+    want=$(sed -n 's/.* | //p' "$(kbuild)/gen/nvflags")
     python3 -c '
 import json, sys
 d = json.loads(sys.argv[1])
@@ -28,7 +37,7 @@ assert d["instances"] > 0 and d["build"] and d["version"]
 
 @test "a custom NVFLAGS or NVEXTRA reaches the variants: geninst writes it into fa_code_flags, the Makefile passes it" {
     local gi
-    gi="$(dirname "$FASWEEP")/geninst"
+    gi="$(kbuild)/geninst"
     mkdir gen
     run --separate-stderr "$gi" --out gen --shards 1 --arch-shards 0 --archs 89 \
         --code-flags '-O1 -std=c++17 -DFA_X="y"' --embed "$REPO/kernels/fa_config.h" "$REPO/spaces/ci.json"
@@ -54,7 +63,7 @@ PY
     run grep -rln --include='*.c' 'extern const char \*const fa_embedded' "$REPO/cli" "$REPO/sweep" "$REPO/store" "$REPO/grid" "$REPO/seeds" "$REPO/kernels"
     [ -z "$output" ] || flunk "declared by hand in: $output"
     grep -q 'fa_embedded_names\[\];' "$REPO/kernels/embedded.h" || flunk "not in kernels/embedded.h"
-    grep -q '#include "kernels/embedded.h"' "$(dirname "$FASWEEP")/gen/embedded.c" || flunk "embedded.c does not include it"
+    grep -q '#include "kernels/embedded.h"' "$(kbuild)/gen/embedded.c" || flunk "embedded.c does not include it"
 }
 
 @test "the help texts name the modes from the mode table; fasweep --help has one block per mode" {
