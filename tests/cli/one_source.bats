@@ -52,7 +52,9 @@ assert '#include "kernels/embedded.h"' in t
 PY
     expect_status 0
     # the Makefile: NVFLAGS and NVEXTRA go to geninst as the code flags (dry run)
-    run make -n -C "$REPO" BUILD="$WORK/b" NVFLAGS="-O1 -std=c++17" NVEXTRA=-DFA_AB=1 "$WORK/b/gen/.stamp"
+    # (MAKEFLAGS cleared: under make check's sanitizer pass it carries KBUILD)
+    run env -u MAKEFLAGS -u MFLAGS make -n -C "$REPO" BUILD="$WORK/b" KBUILD="$WORK/b" \
+        NVFLAGS="-O1 -std=c++17" NVEXTRA=-DFA_AB=1 "$WORK/b/gen/.stamp"
     expect_in "$output" '--code-flags "-O1 -std=c++17 --expt-relaxed-constexpr -DFA_AB=1"'
     # variant.c has no list of its own: its code flags are fa_code_flags
     ! grep -n '"-O3"\|"-lineinfo"\|"-std=c++17"' "$REPO/sweep/variant.c" || flunk "variant.c lists nvcc flags"
