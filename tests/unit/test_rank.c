@@ -25,6 +25,7 @@
 #include "store/store.h"
 #include "store/text.h"
 #include "tests/unit/testutil.h"
+#include "tests/unit/testoom.h"
 
 #define DEV_A "NVIDIA H100 80GB HBM3"
 #define DEV_B "NVIDIA L4"
@@ -914,32 +915,19 @@ static void test_null_rule(void **state)
 /* cJSON's allocator failing at the n-th allocation: rank_json is NULL (no
  * partial document, nothing leaked under ASan) for every n before the
  * first that lets it finish. */
-static long oom_left = -1; /* allocations left before one fails; -1: never */
-static int oom_refused;    /* an allocation was refused */
-static void *oom_malloc(size_t n)
-{
-    if (oom_left == 0) {
-        oom_refused = 1;
-        return NULL;
-    }
-    if (oom_left > 0)
-        oom_left--;
-    return malloc(n);
-}
-
 static void test_json_out_of_memory(void **state)
 {
     fixture *f = *state;
     rank_result r = tie_group(f);
-    cJSON_Hooks hooks = {oom_malloc, free};
+    cJSON_Hooks hooks = {tu_oom_malloc, free};
     cJSON_InitHooks(&hooks);
     int failed = 0;
     for (long n = 0;; n++) {
-        oom_left = n;
-        oom_refused = 0;
+        tu_oom.left = n;
+        tu_oom.refused = 0;
         cJSON *doc = rank_json(&r);
-        const int hit = oom_refused; /* the n-th allocation was refused */
-        oom_left = -1;
+        const int hit = tu_oom.refused; /* the n-th allocation was refused */
+        tu_oom.left = -1;
         if (!doc) {
             assert_true(hit);
             failed++;

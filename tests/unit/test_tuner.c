@@ -33,6 +33,7 @@
 #include "seeds/tuner.h"
 #include "tests/unit/pyexpr.h"
 #include "tests/unit/testutil.h"
+#include "tests/unit/testoom.h"
 
 /* ---- the evaluator itself: Python's answers ------------------------------------------------- */
 
@@ -448,19 +449,6 @@ static void test_axis_names(void **state)
 /* cJSON's allocator failing at the n-th allocation: tuner_write is -1
  * with one message and writes nothing, for every n before the first that
  * lets it finish (the one out-of-memory flag of store/json.h). */
-static long oom_left = -1;
-static int oom_refused;
-static void *oom_malloc(size_t n)
-{
-    if (oom_left == 0) {
-        oom_refused = 1;
-        return NULL;
-    }
-    if (oom_left > 0)
-        oom_left--;
-    return malloc(n);
-}
-
 static void test_out_of_memory(void **state)
 {
     (void)state;
@@ -471,7 +459,7 @@ static void test_out_of_memory(void **state)
     wg_group(&g, &s, -1);
     const tuner_meta m = {"wg", "0123456789abcdef", "test"};
     const tuner_format fmts[3] = {TUNER_KERNEL_TUNER, TUNER_T4, TUNER_T1};
-    cJSON_Hooks h = {oom_malloc, free};
+    cJSON_Hooks h = {tu_oom_malloc, free};
     for (int f = 0; f < 3; f++) {
         int failed = 0;
         for (long n = 0;; n++) {
@@ -481,13 +469,13 @@ static void test_out_of_memory(void **state)
             assert_non_null(o);
             err[0] = '\0';
             cJSON_InitHooks(&h);
-            oom_left = n;
-            oom_refused = 0;
+            tu_oom.left = n;
+            tu_oom.refused = 0;
             const int rc = tuner_write(&g, fmts[f], &m, 1, o, err, sizeof err);
-            oom_left = -1;
+            tu_oom.left = -1;
             cJSON_InitHooks(NULL);
             assert_int_equal(fclose(o), 0);
-            if (!oom_refused) {
+            if (!tu_oom.refused) {
                 assert_int_equal(rc, 0);
                 free(buf);
                 break;
