@@ -472,3 +472,16 @@ assert fr.canon_problem("4,8,512,64") == "b4.h8.s512.d64.nc"
 assert fr.canon_problem("b4.h8.kv8.s512.d64.nc") == "b4.h8.kv8.s512.d64.nc"  # not a problem
 PY
 }
+
+@test "eval: a config of another dtype than the problem's, or a head dim no kernel is built for, is exit 2 naming both" {
+    export CUDA_VISIBLE_DEVICES=""
+    run --separate-stderr "$FASWEEP" eval --problem b1.h4.kv2.s257.d64.nc.bf16 \
+        --config d64.m64.n64.w4.s2.z1 --store "$STORE"
+    expect_status 2
+    expect_in "$stderr" "config d64.m64.n64.w4.s2.z1 is for fp16, the problem is bf16"
+    run --separate-stderr "$FASWEEP" eval --problem 1,4,257,96 --config d64.m64.n64.w4.s2.z1 \
+        --store "$STORE"
+    expect_status 2
+    expect_in "$stderr" "head_dim 96: the kernels are built for 64, 128 and 256"
+    [ ! -e "$STORE" ] || flunk "a store was made"
+}
