@@ -118,7 +118,7 @@ KSRC      := kernels/registry.cu kernels/reference.cu kernels/spin.cu kernels/in
 KOBJ      := $(GEN_CU:$(GEN)/%.cu=$(KBUILD)/kobj/%.o) $(GEN_CU_90A:$(GEN)/%.cu=$(KBUILD)/kobj/%.o) \
              $(KSRC:kernels/%.cu=$(KBUILD)/kobj/%.o)
 FAMILY_HDR := $(wildcard kernels/*/*.cuh kernels/*/*.h)
-KERNEL_HDR := kernels/fa_config.h kernels/fa_launch.h $(FAMILY_HDR)
+KERNEL_HDR := kernels/fa_config.h kernels/fa_launch.h kernels/fa_device.cuh $(FAMILY_HDR)
 
 .PHONY: all sweep test test-gpu check unit cli fuzz format format-check includes unused dist \
         clean deps deps-test vendor-deps list-instances test-slurm tuners FORCE
@@ -153,7 +153,7 @@ $(GEN)/.stamp: $(KBUILD)/geninst $(SPACES) $(KERNEL_HDR) kernels/registry.cu Mak
 	@mkdir -p $(GEN)
 	$(KBUILD)/geninst --out $(GEN) --shards $(SHARDS) --arch-shards $(ARCH_SHARDS) --archs "$(ARCHS)" \
 	  --hash-files "$(KERNEL_HDR) kernels/registry.cu" --flags "$(NVALL)" --code-flags "$(NVCODE)" \
-	  --embed "kernels/fa_config.h kernels/fa_launch.h $(wildcard kernels/*/*.h kernels/*/*.cuh)" $(SPACES)
+	  --embed "kernels/fa_config.h kernels/fa_launch.h kernels/fa_device.cuh $(wildcard kernels/*/*.h kernels/*/*.cuh)" $(SPACES)
 	@touch $@
 $(GEN_CU) $(GEN_CU_90A) $(GEN)/registry_table.inc $(GEN)/build_id.h $(GEN)/embedded.c: $(GEN)/.stamp ;
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "../kernels/fa_launch.h"
+#include "../kernels/family.h"
 #include "../seeds/group.h"
 #include "../seeds/rank.h"
 #include "../store/json.h"
@@ -44,7 +45,10 @@ static int eval_configs(const char *text, const space *s, int variant, task *t)
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         fa_config c;
-        if (fa_config_parse(tok, &c) != 0) {
+        char bad[160];
+        if (fa_config_parse_why(tok, &c, bad, sizeof bad) != 0) {
+            if (bad[0]) /* its form, with a value no space could name */
+                return cli_usage_error("config %s: %s", tok, bad);
             /* Every family's form, from the table. */
             char *forms = cli_help_text("{{CONFIG_EXAMPLES}}; {{LETTERS}}");
             for (char *p = forms; p && *p; p++)

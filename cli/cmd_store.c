@@ -18,7 +18,6 @@
 #include "cli.h"
 #include "emit.h"
 
-#define DEFAULT_SEEDS_DIR "seeds"
 #define DEFAULT_K 8
 
 /* ---- topk ----------------------------------------------------------------------------------- */
@@ -57,6 +56,22 @@ static long topk_failed_count(const rank_result *r)
     return n;
 }
 
+/* The default seeds folder: beside the store, named for it (the store's
+ * path with a trailing ".lmdb" replaced by ".seeds", else ".seeds"
+ * appended: results.lmdb -> results.seeds), so seeds never land in a
+ * source folder (./seeds is the C module seeds/ in a checkout) and two
+ * stores never share a folder. 0, or -1 when the path does not fit. */
+static int topk_default_seeds_dir(const char *store, char *buf, size_t n)
+{
+    size_t len = strlen(store);
+    while (len > 1 && store[len - 1] == '/')
+        len--;
+    if (len > 5 && strncmp(store + len - 5, ".lmdb", 5) == 0 && store[len - 6] != '/')
+        len -= 5;
+    const int k = snprintf(buf, n, "%.*s.seeds", (int)len, store);
+    return k < 0 || (size_t)k >= n ? -1 : 0;
+}
+
 /* Prints the ranking and writes seeds; the exit status. */
 static int topk_report(const topk_args *a, const char *path, long stored, const rank_result *r)
 {
@@ -91,8 +106,13 @@ static int topk_report(const topk_args *a, const char *path, long stored, const 
      * unless --no-seeds (--json changes what stdout holds, nothing else). */
     if (rc || a->no_seeds)
         return rc;
-    if (rank_write_seeds(r, a->seeds_dir ? a->seeds_dir : DEFAULT_SEEDS_DIR, stderr, err,
-                         sizeof err) != 0) {
+    char dir[4096];
+    if (!a->seeds_dir && topk_default_seeds_dir(path, dir, sizeof dir) != 0) {
+        cli_say("the store path %s is too long to name its seeds folder; pass --seeds-dir DIR",
+                path);
+        return CLI_FAIL;
+    }
+    if (rank_write_seeds(r, a->seeds_dir ? a->seeds_dir : dir, stderr, err, sizeof err) != 0) {
         cli_say("%s", err);
         return CLI_FAIL;
     }
@@ -150,7 +170,8 @@ static const cli_opt topk_opts[] = {
                 "write each seed's kernel source, standalone, to\n"
                 "DIR/DEVICE_PROBLEM_MODE.RANK.cuh (`fasweep eval --kernel FILE` re-scores it)"),
     CLI_OPT_VAL("seeds-dir", CLI_PATH, topk_args, seeds_dir, "DIR",
-                "where seeds go (default ./" DEFAULT_SEEDS_DIR ")"),
+                "where seeds go (default: beside the store, named for it:\n"
+                "results.lmdb -> results.seeds)"),
     CLI_OPT_FLAG("no-seeds", topk_args, no_seeds, "print only: write no seeds files"),
     CLI_OPT_FLAG("json", topk_args, json,
                  "print one JSON document instead of the table (the seeds are written\n"
@@ -167,7 +188,8 @@ CLI_COMMAND(
     .about = "Ranks the stored \"ok\" kernel results of each (GPU, problem, mode) by median time\n"
              "(ties: lower noise, then config text), prints the K best of each with their speedup\n"
              "over the fastest stored baseline, and writes one seeds file per group\n"
-             "(DIR/DEVICE_PROBLEM_MODE.json, format in docs/seeds.md; paths on stderr). Every\n"
+             "(DIR/DEVICE_PROBLEM_MODE.json, format in docs/seeds.md; paths on stderr; DIR is\n"
+             "beside the store unless --seeds-dir: results.lmdb -> results.seeds). Every\n"
              "mode stored gets its own section unless --mode picks one. Records of edited\n"
              "kernels (eval --kernel) are ranked only with --variants, marked `variant`. With\n"
              "--json it prints the ranking as JSON; the seeds are written either way\n"

@@ -77,7 +77,8 @@ static inline FA_HD void fa_config_set_slot(fa_config *c, int i, int v)
         c->axis[i - 1] = v;
 }
 
-/* Canonical short text of a config in its family's format, e.g.
+/* Canonical short text of a config: each slot's tag (fa_family.axes[].tag)
+ * and value, joined by '.', then ".bf16" for bf16, e.g.
  * "d64.m128.n64.w4.s2.z1" for mma; the family is not part of it (a record
  * keeps it in key.family). Writes at most `n` bytes including the NUL;
  * returns what snprintf returns (a config of no known family writes "?"). */

@@ -2,6 +2,7 @@
  * fa_config.h). Adding a family adds one line to fam_table. */
 #include "family.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,16 +57,88 @@ const char *fa_dtype_name(int dtype)
     return dtype >= 0 && dtype < FA_DTYPE_COUNT ? names[dtype] : NULL;
 }
 
+/* Writes pre, then the tag and value of each slot of c joined by sep: the
+ * one form of a config's text ('.') and of its symbol ('_'). */
+static int fa_slots_text(const fa_family *f, const fa_config *c, const char *pre, char sep,
+                         char *buf, unsigned long n)
+{
+    int v[FA_CONFIG_SLOTS];
+    fa_config_slots(c, v);
+    int k = snprintf(buf, n, "%s", pre);
+    for (int i = 0; i < FA_CONFIG_SLOTS && k >= 0; i++) {
+        const unsigned long at = (unsigned long)k < n ? (unsigned long)k : n;
+        const int m = i ? snprintf(buf + at, n - at, "%c%s%d", sep, f->axes[i].tag, v[i])
+                        : snprintf(buf + at, n - at, "%s%d", f->axes[i].tag, v[i]);
+        k = m < 0 ? m : k + m;
+    }
+    return k;
+}
+
 int fa_config_format(const fa_config *c, char *buf, unsigned long n)
 {
     const fa_family *f = fa_family_of(c);
     if (!f || c->dtype < 0 || c->dtype >= FA_DTYPE_COUNT)
         return snprintf(buf, n, "?");
-    const int k = f->format(c, buf, n);
+    const int k = fa_slots_text(f, c, "", '.', buf, n);
     if (k < 0 || (unsigned long)k >= n)
         return k;
     const int m = snprintf(buf + k, n - (unsigned long)k, "%s", fa_dtype_suffix[c->dtype]);
     return m < 0 ? m : k + m;
+}
+
+int fa_config_symbol(const fa_config *c, char *buf, unsigned long n)
+{
+    const fa_family *f = fa_family_of(c);
+    if (!f || c->dtype < 0 || c->dtype >= FA_DTYPE_COUNT)
+        return snprintf(buf, n, "?");
+    char pre[64];
+    const int plain = c->dtype == FA_DTYPE_FP16; /* what every symbol was before dtypes */
+    snprintf(pre, sizeof pre, "%s%s%s", f->symbol_prefix, plain ? "" : fa_dtype_name(c->dtype),
+             plain ? "" : "_");
+    return fa_slots_text(f, c, pre, '_', buf, n);
+}
+
+int fa_config_instance(const fa_config *c, char *buf, unsigned long n)
+{
+    const fa_family *f = fa_family_of(c);
+    if (!f || c->dtype < 0 || c->dtype >= FA_DTYPE_COUNT)
+        return snprintf(buf, n, "?");
+    int v[FA_CONFIG_SLOTS];
+    fa_config_slots(c, v);
+    return snprintf(buf, n, "%s%s(%d, %d, %d, %d, %d, %d)", f->instance_macro,
+                    c->dtype == FA_DTYPE_BF16 ? "_BF16" : "", v[0], v[1], v[2], v[3], v[4], v[5]);
+}
+
+/* An int exactly as "%d" writes it (an optional '-', no leading zero, no
+ * "-0", within int): its value and the text after it, or NULL. A value
+ * no axis allows is then refused by fa_config_value_bad, in its words. */
+static const char *fa_parse_int(const char *s, int *v)
+{
+    const int neg = *s == '-';
+    s += neg;
+    if (*s < '0' || *s > '9' || (s[0] == '0' && (neg || (s[1] >= '0' && s[1] <= '9'))))
+        return NULL;
+    long x = 0;
+    for (; *s >= '0' && *s <= '9'; s++)
+        if ((x = x * 10 + (*s - '0')) > (long)INT_MAX + neg)
+            return NULL;
+    *v = (int)(neg ? -x : x);
+    return s;
+}
+
+/* Exactly what fa_slots_text writes with '.': each slot's tag, then its
+ * value (fills the slots only). */
+static int fa_slots_parse(const fa_family *f, const char *s, fa_config *c)
+{
+    for (int i = 0; i < FA_CONFIG_SLOTS; i++) {
+        const size_t tl = strlen(f->axes[i].tag);
+        int v;
+        if ((i && *s++ != '.') || strncmp(s, f->axes[i].tag, tl) != 0 ||
+            !(s = fa_parse_int(s + tl, &v)))
+            return -1;
+        fa_config_set_slot(c, i, v);
+    }
+    return *s ? -1 : 0;
 }
 
 int fa_config_parse_in(int family, const char *s, fa_config *c)
@@ -88,7 +161,7 @@ int fa_config_parse_in(int family, const char *s, fa_config *c)
     memcpy(text, s, body);
     text[body] = '\0';
     fa_config t = {0};
-    if (f->parse(text, &t) != 0)
+    if (fa_slots_parse(f, text, &t) != 0)
         return -1;
     t.family = family;
     t.dtype = dtype;
@@ -108,19 +181,36 @@ const char *fa_axis_value_why(const fa_axis *ax, long v)
 
 int fa_config_value_bad(const fa_config *c)
 {
+    return fa_config_value_text(c, NULL, 0);
+}
+
+int fa_config_value_text(const fa_config *c, char *buf, unsigned long n)
+{
     const fa_family *f = fa_family_of(c);
     if (!f)
         return 0;
     int v[FA_CONFIG_SLOTS];
     fa_config_slots(c, v);
-    for (int i = 1; i < FA_CONFIG_SLOTS; i++)
-        if (fa_axis_value_why(&f->axes[i], v[i]))
+    for (int i = 1; i < FA_CONFIG_SLOTS; i++) {
+        const char *why = fa_axis_value_why(&f->axes[i], v[i]);
+        if (why) {
+            if (n)
+                snprintf(buf, n, "%s is %d, expected %s", f->axes[i].name, v[i], why);
             return i;
+        }
+    }
     return 0;
 }
 
 int fa_config_parse(const char *s, fa_config *c)
 {
+    return fa_config_parse_why(s, c, NULL, 0);
+}
+
+int fa_config_parse_why(const char *s, fa_config *c, char *why, unsigned long n)
+{
+    if (n)
+        why[0] = '\0';
     const char *colon = strchr(s, ':');
     int fam = FA_FAMILY_DEFAULT;
     if (colon) {
@@ -134,7 +224,7 @@ int fa_config_parse(const char *s, fa_config *c)
     }
     fa_config t;
     if (fam < 0 || fa_config_parse_in(fam, colon ? colon + 1 : s, &t) != 0 ||
-        fa_config_value_bad(&t))
+        fa_config_value_text(&t, why, n))
         return -1;
     *c = t;
     return 0;

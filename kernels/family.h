@@ -69,6 +69,24 @@ const char *fa_axis_value_why(const fa_axis *ax, long v);
  * problem's) whose value c's family does not allow, or 0 when every one
  * is allowed or c is of no known family. */
 int fa_config_value_bad(const fa_config *c);
+/* The same, and the words for it in buf ("SWIZZLE is 9, expected 0 or
+ * 1"; nothing is written when every value is allowed, or n is 0). */
+int fa_config_value_text(const fa_config *c, char *buf, unsigned long n);
+
+/* fa_config_parse (kernels/fa_config.h), saying why: -1 with why empty
+ * when s is not a config text of a known family, -1 with why set by
+ * fa_config_value_text when it is one but a value no axis allows. */
+int fa_config_parse_why(const char *s, fa_config *c, char *why, unsigned long n);
+
+/* The registry entry of c, in the one form every family's is written (its
+ * slots in order, as the config text has them): the line a generated shard
+ * holds, the instance macro with "_BF16" for bf16 and the six slot values
+ * ("FA_INSTANCE(64, 128, 64, 4, 2, 1)"), and the C name of the fa_instance
+ * that line defines: symbol_prefix, "bf16_" for bf16, then tag and value of
+ * each slot joined by '_' ("fa_inst_d64_m128_n64_w4_s2_z1"). snprintf-like;
+ * a config of no known family writes "?". */
+int fa_config_instance(const fa_config *c, char *buf, unsigned long n);
+int fa_config_symbol(const fa_config *c, char *buf, unsigned long n);
 
 /* Room for one Kernel Tuner restriction string, NUL included, and the most
  * a family writes (fa_family.kt_restrictions). */
@@ -102,11 +120,6 @@ typedef struct fa_family {
      * only, when ARCHS holds its number (scripts/geninst.c). */
     int arch;
     const char *arch_name, *arch_why;
-    /* The config text (without the family): snprintf-like format, and a
-     * strict parse of exactly what format writes (0, or -1; fills the
-     * slots only, the caller sets family). */
-    int (*format)(const fa_config *c, char *buf, unsigned long n);
-    int (*parse)(const char *s, fa_config *c);
     /* The planner's static rules (no GPU): an fa_reject, and the reason's
      * text with the numbers (snprintf-like). */
     int (*check)(const fa_config *c, long smem_limit);
@@ -118,11 +131,9 @@ typedef struct fa_family {
     const char *rule[FA_REJ_COUNT];
     long (*smem_bytes)(const fa_config *c); /* dynamic shared memory a launch asks for */
     int (*threads)(const fa_config *c);     /* threads per CTA a launch asks for (one dimension) */
-    /* The registry entry: the line a generated shard holds for c (e.g.
-     * "FA_INSTANCE(64, 128, 64, 4, 2, 1)"), and the C name of the
-     * fa_instance it defines (e.g. "fa_inst_d64_m128_n64_w4_s2_z1"). */
-    int (*instance)(const fa_config *c, char *buf, unsigned long n);
-    int (*symbol)(const fa_config *c, char *buf, unsigned long n);
+    /* The C name prefix of the registry entries its instance macro defines
+     * ("fa_inst_": fa_config_symbol). */
+    const char *symbol_prefix;
     /* Kernel Tuner's view (seeds/tuner.c: the cache, T4 and T1 exports),
      * Python expressions over the axes' names: the threads per CTA a launch
      * asks for (block_size_x: "32*NUM_WARPS"), the grid's x size over T1's

@@ -749,7 +749,7 @@ def load_seeds(path):
     doc = load_json(data, path, "the seeds file")
     schema = doc.get("schema") if isinstance(doc, dict) else None
     if schema != "fasweep.seeds/1":
-        hint = " (one group of `fasweep topk --json`: use a seeds/*.json file)" \
+        hint = " (one group of `fasweep topk --json`: use one of its seeds files, STORE.seeds/*.json)" \
             if schema == "fasweep.topk/1" else ""
         raise BadInput("%s is not a fasweep.seeds/1 file (schema %s)%s"
                        % (path, json.dumps(schema)[:80], hint))

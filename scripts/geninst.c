@@ -127,7 +127,7 @@ static void buf_printf(gen_buf *b, const char *fmt, ...)
 /* The C name of c's registry entry: its family's (kernels/family.h). */
 static void ident(const fa_config *c, char *buf, size_t n)
 {
-    fa_family_of(c)->symbol(c, buf, n);
+    fa_config_symbol(c, buf, n);
 }
 
 /* An instance's name in instances.txt: the config text, qualified by the
@@ -254,7 +254,7 @@ static int write_shard(const char *path, const fa_config *set, const int *idx, i
     }
     buf_printf(&b, "\n");
     for (int i = 0; i < m; i++) {
-        fa_family_of(&set[idx[i]])->instance(&set[idx[i]], line, sizeof line);
+        fa_config_instance(&set[idx[i]], line, sizeof line);
         buf_printf(&b, "%s\n", line);
     }
     int rc = write_if_changed(path, b.s);

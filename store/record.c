@@ -760,15 +760,9 @@ static int rec_config_bad(const record *r, char *why, size_t n)
                        "\"%s\" is not a config of kernel family %s (its form: %s, each value a "
                        "plain decimal integer)",
                        r->config, f->name, f->text_example);
-    int v[FA_CONFIG_SLOTS];
-    fa_config_slots(&c, v);
-    for (int i = 1; i < FA_CONFIG_SLOTS; i++) {
-        const fa_axis *ax = &f->axes[i];
-        const char *allowed = fa_axis_value_why(ax, v[i]); /* kernels/family.h */
-        if (allowed)
-            return rec_err(why, n, "\"%s\": %s is %d, expected %s", r->config, ax->name, v[i],
-                           allowed);
-    }
+    char bad[160];
+    if (fa_config_value_text(&c, bad, sizeof bad)) /* the one rule, kernels/family.h */
+        return rec_err(why, n, "\"%s\": %s", r->config, bad);
     const int rej = f->check(&c, LONG_MAX);
     if (rej != FA_REJ_OK) {
         char text[160];

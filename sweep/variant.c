@@ -167,10 +167,16 @@ int variant_load(const char *file, const fa_config *c, task_variant *v, char *er
     }
     why = variant_includes_bad(text, inc, sizeof inc);
     if (why) {
+        char names[512] = "";
+        for (int i = 0, at = 0; fa_embedded_names[i] && at < (int)sizeof names; i++) {
+            const int w = snprintf(names + at, sizeof names - (size_t)at, "%s%s", i ? ", " : "",
+                                   fa_embedded_names[i]);
+            at = w < 0 ? (int)sizeof names : at + w;
+        }
         snprintf(err, errlen,
                  "--kernel %s includes \"%s\" (%s): a variant is compiled alone, beside only the "
-                 "fa_config.h, fa_launch.h and mma.h fasweep embeds; put that code into the file",
-                 fq, inc, why);
+                 "headers fasweep embeds (%s); put that code into the file",
+                 fq, inc, why, names);
         free(text);
         return -1;
     }
@@ -297,8 +303,8 @@ static int variant_sources(const char *dir, const char *src, size_t len, const f
     /* The family's registry entry for c (kernels/family.h). */
     const fa_family *f = fa_family_of(c);
     char inst[256], sym[128], w[1024];
-    if (!f || f->instance(c, inst, sizeof inst) >= (int)sizeof inst ||
-        f->symbol(c, sym, sizeof sym) >= (int)sizeof sym) {
+    if (!f || fa_config_instance(c, inst, sizeof inst) >= (int)sizeof inst ||
+        fa_config_symbol(c, sym, sizeof sym) >= (int)sizeof sym) {
         errno = EINVAL;
         return -1;
     }

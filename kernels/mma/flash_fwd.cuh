@@ -40,6 +40,7 @@
 // kernels/ is on the include path (-Ikernels); a kernel variant has these
 // headers beside it. fa_config.h first: mma.h then skips its own path.
 #include "fa_config.h"
+#include "fa_device.cuh"
 #include "fa_launch.h"
 #include "mma.h"
 
@@ -103,18 +104,6 @@ __device__ __forceinline__ float fast_exp2(float x)
     float y;
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
     return y;
-}
-
-// Two floats as one b32 of two DT elements (round to nearest), lo in the low half.
-template <int DT> __device__ __forceinline__ uint32_t pack_half2(float lo, float hi)
-{
-    if constexpr (DT == FA_DTYPE_BF16) {
-        __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-        return *reinterpret_cast<uint32_t *>(&h);
-    } else {
-        __half2 h = __floats2half2_rn(lo, hi);
-        return *reinterpret_cast<uint32_t *>(&h);
-    }
 }
 
 // ---- shared-memory tile layout --------------------------------------------

@@ -14,31 +14,6 @@
 
 #include "../family.h"
 
-static int mma_format(const fa_config *c, char *buf, unsigned long n)
-{
-    return snprintf(buf, n, "d%d.m%d.n%d.w%d.s%d.z%d", c->head_dim, c->axis[MMA_BLOCK_M],
-                    c->axis[MMA_BLOCK_N], c->axis[MMA_NUM_WARPS], c->axis[MMA_STAGES],
-                    c->axis[MMA_SWIZZLE]);
-}
-
-static int mma_parse(const char *s, fa_config *c)
-{
-    fa_config t = {0};
-    int used = 0;
-    if (sscanf(s, "d%d.m%d.n%d.w%d.s%d.z%d%n", &t.head_dim, &t.axis[MMA_BLOCK_M],
-               &t.axis[MMA_BLOCK_N], &t.axis[MMA_NUM_WARPS], &t.axis[MMA_STAGES],
-               &t.axis[MMA_SWIZZLE], &used) != 6 ||
-        s[used] != '\0')
-        return -1;
-    /* Round trip: rejects leading zeros, signs and spaces sscanf accepts. */
-    char back[64];
-    mma_format(&t, back, sizeof back);
-    if (strcmp(back, s) != 0)
-        return -1;
-    *c = t;
-    return 0;
-}
-
 /* Threads per CTA, in long: a config built by hand (not from a space)
  * could overflow an int. */
 static long mma_threads(const fa_config *c)
@@ -156,23 +131,6 @@ static long mma_smem(const fa_config *c)
     return fa_smem_bytes(c);
 }
 
-static int mma_instance(const fa_config *c, char *buf, unsigned long n)
-{
-    return snprintf(buf, n, "FA_INSTANCE%s(%d, %d, %d, %d, %d, %d)",
-                    c->dtype == FA_DTYPE_BF16 ? "_BF16" : "", c->head_dim, c->axis[MMA_BLOCK_M],
-                    c->axis[MMA_BLOCK_N], c->axis[MMA_NUM_WARPS], c->axis[MMA_STAGES],
-                    c->axis[MMA_SWIZZLE]);
-}
-
-/* The name FA_INSTANCE gives the entry (flash_fwd.cuh). */
-static int mma_symbol(const fa_config *c, char *buf, unsigned long n)
-{
-    return snprintf(buf, n, "fa_inst_%sd%d_m%d_n%d_w%d_s%d_z%d",
-                    c->dtype == FA_DTYPE_BF16 ? "bf16_" : "", c->head_dim, c->axis[MMA_BLOCK_M],
-                    c->axis[MMA_BLOCK_N], c->axis[MMA_NUM_WARPS], c->axis[MMA_STAGES],
-                    c->axis[MMA_SWIZZLE]);
-}
-
 static int mma_path(const fa_config *c, int i)
 {
     return i == 0 ? fa_config_q_in_regs(c) : i == 1 ? fa_config_lookahead(c) : 0;
@@ -194,11 +152,9 @@ const fa_family mma_family = {
              {"STAGES", "an integer from 1 to 8", NULL, 1, 8, 1, 0, "s"},
              {"SWIZZLE", "0 or 1", NULL, 0, 1, 1, 0, "z"}},
     .text_example = "d64.m128.n64.w4.s2.z1",
-    .format = mma_format,
-    .parse = mma_parse,
     .check = mma_check,
     .reject_text = mma_reject_text,
-    .rule = {[FA_REJ_HEAD_DIM] = "HEAD_DIM is 64 or 128",
+    .rule = {[FA_REJ_HEAD_DIM] = "HEAD_DIM is 64, 128 or 256",
              [FA_REJ_WARP_ROWS] = "BLOCK_M is a multiple of 16 x NUM_WARPS (whole 16-row mma "
                                   "tiles per warp)",
              [FA_REJ_CHUNKS] = "the Q and K/V tiles split into whole 16-B cp.async chunks per "
@@ -206,8 +162,7 @@ const fa_family mma_family = {
              [FA_REJ_SMEM] = "Q + 2 x STAGES K/V tiles fit the space's shared memory"},
     .smem_bytes = mma_smem,
     .threads = mma_threads_int,
-    .instance = mma_instance,
-    .symbol = mma_symbol,
+    .symbol_prefix = "fa_inst_",
     .kt_block_x = "32*NUM_WARPS",
     .kt_grid_x = "(ProblemSize[2] + BLOCK_M - 1) // BLOCK_M",
     .kt_restrictions = mma_kt_restrictions,

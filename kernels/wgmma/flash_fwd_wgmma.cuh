@@ -33,9 +33,11 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <type_traits>
 
 // kernels/ is on the include path (-Ikernels); a kernel variant has these beside it.
 #include "fa_config.h"
+#include "fa_device.cuh"
 #include "fa_launch.h"
 #include "traits.h"
 #include "wgmma_ops.h"
@@ -147,23 +149,22 @@ __device__ __forceinline__ float fast_exp2(float x)
     asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
     return y;
 }
-// Two floats as one b32 of two DT elements (round to nearest), lo in the low half.
-template <int DT> __device__ __forceinline__ uint32_t pack_half2(float lo, float hi)
-{
-    if constexpr (DT == FA_DTYPE_BF16) {
-        __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-        return *reinterpret_cast<uint32_t *>(&h);
-    } else {
-        __half2 h = __floats2half2_rn(lo, hi);
-        return *reinterpret_cast<uint32_t *>(&h);
-    }
-}
+// ---- the pieces: FlashAttention-3's split (hopper/: mainloop, softmax, epilogue) -----------
+//
+// Cfg       the compile-time shape of one instance (tile sizes, accumulator counts)
+// Smem      where each tile and mbarrier of the CTA lives
+// Tile      which query rows and which (batch, head) this CTA computes
+// Producer  the producer warpgroup: TMA copies of Q and the K/V ring
+// Softmax   the online softmax's running max and sum of a consumer thread's two rows
+// Mainloop  a consumer warpgroup's GEMMs over the key tiles, in the PIPELINE's order
+// Epilogue  O / l to global memory through the (then idle) Q tile
+// fa_wgmma_kernel joins them; every piece is force-inlined, so the split costs nothing.
 
-// ---- the kernel ---------------------------------------------------------------------------
-
-template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int CONSUMER_WG, int STAGES, int PIPELINE,
+template <int HEAD_DIM_, int BLOCK_M_, int BLOCK_N_, int CONSUMER_WG_, int STAGES_, int PIPELINE_,
           int DT_>
 struct Cfg {
+    static constexpr int HEAD_DIM = HEAD_DIM_, BLOCK_M = BLOCK_M_, BLOCK_N = BLOCK_N_;
+    static constexpr int CONSUMER_WG = CONSUMER_WG_, STAGES = STAGES_, PIPELINE = PIPELINE_;
     static constexpr int DT = DT_; // FA_DTYPE_*: the element type of Q, K, V, P and O
     static constexpr int THREADS = fa_wg_threads(CONSUMER_WG);
     static constexpr int SUBS = HEAD_DIM / FA_WG_SUB_COLS;       // 64-column sub-tiles
@@ -177,37 +178,125 @@ struct Cfg {
                   "invalid wgmma config (traits.h: fa_wg_valid)");
 };
 
-// Per consumer thread: rows r0 = row_base and r0 + 8 of its warp's 16 rows (accumulator
-// element e of 8-column block nb: row r0 + 8*(e>>1), column nb*8 + 2*(lane&3) + (e&1)).
-template <typename C> struct Consumer {
-    float o[C::NO];
-    float m[2], l[2];
+// Shared-memory addresses (the layout of the top comment): Q, the K and V rings, then the
+// mbarriers q_full, k_full[STAGES], v_full[STAGES], k_empty[STAGES], v_empty[STAGES].
+template <typename C> struct Smem {
+    uint32_t q, k, v, bars;
+    unsigned char *q_gen; // generic pointer to the Q tile: the epilogue's staging area
 
-    // S = Q K^T for this warpgroup's 64 rows; issued and committed, not waited.
-    static __device__ __forceinline__ void qk(float (&s)[C::NS], uint32_t sQw, uint32_t sKs,
-                                              int block_m, int block_n)
+    __device__ __forceinline__ explicit Smem(unsigned char *raw_ptr)
     {
-#pragma unroll
-        for (int k = 0; k < C::KQ; k++) {
-            const uint32_t off = (k % 4) * 32; // 16 columns = 32 B inside the 128-B row
-            const uint64_t da = make_desc(sQw + (k / 4) * block_m * 128 + off, 16, 1024);
-            const uint64_t db = make_desc(sKs + (k / 4) * block_n * 128 + off, 16, 1024);
-            Wgmma<C::NS * 2, C::DT>::ss(s, da, db, k > 0 ? 1 : 0);
-        }
-        wg_commit();
+        const uint32_t raw = smem_u32(raw_ptr);
+        q = (raw + FA_WG_ALIGN - 1) & ~(uint32_t)(FA_WG_ALIGN - 1);
+        q_gen = raw_ptr + (q - raw);
+        k = q + C::Q_BYTES;
+        v = k + C::STAGES * C::KV_BYTES;
+        bars = v + C::STAGES * C::KV_BYTES;
+    }
+    __device__ __forceinline__ uint32_t k_tile(int s) const { return k + s * C::KV_BYTES; }
+    __device__ __forceinline__ uint32_t v_tile(int s) const { return v + s * C::KV_BYTES; }
+    __device__ __forceinline__ uint32_t q_full() const { return bars; }
+    __device__ __forceinline__ uint32_t k_full(int s) const { return bars + 8u * (1 + s); }
+    __device__ __forceinline__ uint32_t v_full(int s) const
+    {
+        return bars + 8u * (1 + C::STAGES + s);
+    }
+    __device__ __forceinline__ uint32_t k_empty(int s) const
+    {
+        return bars + 8u * (1 + 2 * C::STAGES + s);
+    }
+    __device__ __forceinline__ uint32_t v_empty(int s) const
+    {
+        return bars + 8u * (1 + 3 * C::STAGES + s);
     }
 
-    // O += P V; issued and committed, not waited. V stage [SUBS][BLOCK_N][64]: along N
-    // (head dim) 64 columns per swizzle row, the next 64 at LBO = BLOCK_N*128 B; along K
-    // (keys) 8-row groups at SBO = 1024 B; a k-step of 16 keys moves 2048 B.
-    __device__ __forceinline__ void pv(const uint32_t (&p)[C::KP][4], uint32_t sVs, int block_n)
+    // Thread 0, before the CTA's first barrier: a full barrier completes on the TMA's bytes
+    // (one arrive with expect_tx), an empty one on one arrive per consumer warp.
+    __device__ __forceinline__ void init_barriers() const
     {
-#pragma unroll
-        for (int k = 0; k < C::KP; k++) {
-            const uint64_t db = make_desc(sVs + k * 2048, block_n * 128, 1024);
-            Wgmma<C::NO * 2, C::DT>::rs(o, p[k], db, 1);
+        mbar_init(q_full(), 1);
+        for (int s = 0; s < C::STAGES; s++) {
+            mbar_init(k_full(s), 1);
+            mbar_init(v_full(s), 1);
+            mbar_init(k_empty(s), C::CONSUMER_WG * 4);
+            mbar_init(v_empty(s), C::CONSUMER_WG * 4);
         }
-        wg_commit();
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    }
+};
+
+// The CTA's work: query rows m0 .. m0 + BLOCK_M - 1 of query slice bh = b * heads + h, the
+// keys of tiles 0 .. n_tiles - 1 (causal: none past the tile's last row).
+struct Tile {
+    int m0, bh;
+    int kvh; // the K/V slice: b * kv_heads + h / group = bh / group (GQA, MQA: the same
+             // K/V tiles serve every head of the group, no copies)
+    int n_tiles;
+
+    template <typename C> static __device__ __forceinline__ Tile of_block(const fa_args &a)
+    {
+        Tile t;
+        // Causal: the longest rows (the last blocks) start first.
+        const int m_block = a.causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
+        t.m0 = m_block * C::BLOCK_M;
+        t.bh = blockIdx.y;
+        t.kvh = t.bh / (a.heads / a.kv_heads);
+        t.n_tiles = (a.seq_len + C::BLOCK_N - 1) / C::BLOCK_N;
+        if (a.causal)
+            t.n_tiles = min(t.n_tiles, (t.m0 + C::BLOCK_M + C::BLOCK_N - 1) / C::BLOCK_N);
+        return t;
+    }
+};
+
+// One thread (tid 0 of the producer warpgroup) issues every copy: Q once, then K and V of
+// each key tile into ring slot j % STAGES once the consumers have freed it.
+template <typename C> struct Producer {
+    static __device__ __forceinline__ void run(const Smem<C> &sm, const Tile &t,
+                                               const CUtensorMap *tmQ, const CUtensorMap *tmK,
+                                               const CUtensorMap *tmV)
+    {
+        tma_prefetch_map(tmQ);
+        tma_prefetch_map(tmK);
+        tma_prefetch_map(tmV);
+        mbar_expect_tx(sm.q_full(), C::Q_BYTES);
+#pragma unroll
+        for (int c = 0; c < C::SUBS; c++)
+            tma_load_3d(sm.q + c * C::BLOCK_M * 128, tmQ, sm.q_full(), c * 64, t.m0, t.bh);
+        // K of tile j+1 goes out before V of tile j: the consumers need it first.
+        auto load_k = [&](int j) {
+            const int s = j % C::STAGES;
+            mbar_wait(sm.k_empty(s), ((j / C::STAGES) & 1) ^ 1);
+            mbar_expect_tx(sm.k_full(s), C::KV_BYTES);
+#pragma unroll
+            for (int c = 0; c < C::SUBS; c++)
+                tma_load_3d(sm.k_tile(s) + c * C::BLOCK_N * 128, tmK, sm.k_full(s), c * 64,
+                            j * C::BLOCK_N, t.kvh);
+        };
+        load_k(0);
+        for (int j = 0; j < t.n_tiles; j++) {
+            if (j + 1 < t.n_tiles)
+                load_k(j + 1);
+            const int s = j % C::STAGES;
+            mbar_wait(sm.v_empty(s), ((j / C::STAGES) & 1) ^ 1);
+            mbar_expect_tx(sm.v_full(s), C::KV_BYTES);
+#pragma unroll
+            for (int c = 0; c < C::SUBS; c++)
+                tma_load_3d(sm.v_tile(s) + c * C::BLOCK_N * 128, tmV, sm.v_full(s), c * 64,
+                            j * C::BLOCK_N, t.kvh);
+        }
+    }
+};
+
+// Per consumer thread: rows r0 = row_base and r0 + 8 of its warp's 16 rows (accumulator
+// element e of 8-column block nb: row r0 + 8*(e>>1), column nb*8 + 2*(lane&3) + (e&1)).
+template <typename C> struct Softmax {
+    float m[2], l[2]; // running max (scaled by log2 e) and running sum of each row
+
+    __device__ __forceinline__ void init()
+    {
+        m[0] = m[1] = -INFINITY;
+        l[0] = l[1] = 0.f;
     }
 
     // Online softmax of one tile: new running max, P = exp2(S*scale_log2 - max) packed as
@@ -218,9 +307,9 @@ template <typename C> struct Consumer {
     // INPLACE (PIPELINE 4, FA3's way): P stays fp32 in the S registers; pack() makes the
     // fp16 A fragments later, once the P V reading the previous ones has completed.
     template <bool MASK, bool INPLACE = false>
-    __device__ __forceinline__ void softmax(float (&s)[C::NS], uint32_t (&p)[C::KP][4],
-                                            float (&corr)[2], float scale_log2, int n0,
-                                            int row_base, int seq, int causal, int lane)
+    __device__ __forceinline__ void online(float (&s)[C::NS], uint32_t (&p)[C::KP][4],
+                                           float (&corr)[2], float scale_log2, int n0, int row_base,
+                                           int seq, int causal, int lane)
     {
         const int t = lane & 3;
         auto masked = [&](int i) {
@@ -262,25 +351,73 @@ template <typename C> struct Consumer {
             }
             if (INPLACE)
                 continue;
-            p[k][0] = pack_half2<C::DT>(v[0], v[1]);
-            p[k][1] = pack_half2<C::DT>(v[2], v[3]);
-            p[k][2] = pack_half2<C::DT>(v[4], v[5]);
-            p[k][3] = pack_half2<C::DT>(v[6], v[7]);
+            pack_k(v, p[k]);
         }
 #pragma unroll
         for (int h = 0; h < 2; h++)
             l[h] = l[h] * corr[h] + sum[h];
     }
 
+    // Eight P values of k-step k as its four b32 A registers.
+    static __device__ __forceinline__ void pack_k(const float *v, uint32_t (&pk)[4])
+    {
+        pk[0] = pack_half2<C::DT>(v[0], v[1]);
+        pk[1] = pack_half2<C::DT>(v[2], v[3]);
+        pk[2] = pack_half2<C::DT>(v[4], v[5]);
+        pk[3] = pack_half2<C::DT>(v[6], v[7]);
+    }
+
     static __device__ __forceinline__ void pack(const float (&s)[C::NS], uint32_t (&p)[C::KP][4])
     {
 #pragma unroll
-        for (int k = 0; k < C::KP; k++) {
-            p[k][0] = pack_half2<C::DT>(s[k * 8 + 0], s[k * 8 + 1]);
-            p[k][1] = pack_half2<C::DT>(s[k * 8 + 2], s[k * 8 + 3]);
-            p[k][2] = pack_half2<C::DT>(s[k * 8 + 4], s[k * 8 + 5]);
-            p[k][3] = pack_half2<C::DT>(s[k * 8 + 6], s[k * 8 + 7]);
+        for (int k = 0; k < C::KP; k++)
+            pack_k(&s[k * 8], p[k]);
+    }
+
+    // 1 / l of each row (the quad of lanes sharing it summed), 0 for a row with no key.
+    __device__ __forceinline__ void inverse_sums(float (&inv)[2]) const
+    {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            float sum = l[h];
+            sum += __shfl_xor_sync(0xffffffff, sum, 1);
+            sum += __shfl_xor_sync(0xffffffff, sum, 2);
+            inv[h] = sum > 0.f ? 1.f / sum : 0.f;
         }
+    }
+};
+
+// One consumer warpgroup's 64 query rows: the O accumulators, the softmax state and the
+// key loop in the order PIPELINE names (top comment).
+template <typename C> struct Mainloop {
+    float o[C::NO];
+    Softmax<C> sm;
+
+    // S = Q K^T for this warpgroup's 64 rows; issued and committed, not waited.
+    static __device__ __forceinline__ void qk(float (&s)[C::NS], uint32_t sQw, uint32_t sKs,
+                                              int block_m, int block_n)
+    {
+#pragma unroll
+        for (int k = 0; k < C::KQ; k++) {
+            const uint32_t off = (k % 4) * 32; // 16 columns = 32 B inside the 128-B row
+            const uint64_t da = make_desc(sQw + (k / 4) * block_m * 128 + off, 16, 1024);
+            const uint64_t db = make_desc(sKs + (k / 4) * block_n * 128 + off, 16, 1024);
+            Wgmma<C::NS * 2, C::DT>::ss(s, da, db, k > 0 ? 1 : 0);
+        }
+        wg_commit();
+    }
+
+    // O += P V; issued and committed, not waited. V stage [SUBS][BLOCK_N][64]: along N
+    // (head dim) 64 columns per swizzle row, the next 64 at LBO = BLOCK_N*128 B; along K
+    // (keys) 8-row groups at SBO = 1024 B; a k-step of 16 keys moves 2048 B.
+    __device__ __forceinline__ void pv(const uint32_t (&p)[C::KP][4], uint32_t sVs, int block_n)
+    {
+#pragma unroll
+        for (int k = 0; k < C::KP; k++) {
+            const uint64_t db = make_desc(sVs + k * 2048, block_n * 128, 1024);
+            Wgmma<C::NO * 2, C::DT>::rs(o, p[k], db, 1);
+        }
+        wg_commit();
     }
 
     __device__ __forceinline__ void rescale(const float (&corr)[2])
@@ -289,109 +426,26 @@ template <typename C> struct Consumer {
         for (int i = 0; i < C::NO; i++)
             o[i] *= corr[(i >> 1) & 1];
     }
-};
 
-template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int CONSUMER_WG, int STAGES, int PIPELINE,
-          int DT = FA_DTYPE_FP16>
-__global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
-    fa_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ,
-                    const __grid_constant__ CUtensorMap tmK,
-                    const __grid_constant__ CUtensorMap tmV, const fa_args a)
-{
-    using C = Cfg<HEAD_DIM, BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, PIPELINE, DT>;
-    extern __shared__ unsigned char smem_raw[];
-    const uint32_t raw = smem_u32(smem_raw);
-    const uint32_t sQ = (raw + FA_WG_ALIGN - 1) & ~(uint32_t)(FA_WG_ALIGN - 1);
-    unsigned char *const smem_gen = smem_raw + (sQ - raw); // generic pointer to sQ
-    const uint32_t sK = sQ + C::Q_BYTES;
-    const uint32_t sV = sK + STAGES * C::KV_BYTES;
-    const uint32_t bars = sV + STAGES * C::KV_BYTES;
-    const uint32_t q_full = bars;
-#define K_FULL(s) (bars + 8u * (1 + (s)))
-#define V_FULL(s) (bars + 8u * (1 + STAGES + (s)))
-#define K_EMPTY(s) (bars + 8u * (1 + 2 * STAGES + (s)))
-#define V_EMPTY(s) (bars + 8u * (1 + 3 * STAGES + (s)))
-
-    const int tid = threadIdx.x;
-    const int wg = tid / 128;
-    const int seq = a.seq_len;
-    const int m_block = a.causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
-    const int m0 = m_block * BLOCK_M;
-    const int bh = blockIdx.y;
-    // K/V slice of query slice bh = b * heads + h: b * kv_heads + h / group = bh / group
-    // (GQA, MQA: the same K/V tiles serve every head of the group, no copies).
-    const int kvh = bh / (a.heads / a.kv_heads);
-    int n_tiles = (seq + BLOCK_N - 1) / BLOCK_N;
-    if (a.causal)
-        n_tiles = min(n_tiles, (m0 + BLOCK_M + BLOCK_N - 1) / BLOCK_N);
-
-    if (tid == 0) {
-        mbar_init(q_full, 1);
-        for (int s = 0; s < STAGES; s++) {
-            mbar_init(K_FULL(s), 1);
-            mbar_init(V_FULL(s), 1);
-            mbar_init(K_EMPTY(s), CONSUMER_WG * 4);
-            mbar_init(V_EMPTY(s), CONSUMER_WG * 4);
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    }
-    __syncthreads();
-
-    if (wg == 0) {
-        // ---- producer ----
-        setmaxnreg_dec<FA_WG_PRODUCER_REGS>();
-        if (tid == 0) {
-            tma_prefetch_map(&tmQ);
-            tma_prefetch_map(&tmK);
-            tma_prefetch_map(&tmV);
-            mbar_expect_tx(q_full, C::Q_BYTES);
-#pragma unroll
-            for (int c = 0; c < C::SUBS; c++)
-                tma_load_3d(sQ + c * BLOCK_M * 128, &tmQ, q_full, c * 64, m0, bh);
-            // K of tile j+1 goes out before V of tile j: the consumers need it first.
-            auto load_k = [&](int j) {
-                const int s = j % STAGES;
-                mbar_wait(K_EMPTY(s), ((j / STAGES) & 1) ^ 1);
-                mbar_expect_tx(K_FULL(s), C::KV_BYTES);
-#pragma unroll
-                for (int c = 0; c < C::SUBS; c++)
-                    tma_load_3d(sK + s * C::KV_BYTES + c * BLOCK_N * 128, &tmK, K_FULL(s), c * 64,
-                                j * BLOCK_N, kvh);
-            };
-            load_k(0);
-            for (int j = 0; j < n_tiles; j++) {
-                if (j + 1 < n_tiles)
-                    load_k(j + 1);
-                const int s = j % STAGES;
-                mbar_wait(V_EMPTY(s), ((j / STAGES) & 1) ^ 1);
-                mbar_expect_tx(V_FULL(s), C::KV_BYTES);
-#pragma unroll
-                for (int c = 0; c < C::SUBS; c++)
-                    tma_load_3d(sV + s * C::KV_BYTES + c * BLOCK_N * 128, &tmV, V_FULL(s), c * 64,
-                                j * BLOCK_N, kvh);
-            }
-        }
-    } else {
-        // ---- consumers ----
-        setmaxnreg_inc<fa_wg_consumer_regs(CONSUMER_WG)>();
-        const int cw = wg - 1;
-        const int wtid = tid % 128;
-        const int lane = tid & 31, warp = wtid / 32;
-        const int row_base = m0 + cw * 64 + warp * 16 + (lane >> 2); // and row_base + 8
-        const int wg_row0 = m0 + cw * 64;
-        const float scale_log2 = a.softmax_scale * 1.44269504088896340736f;
-        const uint32_t sQw = sQ + cw * 64 * 128;
-        unsigned long long t_start = 0;
-        if (a.cta_clock && wtid == 0 && cw == 0)
-            t_start = clock64();
-
-        Consumer<C> st;
+    __device__ __forceinline__ void init()
+    {
 #pragma unroll
         for (int i = 0; i < C::NO; i++)
-            st.o[i] = 0.f;
-        st.m[0] = st.m[1] = -INFINITY;
-        st.l[0] = st.l[1] = 0.f;
+            o[i] = 0.f;
+        sm.init();
+    }
+
+    // Every key tile of t for consumer warpgroup cw: waits for each K / V stage, frees it
+    // (one arrive per warp) once its GEMM has completed.
+    __device__ __forceinline__ void run(const Smem<C> &smem, const Tile &t, const fa_args &a,
+                                        int cw, int lane, int row_base)
+    {
+        constexpr int STAGES = C::STAGES, BLOCK_M = C::BLOCK_M, BLOCK_N = C::BLOCK_N;
+        constexpr int PIPELINE = C::PIPELINE, CONSUMER_WG = C::CONSUMER_WG;
+        const int seq = a.seq_len, n_tiles = t.n_tiles;
+        const int wg_row0 = t.m0 + cw * 64;
+        const float scale_log2 = a.softmax_scale * 1.44269504088896340736f;
+        const uint32_t sQw = smem.q + cw * 64 * 128;
 
         // Masking is needed on the tail tile and on tiles reaching past this warpgroup's
         // first row (causal): uniform over the warpgroup.
@@ -399,25 +453,23 @@ __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
             return (j + 1) * BLOCK_N > seq || (a.causal && (j + 1) * BLOCK_N - 1 > wg_row0);
         };
 
-        mbar_wait(q_full, 0);
+        mbar_wait(smem.q_full(), 0);
         float s[C::NS];
         float corr[2];
-        auto softmax = [&](uint32_t(&pp)[C::KP][4], int j) {
+        // The softmax of tile j, masked where needed; IN_PLACE (a std::bool_constant):
+        // PIPELINE 4's form, fp32 P left in S.
+        auto softmax = [&](uint32_t(&pp)[C::KP][4], int j, auto in_place) {
+            constexpr bool IP = decltype(in_place)::value;
             if (needs_mask(j))
-                st.template softmax<true>(s, pp, corr, scale_log2, j * BLOCK_N, row_base, seq,
-                                          a.causal, lane);
+                sm.template online<true, IP>(s, pp, corr, scale_log2, j * BLOCK_N, row_base, seq,
+                                             a.causal, lane);
             else
-                st.template softmax<false>(s, pp, corr, scale_log2, j * BLOCK_N, row_base, seq,
-                                           a.causal, lane);
+                sm.template online<false, IP>(s, pp, corr, scale_log2, j * BLOCK_N, row_base, seq,
+                                              a.causal, lane);
         };
-        auto softmax_inplace = [&](uint32_t(&pp)[C::KP][4], int j) {
-            if (needs_mask(j))
-                st.template softmax<true, true>(s, pp, corr, scale_log2, j * BLOCK_N, row_base, seq,
-                                                a.causal, lane);
-            else
-                st.template softmax<false, true>(s, pp, corr, scale_log2, j * BLOCK_N, row_base,
-                                                 seq, a.causal, lane);
-        };
+        constexpr std::false_type packed{};
+        constexpr std::true_type in_place{};
+        (void)in_place;
 
         // PIPELINE 2: the consumer warpgroups take turns issuing their GEMMs (FA3's
         // ping-pong), so one's softmax runs while the other's wgmmas hold the tensor cores.
@@ -425,7 +477,6 @@ __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
         // previous warpgroup arrives (128), 256 in all. Warpgroup C-1 grants the first turn
         // and skips its very last grant, so every barrier ends balanced.
         constexpr bool PINGPONG = PIPELINE >= 2, INTRA = PIPELINE == 1 || PIPELINE == 2;
-        (void)softmax_inplace;
         auto sched_sync = [&]() {
             if constexpr (PINGPONG)
                 asm volatile("bar.sync %0, 256;\n" ::"r"(4 + cw) : "memory");
@@ -445,23 +496,23 @@ __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
             for (int j = 0; j < n_tiles; j++) {
                 const int slot = j % STAGES;
                 const uint32_t par = (j / STAGES) & 1;
-                mbar_wait(K_FULL(slot), par);
+                mbar_wait(smem.k_full(slot), par);
                 wg_fence();
-                Consumer<C>::qk(s, sQw, sK + slot * C::KV_BYTES, BLOCK_M, BLOCK_N);
+                qk(s, sQw, smem.k_tile(slot), BLOCK_M, BLOCK_N);
                 wg_wait<0>();
                 fence_regs(s);
                 if (lane == 0)
-                    mbar_arrive(K_EMPTY(slot));
-                softmax(p, j);
-                st.rescale(corr);
-                mbar_wait(V_FULL(slot), par);
-                fence_regs(st.o);
+                    mbar_arrive(smem.k_empty(slot));
+                softmax(p, j, packed);
+                rescale(corr);
+                mbar_wait(smem.v_full(slot), par);
+                fence_regs(o);
                 wg_fence();
-                st.pv(p, sV + slot * C::KV_BYTES, BLOCK_N);
+                pv(p, smem.v_tile(slot), BLOCK_N);
                 wg_wait<0>();
-                fence_regs(st.o);
+                fence_regs(o);
                 if (lane == 0)
-                    mbar_arrive(V_EMPTY(slot));
+                    mbar_arrive(smem.v_empty(slot));
             }
         } else {
             // INTRA: two P tiles swap roles (P of tile j-1 feeds the in-flight P V while the
@@ -475,15 +526,15 @@ __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
             // tile j-1) under it; issue O += P_{j-1} V_{j-1}; softmax of S_j under the P V.
             auto step = [&](int j, uint32_t(&p_prev)[C::KP][4], uint32_t(&p_next)[C::KP][4]) {
                 const int slot = j % STAGES, prev = (j - 1) % STAGES;
-                mbar_wait(K_FULL(slot), (j / STAGES) & 1);
+                mbar_wait(smem.k_full(slot), (j / STAGES) & 1);
                 sched_sync();
                 wg_fence();
-                Consumer<C>::qk(s, sQw, sK + slot * C::KV_BYTES, BLOCK_M, BLOCK_N);
-                st.rescale(corr);
-                mbar_wait(V_FULL(prev), ((j - 1) / STAGES) & 1);
-                fence_regs(st.o);
+                qk(s, sQw, smem.k_tile(slot), BLOCK_M, BLOCK_N);
+                rescale(corr);
+                mbar_wait(smem.v_full(prev), ((j - 1) / STAGES) & 1);
+                fence_regs(o);
                 wg_fence();
-                st.pv(p_prev, sV + prev * C::KV_BYTES, BLOCK_N);
+                pv(p_prev, smem.v_tile(prev), BLOCK_N);
                 sched_arrive(j);
                 if constexpr (PIPELINE == 4) {
                     // FA3's order: softmax of S_j in place under the P V of tile j-1, then
@@ -491,89 +542,95 @@ __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
                     wg_wait<1>();
                     fence_regs(s);
                     if (lane == 0)
-                        mbar_arrive(K_EMPTY(slot));
-                    softmax_inplace(p_next, j);
+                        mbar_arrive(smem.k_empty(slot));
+                    softmax(p_next, j, in_place);
                     wg_wait<0>();
-                    fence_regs(st.o);
+                    fence_regs(o);
                     if (lane == 0)
-                        mbar_arrive(V_EMPTY(prev));
-                    Consumer<C>::pack(s, p_next);
+                        mbar_arrive(smem.v_empty(prev));
+                    Softmax<C>::pack(s, p_next);
                 } else if constexpr (INTRA) {
                     wg_wait<1>(); // S_j is done; P V of tile j-1 may still run
                     fence_regs(s);
                     if (lane == 0)
-                        mbar_arrive(K_EMPTY(slot));
-                    softmax(p_next, j);
+                        mbar_arrive(smem.k_empty(slot));
+                    softmax(p_next, j, packed);
                     wg_wait<0>();
-                    fence_regs(st.o);
+                    fence_regs(o);
                     if (lane == 0)
-                        mbar_arrive(V_EMPTY(prev));
+                        mbar_arrive(smem.v_empty(prev));
                 } else {
                     wg_wait<0>();
                     fence_regs(s);
-                    fence_regs(st.o);
+                    fence_regs(o);
                     if (lane == 0) {
-                        mbar_arrive(K_EMPTY(slot));
-                        mbar_arrive(V_EMPTY(prev));
+                        mbar_arrive(smem.k_empty(slot));
+                        mbar_arrive(smem.v_empty(prev));
                     }
-                    softmax(p_next, j);
+                    softmax(p_next, j, packed);
                 }
             };
-            mbar_wait(K_FULL(0), 0);
+            mbar_wait(smem.k_full(0), 0);
             sched_sync();
             wg_fence();
-            Consumer<C>::qk(s, sQw, sK, BLOCK_M, BLOCK_N);
+            qk(s, sQw, smem.k_tile(0), BLOCK_M, BLOCK_N);
             sched_arrive(0);
             wg_wait<0>();
             fence_regs(s);
             if (lane == 0)
-                mbar_arrive(K_EMPTY(0));
-            softmax(pa, 0);
+                mbar_arrive(smem.k_empty(0));
+            softmax(pa, 0, packed);
             for (int j = 1; j < n_tiles; j += 2) {
                 step(j, pa, pb);
                 if (j + 1 < n_tiles)
                     step(j + 1, pb, pa);
             }
             const int lt = n_tiles - 1, last = lt % STAGES;
-            st.rescale(corr);
-            mbar_wait(V_FULL(last), (lt / STAGES) & 1);
-            fence_regs(st.o);
+            rescale(corr);
+            mbar_wait(smem.v_full(last), (lt / STAGES) & 1);
+            fence_regs(o);
             wg_fence();
             if (lt & 1)
-                st.pv(pb, sV + last * C::KV_BYTES, BLOCK_N);
+                pv(pb, smem.v_tile(last), BLOCK_N);
             else
-                st.pv(pa, sV + last * C::KV_BYTES, BLOCK_N);
+                pv(pa, smem.v_tile(last), BLOCK_N);
             wg_wait<0>();
-            fence_regs(st.o);
+            fence_regs(o);
             if (lane == 0)
-                mbar_arrive(V_EMPTY(last));
+                mbar_arrive(smem.v_empty(last));
         }
+    }
+};
 
-        // ---- epilogue: O / l through this warpgroup's (now idle) rows of the Q tile ----
+// O / l of one consumer warpgroup's 64 rows, staged through its (now idle) rows of the Q
+// tile so the global stores are whole 16-B chunks of a row.
+template <typename C> struct Epilogue {
+    static __device__ __forceinline__ void store(const Mainloop<C> &ml, const Smem<C> &smem,
+                                                 const Tile &t, const fa_args &a, int cw, int wtid)
+    {
+        constexpr int BLOCK_M = C::BLOCK_M, HEAD_DIM = C::HEAD_DIM;
+        const int lane = wtid & 31, warp = wtid / 32;
+        const int seq = a.seq_len;
+        const int wg_row0 = t.m0 + cw * 64;
+        unsigned char *const stage = smem.q_gen;
         float inv[2];
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            float l = st.l[h];
-            l += __shfl_xor_sync(0xffffffff, l, 1);
-            l += __shfl_xor_sync(0xffffffff, l, 2);
-            inv[h] = l > 0.f ? 1.f / l : 0.f;
-        }
+        ml.sm.inverse_sums(inv);
         // Staging layout: sub-tile c = col/64 of the Q tile, row = this warpgroup's row,
         // 16-B chunk (col%64)/8 XOR (row & 7): conflict-free 4-B writes, 16-B reads.
         const int lrow = warp * 16 + (lane >> 2); // row within the warpgroup (and +8)
-        const int t = lane & 3;
+        const int tq = lane & 3;
 #pragma unroll
         for (int nb = 0; nb < C::NO / 4; nb++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 const int r = lrow + 8 * h, c = nb / 8, ch = (nb % 8) ^ (r & 7);
-                const uint32_t v = pack_half2<C::DT>(st.o[nb * 4 + 2 * h] * inv[h],
-                                                     st.o[nb * 4 + 2 * h + 1] * inv[h]);
-                *reinterpret_cast<uint32_t *>(smem_gen + c * BLOCK_M * 128 + (cw * 64 + r) * 128 +
-                                              ch * 16 + t * 4) = v;
+                const uint32_t v = pack_half2<C::DT>(ml.o[nb * 4 + 2 * h] * inv[h],
+                                                     ml.o[nb * 4 + 2 * h + 1] * inv[h]);
+                *reinterpret_cast<uint32_t *>(stage + c * BLOCK_M * 128 + (cw * 64 + r) * 128 +
+                                              ch * 16 + tq * 4) = v;
             }
         named_bar_sync(1 + cw, 128);
-        half *gO = reinterpret_cast<half *>(a.o) + (size_t)bh * seq * HEAD_DIM;
+        half *gO = reinterpret_cast<half *>(a.o) + (size_t)t.bh * seq * HEAD_DIM;
         constexpr int CPR = HEAD_DIM / 8; // 16-B chunks per row
 #pragma unroll
         for (int i = wtid; i < 64 * CPR; i += 128) {
@@ -581,22 +638,60 @@ __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
             const int grow = wg_row0 + r;
             if (grow < seq)
                 *reinterpret_cast<uint4 *>(gO + (size_t)grow * HEAD_DIM + chg * 8) =
-                    *reinterpret_cast<const uint4 *>(smem_gen + c * BLOCK_M * 128 +
+                    *reinterpret_cast<const uint4 *>(stage + c * BLOCK_M * 128 +
                                                      (cw * 64 + r) * 128 + ch * 16);
         }
-        if (a.cta_clock && wtid == 0 && cw == 0) {
-            unsigned int smid;
-            asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-            const size_t cta = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
-            a.cta_clock[3 * cta + 0] = t_start;
-            a.cta_clock[3 * cta + 1] = clock64();
-            a.cta_clock[3 * cta + 2] = smid;
-        }
     }
-#undef K_FULL
-#undef V_FULL
-#undef K_EMPTY
-#undef V_EMPTY
+};
+
+// ---- the kernel ---------------------------------------------------------------------------
+
+template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int CONSUMER_WG, int STAGES, int PIPELINE,
+          int DT = FA_DTYPE_FP16>
+__global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
+    fa_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ,
+                    const __grid_constant__ CUtensorMap tmK,
+                    const __grid_constant__ CUtensorMap tmV, const fa_args a)
+{
+    using C = Cfg<HEAD_DIM, BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, PIPELINE, DT>;
+    extern __shared__ unsigned char smem_raw[];
+    const Smem<C> smem(smem_raw);
+    const Tile t = Tile::of_block<C>(a);
+    const int tid = threadIdx.x;
+    const int wg = tid / 128;
+
+    if (tid == 0)
+        smem.init_barriers();
+    __syncthreads();
+
+    if (wg == 0) {
+        setmaxnreg_dec<FA_WG_PRODUCER_REGS>();
+        if (tid == 0)
+            Producer<C>::run(smem, t, &tmQ, &tmK, &tmV);
+        return;
+    }
+    setmaxnreg_inc<fa_wg_consumer_regs(CONSUMER_WG)>();
+    const int cw = wg - 1;
+    const int wtid = tid % 128;
+    const int lane = tid & 31, warp = wtid / 32;
+    const int row_base = t.m0 + cw * 64 + warp * 16 + (lane >> 2); // and row_base + 8
+    unsigned long long t_start = 0;
+    if (a.cta_clock && wtid == 0 && cw == 0)
+        t_start = clock64();
+
+    Mainloop<C> ml;
+    ml.init();
+    ml.run(smem, t, a, cw, lane, row_base);
+    Epilogue<C>::store(ml, smem, t, a, cw, wtid);
+
+    if (a.cta_clock && wtid == 0 && cw == 0) {
+        unsigned int smid;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+        const size_t cta = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
+        a.cta_clock[3 * cta + 0] = t_start;
+        a.cta_clock[3 * cta + 1] = clock64();
+        a.cta_clock[3 * cta + 2] = smid;
+    }
 }
 
 // ---- host side ----------------------------------------------------------------------------

@@ -16,31 +16,6 @@
 
 #include "../family.h"
 
-static int wg_format(const fa_config *c, char *buf, unsigned long n)
-{
-    return snprintf(buf, n, "d%d.m%d.n%d.c%d.s%d.p%d", c->head_dim, c->axis[WG_BLOCK_M],
-                    c->axis[WG_BLOCK_N], c->axis[WG_CONSUMER_WG], c->axis[WG_STAGES],
-                    c->axis[WG_PIPELINE]);
-}
-
-static int wg_parse(const char *s, fa_config *c)
-{
-    fa_config t = {0};
-    int used = 0;
-    if (sscanf(s, "d%d.m%d.n%d.c%d.s%d.p%d%n", &t.head_dim, &t.axis[WG_BLOCK_M],
-               &t.axis[WG_BLOCK_N], &t.axis[WG_CONSUMER_WG], &t.axis[WG_STAGES],
-               &t.axis[WG_PIPELINE], &used) != 6 ||
-        s[used] != '\0')
-        return -1;
-    /* Round trip: rejects leading zeros, signs and spaces sscanf accepts. */
-    char back[64];
-    wg_format(&t, back, sizeof back);
-    if (strcmp(back, s) != 0)
-        return -1;
-    *c = t;
-    return 0;
-}
-
 static int wg_threads(const fa_config *c)
 {
     return fa_wg_threads(c->axis[WG_CONSUMER_WG]);
@@ -193,23 +168,6 @@ static int wg_kt_restrictions(int head_dim, long smem_limit, char (*out)[FA_KT_R
     return n;
 }
 
-static int wg_instance(const fa_config *c, char *buf, unsigned long n)
-{
-    return snprintf(buf, n, "FA_WG_INSTANCE%s(%d, %d, %d, %d, %d, %d)",
-                    c->dtype == FA_DTYPE_BF16 ? "_BF16" : "", c->head_dim, c->axis[WG_BLOCK_M],
-                    c->axis[WG_BLOCK_N], c->axis[WG_CONSUMER_WG], c->axis[WG_STAGES],
-                    c->axis[WG_PIPELINE]);
-}
-
-/* The name FA_WG_INSTANCE gives the entry (flash_fwd_wgmma.cuh). */
-static int wg_symbol(const fa_config *c, char *buf, unsigned long n)
-{
-    return snprintf(buf, n, "fa_wg_inst_%sd%d_m%d_n%d_c%d_s%d_p%d",
-                    c->dtype == FA_DTYPE_BF16 ? "bf16_" : "", c->head_dim, c->axis[WG_BLOCK_M],
-                    c->axis[WG_BLOCK_N], c->axis[WG_CONSUMER_WG], c->axis[WG_STAGES],
-                    c->axis[WG_PIPELINE]);
-}
-
 /* Derived paths: whether a P V runs under the softmax (PIPELINE 1, 2, 4)
  * and whether the consumer warpgroups take turns on the tensor cores
  * (PIPELINE 2, 3, 4). */
@@ -236,11 +194,9 @@ const fa_family wgmma_family = {
     .arch = 90,
     .arch_name = "sm_90a",
     .arch_why = "wgmma, TMA",
-    .format = wg_format,
-    .parse = wg_parse,
     .check = wg_check,
     .reject_text = wg_reject_text,
-    .rule = {[FA_REJ_HEAD_DIM] = "HEAD_DIM is 64 or 128 (whole 128-B TMA swizzle rows)",
+    .rule = {[FA_REJ_HEAD_DIM] = "HEAD_DIM is 64, 128 or 256 (whole 128-B TMA swizzle rows)",
              [FA_REJ_WARP_ROWS] = "BLOCK_M = 64 x CONSUMER_WG, 1 to 3 consumer warpgroups (one "
                                   "64-row wgmma slab each)",
              [FA_REJ_TILE] = "BLOCK_N has a wgmma m64nNk16 wrapper and every TMA box is at most "
@@ -253,8 +209,7 @@ const fa_family wgmma_family = {
                              "memory and the 227-KB opt-in limit"},
     .smem_bytes = wg_smem,
     .threads = wg_threads,
-    .instance = wg_instance,
-    .symbol = wg_symbol,
+    .symbol_prefix = "fa_wg_inst_",
     .kt_block_x = "128*(CONSUMER_WG + 1)",
     .kt_grid_x = "(ProblemSize[2] + BLOCK_M - 1) // BLOCK_M",
     .kt_restrictions = wg_kt_restrictions,

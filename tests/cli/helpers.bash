@@ -3,7 +3,7 @@
 # $FASWEEP is the binary under test (set by `make cli`). Every test runs in
 # its own empty directory ($WORK, under $BATS_TEST_TMPDIR, which bats also
 # uses for its own files) so the default store
-# (./results.lmdb) and seeds dir (./seeds) never touch the repository, and
+# (./results.lmdb) and its seeds dir (./results.seeds) never touch the repository, and
 # FASWEEP_STORE is cleared so the caller's environment cannot leak in.
 
 bats_require_minimum_version 1.5.0

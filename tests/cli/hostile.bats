@@ -159,25 +159,25 @@ json.dump(d, open("c1.json", "w"))
     "$FASWEEP" import devs.jsonl --store "$STORE" >/dev/null
     run --separate-stderr "$FASWEEP" topk --store "$STORE"
     expect_status 0
-    [ "$(ls seeds | wc -l)" -eq 4 ] || flunk "4 groups, files: $(ls seeds)"
+    [ "$(ls store.seeds | wc -l)" -eq 4 ] || flunk "4 groups, files: $(ls store.seeds)"
     local before
-    before=$(cd seeds && for f in *; do echo "$f $(json_eval "$f" 'd["device"]')"; done)
+    before=$(cd store.seeds && for f in *; do echo "$f $(json_eval "$f" 'd["device"]')"; done)
     [ "$(echo "$before" | awk '{print $2}' | sort -u | wc -l)" -eq 4 ] || flunk "shared: $before"
     # Alone: the plain name (no hash).
     run --separate-stderr "$FASWEEP" topk --gpu "nvidia l4" --store "$STORE"
     expect_status 0
-    [ "$(json_eval seeds/nvidia-l4_b4.h8.s512.d64.nc_hot.json 'd["device"]')" = "nvidia l4" ] ||
+    [ "$(json_eval store.seeds/nvidia-l4_b4.h8.s512.d64.nc_hot.json 'd["device"]')" = "nvidia l4" ] ||
         flunk "the plain name does not hold 'nvidia l4'"
     # Another device of that plain name, alone: refused, naming both.
     for dev in "NVIDIA-L4" "NVIDIA L4" "NVIDIA_L4!"; do
         run --separate-stderr "$FASWEEP" topk --gpu "$dev" --store "$STORE"
         expect_status 1
         expect_in "$stderr" "holds the seeds of nvidia l4 | b4.h8.s512.d64.nc | hot, not of $dev |"
-        [ "$(json_eval seeds/nvidia-l4_b4.h8.s512.d64.nc_hot.json 'd["device"]')" = "nvidia l4" ] ||
+        [ "$(json_eval store.seeds/nvidia-l4_b4.h8.s512.d64.nc_hot.json 'd["device"]')" = "nvidia l4" ] ||
             flunk "topk --gpu '$dev' overwrote the file of 'nvidia l4'"
     done
     local after
-    after=$(cd seeds && for f in *_hot_*; do echo "$f $(json_eval "$f" 'd["device"]')"; done)
+    after=$(cd store.seeds && for f in *_hot_*; do echo "$f $(json_eval "$f" 'd["device"]')"; done)
     [ "$after" = "$before" ] || flunk "the hashed files changed: $before // $after"
 }
 

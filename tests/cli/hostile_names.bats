@@ -37,7 +37,7 @@ PY
 }
 
 # The documented name of a group written beside another of the same plain
-# name (seeds/README.md): PLAIN_HHHHHHHHHHHHHHHH.json, FNV-1a 64 of
+# name (store.seeds/README.md): PLAIN_HHHHHHHHHHHHHHHH.json, FNV-1a 64 of
 # "DEVICE|PROBLEM|MODE".
 hashed_name() {
     python3 - "$@" <<'PY'
@@ -55,9 +55,9 @@ PY
     "$FASWEEP" import a.jsonl --store "$STORE" >/dev/null
     run --separate-stderr "$FASWEEP" topk --store "$STORE"
     expect_status 0
-    [ "$(ls seeds)" = "nvidia-l4_b4.h8.s512.d64.nc_hot.json" ] ||
-        flunk "expected the plain name, got: $(ls seeds)"
-    [ "$(json_eval seeds/nvidia-l4_b4.h8.s512.d64.nc_hot.json 'd["device"]')" = "$DEV_A" ] ||
+    [ "$(ls store.seeds)" = "nvidia-l4_b4.h8.s512.d64.nc_hot.json" ] ||
+        flunk "expected the plain name, got: $(ls store.seeds)"
+    [ "$(json_eval store.seeds/nvidia-l4_b4.h8.s512.d64.nc_hot.json 'd["device"]')" = "$DEV_A" ] ||
         flunk "the file holds another device"
 }
 
@@ -66,13 +66,13 @@ PY
     "$FASWEEP" import ab.jsonl --store "$STORE" >/dev/null
     run --separate-stderr "$FASWEEP" topk --store "$STORE"
     expect_status 0
-    [ "$(ls seeds | wc -l)" -eq 2 ] || flunk "expected 2 seeds files, got: $(ls seeds)"
+    [ "$(ls store.seeds | wc -l)" -eq 2 ] || flunk "expected 2 seeds files, got: $(ls store.seeds)"
     local dev name
     for dev in "$DEV_A" "$DEV_B"; do
         name=$(hashed_name "$dev" b4.h8.s512.d64.nc hot nvidia-l4_b4.h8.s512.d64.nc_hot).json
-        [ -f "seeds/$name" ] || flunk "no seeds/$name for '$dev': $(ls seeds)"
-        [ "$(json_eval "seeds/$name" 'd["device"]')" = "$dev" ] || flunk "$name: wrong group"
-        expect_in "$stderr" "seeds/$name"
+        [ -f "store.seeds/$name" ] || flunk "no store.seeds/$name for '$dev': $(ls store.seeds)"
+        [ "$(json_eval "store.seeds/$name" 'd["device"]')" = "$dev" ] || flunk "$name: wrong group"
+        expect_in "$stderr" "store.seeds/$name"
     done
 }
 
@@ -101,8 +101,8 @@ PY
     "$FASWEEP" import two.jsonl --store "$STORE" >/dev/null
     run --separate-stderr "$FASWEEP" topk --store "$STORE"
     expect_status 0
-    local mine=seeds/nvidia-l4_b4.h8.s512.d64.nc_hot.json
-    local other=seeds/nvidia-l40_b4.h8.s512.d64.nc_hot.json
+    local mine=store.seeds/nvidia-l4_b4.h8.s512.d64.nc_hot.json
+    local other=store.seeds/nvidia-l40_b4.h8.s512.d64.nc_hot.json
     local size
     size=$(stat -c %s "$other")
     [ "$size" -gt 6000 ] || flunk "the seeds file is $size bytes, not over 6 KB (the old guard read 4095)"

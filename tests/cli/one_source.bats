@@ -134,14 +134,24 @@ SH
     expect_in "$stderr" "the timing modes come from fasweep: cannot run $WORK/none"
 }
 
-@test "eval --config with a value no axis allows is not a config (exit 2), never 'not compiled'; a space and a record say the same rule" {
+@test "eval --config with a value no axis allows names the axis and its values (exit 2), never 'not compiled'; a space and a record say the same rule" {
     run --separate-stderr "$FASWEEP" eval --problem 4,8,512,64 --config d64.m64.n64.w4.s2.z9
     expect_status 2
-    expect_in "$stderr" "--config 'd64.m64.n64.w4.s2.z9' is not a config text"
+    expect_in "$stderr" "config d64.m64.n64.w4.s2.z9: SWIZZLE is 9, expected 0 or 1"
     expect_not_in "$stderr" "not compiled"
     run --separate-stderr "$FASWEEP" eval --problem 4,8,512,64 --config wgmma:d64.m128.n128.c2.s2.p9
     expect_status 2
+    expect_in "$stderr" "PIPELINE is 9, expected"
     expect_not_in "$stderr" "not compiled"
+    # Not the form at all: the forms of every family.
+    run --separate-stderr "$FASWEEP" eval --problem 4,8,512,64 --config d64.m128.x64
+    expect_status 2
+    expect_in "$stderr" "--config 'd64.m128.x64' is not a config text"
+    # a record: the same words
+    printf '%s\n' '{"key":{"device":"NVIDIA L4","problem":"b4.h8.s512.d64.nc","build":"5e1f0c2a9b3d4e67","config":"d64.m64.n64.w4.s2.z9","mode":"hot"},"kind":"kernel","status":"ok","error":"","time":{"median_us":150,"min_us":149,"noise":0.01,"cv":0.02}}' >z9.jsonl
+    run --separate-stderr "$FASWEEP" import z9.jsonl --store "$STORE"
+    expect_status 2
+    expect_in "$stderr" "SWIZZLE is 9, expected 0 or 1"
     # a space: the axis's own words
     python3 -c 'import json; d = json.load(open("'"$REPO"'/spaces/ci.json")); d["axes"]["SWIZZLE"] = [9]; json.dump(d, open("z9.json", "w"))'
     run --separate-stderr "$FASWEEP" plan --space z9.json

@@ -185,3 +185,26 @@ PY
     expect_in "$stderr" "sd/"
     expect_not_in "$output" "sd/"
 }
+
+@test "topk's default seeds folder sits beside the store, named for it; never ./seeds" {
+    # From a folder holding a seeds/ (as the checkout's C module folder does):
+    # nothing may land there.
+    mkdir seeds sub
+    import_fixture
+    run --separate-stderr "$FASWEEP" topk --store "$STORE"
+    expect_status 0
+    [ -z "$(ls seeds)" ] || flunk "wrote into ./seeds: $(ls seeds)"
+    [ -n "$(ls store.seeds)" ] || flunk "no seeds in store.seeds beside $STORE"
+    expect_in "$stderr" "store.seeds/"
+    # A store path without .lmdb, and one with a trailing slash: NAME.seeds.
+    "$FASWEEP" import "$FIX/results.jsonl" --store sub/plain >/dev/null
+    run --separate-stderr "$FASWEEP" topk --store sub/plain/
+    expect_status 0
+    [ -n "$(ls sub/plain.seeds)" ] || flunk "no sub/plain.seeds: $(ls sub)"
+    # The default store ./results.lmdb: ./results.seeds.
+    "$FASWEEP" import "$FIX/results.jsonl" >/dev/null
+    run --separate-stderr "$FASWEEP" topk
+    expect_status 0
+    [ -n "$(ls results.seeds)" ] || flunk "no results.seeds: $(ls)"
+    [ -z "$(ls seeds)" ] || flunk "wrote into ./seeds: $(ls seeds)"
+}

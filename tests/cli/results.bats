@@ -93,11 +93,11 @@ group_configs() { # DEVICE PROBLEM [MODE, default hot]
     for f in nvidia-l4_b4.h8.s512.d64.nc_hot nvidia-l4_b1.h2.s200.d128.c_hot \
         nvidia-h100-80gb-hbm3_b4.h8.s512.d64.nc_hot nvidia-h100-80gb-hbm3_b1.h2.s200.d128.c_hot \
         nvidia-l4_b4.h8.s512.d64.nc_cold; do
-        [ -f "seeds/$f.json" ] || flunk "missing seeds/$f.json"
-        expect_in "$stderr" "seeds/$f.json"
-        json_valid <"seeds/$f.json" || flunk "seeds/$f.json is not JSON"
+        [ -f "store.seeds/$f.json" ] || flunk "missing store.seeds/$f.json"
+        expect_in "$stderr" "store.seeds/$f.json"
+        json_valid <"store.seeds/$f.json" || flunk "store.seeds/$f.json is not JSON"
     done
-    [ "$(ls seeds | wc -l)" -eq 5 ] || flunk "extra files in seeds/: $(ls seeds)"
+    [ "$(ls store.seeds | wc -l)" -eq 5 ] || flunk "extra files in seeds/: $(ls store.seeds)"
 }
 
 @test "one vocabulary: a seed's resources, cycles and clock have the record's names and values (unknown: null)" {
@@ -136,7 +136,7 @@ PY
 @test "seeds file: schema fields and values" {
     import_fixture
     "$FASWEEP" topk -k 3 --store "$STORE" 2>/dev/null || flunk "topk failed"
-    run python3 - "seeds/nvidia-l4_b4.h8.s512.d64.nc_hot.json" \
+    run python3 - "store.seeds/nvidia-l4_b4.h8.s512.d64.nc_hot.json" \
         "$(sha256sum "$REPO/kernels/mma/flash_fwd.cuh" | cut -c1-64)" <<'PY'
 import json, re, sys
 d = json.load(open(sys.argv[1]))
@@ -204,7 +204,7 @@ assert d["baseline"] is None
 assert d["problem"]["causal"] is True and d["problem"]["head_dim"] == 128
 assert all(e["metrics"]["speedup_vs_baseline"] is None for e in d["seeds"])
 assert len(d["seeds"]) == 2
-' "seeds/nvidia-h100-80gb-hbm3_b1.h2.s200.d128.c_hot.json"
+' "store.seeds/nvidia-h100-80gb-hbm3_b1.h2.s200.d128.c_hot.json"
     expect_status 0
 }
 
@@ -213,7 +213,7 @@ assert len(d["seeds"]) == 2
     run --separate-stderr "$FASWEEP" topk -k 100 --no-seeds --store "$STORE"
     expect_status 0
     [ "$(group_configs "$L4" "$P1" | wc -l)" -eq 5 ] || flunk "k 100 should give all 5"
-    [ ! -e seeds ] || flunk "--no-seeds wrote seeds"
+    [ ! -e store.seeds ] || flunk "--no-seeds wrote seeds"
     run --separate-stderr "$FASWEEP" topk -k 1 --no-seeds --store "$STORE"
     expect_status 0
     [ "$(group_configs "$L4" "$P1")" = "d64.m128.n64.w8.s2.z1" ] || flunk "k 1"
@@ -240,7 +240,7 @@ assert len(d["seeds"]) == 2
     run --separate-stderr "$FASWEEP" topk --gpu "$H100" --problem "$P1" --store "$STORE"
     expect_status 0
     [ "$(grep -c ' | hot | ' <<<"$output")" -eq 1 ] || flunk "one group expected"
-    [ "$(ls seeds)" = "nvidia-h100-80gb-hbm3_b4.h8.s512.d64.nc_hot.json" ] || flunk "seeds: $(ls seeds)"
+    [ "$(ls store.seeds)" = "nvidia-h100-80gb-hbm3_b4.h8.s512.d64.nc_hot.json" ] || flunk "seeds: $(ls store.seeds)"
     run --separate-stderr "$FASWEEP" topk --gpu "NVIDIA A100" --store "$STORE"
     expect_status 1
     expect_in "$stderr" "match the filter"
@@ -252,7 +252,7 @@ assert len(d["seeds"]) == 2
     expect_status 1
     expect_in "$output" "0 ok, 2 failed"
     expect_in "$stderr" "no ok kernel results"
-    [ ! -e seeds ] || flunk "seeds written"
+    [ ! -e store.seeds ] || flunk "seeds written"
 }
 
 @test "topk --json: one document with every group" {
@@ -285,7 +285,7 @@ assert g[2]["counts"] == {"ok": 0, "failed": 2, "variants_not_ranked": 0}
     expect_status 1
     expect_in "$stderr" "no results in $STORE; run fasweep grid first"
     [ -z "$output" ] || flunk "stdout: $output"
-    [ ! -e seeds ] || flunk "seeds written"
+    [ ! -e store.seeds ] || flunk "seeds written"
     # Read-only commands never create a store.
     for cmd in "topk" "export" "show KEY"; do
         run --separate-stderr "$FASWEEP" $cmd --store "$WORK/missing.lmdb"
@@ -371,7 +371,7 @@ assert s[0]["config"] == {"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 128, "CONSU
 assert s[0]["paths"] == {"pv_overlap": True, "ping_pong": True}, s[0]["paths"]
 assert s[0]["provenance"]["kernel_source"] == "kernels/wgmma/flash_fwd_wgmma.cuh", s[0]["provenance"]
 assert s[1]["config"]["BLOCK_M"] == 128 and s[1]["provenance"]["kernel_source"] == "kernels/mma/flash_fwd.cuh"
-' "seeds/nvidia-l4_b4.h8.s512.d64.nc_hot.json"
+' "store.seeds/nvidia-l4_b4.h8.s512.d64.nc_hot.json"
     expect_status 0
 }
 

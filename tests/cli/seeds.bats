@@ -97,7 +97,7 @@ assert d["counts"]["variants_not_ranked"] == 0
         flunk "the source is not the template"
     python3 -c '
 import json, sys
-s = json.load(open("seeds/nvidia-l4_b4.h8.s512.d64.nc_hot.json"))["seeds"][0]
+s = json.load(open("store.seeds/nvidia-l4_b4.h8.s512.d64.nc_hot.json"))["seeds"][0]
 assert s["source"]["file"] == sys.argv[1], s["source"]
 assert s["rescore"]["source_argv"] == ["fasweep", "eval", "--kernel", sys.argv[1], "--json",
                                        "--store", sys.argv[2]], s["rescore"]

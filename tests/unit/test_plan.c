@@ -285,9 +285,9 @@ static void test_family(void **state)
 
     fa_config c = cfg(64, 128, 64, 4, 2, 1), back;
     char buf[128];
-    f->instance(&c, buf, sizeof buf);
+    fa_config_instance(&c, buf, sizeof buf);
     assert_string_equal(buf, "FA_INSTANCE(64, 128, 64, 4, 2, 1)");
-    f->symbol(&c, buf, sizeof buf);
+    fa_config_symbol(&c, buf, sizeof buf);
     assert_string_equal(buf, "fa_inst_d64_m128_n64_w4_s2_z1");
     /* The config text: plain for the default family, or qualified. */
     assert_int_equal(fa_config_parse("mma:d64.m128.n64.w4.s2.z1", &back), 0);
@@ -480,9 +480,9 @@ static void test_wgmma_family(void **state)
     assert_int_equal(back.family, FA_FAMILY_WGMMA);
     assert_int_equal(fa_config_parse("wgmma:d64.m128.n128.c2.s2.p02", &back), -1);
     assert_int_equal(fa_config_parse("wgmma:d64.m128.n128.c2.s2.p2 ", &back), -1);
-    f->instance(&c, buf, sizeof buf);
+    fa_config_instance(&c, buf, sizeof buf);
     assert_string_equal(buf, "FA_WG_INSTANCE(64, 128, 128, 2, 2, 2)");
-    f->symbol(&c, buf, sizeof buf);
+    fa_config_symbol(&c, buf, sizeof buf);
     assert_string_equal(buf, "fa_wg_inst_d64_m128_n128_c2_s2_p2");
     /* The launch's shared memory: 1 KB alignment slack, Q, 2 x STAGES
      * K/V tiles, 1 + 4 x STAGES mbarriers. */

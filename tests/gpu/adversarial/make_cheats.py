@@ -534,9 +534,9 @@ def parse_config(text):
 
 def embedded_headers(root):
     """The headers a variant is compiled beside (Makefile --embed: kernels/fa_config.h,
-    kernels/fa_launch.h, kernels/*/*.h and *.cuh), by their base names."""
-    out = [os.path.join(root, "kernels", "fa_config.h"),
-           os.path.join(root, "kernels", "fa_launch.h")]
+    kernels/fa_launch.h, kernels/fa_device.cuh, kernels/*/*.h and *.cuh), by base name."""
+    out = [os.path.join(root, "kernels", f)
+           for f in ("fa_config.h", "fa_launch.h", "fa_device.cuh")]
     kdir = os.path.join(root, "kernels")
     for sub in sorted(os.listdir(kdir)):
         d = os.path.join(kdir, sub)

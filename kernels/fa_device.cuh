@@ -1,0 +1,24 @@
+// fa_device.cuh - device helpers both kernel families share (kernels/mma/flash_fwd.cuh and
+// kernels/wgmma/flash_fwd_wgmma.cuh): one definition each. What an evolution may edit
+// (the exp2 instruction, unroll factors) stays in the family's own template instead.
+// kernels/ is on the include path (-Ikernels); a kernel variant has this header beside it.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#include "fa_config.h"
+
+// Two floats as one b32 of two DT elements (FA_DTYPE_*, round to nearest), lo in the low
+// half: the packed A operand of P V and the output's element pairs.
+template <int DT> __device__ __forceinline__ uint32_t pack_half2(float lo, float hi)
+{
+    if constexpr (DT == FA_DTYPE_BF16) {
+        __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+        return *reinterpret_cast<uint32_t *>(&h);
+    } else {
+        __half2 h = __floats2half2_rn(lo, hi);
+        return *reinterpret_cast<uint32_t *>(&h);
+    }
+}
