@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../kernels/inject.h"
+#include "cudaerr.h"
 
 /* Memory the V pool and the output ring may take of what the GPU has free,
  * and at most. */
@@ -93,18 +94,13 @@ struct guard {
 #define GD_HASHES 1024
 #define GD_POOL_LIMIT (GD_HASHES - 10)
 
+/* A failed CUDA call into g->err (cudaerr.h); -1. */
 static int gd_fail(guard *g, cudaError_t e, const char *what)
 {
-    snprintf(g->err, sizeof g->err, "%s: %s: %s", what, cudaGetErrorName(e), cudaGetErrorString(e));
-    return -1;
+    return cuda_errf(g->err, sizeof g->err, e, what);
 }
 
-#define GD_CHECK(g, call, what)                                                                    \
-    do {                                                                                           \
-        const cudaError_t e_ = (cudaError_t)(call);                                                \
-        if (e_ != cudaSuccess)                                                                     \
-            return gd_fail((g), e_, (what));                                                       \
-    } while (0)
+#define GD_CHECK(g, call, what) CUDA_TRY((g)->err, call, what)
 
 /* splitmix64: the host's random numbers (the kernel under test cannot
  * see them before it runs). */
@@ -265,21 +261,19 @@ static int gd_hash_run(guard *g, const char *what)
 static fa_args gd_args_of(const void *q, const void *k, const void *v, void *o, int batch,
                           int heads, int kv_heads, int seq_len, int head_dim, int causal, int dtype)
 {
-    fa_args a;
-    memset(&a, 0, sizeof a);
-    a.q = q;
-    a.k = k;
-    a.v = v;
-    a.o = o;
-    a.batch = batch;
-    a.heads = heads;
-    a.seq_len = seq_len;
-    a.head_dim = head_dim;
-    a.kv_heads = kv_heads;
-    a.dtype = dtype;
-    a.causal = causal;
-    a.softmax_scale = (float)(1.0 / sqrt((double)head_dim));
-    return a;
+    /* the fields not named (cta_clock) are zero */
+    return (fa_args){.q = q,
+                     .k = k,
+                     .v = v,
+                     .o = o,
+                     .batch = batch,
+                     .heads = heads,
+                     .seq_len = seq_len,
+                     .head_dim = head_dim,
+                     .kv_heads = kv_heads,
+                     .dtype = dtype,
+                     .causal = causal,
+                     .softmax_scale = (float)(1.0 / sqrt((double)head_dim))};
 }
 
 /* Elements of Q (kv 0) or of K and V (kv 1) of shape sh. */

@@ -20,6 +20,7 @@
 
 #include "../kernels/fa_launch.h"
 #include "../store/text.h"
+#include "cudaerr.h"
 #include "guard.h"
 #include "nvml.h"
 #include "progress.h"
@@ -70,18 +71,13 @@ struct measure_gpu {
     char err[200];
 };
 
+/* A failed CUDA call into g->err (cudaerr.h); -1. */
 static int ms_fail(measure_gpu *g, cudaError_t e, const char *what)
 {
-    snprintf(g->err, sizeof g->err, "%s: %s: %s", what, cudaGetErrorName(e), cudaGetErrorString(e));
-    return -1;
+    return cuda_errf(g->err, sizeof g->err, e, what);
 }
 
-#define MS_CHECK(g, call, what)                                                                    \
-    do {                                                                                           \
-        const cudaError_t e_ = (cudaError_t)(call);                                                \
-        if (e_ != cudaSuccess)                                                                     \
-            return ms_fail((g), e_, (what));                                                       \
-    } while (0)
+#define MS_CHECK(g, call, what) CUDA_TRY((g)->err, call, what)
 
 /* Puts prefix in front of g->err, cutting the end off when too long. */
 static void ms_prefix(measure_gpu *g, const char *prefix)

@@ -83,6 +83,17 @@ static const char *variant_quote(const char *path, char *buf, size_t n)
     return buf;
 }
 
+/* -1 with fmt in err, its two %s the path, made printable (a path is the
+ * user's or the file system's: untrusted), and why it is refused. (The
+ * attribute checks each caller's format string, though not against the
+ * two arguments.) */
+__attribute__((format(printf, 3, 0))) static int
+variant_path_err(char *err, size_t errlen, const char *fmt, const char *path, const char *why)
+{
+    char q[512];
+    return text_errf(err, errlen, fmt, variant_quote(path, q, sizeof q), why);
+}
+
 /* Why the #include directives of text make the compile read a file that
  * is not in the private build folder (only the embedded headers are), or
  * NULL: a quoted name other than an embedded header, an absolute or ".."
@@ -128,7 +139,7 @@ int variant_load(const char *file, const fa_config *c, task_variant *v, char *er
     const fa_family *fam = fa_family_of(c);
     if (!fam)
         return text_errf(err, errlen, "--kernel: the config is of no known kernel family");
-    char abs[PATH_MAX], q[512], fq[512];
+    char abs[PATH_MAX], fq[512];
     variant_quote(file, fq, sizeof fq);
     if (!realpath(file, abs))
         return text_errf(err, errlen, "--kernel %s: %s", fq, strerror(errno));
@@ -136,11 +147,10 @@ int variant_load(const char *file, const fa_config *c, task_variant *v, char *er
      * refused here, before any work, rather than by the store after it. */
     const char *pbad = text_bad(abs, strlen(abs));
     if (pbad)
-        return text_errf(
-            err, errlen,
-            "--kernel %s: the path %s, and a record stores it as a name: rename or copy "
-            "the file to a plain path",
-            variant_quote(abs, q, sizeof q), pbad);
+        return variant_path_err(err, errlen,
+                                "--kernel %s: the path %s, and a record stores it as a name: "
+                                "rename or copy the file to a plain path",
+                                abs, pbad);
     if (strlen(abs) >= sizeof v->path)
         return text_errf(err, errlen, "--kernel %s: path longer than %zu bytes", abs,
                          sizeof v->path - 1);
@@ -222,33 +232,33 @@ static int variant_cache_base(char *buf, size_t n, int *shared)
                                                                                               : -1;
 }
 
+#define VARIANT_MKDIR_ERR "cannot create the variant cache %s: %s (set FASWEEP_CACHE)"
+
 /* Makes (mode 0700) and checks the cache's variants folder into root.
  * Returns 0, or -1 with the reason in log. */
 static int variant_cache_root(char *root, size_t n, char *log, size_t loglen)
 {
-    char base[PATH_MAX / 2], made[PATH_MAX], q[512];
+    char base[PATH_MAX / 2], made[PATH_MAX];
     int shared, e = 0;
     if (variant_cache_base(base, sizeof base, &shared) != 0 ||
         snprintf(root, n, "%s/variants", base) >= (int)n)
         return text_errf(log, loglen, "the variant cache path is too long (set FASWEEP_CACHE)");
     if ((e = file_mkdirs(base, 0700, made, sizeof made)) != 0)
-        return text_errf(log, loglen, "cannot create the variant cache %s: %s (set FASWEEP_CACHE)",
-                         variant_quote(made, q, sizeof q), strerror(e));
+        return variant_path_err(log, loglen, VARIANT_MKDIR_ERR, made, strerror(e));
     /* the base first: nothing is made inside a folder that is not ours */
     const char *bad = owned_dir_bad(base, !shared), *at = base;
     if (!bad && mkdir(root, 0700) != 0 && errno != EEXIST)
-        return text_errf(log, loglen, "cannot create the variant cache %s: %s (set FASWEEP_CACHE)",
-                         variant_quote(root, q, sizeof q), strerror(errno));
+        return variant_path_err(log, loglen, VARIANT_MKDIR_ERR, root, strerror(errno));
     if (!bad) {
         bad = owned_dir_bad(root, 0);
         at = root;
     }
     if (bad)
-        return text_errf(
-            log, loglen,
-            "the variant cache %s is %s: fasweep loads the libraries it holds, so it must be "
-            "your own folder (chmod go-w it, or set FASWEEP_CACHE to one)",
-            variant_quote(at, q, sizeof q), bad);
+        return variant_path_err(log, loglen,
+                                "the variant cache %s is %s: fasweep loads the libraries it "
+                                "holds, so it must be your own folder (chmod go-w it, or set "
+                                "FASWEEP_CACHE to one)",
+                                at, bad);
     return 0;
 }
 
@@ -592,11 +602,11 @@ static int variant_so_open(const char *so, char *err, size_t errlen)
  * (reason in log). */
 static int variant_entry(const char *dir, const char *user_path, char *log, size_t loglen)
 {
-    char p[PATH_MAX + 16], q[512];
+    char p[PATH_MAX + 16];
     const char *bad = owned_dir_bad(dir, 0);
     if (bad)
-        return text_errf(log, loglen, "the variant cache entry %s is %s: remove it and run again",
-                         variant_quote(dir, q, sizeof q), bad);
+        return variant_path_err(
+            log, loglen, "the variant cache entry %s is %s: remove it and run again", dir, bad);
     snprintf(p, sizeof p, "%s/failed", dir);
     if (access(p, F_OK) == 0) { /* compiled before, and the source failed */
         variant_log(dir, user_path, log, loglen);

@@ -96,6 +96,15 @@ static inline int pe_new(pe_expr *e, pe_op op)
     return e->n++;
 }
 
+/* A node of one operand a: the prefix operators (-x, not x). */
+static inline int pe_un(pe_expr *e, pe_op op, int a)
+{
+    const int k = pe_new(e, op);
+    e->node[k].n_kids = 1;
+    e->node[k].kid[0] = a;
+    return k;
+}
+
 static inline int pe_bin(pe_expr *e, pe_op op, int a, int b)
 {
     const int k = pe_new(e, op);
@@ -158,47 +167,48 @@ static inline int pe_atom(pe_expr *e)
 
 static inline int pe_unary(pe_expr *e)
 {
-    if (pe_take(e, "-")) {
-        const int k = pe_new(e, PE_NEG);
-        const int a = pe_unary(e);
-        e->node[k].n_kids = 1;
-        e->node[k].kid[0] = a;
-        return k;
-    }
+    if (pe_take(e, "-"))
+        return pe_un(e, PE_NEG, pe_unary(e));
     if (pe_take(e, "+"))
         return pe_unary(e);
     return pe_atom(e);
 }
 
+/* An operator of a binary level and the node it makes. */
+typedef struct {
+    const char *w;
+    pe_op op;
+} pe_binop;
+
+/* One level of left-associative binary operators: operand (op operand)*,
+ * each op the first of ops[0..n) that the text starts with (so a longer
+ * spelling goes before its prefix: "//" before "/"). */
+static inline int pe_left(pe_expr *e, int (*operand)(pe_expr *), const pe_binop *ops, int n)
+{
+    int a = operand(e);
+    for (;;) {
+        int i = 0;
+        while (i < n && !pe_take(e, ops[i].w))
+            i++;
+        if (i == n)
+            return a;
+        a = pe_bin(e, ops[i].op, a, operand(e));
+    }
+}
+
 static inline int pe_term(pe_expr *e)
 {
-    int a = pe_unary(e);
-    for (;;) {
-        if (pe_take(e, "//"))
-            a = pe_bin(e, PE_FLOORDIV, a, pe_unary(e));
-        else if (pe_take(e, "*"))
-            a = pe_bin(e, PE_MUL, a, pe_unary(e));
-        else if (pe_take(e, "%"))
-            a = pe_bin(e, PE_MOD, a, pe_unary(e));
-        else if (pe_peek(e, "/")) { /* true division: not in this subset */
-            e->err = 1;
-            return a;
-        } else
-            return a;
-    }
+    static const pe_binop ops[] = {{"//", PE_FLOORDIV}, {"*", PE_MUL}, {"%", PE_MOD}};
+    const int a = pe_left(e, pe_unary, ops, 3);
+    if (pe_peek(e, "/")) /* true division: not in this subset */
+        e->err = 1;
+    return a;
 }
 
 static inline int pe_arith(pe_expr *e)
 {
-    int a = pe_term(e);
-    for (;;) {
-        if (pe_take(e, "+"))
-            a = pe_bin(e, PE_ADD, a, pe_term(e));
-        else if (pe_take(e, "-"))
-            a = pe_bin(e, PE_SUB, a, pe_term(e));
-        else
-            return a;
-    }
+    static const pe_binop ops[] = {{"+", PE_ADD}, {"-", PE_SUB}};
+    return pe_left(e, pe_term, ops, 2);
 }
 
 static inline int pe_cmp_op(pe_expr *e, pe_cmp *op)
@@ -244,30 +254,21 @@ static inline int pe_comp(pe_expr *e)
 
 static inline int pe_not(pe_expr *e)
 {
-    if (pe_take(e, "not")) {
-        const int k = pe_new(e, PE_NOT);
-        const int a = pe_not(e);
-        e->node[k].n_kids = 1;
-        e->node[k].kid[0] = a;
-        return k;
-    }
+    if (pe_take(e, "not"))
+        return pe_un(e, PE_NOT, pe_not(e));
     return pe_comp(e);
 }
 
 static inline int pe_and(pe_expr *e)
 {
-    int a = pe_not(e);
-    while (pe_take(e, "and"))
-        a = pe_bin(e, PE_AND, a, pe_not(e));
-    return a;
+    static const pe_binop ops[] = {{"and", PE_AND}};
+    return pe_left(e, pe_not, ops, 1);
 }
 
 static inline int pe_or(pe_expr *e)
 {
-    int a = pe_and(e);
-    while (pe_take(e, "or"))
-        a = pe_bin(e, PE_OR, a, pe_and(e));
-    return a;
+    static const pe_binop ops[] = {{"or", PE_OR}};
+    return pe_left(e, pe_and, ops, 1);
 }
 
 static int pe_cond(pe_expr *e)

@@ -34,13 +34,8 @@ static void assert_near_(double a, double b, double eps, const char *file, int l
 
 static space_measure rule(int min_s, int max_s, double noise, double max_seconds)
 {
-    space_measure m;
-    memset(&m, 0, sizeof m);
-    m.min_samples = min_s;
-    m.max_samples = max_s;
-    m.noise = noise;
-    m.max_seconds = max_seconds;
-    return m;
+    return (space_measure){
+        .min_samples = min_s, .max_samples = max_s, .noise = noise, .max_seconds = max_seconds};
 }
 
 /* ---- timing summary ------------------------------------------------------------------------- */

@@ -692,12 +692,7 @@ static void test_family_evolve_files(void **state)
     }
 }
 
-TU_MAIN(cmocka_unit_test(test_smem_bytes), cmocka_unit_test(test_rules),
-        cmocka_unit_test(test_rule_order), cmocka_unit_test(test_reason_text),
-        cmocka_unit_test(test_reason_codes), cmocka_unit_test(test_order),
-        cmocka_unit_test(test_family), cmocka_unit_test(test_l4_counts),
-        cmocka_unit_test(test_head_dim_in_grid), cmocka_unit_test(test_compiled),
-        cmocka_unit_test(test_edge_spaces), cmocka_unit_test(test_wgmma_family),
-        cmocka_unit_test(test_wgmma_rules), cmocka_unit_test(test_two_families),
-        cmocka_unit_test(test_wgmma_arch), cmocka_unit_test(test_h100_wgmma),
-        cmocka_unit_test(test_family_evolve_files))
+TU_TESTS(test_smem_bytes, test_rules, test_rule_order, test_reason_text, test_reason_codes,
+         test_order, test_family, test_l4_counts, test_head_dim_in_grid, test_compiled,
+         test_edge_spaces, test_wgmma_family, test_wgmma_rules, test_two_families, test_wgmma_arch,
+         test_h100_wgmma, test_family_evolve_files)

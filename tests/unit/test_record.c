@@ -612,6 +612,14 @@ static void expect_ok_reject(const char *kind, const char *fam, const char *cfg,
     }
 }
 
+/* A kernel record of config cfg with each row's time fields, {fields,
+ * what the refusal names}, is refused naming it. */
+static void expect_times_rejected(const char *cfg, const char *const (*bad)[2], size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        expect_ok_reject("kernel", NULL, cfg, bad[i][0], bad[i][1]);
+}
+
 /* Record validation: a kernel record's config is a point of its family by
  * the planner's rules (the field named); times and spreads finite,
  * non-negative and consistent. The same rules on import, merge and eval:
@@ -658,8 +666,7 @@ static void test_validation_gaps(void **state)
         {"\"median_us\":100,\"round_us\":[100,0]", "time.round_us"},
         {"\"median_us\":100,\"ci_lo_us\":101,\"ci_hi_us\":102", "time.ci_lo_us"},
     };
-    for (size_t i = 0; i < sizeof bad_time / sizeof *bad_time; i++)
-        expect_ok_reject("kernel", NULL, cfg, bad_time[i][0], bad_time[i][1]);
+    expect_times_rejected(cfg, bad_time, sizeof bad_time / sizeof *bad_time);
     /* null spreads are "unknown", not bad */
     assert_int_equal(decode_ok("kernel", NULL, cfg, "\"median_us\":100,\"noise\":null,\"cv\":null",
                                err, sizeof err),
@@ -723,8 +730,7 @@ static void test_seedable(void **state)
         {"\"median_us\":100,\"round_us\":[100,1e10]", "time.round_us"},
         {"\"median_us\":100,\"ci_lo_us\":1e-300,\"ci_hi_us\":102", "time.ci_lo_us"},
     };
-    for (size_t i = 0; i < sizeof bad_time / sizeof *bad_time; i++)
-        expect_ok_reject("kernel", NULL, cfg, bad_time[i][0], bad_time[i][1]);
+    expect_times_rejected(cfg, bad_time, sizeof bad_time / sizeof *bad_time);
     /* The extremes it keeps: their ratios are finite. */
     assert_int_equal(decode_ok("kernel", NULL, cfg,
                                "\"median_us\":1e9,\"mean_us\":1e9,\"ci_lo_us\":1e-6,"

@@ -1178,30 +1178,37 @@ static void test_problem_check(void **state)
     assert_int_equal(space_dtype_of(NULL), -1);
 }
 
+/* Family f's axes 0 to SPACE_AXIS_COUNT - 1 are named names[], in index
+ * order; the index past them names none ("?"). */
+static void expect_axis_names(int f, const char *const names[SPACE_AXIS_COUNT])
+{
+    for (int a = 0; a < SPACE_AXIS_COUNT; a++)
+        assert_string_equal(space_axis_name(f, a), names[a]);
+    assert_string_equal(space_axis_name(f, SPACE_AXIS_COUNT), "?");
+}
+
 static void test_axis_names(void **state)
 {
     (void)state;
-    /* Each family's names, by its own indices: an index names no axis. */
-    assert_string_equal(space_axis_name(FA_FAMILY_MMA, MMA_BLOCK_M), "BLOCK_M");
-    assert_string_equal(space_axis_name(FA_FAMILY_MMA, MMA_BLOCK_N), "BLOCK_N");
-    assert_string_equal(space_axis_name(FA_FAMILY_MMA, MMA_NUM_WARPS), "NUM_WARPS");
-    assert_string_equal(space_axis_name(FA_FAMILY_MMA, MMA_STAGES), "STAGES");
-    assert_string_equal(space_axis_name(FA_FAMILY_MMA, MMA_SWIZZLE), "SWIZZLE");
-    assert_string_equal(space_axis_name(FA_FAMILY_WGMMA, WG_BLOCK_M), "BLOCK_M");
-    assert_string_equal(space_axis_name(FA_FAMILY_WGMMA, WG_BLOCK_N), "BLOCK_N");
-    assert_string_equal(space_axis_name(FA_FAMILY_WGMMA, WG_CONSUMER_WG), "CONSUMER_WG");
-    assert_string_equal(space_axis_name(FA_FAMILY_WGMMA, WG_STAGES), "STAGES");
-    assert_string_equal(space_axis_name(FA_FAMILY_WGMMA, WG_PIPELINE), "PIPELINE");
-    assert_string_equal(space_axis_name(FA_FAMILY_MMA, SPACE_AXIS_COUNT), "?");
+    /* Each family's names, by its own indices (the tuner files name a
+     * grid's axes with these); a family out of range names no axis. */
+    static const char *const mma[SPACE_AXIS_COUNT] = {[MMA_BLOCK_M] = "BLOCK_M",
+                                                      [MMA_BLOCK_N] = "BLOCK_N",
+                                                      [MMA_NUM_WARPS] = "NUM_WARPS",
+                                                      [MMA_STAGES] = "STAGES",
+                                                      [MMA_SWIZZLE] = "SWIZZLE"};
+    static const char *const wgmma[SPACE_AXIS_COUNT] = {[WG_BLOCK_M] = "BLOCK_M",
+                                                        [WG_BLOCK_N] = "BLOCK_N",
+                                                        [WG_CONSUMER_WG] = "CONSUMER_WG",
+                                                        [WG_STAGES] = "STAGES",
+                                                        [WG_PIPELINE] = "PIPELINE"};
+    expect_axis_names(FA_FAMILY_MMA, mma);
+    expect_axis_names(FA_FAMILY_WGMMA, wgmma);
     assert_string_equal(space_axis_name(fa_family_count(), 0), "?");
+    assert_string_equal(space_axis_name(-1, 0), "?");
 }
 
-TU_MAIN(cmocka_unit_test(test_text_level), cmocka_unit_test(test_syntax_errors),
-        cmocka_unit_test(test_top_level), cmocka_unit_test(test_family),
-        cmocka_unit_test(test_families), cmocka_unit_test(test_target),
-        cmocka_unit_test(test_problems), cmocka_unit_test(test_axes),
-        cmocka_unit_test(test_measure_and_tolerance), cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_fnv_vectors), cmocka_unit_test(test_err_buffer),
-        cmocka_unit_test(test_load), cmocka_unit_test(test_real_spaces),
-        cmocka_unit_test(test_problem_text), cmocka_unit_test(test_problem_cost),
-        cmocka_unit_test(test_problem_check), cmocka_unit_test(test_axis_names))
+TU_TESTS(test_text_level, test_syntax_errors, test_top_level, test_family, test_families,
+         test_target, test_problems, test_axes, test_measure_and_tolerance, test_defaults,
+         test_fnv_vectors, test_err_buffer, test_load, test_real_spaces, test_problem_text,
+         test_problem_cost, test_problem_check, test_axis_names)
