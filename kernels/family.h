@@ -123,7 +123,7 @@ typedef struct fa_family {
      * fa_instance it defines (e.g. "fa_inst_d64_m128_n64_w4_s2_z1"). */
     int (*instance)(const fa_config *c, char *buf, unsigned long n);
     int (*symbol)(const fa_config *c, char *buf, unsigned long n);
-    /* Kernel Tuner's view (seeds/tuner.c: the cache, T4 and T1 exports),
+    /* Kernel Tuner's view (export/tuner.c: the cache, T4 and T1 exports),
      * Python expressions over the axes' names: the threads per CTA a launch
      * asks for (block_size_x: "32*NUM_WARPS"), the grid's x size over T1's
      * ProblemSize [B, H, S, D], and check's rules as restriction strings for
