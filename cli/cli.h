@@ -160,6 +160,13 @@ extern const cli_command *cli_current;
         .value = "FILE", .help = (help_)                                                           \
     }
 
+/* --variants into the field variants (topk, report): rank the records of
+ * edited kernels too (rank_filter.variants); what says where they show. */
+#define CLI_OPT_VARIANTS(type, what)                                                               \
+    CLI_OPT_FLAG("variants", type, variants,                                                       \
+                 "rank edited kernels (`fasweep eval --kernel`, build src-HASH)" what              \
+                 "; without it they are only counted")
+
 /* --device N, a CUDA ordinal (grid, eval). */
 #define CLI_OPT_CUDA_DEVICE(type, field)                                                           \
     CLI_OPT_INT("device", 0, type, field, 0, 1024, "N", "the CUDA device ordinal (default 0)")

@@ -14,6 +14,7 @@
 #include "../kernels/family.h"
 #include "../seeds/group.h"
 #include "../seeds/rank.h"
+#include "../seeds/source.h"
 #include "../store/json.h"
 #include "../store/mode.h"
 #include "../store/store.h"
@@ -506,13 +507,13 @@ static int eval_from_kernel(eval_args *a)
     const int got = fgets(line, sizeof line, f) != NULL;
     fclose(f);
     char prob[64];
-    if (!got || strncmp(line, RANK_SOURCE_TAG, strlen(RANK_SOURCE_TAG)) != 0 ||
+    if (!got || strncmp(line, SOURCE_TAG, strlen(SOURCE_TAG)) != 0 ||
         eval_tag_value(line, "problem", prob, sizeof prob) ||
         eval_tag_value(line, "config", cfg, sizeof cfg))
         return cli_usage_error("--kernel %s does not start with a line '%s problem=P config=C' "
                                "(as `fasweep topk --emit-source` writes); pass --problem P and "
                                "--config C",
-                               a->kernel, RANK_SOURCE_TAG);
+                               a->kernel, SOURCE_TAG);
     space_problem sp;
     if (!a->problem.set) {
         if (space_problem_parse(prob, &sp) != 0 ||

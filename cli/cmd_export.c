@@ -1,7 +1,7 @@
 /* cmd_export.c - `fasweep export`: the store's records as JSON lines or CSV
  * (the import format), or one (device, problem, mode) group laid over a
  * space's grid in a format an external tuner reads (Kernel Tuner's cache,
- * T4; seeds/tuner.h). Contract: cli.h.
+ * T4; export/tuner.h). Contract: cli.h.
  */
 #include <errno.h>
 #include <limits.h>
@@ -12,7 +12,7 @@
 
 #include "../seeds/group.h"
 #include "../store/file.h"
-#include "../seeds/tuner.h"
+#include "../export/tuner.h"
 #include "../store/store.h"
 #include "../store/store_io.h"
 #include "cli.h"

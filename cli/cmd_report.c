@@ -1,11 +1,11 @@
 /* cmd_report.c - `fasweep report`: the store's groups as one self-contained
- * HTML page (seeds/report.h). Contract: cli.h.
+ * HTML page (report/report.h). Contract: cli.h.
  */
 #include <stdio.h>
 
 #include "../kernels/fa_launch.h"
 #include "../seeds/group.h"
-#include "../seeds/report.h"
+#include "../report/report.h"
 #include "../store/store.h"
 #include "cli.h"
 
@@ -104,9 +104,7 @@ static const cli_opt report_opts[] = {
                 "its records (default: the family most of a group's records are of)"),
     CLI_OPT_FILTER(report_args, "", "only this mode: {{MODES}}"),
     CLI_OPT_INT(NULL, 'k', report_args, k, 1, 1000, "N", "Top-K bars per group (default 8)"),
-    CLI_OPT_FLAG("variants", report_args, variants,
-                 "rank edited kernels (`fasweep eval --kernel`, build src-HASH) in the\n"
-                 "Top-K too, labelled variant; without it they are only counted"),
+    CLI_OPT_VARIANTS(report_args, " in the\nTop-K too, labelled variant"),
     CLI_OPT_STORE(report_args),
     CLI_OPT_DEVICE_REFUSED,
     {0}};

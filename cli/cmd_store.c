@@ -12,7 +12,10 @@
 #include "../kernels/embedded.h"
 #include "../kernels/fa_launch.h"
 #include "../seeds/group.h"
+#include "../seeds/doc.h"
 #include "../seeds/rank.h"
+#include "../seeds/table.h"
+#include "../seeds/write.h"
 #include "../store/store.h"
 #include "../store/store_io.h"
 #include "cli.h"
@@ -85,7 +88,7 @@ static int topk_report(const topk_args *a, const char *path, long stored, const 
         return CLI_FAIL;
     }
     if (topk_ok_count(r) == 0) {
-        const int rc = a->json ? emit_json(rank_json(r)) : (rank_print(r, stdout), CLI_OK);
+        const int rc = a->json ? emit_json(doc_json(r)) : (table_print(r, stdout), CLI_OK);
         if (rc)
             return rc;
         cli_say("no ok kernel results in %s (%ld matching kernel records failed: wrong, "
@@ -97,11 +100,11 @@ static int topk_report(const topk_args *a, const char *path, long stored, const 
     }
     /* The sources first: the seeds (and --json) name the files written. */
     char err[1024];
-    if (rank_write_sources(r, stderr, err, sizeof err) != 0) {
+    if (write_sources(r, stderr, err, sizeof err) != 0) {
         cli_say("%s", err);
         return CLI_FAIL;
     }
-    const int rc = a->json ? emit_json(rank_json(r)) : (rank_print(r, stdout), CLI_OK);
+    const int rc = a->json ? emit_json(doc_json(r)) : (table_print(r, stdout), CLI_OK);
     /* The same side effects with and without --json: the seeds are written
      * unless --no-seeds (--json changes what stdout holds, nothing else). */
     if (rc || a->no_seeds)
@@ -112,7 +115,7 @@ static int topk_report(const topk_args *a, const char *path, long stored, const 
                 path);
         return CLI_FAIL;
     }
-    if (rank_write_seeds(r, a->seeds_dir ? a->seeds_dir : dir, stderr, err, sizeof err) != 0) {
+    if (write_seeds(r, a->seeds_dir ? a->seeds_dir : dir, stderr, err, sizeof err) != 0) {
         cli_say("%s", err);
         return CLI_FAIL;
     }
@@ -160,9 +163,7 @@ static const cli_opt topk_opts[] = {
     CLI_OPT_FILTER(topk_args, "",
                    "only this mode: {{MODES}} (default: every mode stored, one\n"
                    "section each; docs/measurement.md)"),
-    CLI_OPT_FLAG("variants", topk_args, variants,
-                 "rank edited kernels (`fasweep eval --kernel`, build src-HASH) too, marked\n"
-                 "`variant`; without it they are only counted"),
+    CLI_OPT_VARIANTS(topk_args, " too, marked\n`variant`"),
     CLI_OPT_VAL("space", CLI_PATH, topk_args, space_path, "FILE",
                 "the space the seeds were swept with: its tolerances are the seeds' gate\n"
                 "and their eval commands take --space FILE (default: the defaults)"),

@@ -134,7 +134,7 @@ typedef struct fa_family {
     /* The C name prefix of the registry entries its instance macro defines
      * ("fa_inst_": fa_config_symbol). */
     const char *symbol_prefix;
-    /* Kernel Tuner's view (seeds/tuner.c: the cache, T4 and T1 exports),
+    /* Kernel Tuner's view (export/tuner.c: the cache, T4 and T1 exports),
      * Python expressions over the axes' names: the threads per CTA a launch
      * asks for (block_size_x: "32*NUM_WARPS"), the grid's x size over T1's
      * ProblemSize [B, H, S, D], and check's rules as restriction strings for

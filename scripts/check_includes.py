@@ -18,7 +18,7 @@ import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # The layers, lowest first (README "How it fits together").
-LAYER = {"kernels": 0, "store": 0, "grid": 1, "seeds": 2, "sweep": 3, "cli": 4}
+LAYER = {"kernels": 0, "store": 0, "grid": 1, "seeds": 2, "report": 2, "export": 2, "sweep": 3, "cli": 4}
 MAX_SHARE = 0.30
 SKIP = {".git", "build", "dist", ".deps", ".whl", "node_modules"}
 

@@ -4,7 +4,7 @@ nothing calls (dead code is found by `make check`, not by a
 reader).
 
 Reads the host objects of a build (BUILD/obj/**/*.o: cli/, grid/, seeds/,
-store/, sweep/, kernels/*.c, gen/) with `nm`: every global function (T)
+report/, export/, store/, sweep/, kernels/*.c, gen/) with `nm`: every global function (T)
 defined there must be referenced (U) by another object, or named by one of
 its other consumers, which are linked without objects here: the unit
 tests (tests/unit/*.c), the GPU tools (tests/gpu/*.c), the kernel sources

@@ -20,43 +20,42 @@
 
 /* ---- loading -------------------------------------------------------------------------------- */
 
+_Static_assert(GROUP_NAMED(group), "group begins with a group_name");
+
 typedef struct group_scan {
     const group_filter *f;
-    group_set *set;
-    int cap;
-    size_t *cap_recs; /* capacity of each group's recs */
+    group_table t; /* the groups, the capacity of each one's recs beside it */
     int rc;
 } group_scan;
 
-static group *group_of(group_scan *sc, const record *r)
+int group_table_slot(group_table *t, const record *r)
 {
-    group_set *set = sc->set;
-    /* Records arrive in key order: the group is almost always a recent one. */
-    for (int i = set->n - 1; i >= 0; i--) {
-        group *g = &set->groups[i];
-        if (strcmp(g->mode, r->mode) == 0 && strcmp(g->problem, r->problem) == 0 &&
-            strcmp(g->device, r->device) == 0)
-            return g;
+    for (int i = t->n - 1; i >= 0; i--) {
+        const group_name *g = (const group_name *)((const char *)t->items + (size_t)i * t->size);
+        if (strcmp(g->device, r->device) == 0 && strcmp(g->problem, r->problem) == 0 &&
+            strcmp(g->mode, r->mode) == 0)
+            return i;
     }
-    if (set->n == sc->cap) {
-        const int cap = sc->cap ? 2 * sc->cap : 8;
-        group *ng = realloc(set->groups, (size_t)cap * sizeof *ng);
-        if (!ng)
-            return NULL;
-        set->groups = ng;
-        size_t *nc = realloc(sc->cap_recs, (size_t)cap * sizeof *nc);
-        if (!nc)
-            return NULL;
-        sc->cap_recs = nc;
-        sc->cap = cap;
+    if (t->n == t->cap) {
+        const int cap = t->cap ? 2 * t->cap : 8;
+        void *ni = realloc(t->items, (size_t)cap * t->size);
+        if (!ni)
+            return -1;
+        t->items = ni;
+        void *ns = realloc(t->side, (size_t)cap * t->side_size);
+        if (!ns)
+            return -1;
+        t->side = ns;
+        t->cap = cap;
     }
-    group *g = &set->groups[set->n];
-    memset(g, 0, sizeof *g);
+    char *item = (char *)t->items + (size_t)t->n * t->size;
+    memset(item, 0, t->size);
+    memset((char *)t->side + (size_t)t->n * t->side_size, 0, t->side_size);
+    group_name *g = (group_name *)item;
     snprintf(g->device, sizeof g->device, "%s", r->device);
     snprintf(g->problem, sizeof g->problem, "%s", r->problem);
     snprintf(g->mode, sizeof g->mode, "%s", r->mode);
-    sc->cap_recs[set->n++] = 0;
-    return g;
+    return t->n++;
 }
 
 static int group_visit(const record *r, void *ctx)
@@ -67,8 +66,9 @@ static int group_visit(const record *r, void *ctx)
               (f->problem && strcmp(r->problem, f->problem) != 0) ||
               (f->mode && strcmp(r->mode, f->mode) != 0)))
         return 0;
-    group *g = group_of(sc, r);
-    size_t *cap = g ? &sc->cap_recs[g - sc->set->groups] : NULL;
+    const int i = group_table_slot(&sc->t, r);
+    group *g = i < 0 ? NULL : (group *)sc->t.items + i;
+    size_t *cap = g ? (size_t *)sc->t.side + i : NULL;
     if (g && g->n_recs == *cap) {
         const size_t ncap = *cap ? 2 * *cap : 16;
         record *nr = realloc(g->recs, ncap * sizeof *nr);
@@ -96,24 +96,27 @@ static int group_cmp(const void *pa, const void *pb)
     return c ? c : record_mode_index(a->mode) - record_mode_index(b->mode);
 }
 
-void group_key_prefix(const char *device, const char *problem, char *buf, size_t n)
+int group_store_scan(store *s, const char *device, const char *problem, store_visit_fn visit,
+                     void *ctx)
 {
+    char prefix[RECORD_KEY_LEN];
     if (!device)
-        snprintf(buf, n, "%s", "");
+        snprintf(prefix, sizeof prefix, "%s", "");
     else if (problem)
-        snprintf(buf, n, "%s|%s|", device, problem);
+        snprintf(prefix, sizeof prefix, "%s|%s|", device, problem);
     else
-        snprintf(buf, n, "%s|", device);
+        snprintf(prefix, sizeof prefix, "%s|", device);
+    return store_scan(s, prefix, visit, ctx);
 }
 
 int group_load(store *s, const group_filter *f, group_set *out)
 {
     memset(out, 0, sizeof *out);
-    group_scan sc = {.f = f, .set = out};
-    char prefix[RECORD_KEY_LEN];
-    group_key_prefix(f ? f->device : NULL, f ? f->problem : NULL, prefix, sizeof prefix);
-    int rc = store_scan(s, prefix, group_visit, &sc);
-    free(sc.cap_recs);
+    group_scan sc = {.f = f, .t = {.size = sizeof(group), .side_size = sizeof(size_t)}};
+    int rc = group_store_scan(s, f ? f->device : NULL, f ? f->problem : NULL, group_visit, &sc);
+    out->groups = sc.t.items;
+    out->n = sc.t.n;
+    free(sc.t.side);
     if (rc == STORE_OK)
         rc = sc.rc;
     if (rc != STORE_OK) {

@@ -1,7 +1,7 @@
 /* group.h - one (device, problem, mode) group of the store, laid over the
  * grid of a space: every point of the grid with the planner's verdict and
- * the record that stands for it. The tuner exports (seeds/tuner.h) and the
- * report (seeds/report.h) are drawn from this.
+ * the record that stands for it. The tuner exports (export/tuner.h) and the
+ * report (report/report.h) are drawn from this.
  *
  * The record that stands for a config is its best "ok" kernel record in
  * the ranking order (record_rank_order: median, noise, config), over every
@@ -42,6 +42,36 @@ typedef struct group_cell {
     long smem_bytes;    /* plan_smem_bytes(&cfg) */
     const record *rec;  /* the record standing for it, or NULL: not measured */
 } group_cell;
+
+/* The name a group struct begins with (group, rank_group of rank.h): the
+ * device, problem text and mode its records share. */
+typedef struct group_name {
+    char device[64], problem[48], mode[8];
+} group_name;
+
+/* Whether struct type T begins with a group_name's fields, for
+ * _Static_assert beside a struct that group_table_slot names. */
+#define GROUP_NAMED(T)                                                                             \
+    (offsetof(T, device) == 0 && offsetof(T, problem) == offsetof(group_name, problem) &&          \
+     offsetof(T, mode) == offsetof(group_name, mode) &&                                            \
+     sizeof(((T *)0)->mode) == sizeof(((group_name *)0)->mode))
+
+/* The growing table of groups one store scan fills (group_load's groups,
+ * rank_topk's): n structs of `size` bytes at items, each beginning with a
+ * group_name (GROUP_NAMED), and beside each side_size bytes of the scan's
+ * own at side (a capacity, a heap). Start it zeroed but for size and
+ * side_size; items and side are malloc'd, the caller's to keep or free. */
+typedef struct group_table {
+    void *items, *side;
+    size_t size, side_size;
+    int n, cap;
+} group_table;
+
+/* The index of r's group in t; when it has none, a new one appended (its
+ * struct and side bytes zeroed, named after r), the arrays grown by
+ * doubling. -1 when out of memory (t stays valid). Searched from the last:
+ * records arrive in key order. */
+int group_table_slot(group_table *t, const record *r);
 
 typedef struct group {
     char device[64], problem[48], mode[8];
@@ -142,8 +172,10 @@ int group_file_names(const group_id *ids, size_t n, const char *suffix,
 int group_file_foreign(const char *path, const group_id *id, const char *dir_option, char *err,
                        size_t errlen);
 
-/* The narrowest store key prefix for a device and problem (either may be
- * NULL): "", "DEVICE|" or "DEVICE|PROBLEM|". */
-void group_key_prefix(const char *device, const char *problem, char *buf, size_t n);
+/* store_scan of the records of device and problem (either may be NULL:
+ * any), in key order, over the narrowest key prefix: "", "DEVICE|" or
+ * "DEVICE|PROBLEM|". Returns store_scan's status. */
+int group_store_scan(store *s, const char *device, const char *problem, store_visit_fn visit,
+                     void *ctx);
 
 #endif /* GROUP_H */

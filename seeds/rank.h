@@ -1,4 +1,4 @@
-/* rank.h - ranking stored results and writing Top-K seeds.
+/* rank.h - ranking stored results: the Top-K of each group.
  *
  * A ranking covers one (device, problem, mode) group: records of different
  * GPU models, problems or modes are never ranked together. Kernel
@@ -10,12 +10,14 @@
  * them, and are marked as such in every form.
  * Cost: one store scan; a group of n records keeps its k best in a heap,
  * O(n log k) comparisons and at most k records of memory, for any k.
- * Seeds format: seeds/README.md and docs/seeds.md (docs/seeds.schema.json).
+ *
+ * The forms of a ranking are modules of their own: the human table
+ * (table.h), the seeds documents (doc.h), the seeds files and standalone
+ * sources (write.h; a seed's source: source.h). Seeds format:
+ * seeds/README.md and docs/seeds.md (docs/seeds.schema.json).
  */
 #ifndef RANK_H
 #define RANK_H
-
-#include <stdio.h>
 
 #include "../store/store.h"
 
@@ -26,6 +28,8 @@ typedef struct rank_filter {
     int variants;        /* 1: rank kernel variants' records too; 0: count them only */
 } rank_filter;
 
+/* Begins with a group's name as group.h's group_name does (rank_topk finds
+ * a record's group with group_table_slot). */
 typedef struct rank_group {
     char device[64], problem[48], mode[8];
     record *top; /* up to k best ok kernel records, fastest first */
@@ -63,37 +67,8 @@ typedef struct rank_result {
 int rank_topk(store *s, const rank_filter *f, int k, rank_result *out);
 void rank_free(rank_result *r);
 
-/* Prints the human table of every group to out. */
-void rank_print(const rank_result *r, FILE *out);
-/* The result as one JSON document (the --json form: {"schema":
- * RANK_TOPK_SCHEMA, "groups": [seeds-file documents]}); NULL when out of
- * memory. */
-struct cJSON;
-struct cJSON *rank_json(const rank_result *r);
-
-/* Writes one seeds file per group under dir (created if missing), named
- * DEVICE_PROBLEM_MODE.json by group_file_names (seeds/README.md, "File
- * name": no hash unless two groups of r share a plain name; two groups
- * never share a file), each written to a temp file then renamed. Before
- * anything is written every name and every existing file is checked: names
- * that cannot be told apart, or a file there that holds another group's
- * seeds (group_file_foreign: the whole file is read), are an error and
- * nothing is written. Prints each path written to `paths` when non-NULL.
- * Returns 0, or -1 with one line in err (the groups, the file, errno text). */
-int rank_write_seeds(const rank_result *r, const char *dir, FILE *paths, char *err, size_t errlen);
-
-/* Writes r->src->dir/DEVICE_PROBLEM_MODE.RANK.cuh for every seed whose
- * source this binary has (its family's template, or a variant's file that
- * still hashes to the record's kernel_hash): the source text behind a
- * first line `// fasweep: problem=P config=C mode=M` that `fasweep eval
- * --kernel FILE` reads when --problem/--config are absent, then comment
- * lines saying where it came from. The seeds' source.file names them.
- * Prints each path to `paths` when non-NULL. Returns 0 (also when
- * r->src or its dir is NULL), or -1 with err naming the file. */
-int rank_write_sources(const rank_result *r, FILE *paths, char *err, size_t errlen);
-
-/* The first line of an emitted source, as rank_write_sources writes it:
- * "// fasweep: problem=P config=C mode=M". */
-#define RANK_SOURCE_TAG "// fasweep:"
+/* Speedup of r over g's best baseline (its median over r's), or 0 when
+ * there is none (or either median is not positive). */
+double rank_speedup(const rank_group *g, const record *r);
 
 #endif /* RANK_H */

@@ -6,7 +6,7 @@ load helpers
 
 copy_tree() {
     mkdir -p "$WORK/t"
-    for d in cli grid sweep store seeds kernels; do cp -r "$REPO/$d" "$WORK/t/"; done
+    for d in cli grid sweep store seeds report export kernels; do cp -r "$REPO/$d" "$WORK/t/"; done
 }
 
 @test "layers: the tree has no cycle, no upward include and no oversized layer" {

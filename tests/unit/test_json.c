@@ -15,15 +15,7 @@
 #include <cJSON.h>
 
 #include "store/json.h"
-
-static char *print(cJSON *doc)
-{
-    assert_non_null(doc);
-    char *t = cJSON_PrintUnformatted(doc);
-    cJSON_Delete(doc);
-    assert_non_null(t);
-    return t;
-}
+#include "tests/unit/testjson.h"
 
 static void test_null_rule(void **st)
 {
@@ -40,7 +32,7 @@ static void test_null_rule(void **st)
     json_tri(&b, o, "yes", 1);
     json_tri(&b, o, "no", 0);
     json_tri(&b, o, "unknown", -1);
-    char *t = print(json_done(&b, o));
+    char *t = tu_json_text(json_done(&b, o), 0);
     assert_string_equal(t, "{\"zero\":0,\"nan\":null,\"inf\":null,\"f0\":0.0,\"fnan\":null,"
                            "\"mhz\":null,\"mhz0\":0,\"yes\":true,\"no\":false,"
                            "\"unknown\":null}");
@@ -84,7 +76,7 @@ static void test_out_of_memory_once(void **st)
             assert_null(doc);
             assert_int_equal(b.ok, 0);
         } else {
-            char *t = print(doc);
+            char *t = tu_json_text(doc, 0);
             assert_string_equal(t, "{\"in\":{\"s\":\"text\"},\"a\":[1],\"n\":2,\"z\":null}");
             cJSON_free(t);
         }

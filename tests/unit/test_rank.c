@@ -20,10 +20,14 @@
 
 #include <cJSON.h>
 
+#include "seeds/doc.h"
 #include "seeds/rank.h"
+#include "seeds/table.h"
+#include "seeds/write.h"
 #include "store/sha256.h"
 #include "store/store.h"
 #include "store/text.h"
+#include "tests/unit/testjson.h"
 #include "tests/unit/testutil.h"
 #include "tests/unit/testoom.h"
 
@@ -293,7 +297,7 @@ static void test_variants_only_when_asked(void **state)
     assert_int_equal(r.groups[0].n_top, 2);
     assert_int_equal(r.groups[0].n_variants, 0);
     assert_string_equal(r.groups[0].top[0].build, "src-0123456789abcdef");
-    cJSON *doc = rank_json(&r);
+    cJSON *doc = doc_json(&r);
     const cJSON *seeds =
         cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "groups"), 0), "seeds");
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(seeds, 0), "variant")));
@@ -411,7 +415,7 @@ static void test_failed_and_baselines(void **state)
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
     assert_non_null(out);
-    rank_print(&r, out);
+    table_print(&r, out);
     fclose(out);
     assert_non_null(strstr(buf, "no ok kernel results (3 failed)"));
     assert_non_null(strstr(buf, "2 ok, 1 failed | best baseline: sdpa-flash 30.00 us"));
@@ -433,7 +437,7 @@ static void test_no_baseline_dash(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
-    rank_print(&r, out);
+    table_print(&r, out);
     fclose(out);
     assert_non_null(strstr(buf, "best baseline: none"));
     /* The last column of the only row is "-". */
@@ -448,14 +452,10 @@ static void test_no_baseline_dash(void **state)
 
 /* ---- JSON ----------------------------------------------------------------------------------- */
 
-/* rank_json's document as `topk --json` prints it (cli/emit.c), read back. */
+/* doc_json's document as `topk --json` prints it (cli/emit.c), read back. */
 static cJSON *print_json(const rank_result *r)
 {
-    cJSON *doc = rank_json(r);
-    assert_non_null(doc);
-    char *buf = cJSON_Print(doc);
-    cJSON_Delete(doc);
-    assert_non_null(buf);
+    char *buf = tu_json_text(doc_json(r), 1);
     cJSON *j = cJSON_Parse(buf);
     cJSON_free(buf);
     assert_non_null(j);
@@ -578,7 +578,7 @@ static void test_seeds_write(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *paths = open_memstream(&buf, &len);
-    assert_int_equal(rank_write_seeds(&r, dir, paths, err, sizeof err), 0);
+    assert_int_equal(write_seeds(&r, dir, paths, err, sizeof err), 0);
     fclose(paths);
     assert_int_equal(count_files(dir), 2); /* and no temp file left behind */
 
@@ -625,7 +625,7 @@ static void test_seeds_write(void **state)
     cJSON_Delete(j);
 
     /* Writing again replaces the files in place. */
-    assert_int_equal(rank_write_seeds(&r, dir, NULL, err, sizeof err), 0);
+    assert_int_equal(write_seeds(&r, dir, NULL, err, sizeof err), 0);
     assert_int_equal(count_files(dir), 2);
     rank_free(&r);
 }
@@ -642,7 +642,7 @@ static void seed_path_alone(fixture *f, const char *dev, const char *prob, const
     rank_result r;
     assert_int_equal(rank_topk(f->s, &flt, 8, &r), STORE_OK);
     assert_int_equal(r.n_groups, 1);
-    assert_int_equal(rank_write_seeds(&r, sub, NULL, err, sizeof err), 0);
+    assert_int_equal(write_seeds(&r, sub, NULL, err, sizeof err), 0);
     rank_free(&r);
     assert_int_equal(count_files(sub), 1);
     DIR *d = opendir(sub);
@@ -668,7 +668,7 @@ static void test_seeds_names(void **state)
     assert_int_equal(r.n_groups, 4);
     char dir[700], err[512];
     snprintf(dir, sizeof dir, "%s/seeds", f->dir);
-    assert_int_equal(rank_write_seeds(&r, dir, NULL, err, sizeof err), 0);
+    assert_int_equal(write_seeds(&r, dir, NULL, err, sizeof err), 0);
     rank_free(&r);
     assert_int_equal(count_files(dir), 4);
     const char *devs[] = {"GPU x", "gpu-X", "GPU X"};
@@ -709,7 +709,7 @@ static void test_seeds_other_group(void **state)
     rank_result r = topk_all(f, 8);
     char dir[700], path[800], err[512];
     snprintf(dir, sizeof dir, "%s/seeds", f->dir);
-    assert_int_equal(rank_write_seeds(&r, dir, NULL, err, sizeof err), 0);
+    assert_int_equal(write_seeds(&r, dir, NULL, err, sizeof err), 0);
     snprintf(path, sizeof path, "%s/nvidia-h100-80gb-hbm3_b4.h8.s512.d64.nc_hot.json", dir);
     FILE *o = fopen(path, "w");
     assert_non_null(o);
@@ -717,7 +717,7 @@ static void test_seeds_other_group(void **state)
           "\"}, \"mode\": \"hot\"}\n",
           o);
     fclose(o);
-    assert_int_equal(rank_write_seeds(&r, dir, NULL, err, sizeof err), -1);
+    assert_int_equal(write_seeds(&r, dir, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, "holds the seeds of NVIDIA L4"));
     rank_free(&r);
 }
@@ -732,7 +732,7 @@ static void test_seeds_dir_error(void **state)
     FILE *fp = fopen(file, "w");
     assert_non_null(fp);
     fclose(fp);
-    assert_int_equal(rank_write_seeds(&r, file, NULL, err, sizeof err), -1);
+    assert_int_equal(write_seeds(&r, file, NULL, err, sizeof err), -1);
     assert_non_null(strstr(err, file));
     rank_free(&r);
 
@@ -740,7 +740,7 @@ static void test_seeds_dir_error(void **state)
     rank_result empty = {0};
     char dir[700];
     snprintf(dir, sizeof dir, "%s/never", f->dir);
-    assert_int_equal(rank_write_seeds(&empty, dir, NULL, err, sizeof err), 0);
+    assert_int_equal(write_seeds(&empty, dir, NULL, err, sizeof err), 0);
     struct stat st;
     assert_int_equal(stat(dir, &st), -1);
 }
@@ -789,7 +789,7 @@ static void test_sources_written(void **state)
     assert_int_equal(rank_topk(f->s, NULL, 8, &r), STORE_OK);
     const rank_sources src = {.template_text = fake_template, .build = BUILD, .dir = dir};
     r.src = &src;
-    assert_int_equal(rank_write_sources(&r, NULL, err, sizeof err), 0);
+    assert_int_equal(write_sources(&r, NULL, err, sizeof err), 0);
     snprintf(path, sizeof path, "%s/nvidia-h100-80gb-hbm3_%s_hot.1.cuh", dir, PROB_1);
     char *text = read_text(path);
     assert_non_null(text);
@@ -799,7 +799,7 @@ static void test_sources_written(void **state)
     assert_memory_equal(text, want, strlen(want));
     assert_non_null(strstr(text, "\nTEMPLATE BODY\n"));
     free(text);
-    cJSON *doc = rank_json(&r);
+    cJSON *doc = doc_json(&r);
     const cJSON *seed = cJSON_GetArrayItem(
         cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "groups"), 0), "seeds"), 0);
     const cJSON *so = cJSON_GetObjectItem(seed, "source");
@@ -840,7 +840,7 @@ static void test_tie_table(void **state)
     char *buf = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
-    rank_print(&r, out);
+    table_print(&r, out);
     fclose(out);
     const char *rows[4] = {"d64.m128.n64.w4.s2.z1", "d64.m64.n64.w4.s1.z0", "d64.m64.n32.w4.s2.z1",
                            "d64.m128.n64.w8.s2.z1"};
@@ -912,7 +912,7 @@ static void test_null_rule(void **state)
     rank_free(&r);
 }
 
-/* cJSON's allocator failing at the n-th allocation: rank_json is NULL (no
+/* cJSON's allocator failing at the n-th allocation: doc_json is NULL (no
  * partial document, nothing leaked under ASan) for every n before the
  * first that lets it finish. */
 static void test_json_out_of_memory(void **state)
@@ -925,7 +925,7 @@ static void test_json_out_of_memory(void **state)
     for (long n = 0;; n++) {
         tu_oom.left = n;
         tu_oom.refused = 0;
-        cJSON *doc = rank_json(&r);
+        cJSON *doc = doc_json(&r);
         const int hit = tu_oom.refused; /* the n-th allocation was refused */
         tu_oom.left = -1;
         if (!doc) {
@@ -936,7 +936,7 @@ static void test_json_out_of_memory(void **state)
         cJSON_Delete(doc);
         if (!hit)
             break; /* built with every allocation granted */
-        fail_msg("rank_json returned a document after allocation %ld failed", n);
+        fail_msg("doc_json returned a document after allocation %ld failed", n);
     }
     cJSON_InitHooks(NULL);
     assert_true(failed > 50);

@@ -1,4 +1,4 @@
-/* test_tuner.c - the tuner exports (seeds/tuner.h) take everything from the
+/* test_tuner.c - the tuner exports (export/tuner.h) take everything from the
  * family table: each family's Kernel Tuner restrictions (kernels/family.h:
  * kt_restrictions, kt_block_x), brute-forced over every point a space may
  * hold, accept exactly the points its check accepts, and the thread block
@@ -30,7 +30,7 @@
 #include "grid/plan.h"
 #include "grid/space.h"
 #include "seeds/group.h"
-#include "seeds/tuner.h"
+#include "export/tuner.h"
 #include "tests/unit/pyexpr.h"
 #include "tests/unit/testutil.h"
 #include "tests/unit/testoom.h"

@@ -448,7 +448,7 @@ def edit(cheat, template_text, template_path):
 
 def header(cheat, template_path, sha):
     # First line: the tag `fasweep eval --kernel FILE` reads when --problem/--config are
-    # not given (seeds/rank.h RANK_SOURCE_TAG).
+    # not given (seeds/source.h SOURCE_TAG).
     return (
         "// fasweep: problem=%s config=%s\n"
         "// ADVERSARIAL %s %s (expect %s): %s.\n"

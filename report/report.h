@@ -41,7 +41,7 @@
 
 #include <stdio.h>
 
-#include "group.h"
+#include "../seeds/group.h"
 
 typedef struct report_meta {
     const char *store_path;

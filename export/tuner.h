@@ -47,7 +47,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "group.h"
+#include "../seeds/group.h"
 
 typedef enum tuner_format { TUNER_KERNEL_TUNER, TUNER_T4, TUNER_T1 } tuner_format;
 
