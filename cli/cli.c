@@ -184,11 +184,7 @@ static int cli_value(const cli_opt *o, const char *v, void *args)
         cli_problem *p = out;
         space_problem sp;
         if (space_problem_parse(v, &sp) != 0)
-            return cli_usage_error("%s wants B,H,S,D (e.g. 4,8,512,64; B,H:KV,S,D for KV "
-                                   "K/V heads, ',bf16' at the end for bf16) or the canonical "
-                                   "text (e.g. b4.h8.s512.d64.nc, b1.h32.kv8.s4096.d128.c.bf16), "
-                                   "got '%s'",
-                                   label, v);
+            return cli_usage_error("%s wants " CLI_PROBLEM_FORMS ", got '%s'", label, v);
         if (space_problem_format(&sp, p->text, sizeof p->text) >= (int)sizeof p->text)
             return cli_usage_error("%s: the problem '%s' is too large (its text is longer than "
                                    "%zu characters)",

@@ -103,12 +103,12 @@ typedef struct cli_command {
     const cli_command cmd_##NAME = {                                                               \
         .name = #NAME, .opts = NAME##_opts, .fn = NAME##_main, __VA_ARGS__}
 
-/* cmd_space.c: plan, grid, list, version. cmd_eval.c: eval. cmd_store.c:
+/* cmd_space.c: plan, problem, grid, list, version. cmd_eval.c: eval. cmd_store.c:
  * topk, import, merge, show. cmd_export.c: export. cmd_report.c: report.
  * main.c: help. */
 extern const cli_command cmd_plan, cmd_grid, cmd_list, cmd_version, cmd_eval;
 extern const cli_command cmd_topk, cmd_export, cmd_import, cmd_merge, cmd_show, cmd_report;
-extern const cli_command cmd_remove;
+extern const cli_command cmd_remove, cmd_problem;
 
 /* The command being run (main.c sets it), for its messages. */
 extern const cli_command *cli_current;
@@ -141,6 +141,10 @@ extern const cli_command *cli_current;
 /* The problem and mode options' help where they name one record's key. */
 #define CLI_HELP_PROBLEM "B,H,S,D (e.g. 4,8,512,64) or b4.h8.s512.d64.nc"
 #define CLI_HELP_MODE "{{MODES_DEFAULT}}"
+/* What a problem text may be, for the messages that refuse one. */
+#define CLI_PROBLEM_FORMS                                                                          \
+    "B,H,S,D (e.g. 4,8,512,64; B,H:KV,S,D for KV K/V heads, ',bf16' at the end for "               \
+    "bf16) or the canonical text (e.g. b4.h8.s512.d64.nc, b1.h32.kv8.s4096.d128.c.bf16)"
 
 /* The filter of the commands that read a store group by group (topk,
  * export, report): --gpu NAME, --problem P and --mode M into the fields

@@ -1,5 +1,5 @@
 /* cmd_space.c - the commands about a space, this binary and the GPU:
- * plan, grid, list, version (contract: cli.h). */
+ * plan, problem, grid, list, version (contract: cli.h). */
 #include <cJSON.h>
 #include <errno.h>
 #include <signal.h>
@@ -17,8 +17,12 @@
 #include "../sweep/run.h"
 #include "../grid/shard.h"
 #include "../grid/space.h"
+#include "../store/json.h"
 #include "../store/mode.h"
 #include "../sweep/worker.h"
+
+/* Room for the longest problem text space_problem_format writes. */
+#define PROBLEM_TEXT_MAX 96
 
 #ifndef FASWEEP_VERSION
 #define FASWEEP_VERSION "unknown"
@@ -151,127 +155,105 @@ static void plan_print(const space *s, const plan *p, int all, FILE *out)
                 p->by_reason[PLAN_REJ_NOT_COMPILED]);
 }
 
-static cJSON *plan_point_json(const space *s, const plan_point *pt)
+/* The fields of one problem, the one description of a problem the scripts
+ * read (plan --json's "problems", `fasweep problem --json`): its canonical
+ * text (space_problem_format: the store's key field), its numbers, dtype,
+ * FLOPs (space_problem_flops: halved for causal) and minimum DRAM bytes
+ * (space_problem_bytes). */
+static void problem_json(json_b *b, cJSON *o, const space_problem *sp)
 {
-    char prob[64], cfg[64], why[256];
+    char text[PROBLEM_TEXT_MAX];
+    space_problem_format(sp, text, sizeof text);
+    json_str(b, o, "problem", text);
+    const char *const keys[] = {"batch", "heads", "kv_heads", "seq_len", "head_dim"};
+    const int v[] = {sp->batch, sp->heads, sp->kv_heads, sp->seq_len, sp->head_dim};
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+        json_num(b, o, keys[i], v[i]);
+    json_bool(b, o, "causal", sp->causal);
+    json_str(b, o, "dtype", space_dtype_name(sp->dtype));
+    json_num(b, o, "flops", space_problem_flops(sp));
+    json_num(b, o, "bytes", space_problem_bytes(sp));
+}
+
+static cJSON *plan_point_json(json_b *b, const space *s, const plan_point *pt)
+{
+    char prob[PROBLEM_TEXT_MAX], cfg[64], why[256];
     space_problem_format(&s->problems[pt->problem], prob, sizeof prob);
     fa_config_format(&pt->cfg, cfg, sizeof cfg);
     plan_reject_reason(pt, s->smem_limit, why, sizeof why);
-    cJSON *o = cJSON_CreateObject();
-    if (!o)
-        return NULL;
+    cJSON *o = json_check(b, cJSON_CreateObject());
     const fa_family *f = fa_family_of(&pt->cfg);
-    const int ok = cJSON_AddStringToObject(o, "problem", prob) &&
-                   cJSON_AddStringToObject(o, "family", f ? f->name : "?") &&
-                   cJSON_AddStringToObject(o, "config", cfg) &&
-                   cJSON_AddStringToObject(o, "dtype", fa_dtype_name(pt->cfg.dtype)) &&
-                   cJSON_AddNumberToObject(o, "smem_bytes", (double)pt->smem_bytes) &&
-                   cJSON_AddBoolToObject(o, "accepted", pt->reason == PLAN_OK) &&
-                   cJSON_AddStringToObject(o, "reason", plan_reason_code(pt->reason)) &&
-                   cJSON_AddStringToObject(o, "detail", why);
-    if (!ok) {
-        cJSON_Delete(o);
-        return NULL;
-    }
+    json_str(b, o, "problem", prob);
+    json_str(b, o, "family", f ? f->name : "?");
+    json_str(b, o, "config", cfg);
+    json_str(b, o, "dtype", fa_dtype_name(pt->cfg.dtype));
+    json_num(b, o, "smem_bytes", (double)pt->smem_bytes);
+    json_bool(b, o, "accepted", pt->reason == PLAN_OK);
+    json_str(b, o, "reason", plan_reason_code(pt->reason));
+    json_str(b, o, "detail", why);
     return o;
 }
 
 /* "rules": {FAMILY: {CODE: the rule in the family's words}} for every
  * family the space plans (its own, then its "families"). */
-static int plan_rules_json(const space *s, cJSON *doc)
+static void plan_rules_json(json_b *b, const space *s, cJSON *doc)
 {
-    cJSON *rules = cJSON_AddObjectToObject(doc, "rules");
-    int ok = rules != NULL;
-    for (int g = -1; ok && g < s->n_extra; g++) {
+    cJSON *rules = json_obj(b, doc, "rules");
+    for (int g = -1; b->ok && g < s->n_extra; g++) {
         const fa_family *f = fa_family_get(g < 0 ? s->family : s->extra[g].family);
-        cJSON *fr = f ? cJSON_AddObjectToObject(rules, f->name) : NULL;
-        ok = fr != NULL;
-        for (int r = 1; ok && r < PLAN_REASON_COUNT; r++) {
+        cJSON *fr = json_obj(b, rules, f ? f->name : "?");
+        for (int r = 1; f && r < PLAN_REASON_COUNT; r++) {
             const char *rule = plan_rule(f, (plan_reason)r);
-            ok = !rule || cJSON_AddStringToObject(fr, plan_reason_code((plan_reason)r), rule);
+            if (rule)
+                json_str(b, fr, plan_reason_code((plan_reason)r), rule);
         }
     }
-    return ok;
 }
 
-static cJSON *plan_counts_json(const plan *p)
+static void plan_counts_json(json_b *b, const plan *p, cJSON *doc)
 {
-    cJSON *c = cJSON_CreateObject();
-    cJSON *by = c ? cJSON_AddObjectToObject(c, "rejected_by_reason") : NULL;
-    int ok = by && cJSON_AddNumberToObject(c, "total", (double)p->n) &&
-             cJSON_AddNumberToObject(c, "accepted", (double)p->n_accepted) &&
-             cJSON_AddNumberToObject(c, "rejected", (double)(p->n - p->n_accepted));
-    for (int r = 1; ok && r < PLAN_REASON_COUNT; r++)
-        ok = cJSON_AddNumberToObject(by, plan_reason_code((plan_reason)r),
-                                     (double)p->by_reason[r]) != NULL;
-    if (!ok) {
-        cJSON_Delete(c);
-        return NULL;
-    }
-    return c;
+    cJSON *c = json_obj(b, doc, "counts");
+    json_num(b, c, "total", (double)p->n);
+    json_num(b, c, "accepted", (double)p->n_accepted);
+    json_num(b, c, "rejected", (double)(p->n - p->n_accepted));
+    cJSON *by = json_obj(b, c, "rejected_by_reason");
+    for (int r = 1; r < PLAN_REASON_COUNT; r++)
+        json_num(b, by, plan_reason_code((plan_reason)r), (double)p->by_reason[r]);
 }
 
-/* "modes": the space's modes in order; "problems": per problem its
- * canonical text (the store's key field, scripts/problem_text.py's rules
- * live here) and its FLOPs (space_problem_flops, halved for causal): what
- * the scripts read instead of parsing the space themselves. */
-static int plan_space_json(const space *s, cJSON *doc)
+/* "modes": the space's modes in order; "problems": per problem its fields
+ * (problem_json): what the scripts read instead of parsing the space
+ * themselves. */
+static void plan_space_json(json_b *b, const space *s, cJSON *doc)
 {
-    cJSON *modes = cJSON_AddArrayToObject(doc, "modes");
-    cJSON *probs = cJSON_AddArrayToObject(doc, "problems");
-    int ok = modes && probs;
-    for (int i = 0; ok && i < s->measure.n_modes; i++) {
-        cJSON *m = cJSON_CreateString(s->measure.modes[i]);
-        ok = m && cJSON_AddItemToArray(modes, m);
-        if (!ok)
-            cJSON_Delete(m);
+    cJSON *modes = json_arr(b, doc, "modes");
+    for (int i = 0; i < s->measure.n_modes; i++)
+        json_push(b, modes, json_check(b, cJSON_CreateString(s->measure.modes[i])));
+    cJSON *probs = json_arr(b, doc, "problems");
+    for (int i = 0; b->ok && i < s->n_problems; i++) {
+        cJSON *o = json_check(b, cJSON_CreateObject());
+        problem_json(b, o, &s->problems[i]);
+        json_push(b, probs, o);
     }
-    for (int i = 0; ok && i < s->n_problems; i++) {
-        const space_problem *sp = &s->problems[i];
-        char text[64];
-        space_problem_format(sp, text, sizeof text);
-        cJSON *o = cJSON_CreateObject();
-        ok = o && cJSON_AddStringToObject(o, "problem", text) &&
-             cJSON_AddNumberToObject(o, "batch", sp->batch) &&
-             cJSON_AddNumberToObject(o, "heads", sp->heads) &&
-             cJSON_AddNumberToObject(o, "kv_heads", sp->kv_heads) &&
-             cJSON_AddNumberToObject(o, "seq_len", sp->seq_len) &&
-             cJSON_AddNumberToObject(o, "head_dim", sp->head_dim) &&
-             cJSON_AddBoolToObject(o, "causal", sp->causal) &&
-             cJSON_AddStringToObject(o, "dtype", fa_dtype_name(sp->dtype)) &&
-             cJSON_AddNumberToObject(o, "flops", space_problem_flops(sp)) &&
-             cJSON_AddItemToArray(probs, o);
-        if (!ok)
-            cJSON_Delete(o);
-    }
-    return ok;
 }
 
-/* Prints a JSON document and frees it. */
+/* Prints the JSON document of the plan. */
 static int plan_print_json(const space *s, const plan *p)
 {
-    cJSON *doc = cJSON_CreateObject();
-    cJSON *points = doc ? cJSON_AddArrayToObject(doc, "points") : NULL;
-    int ok = points && cJSON_AddStringToObject(doc, "space", s->name) &&
-             cJSON_AddStringToObject(doc, "family", fa_family_get(s->family)->name) &&
-             cJSON_AddStringToObject(doc, "path", s->path) &&
-             cJSON_AddStringToObject(doc, "hash", s->hash) &&
-             cJSON_AddNumberToObject(doc, "smem_limit", (double)s->smem_limit);
-    for (size_t i = 0; ok && i < p->n; i++) {
-        cJSON *pt = plan_point_json(s, &p->points[i]);
-        ok = pt && cJSON_AddItemToArray(points, pt);
-        if (!ok)
-            cJSON_Delete(pt);
-    }
-    cJSON *counts = ok ? plan_counts_json(p) : NULL;
-    ok = counts && cJSON_AddItemToObject(doc, "counts", counts);
-    if (!ok)
-        cJSON_Delete(counts); /* not in doc */
-    if (!ok || !plan_rules_json(s, doc) || !plan_space_json(s, doc)) {
-        cJSON_Delete(doc);
-        doc = NULL;
-    }
-    return emit_json(doc);
+    json_b b = JSON_B_INIT;
+    cJSON *doc = json_check(&b, cJSON_CreateObject());
+    cJSON *points = json_arr(&b, doc, "points");
+    json_str(&b, doc, "space", s->name);
+    json_str(&b, doc, "family", fa_family_get(s->family)->name);
+    json_str(&b, doc, "path", s->path);
+    json_str(&b, doc, "hash", s->hash);
+    json_num(&b, doc, "smem_limit", (double)s->smem_limit);
+    for (size_t i = 0; b.ok && i < p->n; i++)
+        json_push(&b, points, plan_point_json(&b, s, &p->points[i]));
+    plan_counts_json(&b, p, doc);
+    plan_rules_json(&b, s, doc);
+    plan_space_json(&b, s, doc);
+    return emit_json(json_done(&b, doc));
 }
 
 static int show_plan(const space *s, const plan *p, int json, int all)
@@ -326,6 +308,86 @@ CLI_COMMAND(
         "then against this binary's compiled instances (not_compiled). The counts per code\n"
         "say what the rule is in each family that met it (--json: \"rules\"). Needs no GPU.\n",
     .exit = "0 ok, 2 bad space file or option.");
+
+/* ---- problem ------------------------------------------------------------------------------- */
+
+typedef struct problem_args {
+    int json, causal, any;
+} problem_args;
+
+static const cli_opt problem_opts[] = {
+    CLI_OPT_FLAG("json", problem_args, json,
+                 "one JSON object a line, per TEXT: \"text\" (as given), \"problem\"\n"
+                 "(the canonical text), batch, heads, kv_heads, seq_len, head_dim,\n"
+                 "causal, dtype, flops (halved for causal) and bytes (the minimum\n"
+                 "DRAM traffic: Q, O and K, V of kv_heads heads), as plan --json's\n"
+                 "\"problems\""),
+    CLI_OPT_FLAG("causal", problem_args, causal, "make every problem causal"),
+    CLI_OPT_FLAG("any", problem_args, any,
+                 "a TEXT that is no problem (a store key may be any text) is\n"
+                 "{\"text\": TEXT, \"problem\": null} (without --json: an empty line)\n"
+                 "instead of an error"),
+    {0}};
+
+/* One line for text t: its problem (sp, or NULL when it is none). */
+static int problem_print(const problem_args *a, const char *t, const space_problem *sp)
+{
+    if (!a->json) {
+        char text[PROBLEM_TEXT_MAX] = "";
+        if (sp)
+            space_problem_format(sp, text, sizeof text);
+        printf("%s\n", text);
+        return CLI_OK;
+    }
+    json_b b = JSON_B_INIT;
+    cJSON *o = json_check(&b, cJSON_CreateObject());
+    json_str(&b, o, "text", t);
+    if (sp)
+        problem_json(&b, o, sp);
+    else
+        json_null(&b, o, "problem");
+    return emit_json_line(json_done(&b, o));
+}
+
+/* Every text is read before anything is printed: a bad one is the only
+ * output (all or nothing, unless --any). */
+static int problem_run(const problem_args *a, int n, char **texts)
+{
+    if (n == 0)
+        return cli_usage_error("wants at least one problem TEXT");
+    space_problem *sp = calloc((size_t)n, sizeof *sp);
+    char *ok = calloc((size_t)n, 1);
+    int rc = sp && ok ? CLI_OK : CLI_FAIL;
+    if (rc)
+        cli_say("out of memory reading %d problem texts", n);
+    for (int i = 0; rc == CLI_OK && i < n; i++) {
+        ok[i] = space_problem_parse(texts[i], &sp[i]) == 0;
+        if (ok[i] && a->causal)
+            sp[i].causal = 1;
+        if (!ok[i] && !a->any) {
+            cli_say("problem '%s': not a problem text: expected " CLI_PROBLEM_FORMS, texts[i]);
+            rc = CLI_USAGE;
+        }
+    }
+    for (int i = 0; rc == CLI_OK && i < n; i++)
+        rc = problem_print(a, texts[i], ok[i] ? &sp[i] : NULL);
+    free(sp);
+    free(ok);
+    return rc;
+}
+
+CLI_MAIN(problem, problem_args, problem_run, 0)
+
+CLI_COMMAND(
+    problem, .summary = "print problem texts canonically, with their numbers, FLOPs and bytes",
+    .usage = "[OPTIONS] TEXT...",
+    .about = "Reads each TEXT as the engine reads a problem (" CLI_HELP_PROBLEM ";\n"
+             "B,H:KV,S,D for KV K/V heads, ',bf16' at the end for bf16) and prints its\n"
+             "canonical text, the one the store keys it by (b1.h32.kv8.s4096.d128.c.bf16),\n"
+             "one a line in the order given. The scripts read problems here (and a space's\n"
+             "in plan --json) instead of parsing them again. Needs no GPU.\n",
+    .exit = "0 ok, 2 a TEXT that is no problem (one line naming it; nothing printed) or a\n"
+            "bad option.");
 
 /* ---- grid ----------------------------------------------------------------------------------- */
 
@@ -486,46 +548,36 @@ CLI_COMMAND(
 
 /* One instance: its family, name, axes (by the family's names) and the
  * derived code paths the family reports. */
-static cJSON *list_instance_json(const fa_instance *in)
+static cJSON *list_instance_json(json_b *b, const fa_instance *in)
 {
     const fa_family *f = fa_family_of(&in->cfg);
     int v[FA_CONFIG_SLOTS];
     fa_config_slots(&in->cfg, v);
-    cJSON *o = cJSON_CreateObject();
-    const char *dt = fa_dtype_name(in->cfg.dtype);
-    int ok = f && o && dt && cJSON_AddStringToObject(o, "name", in->name) &&
-             cJSON_AddStringToObject(o, "family", f->name) &&
-             cJSON_AddStringToObject(o, "dtype", dt);
-    for (int i = 0; ok && i < FA_CONFIG_SLOTS; i++)
-        ok = !f->axes[i].name || cJSON_AddNumberToObject(o, f->axes[i].name, v[i]);
-    ok = ok && cJSON_AddNumberToObject(o, "smem_bytes", (double)in->smem_bytes);
-    cJSON *paths = ok ? plan_paths_json(&in->cfg) : NULL;
-    if (!paths || !cJSON_AddItemToObject(o, "paths", paths)) {
-        cJSON_Delete(paths);
-        cJSON_Delete(o);
+    cJSON *o = json_check(b, f ? cJSON_CreateObject() : NULL);
+    if (!o)
         return NULL;
-    }
+    json_str(b, o, "name", in->name);
+    json_str(b, o, "family", f->name);
+    json_add(b, o, "dtype", cJSON_CreateString(fa_dtype_name(in->cfg.dtype)));
+    for (int i = 0; i < FA_CONFIG_SLOTS; i++)
+        if (f->axes[i].name)
+            json_num(b, o, f->axes[i].name, v[i]);
+    json_num(b, o, "smem_bytes", (double)in->smem_bytes);
+    json_add(b, o, "paths", plan_paths_json(&in->cfg));
     return o;
 }
 
 static int list_json(void)
 {
-    cJSON *doc = cJSON_CreateObject();
-    cJSON *arr = doc ? cJSON_AddArrayToObject(doc, "instances") : NULL;
-    int ok = arr && cJSON_AddStringToObject(doc, "build", fa_build_id()) &&
-             cJSON_AddStringToObject(doc, "archs", fa_build_archs()) &&
-             cJSON_AddNumberToObject(doc, "count", fa_registry_count());
-    for (int i = 0; ok && i < fa_registry_count(); i++) {
-        cJSON *o = list_instance_json(fa_registry_get(i));
-        ok = o && cJSON_AddItemToArray(arr, o);
-        if (!ok)
-            cJSON_Delete(o);
-    }
-    if (!ok) {
-        cJSON_Delete(doc);
-        doc = NULL;
-    }
-    return emit_json(doc);
+    json_b b = JSON_B_INIT;
+    cJSON *doc = json_check(&b, cJSON_CreateObject());
+    cJSON *arr = json_arr(&b, doc, "instances");
+    json_str(&b, doc, "build", fa_build_id());
+    json_str(&b, doc, "archs", fa_build_archs());
+    json_num(&b, doc, "count", fa_registry_count());
+    for (int i = 0; b.ok && i < fa_registry_count(); i++)
+        json_push(&b, arr, list_instance_json(&b, fa_registry_get(i)));
+    return emit_json(json_done(&b, doc));
 }
 
 /* The paths config c runs, as "a,b" (or "-"). */
@@ -631,19 +683,12 @@ static const cli_opt version_opts[] = {
                  "(the timing modes, default first: scripts read them here)"),
     {0}};
 
-/* The JSON array of a NULL-terminated list of strings, NULL on failure. */
-static cJSON *version_strings(const char *const *s, int n)
+/* The JSON array KEY of o: the strings s[0..n) (n < 0: up to a NULL). */
+static void version_strings(json_b *b, cJSON *o, const char *key, const char *const *s, int n)
 {
-    cJSON *arr = cJSON_CreateArray();
-    for (int i = 0; arr && (n < 0 ? s[i] != NULL : i < n); i++) {
-        cJSON *v = cJSON_CreateString(s[i]);
-        if (!v || !cJSON_AddItemToArray(arr, v)) {
-            cJSON_Delete(v);
-            cJSON_Delete(arr);
-            return NULL;
-        }
-    }
-    return arr;
+    cJSON *arr = json_arr(b, o, key);
+    for (int i = 0; n < 0 ? s[i] != NULL : i < n; i++)
+        json_push(b, arr, json_check(b, cJSON_CreateString(s[i])));
 }
 
 static int version_run(const version_args *a)
@@ -652,26 +697,15 @@ static int version_run(const version_args *a)
         const char *modes[MODE_COUNT];
         for (int i = 0; i < MODE_COUNT; i++)
             modes[i] = mode_at(i)->name;
-        cJSON *doc = cJSON_CreateObject();
-        cJSON *flags = version_strings(fa_code_flags, -1);
-        cJSON *ms = version_strings(modes, MODE_COUNT);
-        int ok = doc && flags && ms && cJSON_AddStringToObject(doc, "version", FASWEEP_VERSION) &&
-                 cJSON_AddStringToObject(doc, "build", fa_build_id()) &&
-                 cJSON_AddStringToObject(doc, "archs", fa_build_archs()) &&
-                 cJSON_AddNumberToObject(doc, "instances", fa_registry_count()) &&
-                 cJSON_AddItemToObject(doc, "nvcc_flags", flags);
-        if (ok)
-            flags = NULL;
-        ok = ok && cJSON_AddItemToObject(doc, "modes", ms);
-        if (ok)
-            ms = NULL;
-        cJSON_Delete(flags);
-        cJSON_Delete(ms);
-        if (!ok) {
-            cJSON_Delete(doc);
-            doc = NULL;
-        }
-        return emit_json(doc);
+        json_b b = JSON_B_INIT;
+        cJSON *doc = json_check(&b, cJSON_CreateObject());
+        json_str(&b, doc, "version", FASWEEP_VERSION);
+        json_str(&b, doc, "build", fa_build_id());
+        json_str(&b, doc, "archs", fa_build_archs());
+        json_num(&b, doc, "instances", fa_registry_count());
+        version_strings(&b, doc, "nvcc_flags", fa_code_flags, -1);
+        version_strings(&b, doc, "modes", modes, MODE_COUNT);
+        return emit_json(json_done(&b, doc));
     }
     printf("fasweep %s (build %s, archs %s, %d instances)\n", FASWEEP_VERSION, fa_build_id(),
            fa_build_archs(), fa_registry_count());

@@ -31,8 +31,8 @@ static CLI_COMMAND(
 
 /* In the order `fasweep --help` and docs/cli.md list them. */
 static const cli_command *const commands[] = {
-    &cmd_plan,   &cmd_grid,  &cmd_eval, &cmd_list,   &cmd_topk,    &cmd_export, &cmd_report,
-    &cmd_import, &cmd_merge, &cmd_show, &cmd_remove, &cmd_version, &cmd_help,
+    &cmd_plan,   &cmd_problem, &cmd_grid,  &cmd_eval, &cmd_list,   &cmd_topk,    &cmd_export,
+    &cmd_report, &cmd_import,  &cmd_merge, &cmd_show, &cmd_remove, &cmd_version, &cmd_help,
 };
 #define N_COMMANDS (sizeof commands / sizeof *commands)
 

@@ -96,7 +96,7 @@ runs() { # name space
     done
     python3 "$here/scripts/fidelity_report.py" "$out/$1-a.sweep.jsonl" "$out/$1-a.refined.jsonl" \
         "$out/$1-b.sweep.jsonl" "$out/$1-b.refined.jsonl" -k 4 --tol 0.02 --name "$1" \
-        --space "$2" "${walls[@]}" --json "$out/$1.json" --what-if || rc=1
+        --space "$2" --fasweep "$F" "${walls[@]}" --json "$out/$1.json" --what-if || rc=1
 }
 echo "== 16,16,2048,64 (the h100 space's axes), two runs, --refine 4"
 runs big "$out/big-space.json"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench_table.py EXPORT.jsonl [--json OUT] - the side-by-side table of
+"""bench_table.py EXPORT.jsonl [--json OUT] [--fasweep BIN] - the side-by-side table of
 scripts/bench_vs_sdpa.sh: per problem (B,H,S,D, causal; K/V heads and dtype
 as its text says: b1.h32.kv8.s4096.d128.c.bf16) the fastest ok record
 of each fasweep kernel family and each SDPA backend (cuDNN, FA2 = sdpa-flash,
@@ -12,48 +12,25 @@ events; batch = back-to-back launches between one event pair:
 docs/measurement.md). A record's 95 % interval, where it has one, is shown as
 +-percent.
 
-A problem text that is not B,H,S,D (the store takes any key text) is shown
-without TF/s. Exit 0 with a table, 1 when the export holds no ok record to
-tabulate (nothing was measured), 2 on bad input (one line naming the file:
-unreadable, not JSON, not an exported record)."""
-import argparse
+The problem texts are read by fasweep (`fasweep problem --json`: --fasweep
+BIN, else $FASWEEP, else build/fasweep); one that is no problem (the store
+takes any key text) is shown without TF/s. Exit 0 with a table, 1 when the
+export holds no ok record to tabulate (nothing was measured), 2 on bad
+input (one line naming the file: unreadable, not JSON, not an exported
+record) or when fasweep cannot read the problems (its one line)."""
 import json
 import math
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when run from elsewhere
-from report_io import BadInput, esc, json_lines, number  # noqa: E402  (the export readers' shared rules)
-import problem_text  # noqa: E402  (grid/space.c's problem text)
+from report_io import BadInput, Parser, esc, finite_or_none, json_lines, number  # noqa: E402  (the export readers' shared rules)
+import fasweep_cli  # noqa: E402  (problem texts as fasweep reads them)
 
 PEERS = [("sdpa-cudnn", "cuDNN"), ("sdpa-flash", "FA2"), ("sdpa-efficient", "efficient"),
          ("triton", "Triton")]
 MODES = ("hot", "cold", "batch")
 ME = "bench_table.py"
-
-
-def parse_problem(text):
-    """(B, H, S, D, causal) of a problem text as grid/space.c's
-    space_problem_parse reads it (scripts/problem_text.py): "bB.hH.sS.dD.c"
-    or ".nc" (what the engine writes), with ".kvKV" after the heads and
-    ".bf16" at the end for grouped-query and bf16 problems, or
-    "B,H[:KV],S,D[,DTYPE]" (not causal); None for any other text (the store
-    takes any key text; a hand-made or imported record may hold one)."""
-    p = problem_text.parse(str(text))
-    if p is None:
-        return None
-    return (p["batch"], p["heads"], p["seq_len"], p["head_dim"], p["causal"])
-
-
-def flops(problem):
-    """4*B*H*S^2*D (halved for causal; the K/V heads do not change it), or
-    None when the text is no problem."""
-    p = parse_problem(problem)
-    if p is None:
-        return None
-    b, h, s, d, causal = p
-    f = 4.0 * b * h * s * s * d
-    return f / 2 if causal else f
 
 
 def records(path):
@@ -98,20 +75,16 @@ def load(path):
     return best
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        """A bad option: one line, exit 2 (argparse's usage block is more)."""
-        print("%s: %s (--help for usage)" % (ME, esc(message, 200)), file=sys.stderr)
-        sys.exit(2)
-
-
 def main():
     ap = Parser(prog=ME)
     ap.add_argument("export")
     ap.add_argument("--json")
+    fasweep_cli.add_option(ap, "the problem texts (their FLOPs)")
     a = ap.parse_args()
     try:
         best = load(a.export)
+        # each problem text as the engine reads it (its FLOPs); None: no problem
+        probs = fasweep_cli.problems(fasweep_cli.binary(a.fasweep), {p for p, _, _ in best})
     except BadInput as e:
         print("%s: %s" % (ME, e), file=sys.stderr)
         return 2
@@ -124,7 +97,7 @@ def main():
         [name for _, name in PEERS if any(c == name for _, _, c in best)]
     rows = []
     for p in problems:
-        fl = flops(p)
+        fl = probs[p]["flops"] if probs[p] else None
         print("== %s" % esc(p))
         if fl is None:
             print("  (not a B,H,S,D problem text: no TF/s)")
@@ -161,9 +134,7 @@ def main():
                "before each launch outside the events; batch = back-to-back launches"}
         try:
             with open(a.json, "w") as f:
-                # NaN (no ratio) as null: strict JSON
-                json.dump(json.loads(json.dumps(doc), parse_constant=lambda _: None), f,
-                          indent=1)
+                json.dump(finite_or_none(doc), f, indent=1)  # NaN (no ratio) as null
         except OSError as e:
             print("%s: %s: %s" % (ME, esc(a.json, 200), esc(e.strerror or e, 200)),
                   file=sys.stderr)

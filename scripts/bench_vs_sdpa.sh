@@ -111,4 +111,4 @@ for mode in hot cold batch; do
     "$fasweep" topk -k 3 --mode "$mode" --store "$store" --no-seeds
 done
 "$fasweep" export --store "$store" -o "$store.export.jsonl"
-python3 "$here/bench_table.py" "$store.export.jsonl" --json "$store.table.json"
+python3 "$here/bench_table.py" "$store.export.jsonl" --json "$store.table.json" --fasweep "$fasweep"

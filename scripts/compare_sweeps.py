@@ -8,13 +8,12 @@ criterion: top-1 agrees, top-8 medians within 2 %). Input: `fasweep export
 (one line naming the file). What was not measured never passes: no group in
 A (nothing to compare), a group one sweep lacks, or one of A's top-k that B
 did not measure is a FAIL."""
-import argparse
 import json
 import math
 import os
 import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when run from elsewhere
-from report_io import BadInput, esc, json_lines, number  # noqa: E402  (the export readers' shared rules)
+from report_io import BadInput, Parser, esc, json_lines, number  # noqa: E402  (the export readers' shared rules)
 
 ME = "compare_sweeps.py"
 
@@ -40,13 +39,6 @@ def load(path, mode):
         groups.setdefault(names[:2], {})[names[2]] = (
             us, noise if noise is not None else float("inf"), names[2])
     return groups
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        """A bad option: one line, exit 2 (argparse's usage block is more)."""
-        print("%s: %s (--help for usage)" % (ME, esc(message, 200)), file=sys.stderr)
-        sys.exit(2)
 
 
 def main():

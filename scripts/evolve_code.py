@@ -441,6 +441,18 @@ def read_regular(path, limit, what):
         os.close(fd)
 
 
+def read_text(path, limit, what):
+    """The UTF-8 text of a regular file of at most limit bytes (read_regular:
+    a FIFO is refused, never waited on). Raises BadInput naming it."""
+    data = read_regular(path, limit, what)
+    if len(data) > limit:
+        raise BadInput("%s %s is larger than %d bytes" % (what, path, limit))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadInput("%s %s is not UTF-8 text" % (what, path))
+
+
 def write_text(path, text):
     """Writes text to path whole: into path.part (created anew, never
     through a link, never waiting on a FIFO planted there), then renamed

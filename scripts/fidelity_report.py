@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """fidelity_report.py A_SWEEP A_REFINED B_SWEEP B_REFINED [-k 4] [--tol 0.02]
        [--share 0.90] [--half 0.015] [--wall-a S --wall-b S] [--json OUT]
-       [--space SPACE] [--what-if [--floor 0.007]]
+       [--space SPACE [--fasweep BIN]] [--what-if [--floor 0.007]]
 
 Do two independent runs (separate processes, fresh stores) agree, and do the
 intervals they claim hold? Inputs: `fasweep export --format jsonl` of each
@@ -24,10 +24,11 @@ A group passes when share >= --share, half <= --half, both (c) <= --tol,
 both runs measured it and every config of A's top-k is in B too (one that
 is missing is not measured, never within tolerance). A verdict needs
 something measured: no group at all is a FAIL, and so is every (problem,
-mode) of --space SPACE (its problems and measure.modes) that no input has.
---json writes the same numbers. Exit 0 when every group passes, 1
-otherwise, 2 on bad input (an unreadable or malformed file: one line naming
-it).
+mode) of --space SPACE (its problems and measure.modes, as `fasweep plan
+--json` reads them: the binary --fasweep BIN, else $FASWEEP, else
+build/fasweep) that no input has. --json writes the same numbers. Exit 0
+when every group passes, 1 otherwise, 2 on bad input (an unreadable or
+malformed file, a space fasweep refuses: one line naming it).
 
 A second table, a what-if that never changes the verdict, recomputes every
 record's estimate and interval from its stored round medians (time.round_us)
@@ -42,7 +43,6 @@ and the refine's rounds come after the sweep's, so b_round also holds the
 state the refine ran the GPU in (sweep/NOTES-engine.md). "port" says how far
 the ported "mean" intervals sit from the stored ones (a check of the port).
 """
-import argparse
 import json
 import math
 import os
@@ -50,18 +50,17 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
-from report_io import BadInput, esc, json_lines, number  # noqa: E402  (the export readers' shared rules)
-import problem_text  # noqa: E402  (grid/space.c's problem text)
+from report_io import BadInput, Parser, esc, finite_or_none, json_lines, number  # noqa: E402  (the export readers' shared rules)
+import fasweep_cli  # noqa: E402  (problem texts and spaces as fasweep reads them)
 import rounds  # noqa: E402  (the port of store/rounds.c)
 
 
-def canon_problem(text):
-    """The problem text as space_problem_format writes it (grid/space.c
-    space_problem_parse reads the canonical "bB.hH[.kvKV].sS.dD.c|nc[.bf16]"
-    and "B,H[:KV],S,D[,DTYPE]": scripts/problem_text.py), or the text itself
-    when it is neither."""
-    p = problem_text.parse(str(text))
-    return problem_text.text(p) if p is not None else str(text)
+def canon_problems(texts, binary=None):
+    """{text: the problem text as space_problem_format writes it} for every
+    text, as fasweep reads it (`fasweep problem`: "B,H[:KV],S,D[,DTYPE]"
+    and the canonical text), or the text itself when it is no problem."""
+    probs = fasweep_cli.problems(fasweep_cli.binary(binary), texts)
+    return {t: p["problem"] if p else t for t, p in probs.items()}
 
 
 def load(path):
@@ -96,32 +95,17 @@ def load(path):
     return groups
 
 
-def expected_groups(path):
+def expected_groups(path, binary=None):
     """{(problem, mode)} a sweep of the space at path measures: its
-    problems (space_problem_format text) by its measure.modes (default the
-    first mode of store/mode.h's table, hot)."""
+    problems (their canonical texts) by its measure.modes, as fasweep reads
+    the space (`fasweep plan --json`: its refusal of a bad space is the
+    BadInput)."""
+    d = fasweep_cli.document(fasweep_cli.binary(binary), "plan", "--json", "--space", path)
     try:
-        with open(path, encoding="utf-8") as f:
-            d = json.load(f)
-    except OSError as e:
-        raise BadInput("%s: %s" % (esc(path, 200), esc(e.strerror or e, 200)))
-    except ValueError as e:
-        raise BadInput("%s: not JSON (%s)" % (esc(path, 200), esc(e, 120)))
-    try:
-        modes = (d.get("measure") or {}).get("modes") or ["hot"]
-        out = set()
-        for i, p in enumerate(d["problems"]):
-            try:  # dtype and kv_heads too: the text the engine keys the problem by
-                text = problem_text.text(problem_text.of_space(p, "problems[%d]" % i))
-            except ValueError as e:
-                raise TypeError(str(e))
-            for m in modes:
-                if not isinstance(m, str):
-                    raise TypeError("measure.modes must be names")
-                out.add((text, m))
-    except (KeyError, TypeError, AttributeError) as e:
-        raise BadInput("%s: not a space file (%s %s)" % (esc(path, 200), type(e).__name__,
-                                                        esc(e, 100)))
+        out = {(p["problem"], m) for p in d["problems"] for m in d["modes"]}
+    except (KeyError, TypeError) as e:
+        raise BadInput("%s: fasweep plan --json: no problems and modes (%s)" % (
+            esc(path, 200), esc(e, 100)))
     if not out:
         raise BadInput("%s: the space has no problems" % esc(path, 200))
     return out
@@ -262,17 +246,6 @@ def passes(n, args):
                 and n["refine_vs_sweep_max_pct"] <= 100 * args.tol)
 
 
-def clean(x):
-    """NaN (nothing to say) as JSON null."""
-    if isinstance(x, float) and math.isnan(x):
-        return None
-    if isinstance(x, dict):
-        return {k: clean(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [clean(v) for v in x]
-    return x
-
-
 RUNS = ("a_sweep", "a_refined", "b_sweep", "b_refined")
 
 
@@ -280,12 +253,6 @@ def fail(line):
     """Bad input: one line on stderr, exit 2."""
     print(line, file=sys.stderr)
     sys.exit(2)
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        """A bad option: one line, exit 2 (argparse's usage block is more)."""
-        fail("%s: %s (--help for usage)" % (self.prog, esc(message, 200)))
 
 
 def fmt(x, spec):
@@ -306,6 +273,7 @@ def main():
     ap.add_argument("--name", default="")
     ap.add_argument("--space", help="the swept space: each of its (problem, mode) must be "
                                     "measured, or the report fails")
+    fasweep_cli.add_option(ap, "--space's problems and modes and the canonical problem texts")
     ap.add_argument("--json")
     ap.add_argument("--what-if", action="store_true",
                     help="also recompute the intervals from the rounds: the engine's method "
@@ -317,7 +285,9 @@ def main():
         ap.error("-k must be at least 1")
     try:
         runs = {n: load(getattr(args, n)) for n in RUNS}
-        expected = expected_groups(args.space) if args.space else set()
+        expected = expected_groups(args.space, args.fasweep) if args.space else set()
+        groups = sorted(set().union(*(runs[n] for n in RUNS)))
+        canon = canon_problems({g[1] for g in groups}, args.fasweep) if args.space else {}
     except BadInput as e:
         fail("fidelity_report.py: %s" % e)
     name = esc(args.name, 40)
@@ -325,7 +295,6 @@ def main():
     print("%-8s %-22s %-5s %7s %8s %9s %11s %8s %s" % (
         "space", "problem", "mode", "configs", "(a)share", "(b)half%", "(c)topA-B%", "ref-swp%",
         "verdict"))
-    groups = sorted(set().union(*(runs[n] for n in RUNS)))
     for g in groups:
         n = group_numbers(g, runs, args.k)
         passed = passes(n, args)
@@ -346,7 +315,7 @@ def main():
                                                     "%.2f"),
                   ": " + "; ".join(why) if why else ""))
     # Every (problem, mode) the space sweeps must have been measured.
-    have = {(canon_problem(g[1]), g[2]) for g in groups}
+    have = {(canon[g[1]], g[2]) for g in groups} if args.space else set()
     missing = sorted(expected - have)
     for p, m in missing:
         print("%-8s %-22s %-5s %7d %8s %9s %11s %8s FAIL: not measured (no ok record in any "
@@ -379,7 +348,7 @@ def main():
                     n["median_half_pct"], n["top_ab_max_pct"], n["refine_vs_sweep_max_pct"],
                     n["port_gap_pct"], "would pass" if n["pass"] else "would fail"))
     if args.json:
-        doc = clean({"space": args.name, "wall_s": [args.wall_a, args.wall_b],
+        doc = finite_or_none({"space": args.name, "wall_s": [args.wall_a, args.wall_b],
                      "criteria": {"share_min": args.share,
                                   "half_max_pct": 100 * args.half,
                                   "top_ab_max_pct": 100 * args.tol,

@@ -1,7 +1,11 @@
 """report_io.py - what the scripts that read fasweep's exports share: the
-one-line refusal of a bad input file, text made safe to print, and the one
-rule for a number read from a file (finite, not a bool)."""
+one-line refusal of a bad input file, text made safe to print, the one
+rule for a number read from a file (finite, not a bool), the one for a
+number written to JSON (not finite: null) and the one-line refusal of a
+bad option."""
+import argparse
 import math
+import sys
 
 
 class BadInput(Exception):
@@ -20,6 +24,27 @@ def number(x):
     """A finite real number (not a bool), or None."""
     return (float(x) if isinstance(x, (int, float)) and not isinstance(x, bool)
             and math.isfinite(x) else None)
+
+
+def finite_or_none(o):
+    """o for JSON, which has no NaN or infinity: non-finite numbers become
+    null (nothing to say), as the store writes them."""
+    if isinstance(o, float) and not math.isfinite(o):
+        return None
+    if isinstance(o, dict):
+        return {k: finite_or_none(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [finite_or_none(v) for v in o]
+    return o
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse whose refusal of a bad option is one line naming the
+    script (prog), exit 2 (argparse's usage block is more)."""
+
+    def error(self, message):
+        print("%s: %s (--help for usage)" % (self.prog, esc(message, 200)), file=sys.stderr)
+        sys.exit(2)
 
 
 def json_lines(path):

@@ -62,7 +62,7 @@ usage:
                    [-o FILE] [--table]
   then: fasweep import FILE
 
-P is a problem text as fasweep reads it (grid/space.c, scripts/problem_text.py):
+P is a problem text as fasweep reads it (`fasweep problem`, grid/space.c):
 "4,8,512,64" (B,H,S,D, fp16, non-causal unless --causal), "1,32:8,4096,128,bf16"
 (B,H:KV,S,D,DTYPE), or the canonical "b4.h8.s512.d64.nc",
 "b1.h32.kv8.s4096.d128.c.bf16". The records' problem is its canonical text,
@@ -80,14 +80,14 @@ import json
 import math
 import os
 import re
-import subprocess
 import socket
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
 from fnv1a import fnv1a64  # noqa: E402  (the space hash fasweep stores)
-import problem_text  # noqa: E402  (grid/space.c's problem text)
+import fasweep_cli  # noqa: E402  (problem texts, modes and spaces as fasweep reads them)
+from report_io import BadInput, finite_or_none  # noqa: E402  (JSON has no NaN)
 import rounds as rounds_mod  # noqa: E402  (the port of store/rounds.c)
 
 # The engine's defaults (grid/space.h, docs/spaces.md).
@@ -127,28 +127,13 @@ THROTTLE_MASK = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
 TIMED = ("hot", "cold", "batch")
 
 
-def fasweep_bin(given=None):
-    """The fasweep binary: --fasweep, else $FASWEEP, else the build's."""
-    return given or os.environ.get("FASWEEP") or os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "..", "build", "fasweep")
-
-
 def fasweep_json(binary, *args):
     """The JSON document `fasweep ARGS` prints; exit 2 naming the cause when
     it cannot run or fails."""
     try:
-        r = subprocess.run([binary] + list(args), stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, timeout=120)
-    except (OSError, subprocess.SubprocessError) as e:
-        die("the timing modes come from fasweep: cannot run %s (--fasweep BIN or $FASWEEP): %s"
-            % (binary, e))
-    if r.returncode != 0:
-        err = r.stderr.decode("utf-8", "replace").strip().splitlines()
-        die("%s %s failed: %s" % (binary, " ".join(args), err[-1] if err else "no message"))
-    try:
-        return json.loads(r.stdout)
-    except ValueError as e:
-        die("%s %s: not JSON: %s" % (binary, " ".join(args), e))
+        return fasweep_cli.document(binary, *args)
+    except BadInput as e:
+        die(str(e))
 
 
 def fasweep_modes(binary, space=None):
@@ -167,34 +152,21 @@ def die(msg, code=2):
 
 # ---- problem and space -------------------------------------------------------------------------
 
-def parse_problem(text, causal):
-    """The problem of --problem's text (problem_text.parse: "B,H[:KV],S,D[,DTYPE]"
-    or the canonical "b4.h8.s512.d64.nc"); --causal makes it causal. Bad
-    text: one line, exit 2."""
-    p = problem_text.parse(text)
-    if p is None:
-        if problem_text.parse(re.sub(r"\.kv[0-9]+\.|:[0-9]+,", lambda m: m.group()[-1],
-                                     str(text), count=1)) is not None:
-            die("--problem %r: the K/V heads must divide the heads (1 <= kv_heads <= heads; "
-                "the canonical text has .kvN only when N is not the heads)" % (text,))
-        die("--problem wants B,H,S,D (e.g. 4,8,512,64), B,H:KV,S,D[,bf16] (e.g. "
-            "1,32:8,4096,128,bf16) or the canonical text (e.g. b4.h8.s512.d64.nc, "
-            "b1.h32.kv8.s4096.d128.c.bf16), got %r" % (text,))
-    p["causal"] = p["causal"] or bool(causal)
-    return p
+def parse_problem(text, causal, binary=None):
+    """The problem of --problem's text as fasweep reads it (`fasweep problem
+    --json`: "B,H[:KV],S,D[,DTYPE]" or the canonical "b4.h8.s512.d64.nc"),
+    causal with --causal: its "problem" (the canonical text), numbers,
+    dtype, flops and bytes. A bad text is fasweep's one line, exit 2."""
+    try:
+        return fasweep_cli.problems(fasweep_cli.binary(binary), [text], causal,
+                                    any_text=False)[str(text)]
+    except BadInput as e:
+        die("--problem: %s" % e)
 
 
 def problem_text_of(p):
     """The record's problem: the canonical text fasweep keys the problem by."""
-    return problem_text.text(p)
-
-
-def problem_flops(p):
-    return problem_text.flops(p)
-
-
-def problem_bytes(p):
-    return problem_text.nbytes(p)
+    return p["problem"]
 
 
 def is_gqa(p):
@@ -235,7 +207,7 @@ def backends_for(names, p):
         return list(names), []
     keep = [n for n in names if n not in NO_GQA]
     notes = ["the %s backend has no grouped-query kernel (kv_heads %d < heads %d): not timed "
-             "for %s" % (n, p["kv_heads"], p["heads"], problem_text.text(p))
+             "for %s" % (n, p["kv_heads"], p["heads"], problem_text_of(p))
              for n in names if n in NO_GQA]
     return keep, notes
 
@@ -709,8 +681,8 @@ def record(key, status, error, timing, errs, env, prov, prob):
         "status": status,
         "error": clip_utf8(error, 255),
         "time": t,
-        "tflops": problem_flops(prob) / (med * 1e-6) * 1e-12 if med > 0 else 0.0,
-        "gbps": problem_bytes(prob) / (med * 1e-6) * 1e-9 if med > 0 else 0.0,
+        "tflops": prob["flops"] / (med * 1e-6) * 1e-12 if med > 0 else 0.0,
+        "gbps": prob["bytes"] / (med * 1e-6) * 1e-9 if med > 0 else 0.0,
         "errors": {"rel_l2": errs[0], "max_abs": errs[1]},
         "env": env,
         "provenance": prov,
@@ -744,17 +716,6 @@ def build_records(names, modes, device, prob, gates, timings, failed, env, prov,
                 recs.append(record(key, "ok", "", combine_rounds(timings[(n, mo)]), errs, e,
                                    pv, prob))
     return set_intervals(recs, floor, warn)
-
-
-def finite_or_none(o):
-    """JSON has no NaN: non-finite numbers become null, as the store writes them."""
-    if isinstance(o, float) and not math.isfinite(o):
-        return None
-    if isinstance(o, dict):
-        return {k: finite_or_none(v) for k, v in o.items()}
-    if isinstance(o, list):
-        return [finite_or_none(v) for v in o]
-    return o
 
 
 def json_lines(recs):
@@ -806,9 +767,7 @@ def main():
     ap.add_argument("--space", help="take measure settings and tolerances from this space")
     ap.add_argument("--modes", help="M,M,...: fasweep's modes (`fasweep version --json`; "
                     "default: the space's modes, else fasweep's default)")
-    ap.add_argument("--fasweep", metavar="BIN",
-                    help="the fasweep binary the modes and the space's modes come from "
-                         "(default $FASWEEP, else build/fasweep)")
+    fasweep_cli.add_option(ap, "the problem, the modes and the space's modes")
     ap.add_argument("--backends", default="flash,efficient,cudnn")
     ap.add_argument("--rounds", type=int,
                     help="rounds per (backend, mode), 1 to %d (default: the space's "
@@ -823,9 +782,9 @@ def main():
     ap.add_argument("--table", action="store_true",
                     help="also print a table (to stdout with -o, else stderr)")
     args = ap.parse_args()
-    args.prob = parse_problem(args.problem, args.causal)
+    args.prob = parse_problem(args.problem, args.causal, args.fasweep)
     args.measure, args.tol, space_name, space_hash = load_space(args.space)
-    known, args.measure["modes"] = fasweep_modes(fasweep_bin(args.fasweep), args.space)
+    known, args.measure["modes"] = fasweep_modes(fasweep_cli.binary(args.fasweep), args.space)
     if args.modes:
         args.measure["modes"] = args.modes.split(",")
     for mo in args.measure["modes"]:

@@ -42,7 +42,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from evolve_code import (MAX_SOURCE, BadInput, Terminated, dumps, raise_on_signals,  # noqa: E402
-                         read_regular, run_group, say)
+                         read_text, run_group, say)
 
 FENCE = re.compile(r"```[ \t]*([A-Za-z+]*)[ \t]*\n(.*?)```", re.S)
 MAX_HISTORY = 8  # historical solutions shown: the fastest valid ones, then failures
@@ -84,18 +84,12 @@ def us(c):
 
 
 def read(path, what="the parent source", limit=MAX_SOURCE):
-    """The text of a regular file of at most limit bytes (a FIFO is
-    refused, never waited on); OSError otherwise."""
+    """The text of a regular file of at most limit bytes (evolve_code's
+    read_text: a FIFO is refused, never waited on); OSError otherwise."""
     try:
-        data = read_regular(path, limit, what)
+        return read_text(path, limit, what)
     except BadInput as e:
         raise OSError(str(e))
-    if len(data) > limit:
-        raise OSError("%s %s is larger than %d bytes" % (what, path, limit))
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise OSError("%s %s is not UTF-8 text" % (what, path))
 
 
 def solutions(task):

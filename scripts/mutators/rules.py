@@ -49,7 +49,7 @@ FAMILY_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}\Z")
 MAX_TASK = 64 << 20
 
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from evolve_code import MAX_SOURCE, BadInput, dumps, read_regular, say  # noqa: E402
+from evolve_code import MAX_SOURCE, BadInput, dumps, read_text, say  # noqa: E402
 
 
 class BadSites(Exception):
@@ -59,25 +59,6 @@ class BadSites(Exception):
 def die(msg, code=2):
     say("rules.py: " + msg, sys.stderr)  # escaped: it quotes paths and the task's text
     sys.exit(code)
-
-
-class Unreadable(Exception):
-    """A file that cannot be read: the message names it."""
-
-
-def read_text(path, limit, what):
-    """The UTF-8 text of a regular file of at most limit bytes (a FIFO is
-    refused, never waited on); Unreadable naming it otherwise."""
-    try:
-        data = read_regular(path, limit, what)
-    except BadInput as e:
-        raise Unreadable(str(e))
-    if len(data) > limit:
-        raise Unreadable("%s %s is larger than %d bytes" % (what, path, limit))
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise Unreadable("%s %s is not UTF-8 text" % (what, path))
 
 
 def family_sites(family="mma"):
@@ -219,13 +200,13 @@ def main():
         check_sites(sites)
     except BadSites as e:
         die("the task file %s: %s" % (a.task, e))
-    except Unreadable as e:
+    except BadInput as e:
         die(str(e))
     except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
         die("cannot read the task file %s: %s" % (a.task, e))
     try:
         src = read_text(parent, MAX_SOURCE, "the parent source")
-    except Unreadable as e:
+    except BadInput as e:
         die(str(e))
     got = mutate(src, seed, seen | {hashlib.sha256(src.encode()).hexdigest()}, sites)
     if got is None:

@@ -203,7 +203,7 @@ for (n, mo), ts in R.items():
     assert t["samples"] == sum(b["samples"] for b in ts)
     for f in ("mean_us", "stdev_us", "cv", "noise", "launches"):  # the last round's burst
         assert t[f] == ts[-1][f], (f, t)
-    assert r["tflops"] == sb.problem_flops(prob) / (t["median_us"] * 1e-6) * 1e-12
+    assert r["tflops"] == prob["flops"] / (t["median_us"] * 1e-6) * 1e-12
     assert r["env"] == env[(n, mo)] and r["errors"] == {"rel_l2": 3e-4, "max_abs": 4e-3}
     # the interval: this mode's records pooled in key order (sdpa-efficient before sdpa-flash)
     pool, groups = [], 0

@@ -20,7 +20,7 @@ load helpers
     expect_status 0
     local cmds
     cmds=$(printf '%s\n' "$output" | sed -n '/^commands:/,/^$/p' | awk 'NF > 1 { print $1 }')
-    [ "$(echo "$cmds" | wc -w)" -eq 12 ] || flunk "expected 12 commands, got: $cmds"
+    [ "$(echo "$cmds" | wc -w)" -eq 13 ] || flunk "expected 13 commands, got: $cmds"
     for c in $cmds; do
         run "$FASWEEP" "$c" --help
         expect_status 0

@@ -17,6 +17,7 @@ load helpers
 #     command exits 1; empty: grid ok, export prints nothing; half: only
 #     the hot mode is measured; garbage: export prints a line that is not
 #     JSON; allfailed: every record has status failed.
+#   problem: the real fasweep's (REAL_FASWEEP), which the scripts read texts with.
 #   nvidia-smi: a GPU (NOGPU=1: none, exit 6).
 #   torch (PYTHONPATH): importing it fails, as where PyTorch is missing.
 stubs() {
@@ -74,6 +75,8 @@ elif cmd == "plan":  # the space's modes, as the real plan --json gives them
     print(json.dumps({"modes": space.get("measure", {}).get("modes", ["hot"]), "problems": probs}))
 elif cmd == "version":
     print(json.dumps({"modes": ["hot", "cold", "batch"]}))
+elif cmd == "problem":  # the problem texts: the real fasweep's reading
+    os.execv(os.environ["REAL_FASWEEP"], ["fasweep"] + a)
 else:  # topk, import
     print("%s: stub" % cmd)
 PY
@@ -83,7 +86,7 @@ PY
     chmod +x "$WORK/stub/fasweep" "$WORK/stub/nvidia-smi"
     : >"$WORK/calls"
     export PATH="$WORK/stub:$PATH" PYTHONPATH="$WORK/py" STUB_CALLS="$WORK/calls"
-    export FASWEEP="$WORK/stub/fasweep"
+    export REAL_FASWEEP=${REAL_FASWEEP:-$FASWEEP} FASWEEP="$WORK/stub/fasweep"
     unset NOGPU STUB MAKEFLAGS MFLAGS MAKELEVEL BUILD SPACE TOP
     export -n STORE # the tests' store, never the scripts' STORE=
 }
@@ -254,7 +257,7 @@ one_line() {
     run --separate-stderr python3 "$REPO/scripts/fidelity_report.py" e.jsonl e.jsonl e.jsonl e.jsonl \
         --space e.jsonl
     expect_status 2
-    expect_in "$stderr" "e.jsonl: not JSON"
+    expect_in "$stderr" "fidelity_report.py: fasweep: e.jsonl: the file is empty, expected a JSON object"
     no_traceback
 }
 

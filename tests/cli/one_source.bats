@@ -89,7 +89,7 @@ PY
     ! grep -n 'MODES = (\|"modes", \["hot"\]\|"modes": \["hot"\]' "$REPO/scripts/sdpa_baseline.py" "$REPO/scripts/run_default_sweep.sh" || flunk "a script lists the modes"
 }
 
-@test "plan --json: the space's modes (default: the table's first) and each problem's canonical text and FLOPs" {
+@test "plan --json: the space's modes (default: the table's first) and each problem's canonical text, FLOPs and bytes" {
     run --separate-stderr "$FASWEEP" plan --json --space "$REPO/spaces/ci.json"
     expect_status 0
     python3 -c '
@@ -101,6 +101,12 @@ ps = d["problems"]
 assert [p["problem"] for p in ps][:3] == ["b2.h3.s300.d64.nc", "b1.h2.s200.d128.c", "b1.h4.kv2.s257.d64.nc.bf16"], ps
 assert ps[0]["flops"] == 4 * 2 * 3 * 300 * 300 * 64, ps[0]
 assert ps[1]["flops"] == 4 * 1 * 2 * 200 * 200 * 128 / 2, ps[1]
+# Q, O of heads and K, V of kv_heads heads, 2 bytes an element
+assert ps[0]["bytes"] == (2 * 3 + 2 * 3) * 2 * 300 * 64 * 2, ps[0]
+assert ps[2]["bytes"] == (2 * 4 + 2 * 2) * 1 * 257 * 64 * 2, ps[2]
+assert {k for k in ps[2]} == {"problem", "batch", "heads", "kv_heads", "seq_len", "head_dim",
+                              "causal", "dtype", "flops", "bytes"}, ps[2]
+assert (ps[2]["kv_heads"], ps[2]["dtype"], ps[2]["causal"]) == (2, "bf16", False), ps[2]
 ' "$output" "$REPO/spaces/ci.json" || flunk "plan --json: ${output:0:400}"
     python3 -c 'import json; d = json.load(open("'"$REPO"'/spaces/ci.json")); d["measure"].pop("modes", None); json.dump(d, open("nomodes.json", "w"))'
     run --separate-stderr "$FASWEEP" plan --json --space nomodes.json
@@ -110,11 +116,13 @@ assert ps[1]["flops"] == 4 * 1 * 2 * 200 * 200 * 128 / 2, ps[1]
 
 @test "sdpa_baseline.py takes the modes from fasweep: a mode fasweep lacks is refused, one it has and the script cannot time too" {
     mkdir stub
+    export REAL="$FASWEEP" # the problem texts: the real one's reading
     cat >stub/fasweep <<'SH'
 #!/bin/sh
 case "$1" in
 version) echo '{"modes": ["hot", "warm"]}' ;;
 plan) echo '{"modes": ["warm"], "problems": []}' ;;
+problem) exec "$REAL" "$@" ;;
 esac
 SH
     chmod +x stub/fasweep
@@ -131,7 +139,7 @@ SH
     expect_in "$stderr" "mode 'warm' is fasweep's"
     run --separate-stderr python3 "$s" --problem 4,8,512,64 --fasweep "$WORK/none"
     expect_status 2
-    expect_in "$stderr" "the timing modes come from fasweep: cannot run $WORK/none"
+    expect_in "$stderr" "sdpa_baseline: --problem: cannot run fasweep $WORK/none (--fasweep BIN or \$FASWEEP)"
 }
 
 @test "eval --config with a value no axis allows names the axis and its values (exit 2), never 'not compiled'; a space and a record say the same rule" {

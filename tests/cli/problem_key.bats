@@ -5,8 +5,9 @@
 # the key it had (the fixtures import, rank and export unchanged); a space
 # with bf16 and kv_heads plans and its problem text shows in plan, topk,
 # the seed files, export and report; problems that differ only in dtype or
-# kv_heads are different groups; the problem texts of the scripts
-# (scripts/problem_text.py) are the C's; the SDPA baselines build K/V with
+# kv_heads are different groups; the scripts read problem texts through
+# `fasweep problem` and `plan --json` (no parser of their own); the SDPA
+# baselines build K/V with
 # kv_heads heads, call SDPA with enable_gqa only for grouped-query, in the
 # problem's dtype, and leave out the memory-efficient backend there (no
 # PyTorch needed: a stand-in torch where one is imported).
@@ -241,11 +242,10 @@ PY
 
 # ---- the scripts -------------------------------------------------------------------------------
 
-@test "problem_text.py reads and writes every problem text as grid/space.c does (fasweep show prints the C's)" {
+@test "fasweep problem reads every problem text as --problem does (fasweep show prints it): the canonical text, numbers, FLOPs and bytes" {
     "$FASWEEP" import "$FIX/results.jsonl" --store "$STORE" >/dev/null || flunk "import"
     py "$FASWEEP" "$STORE" <<'PY' || flunk "see above"
-import re, subprocess, sys
-import problem_text as pt
+import json, re, subprocess, sys
 fasweep, store = sys.argv[1], sys.argv[2]
 texts = [
     "b4.h8.s512.d64.nc", "b4.h8.s512.d64.c", "b1.h32.kv8.s4096.d128.c.bf16",
@@ -258,21 +258,85 @@ texts = [
     "b4.h8.s512.d64.nc.BF16", "b4.h8.s512.d64.bf16", "b4.h8.s512.d64.bf16.nc",
     "b4.h8.s512.d64.c.bf16.bf16", "b4.kv2.h8.s512.d64.nc", "b04.h8.s512.d64.nc",
     "b4.h8.s512.d64.nc ", "4,8:3,512,64", "4,8:16,512,64", "4:2,8,512,64", "4,8,512,64,",
-    "4,8,512,64,c", "b4.h8.s512.d2147483648.nc", "4,8,512,064", "b\u0664.h8.s512.d64.nc",
+    "4,8,512,64,c", "b4.h8.s512.d2147483648.nc", "4,8,512,064", "b\u0664.h8.s512.d64.nc", "",
 ]
-for t in texts:
-    r = subprocess.run([fasweep, "show", "--gpu", "G", "--problem", t, "--config", "c",
-                        "--mode", "hot", "--store", store], capture_output=True, text=True)
-    p = pt.parse(t)
-    if r.returncode == 2:
-        assert p is None, (t, p, r.stderr)
+run = lambda *a: subprocess.run([fasweep] + list(a), capture_output=True, text=True, timeout=60)
+# all at once: one line a text, in order, null for the texts that are no problem
+r = run("problem", "--json", "--any", "--", *texts)
+assert r.returncode == 0 and r.stderr == "", (r.returncode, r.stderr)
+lines = [json.loads(x) for x in r.stdout.splitlines()]
+assert [o["text"] for o in lines] == texts, lines
+for t, o in zip(texts, lines):
+    s = run("show", "--gpu", "G", "--problem", t, "--config", "c", "--mode", "hot", "--store", store)
+    one = run("problem", "--json", t)
+    if s.returncode == 2:
+        assert o == {"text": t, "problem": None}, (t, o)
+        assert one.returncode == 2 and one.stdout == "", (t, one)
+        assert one.stderr.count("\n") == 1 and "fasweep: problem '" in one.stderr and \
+            "not a problem text: expected B,H,S,D" in one.stderr, (t, one.stderr)
         continue
-    assert r.returncode == 1, (t, r.returncode, r.stderr)  # parsed; no such record
-    c = re.search(r"problem (\S+), config", r.stderr).group(1)
-    assert p is not None and pt.text(p) == c, (t, p, c)
+    assert s.returncode == 1, (t, s.returncode, s.stderr)  # parsed; no such record
+    c = re.search(r"problem (\S+), config", s.stderr).group(1)
+    assert o["problem"] == c, (t, o, c)
+    assert json.loads(one.stdout) == o, (t, one.stdout)
     # the canonical text reads back to the same problem, and writes itself
-    assert pt.parse(c) == p and pt.text(pt.parse(c)) == c, (t, c)
+    back = json.loads(run("problem", "--json", c).stdout)
+    assert dict(back, text=t) == o, (t, back, o)
+    n = (o["batch"], o["heads"], o["kv_heads"], o["seq_len"], o["head_dim"])
+    assert o["heads"] % o["kv_heads"] == 0 and o["dtype"] in ("fp16", "bf16"), o
+    fl = 4.0 * o["batch"] * o["heads"] * o["seq_len"] ** 2 * o["head_dim"]
+    assert o["flops"] == (fl / 2 if o["causal"] else fl), o
+    assert o["bytes"] == (2 * o["heads"] + 2 * o["kv_heads"]) * o["batch"] * o["seq_len"] * \
+        o["head_dim"] * 2, o
+# text output: the canonical texts, one a line; --causal makes every problem causal
+r = run("problem", "--causal", "4,8,512,64", "b1.h32.kv8.s4096.d128.nc.bf16")
+assert r.stdout == "b4.h8.s512.d64.c\nb1.h32.kv8.s4096.d128.c.bf16\n", r.stdout
+r = run("problem", "--any", "x", "4,8,512,64")
+assert r.returncode == 0 and r.stdout == "\nb4.h8.s512.d64.nc\n", r.stdout
+# all or nothing: one bad text is the only output
+r = run("problem", "4,8,512,64", "nope")
+assert r.returncode == 2 and r.stdout == "" and "'nope'" in r.stderr, r
+r = run("problem")
+assert r.returncode == 2 and "wants at least one problem TEXT" in r.stderr, r
 PY
+}
+
+@test "the scripts hold no problem parser: scripts/problem_text.py is gone and no script reads a problem text or a space's problems itself" {
+    [ ! -e "$REPO/scripts/problem_text.py" ] || flunk "scripts/problem_text.py is back"
+    ! grep -ln 'import problem_text\|problem_text\.\|_CANON\|def of_space\|\.kv%d' "$REPO"/scripts/*.py "$REPO"/scripts/*.sh ||
+        flunk "a script parses problem texts itself"
+    # a missing fasweep is one line, exit 2, no traceback
+    new_records in.jsonl
+    "$FASWEEP" import in.jsonl --store "$STORE" >/dev/null || flunk "import"
+    "$FASWEEP" export --store "$STORE" -o e.jsonl || flunk "export"
+    FASWEEP="$WORK/none" run --separate-stderr python3 "$REPO/scripts/bench_table.py" e.jsonl
+    expect_status 2
+    expect_in "$stderr" "bench_table.py: cannot run fasweep $WORK/none (--fasweep BIN or \$FASWEEP)"
+    one_line "$stderr"
+    no_traceback
+    run --separate-stderr python3 "$REPO/scripts/bench_table.py" e.jsonl --fasweep "$FASWEEP"
+    expect_status 0
+    # a fasweep that never answers is a time-out, not a hang
+    printf '#!/bin/sh\nexec sleep 600\n' >slow
+    chmod +x slow
+    run --separate-stderr timeout 60 python3 -c '
+import sys; sys.path.insert(0, sys.argv[1])
+import fasweep_cli, report_io
+fasweep_cli.TIMEOUT_S = 1
+try:
+    fasweep_cli.problems(sys.argv[2], ["4,8,512,64"])
+except report_io.BadInput as e:
+    print(e)' "$REPO/scripts" "$WORK/slow"
+    expect_status 0
+    expect_in "$output" "slow problem: no answer in 1 s"
+    # a space fasweep refuses is its one line, naming the file
+    echo '{"name": "t", "problems": [{"batch": 1}]}' >bad.json
+    FASWEEP="$WORK/none" run --separate-stderr python3 "$REPO/scripts/fidelity_report.py" \
+        e.jsonl e.jsonl e.jsonl e.jsonl --space bad.json --fasweep "$FASWEEP"
+    expect_status 2
+    expect_in "$stderr" "fidelity_report.py: fasweep: bad.json:"
+    one_line "$stderr"
+    no_traceback
 }
 
 @test "sdpa_baseline.py: dtype and kv_heads from the problem text; enable_gqa only for grouped-query; K/V of kv_heads heads in the problem's dtype" {
@@ -283,8 +347,9 @@ assert "torch" not in sys.modules
 P = sb.parse_problem
 # old texts: fp16 multi-head, and the record's problem is the text they always had
 p = P("4,8,512,64", False)
-assert p == {"batch": 4, "heads": 8, "kv_heads": 8, "seq_len": 512, "head_dim": 64,
-             "causal": False, "dtype": "fp16"}, p
+assert p == {"problem": "b4.h8.s512.d64.nc", "batch": 4, "heads": 8, "kv_heads": 8,
+             "seq_len": 512, "head_dim": 64, "causal": False, "dtype": "fp16",
+             "flops": 4 * 4 * 8 * 512 ** 2 * 64, "bytes": 4 * 4 * 8 * 512 * 64 * 2}, p
 assert sb.problem_text_of(p) == "b4.h8.s512.d64.nc"
 assert sb.problem_text_of(P("4,8,512,64", True)) == "b4.h8.s512.d64.c"
 assert sb.problem_text_of(P("b4.h8.s512.d64.nc", True)) == "b4.h8.s512.d64.c"
@@ -373,18 +438,18 @@ for text, dt in (("b1.h32.kv8.s4096.d128.c.bf16", "bfloat16"), ("4,8,512,64", "f
 PY
 }
 
-@test "sdpa_baseline.py: grouped-query problems are refused in one line where they cannot run: bad K/V heads, only efficient (exit 2), PyTorch before 2.5 (exit 1)" {
+@test "sdpa_baseline.py: grouped-query problems are refused in one line where they cannot run: bad K/V heads (fasweep's reading), only efficient (exit 2), PyTorch before 2.5 (exit 1)" {
     local s="$REPO/scripts/sdpa_baseline.py" p
     for p in b1.h32.kv5.s4096.d128.c 1,32:5,4096,128 b1.h32.kv32.s4096.d128.c 1,32:64,4096,128; do
         run --separate-stderr python3 "$s" --problem "$p"
         expect_status 2
-        expect_in "$stderr" "sdpa_baseline: --problem '$p': the K/V heads must divide the heads"
+        expect_in "$stderr" "sdpa_baseline: --problem: fasweep: problem '$p': not a problem text: expected B,H,S,D (e.g. 4,8,512,64; B,H:KV,S,D for KV K/V heads"
         one_line "$stderr"
     done
     for p in b4.h8.s512.d64.nc.fp32 4,8,512,64,fp32 b4.h8.s0512.d64.nc; do
         run --separate-stderr python3 "$s" --problem "$p"
         expect_status 2
-        expect_in "$stderr" "sdpa_baseline: --problem wants B,H,S,D"
+        expect_in "$stderr" "sdpa_baseline: --problem: fasweep: problem '$p': not a problem text: expected B,H,S,D"
         one_line "$stderr"
     done
     run --separate-stderr python3 "$s" --problem b1.h32.kv8.s4096.d128.c.bf16 --backends efficient
@@ -467,9 +532,10 @@ import sys
 import fidelity_report as fr
 g = fr.expected_groups(sys.argv[1])
 assert ("b1.h32.kv8.s4096.d128.c.bf16", "hot") in g and len(g) == 15, sorted(g)
-assert fr.canon_problem("1,32:8,4096,128,bf16") == "b1.h32.kv8.s4096.d128.nc.bf16"
-assert fr.canon_problem("4,8,512,64") == "b4.h8.s512.d64.nc"
-assert fr.canon_problem("b4.h8.kv8.s512.d64.nc") == "b4.h8.kv8.s512.d64.nc"  # not a problem
+c = fr.canon_problems(["1,32:8,4096,128,bf16", "4,8,512,64", "b4.h8.kv8.s512.d64.nc"])
+assert c == {"1,32:8,4096,128,bf16": "b1.h32.kv8.s4096.d128.nc.bf16",
+             "4,8,512,64": "b4.h8.s512.d64.nc",
+             "b4.h8.kv8.s512.d64.nc": "b4.h8.kv8.s512.d64.nc"}, c  # the last: no problem
 PY
 }
 

@@ -46,6 +46,20 @@ def kt_schema(name):
     return load(os.path.join(os.path.dirname(kernel_tuner.__file__), "schema", name))
 
 
+def simulate_t1(test, t1, cache, text_of, accepted):
+    """tune_kernel_T1 of the T1 file t1 in simulation mode over the exported
+    cache brute-forces exactly the accepted points (their texts by text_of),
+    with no warning about the thread block."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _, res = kernel_tuner.tune_kernel_T1(Path(t1), cache_filepath=Path(cache),
+                                             simulation_mode=True)
+    got = [text_of(r["configuration"]) for r in res["results"]]
+    test.assertEqual(len(got), len(accepted))
+    test.assertEqual(set(got), accepted)
+    test.assertFalse([w for w in caught if "thread block" in str(w.message)])
+
+
 def replay(cache, strategy, options=None, restrict=True):
     """tune_kernel in simulation mode on an exported cache, with the
     restrictions it carries (or none): (results, env)."""
@@ -233,14 +247,7 @@ class TunerExports(unittest.TestCase):
         schema = kt_schema("T1/1.0.0/input-schema.json")
         jsonschema.validate(doc, schema)
         self.assertEqual(doc["KernelSpecification"]["KernelFile"], "kernels/mma/flash_fwd.cuh")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            _, t4 = kernel_tuner.tune_kernel_T1(Path(t1), cache_filepath=Path(self.kt),
-                                                simulation_mode=True)
-        got = [cfg_text(r["configuration"]) for r in t4["results"]]
-        self.assertEqual(len(got), len(self.accepted))
-        self.assertEqual(set(got), self.accepted)
-        self.assertFalse([w for w in caught if "thread block" in str(w.message)])
+        simulate_t1(self, t1, self.kt, cfg_text, self.accepted)
         # a T1 file the schema refuses is refused: the check can fail
         del doc["KernelSpecification"]["KernelFile"]
         with self.assertRaises(jsonschema.ValidationError):
@@ -467,14 +474,7 @@ class WgmmaExports(unittest.TestCase):
         jsonschema.validate(doc, kt_schema("T1/1.0.0/input-schema.json"))
         self.assertEqual(doc["KernelSpecification"]["KernelFile"],
                          "kernels/wgmma/flash_fwd_wgmma.cuh")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            _, res = kernel_tuner.tune_kernel_T1(Path(t1), cache_filepath=Path(self.kt),
-                                                 simulation_mode=True)
-        got = [wg_text(r["configuration"]) for r in res["results"]]
-        self.assertEqual(len(got), len(self.accepted))
-        self.assertEqual(set(got), self.accepted)
-        self.assertFalse([w for w in caught if "thread block" in str(w.message)])
+        simulate_t1(self, t1, self.kt, wg_text, self.accepted)
 
 
 FAKE = r"""#!/usr/bin/env python3
