@@ -195,8 +195,9 @@ CLI_COMMAND(
              "kernels (eval --kernel) are ranked only with --variants, marked `variant`. With\n"
              "--json it prints the ranking as JSON; the seeds are written either way\n"
              "(--no-seeds: none).\n",
-    .exit = "0 ok, 1 missing or empty store, no match, only failed results or a seeds\n"
-            "write error, 2 bad option.");
+    .exit = "0 ok (a group whose records all failed, beside groups with ok ones, is\n"
+            "ranked as it is: \"seeds\": []), 1 missing or empty store, no match, no matching\n"
+            "group with an ok kernel record, or a seeds write error, 2 bad option.");
 
 /* ---- import --------------------------------------------------------------------------------- */
 
@@ -358,10 +359,10 @@ CLI_COMMAND(merge, .summary = "merge other stores into the store", .usage = "SRC
             .about =
                 "Merges other stores (e.g. from other machines) into the store (--store: the\n"
                 "destination), each source in one transaction. On a key clash the better record\n"
-                "wins: \"ok\" beats any failure; of two \"ok\" records the lower noise, then more\n"
-                "samples, then the newer. Prints per source how many records were added, replaced\n"
-                "and kept. Every source is opened before the destination: a missing or unreadable\n"
-                "source is exit 1 and creates no destination.\n",
+                "wins: " RECORD_MERGE_RULE
+                "Prints per source how many records were added, replaced and kept. Every source\n"
+                "is opened before the destination: a missing or unreadable source is exit 1 and\n"
+                "creates no destination.\n",
             .exit = "0 ok, 1 a source could not be read or merged, 2 bad option.");
 
 /* ---- show ----------------------------------------------------------------------------------- */

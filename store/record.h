@@ -194,11 +194,12 @@ struct cJSON;
 struct cJSON *record_to_json(const record *r);
 int record_from_json(const struct cJSON *j, record *out, char *err, size_t errlen);
 
-/* The merge rule: 1 when a should replace b for the same key, else 0.
- * A status "ok" beats any other status; among two "ok" records the one with
- * an interval beats one without, then the narrower interval (relative to its
- * median) wins, then the lower noise (a missing estimate, NaN, loses), then
- * the one with more samples, then the newer. */
+/* The merge rule: 1 when a should replace b for the same key, else 0, as
+ * RECORD_MERGE_RULE says (the words `merge --help` prints). */
+#define RECORD_MERGE_RULE                                                                          \
+    "\"ok\" beats any failure; of two \"ok\" records the one with a 95 % interval\n"               \
+    "beats one without, then the narrower interval (relative to its median), then the\n"           \
+    "lower noise (a missing estimate loses), then more samples; else the newer.\n"
 int record_better(const record *a, const record *b);
 
 /* The ranking order, used by `fasweep topk` (seeds/rank.c) and by the

@@ -468,8 +468,6 @@ template <typename C> struct Mainloop {
                                               a.causal, lane);
         };
         constexpr std::false_type packed{};
-        constexpr std::true_type in_place{};
-        (void)in_place;
 
         // PIPELINE 2: the consumer warpgroups take turns issuing their GEMMs (FA3's
         // ping-pong), so one's softmax runs while the other's wgmmas hold the tensor cores.
@@ -536,29 +534,21 @@ template <typename C> struct Mainloop {
                 wg_fence();
                 pv(p_prev, smem.v_tile(prev), BLOCK_N);
                 sched_arrive(j);
-                if constexpr (PIPELINE == 4) {
-                    // FA3's order: softmax of S_j in place under the P V of tile j-1, then
-                    // (P V done) pack P_j over P_{j-1}: one P tile, S doubles as fp32 P.
+                if constexpr (INTRA || PIPELINE == 4) {
+                    // S_j is done; P V of tile j-1 may still run under the softmax. PIPELINE
+                    // 4, FA3's order: the softmax of S_j in place, then (P V done) P_j packed
+                    // over P_{j-1}: one P tile, S doubles as fp32 P.
                     wg_wait<1>();
                     fence_regs(s);
                     if (lane == 0)
                         mbar_arrive(smem.k_empty(slot));
-                    softmax(p_next, j, in_place);
+                    softmax(p_next, j, std::bool_constant<PIPELINE == 4>{});
                     wg_wait<0>();
                     fence_regs(o);
                     if (lane == 0)
                         mbar_arrive(smem.v_empty(prev));
-                    Softmax<C>::pack(s, p_next);
-                } else if constexpr (INTRA) {
-                    wg_wait<1>(); // S_j is done; P V of tile j-1 may still run
-                    fence_regs(s);
-                    if (lane == 0)
-                        mbar_arrive(smem.k_empty(slot));
-                    softmax(p_next, j, packed);
-                    wg_wait<0>();
-                    fence_regs(o);
-                    if (lane == 0)
-                        mbar_arrive(smem.v_empty(prev));
+                    if constexpr (PIPELINE == 4)
+                        Softmax<C>::pack(s, p_next);
                 } else {
                     wg_wait<0>();
                     fence_regs(s);

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include <cJSON.h>
+#include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +171,31 @@ static void brute_force(const fa_family *f, int fi, int head_dim, long limit, kt
     free(e);
 }
 
+/* Whether the decimal d stands in text as a number of its own. */
+static int says_number(const char *text, int d)
+{
+    char num[16];
+    snprintf(num, sizeof num, "%d", d);
+    for (const char *p = strstr(text, num); p; p = strstr(p + 1, num))
+        if ((p == text || !isdigit((unsigned char)p[-1])) &&
+            !isdigit((unsigned char)p[strlen(num)]))
+            return 1;
+    return 0;
+}
+
+/* The head-dim rule in words names exactly the head dims check takes (the
+ * words were once left at "64 or 128" when 256 came). */
+static void expect_head_dims_said(const fa_family *f, int fi)
+{
+    for (int d = 16; d <= 512; d += 16) {
+        const fa_config c = {d, {128, 128, 2, 2, 1}, fi, FA_DTYPE_FP16};
+        const int takes = f->check(&c, LONG_MAX) != FA_REJ_HEAD_DIM;
+        if (takes != says_number(f->rule[FA_REJ_HEAD_DIM], d))
+            fail_msg("%s: HEAD_DIM %d is %s by check, but the rule says \"%s\"", f->name, d,
+                     takes ? "taken" : "refused", f->rule[FA_REJ_HEAD_DIM]);
+    }
+}
+
 static void test_restrictions_are_check(void **state)
 {
     (void)state;
@@ -201,6 +227,7 @@ static void test_restrictions_are_check(void **state)
             if (k.by_reason[reason])
                 assert_non_null(f->rule[reason]);
         assert_non_null(f->rule[FA_REJ_HEAD_DIM]);
+        expect_head_dims_said(f, fi);
     }
 }
 
