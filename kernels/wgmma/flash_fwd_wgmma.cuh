@@ -24,7 +24,10 @@
 // only for the former; two P register tiles); 2 = 1 + the inter-warpgroup ping-pong
 // (named barriers 4+c: the consumer warpgroups take turns issuing their GEMMs); 3 = the
 // ping-pong alone (both GEMMs waited before the softmax, one P tile); 4 = 2 with FA3's
-// register use (fp32 P written over S, packed into the one P tile after the P V).
+// register use (fp32 P written over S, packed into the one P tile after the P V); 5 = the
+// key split (BLOCK_M 64, two consumer warpgroups on the same rows, tile j to warpgroup
+// j % 2, each as 0; Combine merges them): twice the warpgroups per query row, for
+// problems whose CTAs do not fill the GPU.
 #pragma once
 
 #include <cuda.h> // CUtensorMap and the tensor-map enums only: nothing links libcuda
@@ -41,6 +44,14 @@
 #include "fa_launch.h"
 #include "traits.h"
 #include "wgmma_ops.h"
+
+// FA_WG_LAZY_RESCALE 1 (the default): the running max moves only by more than 2^8
+// (Softmax::online), so O is rescaled only when a row of the warp moved: -3 % at
+// 16,16,2048,64 and -4 % at 4,16,2048,128 on the H200 (kernels/NOTES-perf.md). 0 gives
+// the eager rescale of every tile, for an A/B (scripts/bench_kernel_ab.sh).
+#ifndef FA_WG_LAZY_RESCALE
+#define FA_WG_LAZY_RESCALE 1
+#endif
 
 namespace fawg
 {
@@ -157,6 +168,7 @@ __device__ __forceinline__ float fast_exp2(float x)
 // Producer  the producer warpgroup: TMA copies of Q and the K/V ring
 // Softmax   the online softmax's running max and sum of a consumer thread's two rows
 // Mainloop  a consumer warpgroup's GEMMs over the key tiles, in the PIPELINE's order
+// Combine   PIPELINE 5 (key split): one warpgroup's partial softmax merged into the other's
 // Epilogue  O / l to global memory through the (then idle) Q tile
 // fa_wgmma_kernel joins them; every piece is force-inlined, so the split costs nothing.
 
@@ -174,6 +186,9 @@ struct Cfg {
     static constexpr int NO = HEAD_DIM / 2;                      // O accumulators / thread
     static constexpr int KP = BLOCK_N / 16;                      // k-steps of P V
     static constexpr int KQ = HEAD_DIM / 16;                     // k-steps of Q K^T
+    // PIPELINE 5: the consumer warpgroups share one 64-row slab and alternate key tiles.
+    static constexpr bool SPLIT = PIPELINE == FA_WG_SPLIT;
+    static constexpr int ROW_WGS = SPLIT ? 1 : CONSUMER_WG; // warpgroups with rows of their own
     static_assert(fa_wg_valid(HEAD_DIM, BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, PIPELINE),
                   "invalid wgmma config (traits.h: fa_wg_valid)");
 };
@@ -218,8 +233,8 @@ template <typename C> struct Smem {
         for (int s = 0; s < C::STAGES; s++) {
             mbar_init(k_full(s), 1);
             mbar_init(v_full(s), 1);
-            mbar_init(k_empty(s), C::CONSUMER_WG * 4);
-            mbar_init(v_empty(s), C::CONSUMER_WG * 4);
+            mbar_init(k_empty(s), (C::SPLIT ? 1 : C::CONSUMER_WG) * 4); // its consumers' warps
+            mbar_init(v_empty(s), (C::SPLIT ? 1 : C::CONSUMER_WG) * 4);
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -328,10 +343,17 @@ template <typename C> struct Softmax {
                                  masked(nb * 4 + 2 * h + 1) ? -INFINITY : s[nb * 4 + 2 * h + 1]));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
-            const float m_new = fmaxf(m[h], mx * scale_log2);
+            float m_new = fmaxf(m[h], mx * scale_log2);
+#if FA_WG_LAZY_RESCALE
+            // The running max moves only when the row grows by more than 2^8 (the mma
+            // family's rule): P stays <= 256, inside fp16 and bf16, and O is rescaled only
+            // when some row of the warp moved (Mainloop::rescale skips corr = 1).
+            if (!(m_new > m[h] + 8.f))
+                m_new = m[h];
+#endif
             // A row with every key masked so far keeps -inf: base 0 gives exp2 = 0, no NaN.
             base[h] = m_new == -INFINITY ? 0.f : m_new;
-            corr[h] = fast_exp2(m[h] - base[h]);
+            corr[h] = fast_exp2(m[h] - base[h]); // exactly 1 when the max stayed (ex2(0) = 1)
             m[h] = m_new;
         }
         // P straight into the packed A fragments (S itself is left untouched: writing the
@@ -422,6 +444,10 @@ template <typename C> struct Mainloop {
 
     __device__ __forceinline__ void rescale(const float (&corr)[2])
     {
+#if FA_WG_LAZY_RESCALE
+        if (!__any_sync(0xffffffffu, corr[0] != 1.f || corr[1] != 1.f))
+            return;
+#endif
 #pragma unroll
         for (int i = 0; i < C::NO; i++)
             o[i] *= corr[(i >> 1) & 1];
@@ -443,9 +469,10 @@ template <typename C> struct Mainloop {
         constexpr int STAGES = C::STAGES, BLOCK_M = C::BLOCK_M, BLOCK_N = C::BLOCK_N;
         constexpr int PIPELINE = C::PIPELINE, CONSUMER_WG = C::CONSUMER_WG;
         const int seq = a.seq_len, n_tiles = t.n_tiles;
-        const int wg_row0 = t.m0 + cw * 64;
+        const int slab = C::SPLIT ? 0 : cw; // this warpgroup's 64-row slab of the Q tile
+        const int wg_row0 = t.m0 + slab * 64;
         const float scale_log2 = a.softmax_scale * 1.44269504088896340736f;
-        const uint32_t sQw = smem.q + cw * 64 * 128;
+        const uint32_t sQw = smem.q + slab * 64 * 128;
 
         // Masking is needed on the tail tile and on tiles reaching past this warpgroup's
         // first row (causal): uniform over the warpgroup.
@@ -474,7 +501,8 @@ template <typename C> struct Mainloop {
         // Named barrier 4+c is warpgroup c's turn: it syncs there (128 threads) and the
         // previous warpgroup arrives (128), 256 in all. Warpgroup C-1 grants the first turn
         // and skips its very last grant, so every barrier ends balanced.
-        constexpr bool PINGPONG = PIPELINE >= 2, INTRA = PIPELINE == 1 || PIPELINE == 2;
+        constexpr bool PINGPONG = PIPELINE >= 2 && PIPELINE <= 4;
+        constexpr bool INTRA = PIPELINE == 1 || PIPELINE == 2;
         auto sched_sync = [&]() {
             if constexpr (PINGPONG)
                 asm volatile("bar.sync %0, 256;\n" ::"r"(4 + cw) : "memory");
@@ -489,9 +517,10 @@ template <typename C> struct Mainloop {
             if (cw == CONSUMER_WG - 1)
                 asm volatile("bar.arrive %0, 256;\n" ::"r"(4) : "memory");
 
-        if constexpr (PIPELINE == 0) {
+        if constexpr (PIPELINE == 0 || C::SPLIT) {
+            // In turn; the key split's warpgroups take every CONSUMER_WG-th tile each.
             uint32_t p[C::KP][4];
-            for (int j = 0; j < n_tiles; j++) {
+            for (int j = C::SPLIT ? cw : 0; j < n_tiles; j += C::SPLIT ? CONSUMER_WG : 1) {
                 const int slot = j % STAGES;
                 const uint32_t par = (j / STAGES) & 1;
                 mbar_wait(smem.k_full(slot), par);
@@ -592,6 +621,53 @@ template <typename C> struct Mainloop {
     }
 };
 
+// PIPELINE 5: warpgroup 1 leaves its running max, sum and O in the drained K/V ring, and
+// warpgroup 0 merges them into its own: two partial softmaxes of the same rows, each
+// rescaled to the larger max and added. Thread t of one warpgroup holds the same elements
+// as thread t of the other, so word i of thread t sits at i * 128 + t (conflict-free).
+// Returns whether this warpgroup goes on to the epilogue.
+template <typename C> struct Combine {
+    static constexpr int BAR = 7; // named barrier: 1-3 are the epilogue's, 4-6 the ping-pong's
+
+    static __device__ __forceinline__ bool merge(Mainloop<C> &ml, const Smem<C> &smem, int cw,
+                                                 int wtid)
+    {
+        static_assert(C::CONSUMER_WG == 2, "the key split has exactly 2 consumer warpgroups");
+        static_assert((C::NO + 4) * 128 * 4 <= 2 * C::STAGES * C::KV_BYTES,
+                      "one warpgroup's O, max and sum fit the K/V ring");
+        float *buf = reinterpret_cast<float *>(smem.q_gen + C::Q_BYTES); // the K/V ring
+        named_bar_sync(BAR, 256); // every key tile of both is done: the ring is free
+        if (cw == 1) {
+#pragma unroll
+            for (int i = 0; i < C::NO; i++)
+                buf[i * 128 + wtid] = ml.o[i];
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                buf[(C::NO + h) * 128 + wtid] = ml.sm.m[h];
+                buf[(C::NO + 2 + h) * 128 + wtid] = ml.sm.l[h];
+            }
+        }
+        named_bar_sync(BAR, 256);
+        if (cw == 1)
+            return false;
+        float a0[2], a1[2];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const float m1 = buf[(C::NO + h) * 128 + wtid], l1 = buf[(C::NO + 2 + h) * 128 + wtid];
+            const float mx = fmaxf(ml.sm.m[h], m1);
+            const float base = mx == -INFINITY ? 0.f : mx; // no key at all: both factors 0
+            a0[h] = fast_exp2(ml.sm.m[h] - base);
+            a1[h] = fast_exp2(m1 - base);
+            ml.sm.m[h] = mx;
+            ml.sm.l[h] = ml.sm.l[h] * a0[h] + l1 * a1[h];
+        }
+#pragma unroll
+        for (int i = 0; i < C::NO; i++)
+            ml.o[i] = ml.o[i] * a0[(i >> 1) & 1] + buf[i * 128 + wtid] * a1[(i >> 1) & 1];
+        return true;
+    }
+};
+
 // O / l of one consumer warpgroup's 64 rows, staged through its (now idle) rows of the Q
 // tile so the global stores are whole 16-B chunks of a row.
 template <typename C> struct Epilogue {
@@ -661,10 +737,14 @@ __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
         return;
     }
     setmaxnreg_inc<fa_wg_consumer_regs(CONSUMER_WG)>();
-    const int cw = wg - 1;
+    // Every lane of a consumer warp takes this branch, so the full-mask shuffle is valid; it
+    // makes cw (and the wgmma descriptors built from it) warp-uniform: the per-tile
+    // descriptor arithmetic moves to the uniform datapath (NOTES.md: 529 -> 475 SASS
+    // instructions per tile at D=64, the 16-20 B spills gone).
+    const int cw = __shfl_sync(0xffffffffu, wg - 1, 0);
     const int wtid = tid % 128;
     const int lane = tid & 31, warp = wtid / 32;
-    const int row_base = t.m0 + cw * 64 + warp * 16 + (lane >> 2); // and row_base + 8
+    const int row_base = t.m0 + (C::SPLIT ? 0 : cw * 64) + warp * 16 + (lane >> 2); // and +8
     unsigned long long t_start = 0;
     if (a.cta_clock && wtid == 0 && cw == 0)
         t_start = clock64();
@@ -672,6 +752,9 @@ __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
     Mainloop<C> ml;
     ml.init();
     ml.run(smem, t, a, cw, lane, row_base);
+    if constexpr (C::SPLIT)
+        if (!Combine<C>::merge(ml, smem, cw, wtid))
+            return;
     Epilogue<C>::store(ml, smem, t, a, cw, wtid);
 
     if (a.cta_clock && wtid == 0 && cw == 0) {

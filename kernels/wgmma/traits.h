@@ -5,7 +5,7 @@
  * exactly fa_wg_smem_bytes()). Axes, named as the template parameters:
  *   HEAD_DIM     64, 128 or 256
  *   BLOCK_M      query rows per CTA = 64 x CONSUMER_WG (one wgmma M=64 slab per consumer
- *                warpgroup)
+ *                warpgroup), or 64 with PIPELINE 5 (the warpgroups share one slab)
  *   BLOCK_N      keys per tile, the N of S = Q K^T: a multiple of 16 in 64..256 for which a
  *                wgmma wrapper exists (wgmma_ops.h: 64, 80, 96, 128, 160, 176, 192, 256)
  *   CONSUMER_WG  consumer warpgroups (1..3); plus one producer warpgroup issuing TMA
@@ -17,7 +17,12 @@
  *                ping-pong alone (per turn: S of tile j and P V of tile j-1 issued together
  *                and both waited before the softmax: one P tile, fits 3 consumers at D=64);
  *                4: like 2 but FA3's register use: the softmax writes fp32 P over S under
- *                the running P V, packed to the one fp16 P tile once that P V is done
+ *                the running P V, packed to the one fp16 P tile once that P V is done;
+ *                5 (FA_WG_SPLIT): the key split: both consumer warpgroups (exactly 2) take
+ *                the same 64 query rows and alternate key tiles (tile j to warpgroup j % 2),
+ *                each in turn as 0 does; one combines the other's running max, sum and O
+ *                through the drained K/V ring before the epilogue. Twice the warpgroups
+ *                per query row: for problems whose CTAs do not fill the GPU
  * The TMA swizzle is fixed at 128 B (a 64-element fp16 row per swizzle atom), not an axis.
  * Config text: "d64.m128.n128.c2.s2.p2" (d m n c s p). In fa_config (kernels/fa_config.h)
  * HEAD_DIM is head_dim and the five axes are axis[WG_BLOCK_M .. WG_PIPELINE]. The family's
@@ -85,11 +90,16 @@ FA_WG_PURE int fa_wg_consumer_regs(int consumer_wg)
     return consumer_wg == 1 ? 240 : consumer_wg == 2 ? 240 : 160;
 }
 
-/* Consumer registers per thread a point needs, roughly (see fa_wg_valid). */
+/* PIPELINE 5: the key split (see the top comment). */
+#define FA_WG_SPLIT 5
+#define FA_WG_PIPELINE_MAX 5
+
+/* Consumer registers per thread a point needs, roughly (see fa_wg_valid): one P tile
+ * unless a P V is in flight under the softmax (PIPELINE 1, 2, 4). */
 FA_WG_PURE int fa_wg_regs_estimate(int head_dim, int block_n, int pipeline)
 {
-    return block_n / 2 + head_dim / 2 + (pipeline == 3 || pipeline == 0 ? 1 : 2) * (block_n / 4) +
-           24;
+    return block_n / 2 + head_dim / 2 +
+           (pipeline == 1 || pipeline == 2 || pipeline == 4 ? 2 : 1) * (block_n / 4) + 24;
 }
 
 /* The planner's rules, one function each, in the order the planner applies them (the
@@ -103,10 +113,12 @@ FA_WG_PURE int fa_wg_head_dim_ok(int head_dim)
            head_dim % FA_WG_SUB_COLS == 0;
 }
 
-/* One 64-row wgmma slab per consumer warpgroup, 1 to 3 of them. */
-FA_WG_PURE int fa_wg_rows_ok(int block_m, int consumer_wg)
+/* One 64-row wgmma slab per consumer warpgroup, 1 to 3 of them; with the key split
+ * (PIPELINE 5) one slab the warpgroups share. */
+FA_WG_PURE int fa_wg_rows_ok(int block_m, int consumer_wg, int pipeline)
 {
-    return consumer_wg >= 1 && consumer_wg <= 3 && block_m == FA_WG_ROWS_PER_WG * consumer_wg;
+    return consumer_wg >= 1 && consumer_wg <= 3 &&
+           block_m == FA_WG_ROWS_PER_WG * (pipeline == FA_WG_SPLIT ? 1 : consumer_wg);
 }
 
 /* BLOCK_N: S = Q K^T is one wgmma of N = BLOCK_N (wgmma_ops.h has these N), and the TMA
@@ -132,11 +144,13 @@ FA_WG_PURE int fa_wg_regs_ok(int head_dim, int block_n, int consumer_wg, int pip
     return fa_wg_regs_estimate(head_dim, block_n, pipeline) <= fa_wg_consumer_regs(consumer_wg);
 }
 
-/* The ring needs two stages (K of tile j+1 loads while tile j computes); PIPELINE is 0..4
- * and the ping-pong (2, 3, 4) needs a second consumer warpgroup to alternate with. */
+/* The ring needs two stages (K of tile j+1 loads while tile j computes); PIPELINE is 0..5,
+ * the ping-pong (2, 3, 4) needs a second consumer warpgroup to alternate with, and the key
+ * split (5) exactly two (the drained ring holds one warpgroup's O, max and sum). */
 FA_WG_PURE int fa_wg_pipeline_ok(int consumer_wg, int stages, int pipeline)
 {
-    return stages >= 2 && pipeline >= 0 && pipeline <= 4 && (pipeline < 2 || consumer_wg >= 2);
+    return stages >= 2 && pipeline >= 0 && pipeline <= FA_WG_PIPELINE_MAX &&
+           (pipeline < 2 || consumer_wg >= 2) && (pipeline != FA_WG_SPLIT || consumer_wg == 2);
 }
 
 /* Whether a point may exist (1) or not (0): every rule above, then shared memory against
@@ -144,7 +158,7 @@ FA_WG_PURE int fa_wg_pipeline_ok(int consumer_wg, int stages, int pipeline)
 FA_WG_PURE int fa_wg_valid(int head_dim, int block_m, int block_n, int consumer_wg, int stages,
                            int pipeline)
 {
-    return fa_wg_head_dim_ok(head_dim) && fa_wg_rows_ok(block_m, consumer_wg) &&
+    return fa_wg_head_dim_ok(head_dim) && fa_wg_rows_ok(block_m, consumer_wg, pipeline) &&
            fa_wg_n_ok(block_n) && fa_wg_box_ok(block_m, block_n) &&
            fa_wg_regs_ok(head_dim, block_n, consumer_wg, pipeline) &&
            fa_wg_pipeline_ok(consumer_wg, stages, pipeline) &&

@@ -33,7 +33,7 @@ static int wg_check(const fa_config *c, long smem_limit)
 {
     if (!fa_wg_head_dim_ok(c->head_dim))
         return FA_REJ_HEAD_DIM;
-    if (!fa_wg_rows_ok(c->axis[WG_BLOCK_M], c->axis[WG_CONSUMER_WG]))
+    if (!fa_wg_rows_ok(c->axis[WG_BLOCK_M], c->axis[WG_CONSUMER_WG], c->axis[WG_PIPELINE]))
         return FA_REJ_WARP_ROWS;
     if (!fa_wg_n_ok(c->axis[WG_BLOCK_N]) || !fa_wg_box_ok(c->axis[WG_BLOCK_M], c->axis[WG_BLOCK_N]))
         return FA_REJ_TILE;
@@ -65,8 +65,14 @@ static int wg_pipeline_text(const fa_config *c, char *buf, unsigned long n)
     if (c->axis[WG_STAGES] < 2)
         return snprintf(buf, n, "STAGES %d: the TMA ring needs at least 2 stages",
                         c->axis[WG_STAGES]);
-    if (c->axis[WG_PIPELINE] < 0 || c->axis[WG_PIPELINE] > 4)
-        return snprintf(buf, n, "PIPELINE %d unknown (0 to 4)", c->axis[WG_PIPELINE]);
+    if (c->axis[WG_PIPELINE] < 0 || c->axis[WG_PIPELINE] > FA_WG_PIPELINE_MAX)
+        return snprintf(buf, n, "PIPELINE %d unknown (0 to %d)", c->axis[WG_PIPELINE],
+                        FA_WG_PIPELINE_MAX);
+    if (c->axis[WG_PIPELINE] == FA_WG_SPLIT)
+        return snprintf(buf, n,
+                        "PIPELINE %d splits the keys between exactly 2 consumer warpgroups, got "
+                        "%d",
+                        FA_WG_SPLIT, c->axis[WG_CONSUMER_WG]);
     return snprintf(buf, n,
                     "PIPELINE %d is a ping-pong between consumer warpgroups: needs CONSUMER_WG "
                     ">= 2, got %d",
@@ -83,6 +89,11 @@ static int wg_reject_text(int reason, const fa_config *c, long smem_limit, char 
                         "head_dim %d unsupported (64, 128, 256: whole 128-B TMA swizzle rows)",
                         c->head_dim);
     case FA_REJ_WARP_ROWS:
+        if (c->axis[WG_PIPELINE] == FA_WG_SPLIT)
+            return snprintf(buf, n,
+                            "BLOCK_M %d is not 64 (PIPELINE %d: the consumer warpgroups share one "
+                            "64-row slab)",
+                            c->axis[WG_BLOCK_M], FA_WG_SPLIT);
         return snprintf(buf, n,
                         "BLOCK_M %d is not 64 x CONSUMER_WG (%d consumer warpgroups of 64 rows, "
                         "1 to 3)",
@@ -124,7 +135,7 @@ static void wg_kt_tuple(int hi, int (*ok)(int), char *buf, size_t n)
 /* The consumer warpgroup counts the rows rule allows (BLOCK_M = 64 x it). */
 static int wg_kt_cw_ok(int cw)
 {
-    return fa_wg_rows_ok(FA_WG_ROWS_PER_WG * cw, cw);
+    return fa_wg_rows_ok(FA_WG_ROWS_PER_WG * cw, cw, 0);
 }
 
 static int wg_kt_n_ok(int n)
@@ -149,16 +160,18 @@ static int wg_kt_restrictions(int head_dim, long smem_limit, char (*out)[FA_KT_R
     const long row = fa_wg_tile_bytes(1, head_dim);
     const long limit = smem_limit < FA_WG_SMEM_OPTIN_MAX ? smem_limit : FA_WG_SMEM_OPTIN_MAX;
     int n = 0;
-    snprintf(out[n++], FA_KT_RESTRICTION_LEN, "BLOCK_M == %d*CONSUMER_WG and CONSUMER_WG in %s",
-             FA_WG_ROWS_PER_WG, cws);
+    snprintf(out[n++], FA_KT_RESTRICTION_LEN,
+             "BLOCK_M == %d*(1 if PIPELINE == %d else CONSUMER_WG) and CONSUMER_WG in %s",
+             FA_WG_ROWS_PER_WG, FA_WG_SPLIT, cws);
     snprintf(out[n++], FA_KT_RESTRICTION_LEN, "BLOCK_N in %s", ns);
     snprintf(out[n++], FA_KT_RESTRICTION_LEN, "BLOCK_M <= %d and BLOCK_N <= %d", FA_WG_TMA_BOX_MAX,
              FA_WG_TMA_BOX_MAX);
     snprintf(out[n++], FA_KT_RESTRICTION_LEN,
-             "STAGES >= 2 and PIPELINE >= 0 and PIPELINE <= 4 and (PIPELINE < 2 or "
-             "CONSUMER_WG >= 2)");
+             "STAGES >= 2 and PIPELINE >= 0 and PIPELINE <= %d and (PIPELINE < 2 or "
+             "CONSUMER_WG >= 2) and (PIPELINE != %d or CONSUMER_WG == 2)",
+             FA_WG_PIPELINE_MAX, FA_WG_SPLIT);
     snprintf(out[n++], FA_KT_RESTRICTION_LEN,
-             "BLOCK_N//2 + (1 if PIPELINE in (0, 3) else 2)*(BLOCK_N//4) + %d <= (%d if "
+             "BLOCK_N//2 + (2 if PIPELINE in (1, 2, 4) else 1)*(BLOCK_N//4) + %d <= (%d if "
              "CONSUMER_WG == 1 else %d if CONSUMER_WG == 2 else %d)",
              fa_wg_regs_estimate(head_dim, 0, 0), fa_wg_consumer_regs(1), fa_wg_consumer_regs(2),
              fa_wg_consumer_regs(3));
@@ -189,7 +202,7 @@ const fa_family wgmma_family = {
              {"BLOCK_N", "a multiple of 16 from 64 to 256", NULL, 64, 256, 16, 0, "n"},
              {"CONSUMER_WG", "1, 2 or 3 consumer warpgroups", NULL, 1, 3, 1, 0, "c"},
              {"STAGES", "an integer from 2 to 8", NULL, 2, 8, 1, 0, "s"},
-             {"PIPELINE", "an integer from 0 to 4", NULL, 0, 4, 1, 0, "p"}},
+             {"PIPELINE", "an integer from 0 to 5", NULL, 0, FA_WG_PIPELINE_MAX, 1, 0, "p"}},
     .text_example = "d64.m128.n128.c2.s2.p2",
     .arch = 90,
     .arch_name = "sm_90a",
@@ -198,11 +211,12 @@ const fa_family wgmma_family = {
     .reject_text = wg_reject_text,
     .rule = {[FA_REJ_HEAD_DIM] = "HEAD_DIM is 64, 128 or 256 (whole 128-B TMA swizzle rows)",
              [FA_REJ_WARP_ROWS] = "BLOCK_M = 64 x CONSUMER_WG, 1 to 3 consumer warpgroups (one "
-                                  "64-row wgmma slab each)",
+                                  "64-row wgmma slab each; one slab they share with PIPELINE "
+                                  "5)",
              [FA_REJ_TILE] = "BLOCK_N has a wgmma m64nNk16 wrapper and every TMA box is at most "
                              "256 rows",
-             [FA_REJ_PIPELINE] = "STAGES >= 2, PIPELINE 0 to 4, and a ping-pong (PIPELINE 2, 3, "
-                                 "4) has CONSUMER_WG >= 2",
+             [FA_REJ_PIPELINE] = "STAGES >= 2, PIPELINE 0 to 5, a ping-pong (PIPELINE 2, 3, 4) "
+                                 "has CONSUMER_WG >= 2 and the key split (5) exactly 2",
              [FA_REJ_REGS] = "the registers per consumer thread fit the setmaxnreg budget (it "
                              "would spill)",
              [FA_REJ_SMEM] = "1 KB + Q + 2 x STAGES K/V tiles + mbarriers fit the space's shared "

@@ -109,7 +109,7 @@ assert [k for k, e in d["cache"].items() if "time" in e] == ["128,128,2,2,2,384"
     run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/h100.json"
     expect_status 0
     # warp_rows is 16 rows per warp for mma and 64 per consumer warpgroup for wgmma
-    expect_in "$output" "  warp_rows    78     mma: BLOCK_M is a multiple of 16 x NUM_WARPS"
+    expect_in "$output" "  warp_rows    126    mma: BLOCK_M is a multiple of 16 x NUM_WARPS"
     expect_in "$output" "wgmma: BLOCK_M = 64 x CONSUMER_WG, 1 to 3 consumer warpgroups"
     expect_in "$output" "  regs         8      wgmma: the registers per consumer thread fit"
     run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/h100.json" --json
@@ -122,7 +122,7 @@ assert set(r) == {"mma", "wgmma"}, r
 assert r["wgmma"]["warp_rows"].startswith("BLOCK_M = 64 x CONSUMER_WG"), r
 assert r["mma"]["warp_rows"].startswith("BLOCK_M is a multiple of 16 x NUM_WARPS"), r
 assert "tile" in r["wgmma"] and "tile" not in r["mma"] and "chunks" in r["mma"], r
-assert d["counts"]["rejected_by_reason"]["warp_rows"] == 78
+assert d["counts"]["rejected_by_reason"]["warp_rows"] == 126
 ' "$output"
     expect_status 0
 }

@@ -229,17 +229,17 @@ damaged_store() {
     run --separate-stderr "$FASWEEP" topk --json --no-seeds --store "$STORE"
     expect_status 0
     json_valid <<<"$output" || flunk "not JSON"
-    [ ! -e seeds ] || flunk "topk --json --no-seeds wrote seeds: $(ls seeds)"
+    [ ! -e store.seeds ] || flunk "topk --json --no-seeds wrote seeds: $(ls store.seeds)"
     run --separate-stderr "$FASWEEP" topk --json --store "$STORE"
     expect_status 0
     json_valid <<<"$output" || flunk "not JSON"
-    [ -n "$(ls seeds)" ] || flunk "topk --json wrote no seeds (the table writes them)"
+    [ -n "$(ls store.seeds)" ] || flunk "topk --json wrote no seeds (the table writes them)"
     run --separate-stderr "$FASWEEP" topk --json --seeds-dir sd --store "$STORE"
     expect_status 0
     [ -n "$(ls sd)" ] || flunk "--seeds-dir given: seeds expected"
     run --separate-stderr "$FASWEEP" topk --store "$STORE"
     expect_status 0
-    [ -n "$(ls seeds)" ] || flunk "the table form still writes seeds"
+    [ -n "$(ls store.seeds)" ] || flunk "the table form still writes seeds"
 }
 
 @test "an unknown status names every status, compile_error and implausible too" {

@@ -71,3 +71,19 @@ TXT
     [ "$(printf '%s\n' "$output" | wc -l)" -eq 8 ] || flunk "$output"
     [[ "$output" != *ok* ]] || flunk "$output"
 }
+
+@test "house: docs/spaces.md's counts of the h100 space's wgmma points are what plan --json says" {
+    local said
+    said=$(grep -oE '[0-9]+ points, [0-9]+ accepted, [0-9]+ distinct instances' "$REPO/docs/spaces.md")
+    [ -n "$said" ] || flunk "docs/spaces.md no longer states the h100 space's wgmma counts"
+    run --separate-stderr "$FASWEEP" plan --json --space "$REPO/spaces/h100.json"
+    expect_status 0
+    run python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+w = [p for p in d["points"] if p["family"] == "wgmma"]
+ok = [p for p in w if p["reason"] in ("ok", "not_compiled")]  # the planner accepts them
+print("%d points, %d accepted, %d distinct instances" % (len(w), len(ok), len({p["config"] for p in ok})))' "$output"
+    expect_status 0
+    [ "$output" = "$said" ] || flunk "docs/spaces.md says '$said', the plan says '$output'"
+}

@@ -86,17 +86,17 @@ probs = sorted(set(p["problem"] for p in d["points"]))
 assert probs == ["b16.h16.s2048.d64.nc", "b4.h16.s2048.d128.nc", "b4.h8.s512.d64.nc"], probs
 mma = [p for p in d["points"] if p["family"] == "mma"]
 wg = [p for p in d["points"] if p["family"] == "wgmma"]
-# the mma grid first, then the wgmma grid (families.wgmma): 3 x 2 x 1 x 2 x 2 x 2
-assert len(mma) == 3 * 2 * 3 * 2 * 3 * 2 and len(wg) == 3 * 2 * 2 * 2 * 2
+# the mma grid first, then the wgmma grid (families.wgmma): 3 x 3 x 1 x 2 x 2 x 3
+assert len(mma) == 3 * 2 * 3 * 2 * 3 * 2 and len(wg) == 3 * 3 * 2 * 2 * 3
 assert d["points"] == mma + wg
-assert d["counts"]["total"] == 216 + 48
+assert d["counts"]["total"] == 216 + 108
 assert d["smem_limit"] == 232448
 ' <<<"$output"
     expect_status 0
     run --separate-stderr "$FASWEEP" plan --space "$REPO/spaces/h100.json" --all
     expect_status 0
     expect_in "$output" "b4.h16.s2048.d128.nc"
-    expect_in "$output" "264 points"
+    expect_in "$output" "324 points"
 }
 
 @test "plan: --all lists not_compiled points that the default table only counts" {
