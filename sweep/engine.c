@@ -215,11 +215,29 @@ static int engine_run_one(engine *e, store *st, engine_job *jobs, size_t n, engi
     return rc ? rc : e->interrupted;
 }
 
+/* A later round on the worker that gated the job: only the timing is new
+ * (the gate and the clock64 view are the first round's, kept when the
+ * round is folded in), and one warm-up launch is enough for a kernel that
+ * has run here before. On several GPUs a job goes back to the worker
+ * that gated it (engine_pick, engine_assign: gated_by); one that another
+ * worker takes is gated again there. */
+static void engine_light(engine_job *j)
+{
+    j->t.light = 1;
+    if (j->t.measure.warmup_runs > 1)
+        j->t.measure.warmup_runs = 1;
+}
+
 /* ---- several workers: tasks to whichever is free -------------------------------------------- */
 
 /* The pending job a slot should take next, or n when none is left. */
 static size_t engine_pick(const engine *e, const engine_slot *sl, const engine_job *jobs, size_t n)
 {
+    /* A later round's job this worker gated goes back to it (light: no gate and no
+     * setup of another problem), before the group rule. */
+    for (size_t i = 0; sl->w.pid > 0 && i < n; i++)
+        if (jobs[i].pending && jobs[i].gated_by == (long)sl->w.pid)
+            return i;
     int *group_of = malloc((n + 1) * sizeof *group_of);
     unsigned char *pending = malloc(n + 1);
     int held[ENGINE_MAX_DEVICES], n_held = 0;
@@ -251,11 +269,17 @@ static void engine_assign(engine *e, engine_slot *sl, engine_job *jobs, size_t n
         return;
     char label[160], err[512];
     engine_label(&jobs[i].t, label, sizeof label);
+    /* The worker that gated it, still the same process: time only. */
+    const int light = sl->w.pid > 0 && jobs[i].gated_by == (long)sl->w.pid;
+    if (light)
+        engine_light(&jobs[i]);
     if (worker_start(&sl->w, &sl->j, &jobs[i].t, err, sizeof err) != 0) {
         engine_fail(e, "GPU %d: %s; it takes no more tasks", sl->w.device, err);
         sl->dead = 1;
         return;
     }
+    if (!light)
+        jobs[i].gated_by = (long)sl->w.pid;
     progress_begin_task(e->o.prog, label);
     jobs[i].pending = 0;
     sl->job = i;
@@ -338,19 +362,6 @@ static int engine_round_fresh(void)
 {
     const char *v = getenv("FASWEEP_ROUND_WORKER");
     return v && strcmp(v, "fresh") == 0;
-}
-
-/* A later round on the worker that gated the job: only the timing is new
- * (the gate and the clock64 view are the first round's, kept when the
- * round is folded in), and one warm-up launch is enough for a kernel that
- * has run here before. A job that moved to a fresh worker (several GPUs:
- * any may take it) is gated again there: only a one-worker engine goes
- * light. */
-static void engine_light(engine_job *j)
-{
-    j->t.light = 1;
-    if (j->t.measure.warmup_runs > 1)
-        j->t.measure.warmup_runs = 1;
 }
 
 /* Fresh workers for the next round: a new process, CUDA context and
@@ -456,7 +467,7 @@ int engine_measure(engine *e, store *st, engine_job *jobs, size_t n, engine_keep
     if (rc)
         engine_fail(e, "out of memory for %zu tasks", n);
     for (size_t i = 0; i < n; i++)
-        jobs[i].pending = 1, jobs[i].failed = 0;
+        jobs[i].pending = 1, jobs[i].failed = 0, jobs[i].gated_by = 0;
     for (int r = 0; r < rounds && rc == 0; r++) {
         const size_t k = engine_round_jobs(jobs, n, r, rounds, rj, src);
         if (k == 0)
@@ -473,6 +484,7 @@ int engine_measure(engine *e, store *st, engine_job *jobs, size_t n, engine_keep
         for (size_t i = 0; i < k; i++) {
             jobs[src[i]].failed |= rj[i].failed;
             jobs[src[i]].pending = rj[i].pending;
+            jobs[src[i]].gated_by = fresh ? 0 : rj[i].gated_by;
         }
         if (rc >= 0 && engine_round_intervals(e, st, rj, k, since) != 0)
             rc = -1;

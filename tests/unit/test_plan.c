@@ -650,14 +650,19 @@ static void test_h100_wgmma(void **state)
             wg[p.points[i].reason]++;
             n_wg++;
         }
-    /* 3 problems (D = 64, 64, 128) x 2 x 1 x 2 x 2 x 2: the mismatched
-     * (M, CW) pairs 24; 192/3 runs P = 3 only at D = 64 (P = 2 needs 184
-     * of 160 registers; D = 128 needs 184 with either): regs 2 + 2 + 4;
-     * 128/2 all 4 (S, P) per problem, 192/3 2 per D = 64 problem. */
-    assert_int_equal(n_wg, 48);
-    assert_int_equal(wg[PLAN_REJ_WARP_ROWS], 24);
+    /* 3 problems (D = 64, 64, 128) x M 3 x N 1 x CW 2 x S 2 x P 3 (2, 3, 5):
+     * rows (BLOCK_M = 64 x CW, or 64 for the key split P = 5) fail for 8
+     * of the 12 (CW, S, P) of each M per problem: 3 x 3 x 8 = 72; the key
+     * split with 3 warpgroups (64/3, P = 5, S 2 or 3) is the pipeline's:
+     * 2 per problem; 192/3 runs P = 3 only at D = 64 (P = 2 needs 184 of
+     * 160 registers; D = 128 needs 184 with either): regs 2 + 2 + 4;
+     * 128/2 all 4 (S, P) per problem, 192/3 2 per D = 64 problem, 64/2/P5
+     * 2 per problem. */
+    assert_int_equal(n_wg, 108);
+    assert_int_equal(wg[PLAN_REJ_WARP_ROWS], 72);
+    assert_int_equal(wg[PLAN_REJ_PIPELINE], 6);
     assert_int_equal(wg[PLAN_REJ_REGS], 2 + 2 + 4);
-    assert_int_equal(wg[PLAN_OK], 16);
+    assert_int_equal(wg[PLAN_OK], 16 + 6);
     check_counts(&p);
     plan_free(&p);
 }

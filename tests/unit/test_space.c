@@ -914,7 +914,7 @@ static void test_real_spaces(void **state)
     /* h100 sweeps the wgmma family too (families.wgmma). */
     assert_int_equal(s.n_extra, 1);
     assert_int_equal(s.extra[0].family, FA_FAMILY_WGMMA);
-    assert_int_equal(s.extra[0].axis_len[WG_BLOCK_M], 2);
+    assert_int_equal(s.extra[0].axis_len[WG_BLOCK_M], 3); /* 64 for the key split too */
 
     assert_int_equal(space_load("spaces/ci.json", &s, err, sizeof err), 0);
     assert_string_equal(s.name, "ci");
