@@ -324,8 +324,9 @@ static void test_wgmma_kernel_tuner(void **state)
     const cJSON *res = cJSON_GetObjectItem(d, "restrictions");
     assert_string_equal(cJSON_GetArrayItem(res, 0)->valuestring,
                         "block_size_x == 128*(CONSUMER_WG + 1)");
-    assert_string_equal(cJSON_GetArrayItem(res, 1)->valuestring,
-                        "BLOCK_M == 64*CONSUMER_WG and CONSUMER_WG in (1, 2, 3)");
+    assert_string_equal(
+        cJSON_GetArrayItem(res, 1)->valuestring,
+        "BLOCK_M == 64*(1 if PIPELINE == 5 else CONSUMER_WG) and CONSUMER_WG in (1, 2, 3)");
     for (const cJSON *r = res->child; r; r = r->next)
         assert_null(strstr(r->valuestring, "NUM_WARPS"));
     assert_string_equal(
@@ -381,7 +382,7 @@ static void test_wgmma_kernel_tuner(void **state)
     const cJSON *conds =
         cJSON_GetObjectItem(cJSON_GetObjectItem(d, "ConfigurationSpace"), "Conditions");
     const cJSON *first = cJSON_GetObjectItem(cJSON_GetArrayItem(conds, 1), "Parameters");
-    assert_int_equal(cJSON_GetArraySize(first), 2); /* BLOCK_M, CONSUMER_WG */
+    assert_int_equal(cJSON_GetArraySize(first), 3); /* BLOCK_M, CONSUMER_WG, PIPELINE */
     cJSON_Delete(d);
     group_free(&g);
 }
