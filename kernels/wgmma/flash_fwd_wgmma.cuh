@@ -278,27 +278,24 @@ template <typename C> struct Producer {
 #pragma unroll
         for (int c = 0; c < C::SUBS; c++)
             tma_load_3d(sm.q + c * C::BLOCK_M * 128, tmQ, sm.q_full(), c * 64, t.m0, t.bh);
-        // K of tile j+1 goes out before V of tile j: the consumers need it first.
-        auto load_k = [&](int j) {
+        // K (v false) or V (v true) of key tile j into ring slot j % STAGES, once the
+        // consumers have freed it.
+        auto load = [&](int j, bool v) {
             const int s = j % C::STAGES;
-            mbar_wait(sm.k_empty(s), ((j / C::STAGES) & 1) ^ 1);
-            mbar_expect_tx(sm.k_full(s), C::KV_BYTES);
+            mbar_wait(v ? sm.v_empty(s) : sm.k_empty(s), ((j / C::STAGES) & 1) ^ 1);
+            const uint32_t full = v ? sm.v_full(s) : sm.k_full(s);
+            mbar_expect_tx(full, C::KV_BYTES);
 #pragma unroll
             for (int c = 0; c < C::SUBS; c++)
-                tma_load_3d(sm.k_tile(s) + c * C::BLOCK_N * 128, tmK, sm.k_full(s), c * 64,
-                            j * C::BLOCK_N, t.kvh);
+                tma_load_3d((v ? sm.v_tile(s) : sm.k_tile(s)) + c * C::BLOCK_N * 128,
+                            v ? tmV : tmK, full, c * 64, j * C::BLOCK_N, t.kvh);
         };
-        load_k(0);
+        // K of tile j+1 goes out before V of tile j: the consumers need it first.
+        load(0, false);
         for (int j = 0; j < t.n_tiles; j++) {
             if (j + 1 < t.n_tiles)
-                load_k(j + 1);
-            const int s = j % C::STAGES;
-            mbar_wait(sm.v_empty(s), ((j / C::STAGES) & 1) ^ 1);
-            mbar_expect_tx(sm.v_full(s), C::KV_BYTES);
-#pragma unroll
-            for (int c = 0; c < C::SUBS; c++)
-                tma_load_3d(sm.v_tile(s) + c * C::BLOCK_N * 128, tmV, sm.v_full(s), c * 64,
-                            j * C::BLOCK_N, t.kvh);
+                load(j + 1, false);
+            load(j, true);
         }
     }
 };
