@@ -32,7 +32,8 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 part "kernels vs reference (every instance)" "$FA_CHECK"
 if command -v compute-sanitizer >/dev/null; then
-    # a small plain point, a swizzled multi-stage one, a head_dim-128 one, a wgmma one
+    # a small plain point, a swizzled multi-stage one, a head_dim-128 one, a wgmma one and
+    # a wgmma key split (PIPELINE 5)
     first=$("$FASWEEP" list --json | python3 -c '
 import json, sys
 d = json.load(sys.stdin)["instances"]
@@ -40,6 +41,8 @@ pick = [d[0]]
 pick += [i for i in d if i["STAGES"] >= 2 and i.get("SWIZZLE") == 1][:1]
 pick += [i for i in d if i["HEAD_DIM"] == 128][:1]
 pick += [i for i in d if i["family"] == "wgmma"][:1]
+# the key split: its warpgroups meet in shared memory (Combine), racecheck reads that
+pick += [i for i in d if i["family"] == "wgmma" and i.get("PIPELINE") == 5][:1]
 print(" ".join(sorted({i["name"] for i in pick})))')
     for inst in $first; do
         part "memcheck $inst" timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$FA_CHECK" --quick --filter "$inst"
