@@ -287,8 +287,8 @@ template <typename C> struct Producer {
             mbar_expect_tx(full, C::KV_BYTES);
 #pragma unroll
             for (int c = 0; c < C::SUBS; c++)
-                tma_load_3d((v ? sm.v_tile(s) : sm.k_tile(s)) + c * C::BLOCK_N * 128,
-                            v ? tmV : tmK, full, c * 64, j * C::BLOCK_N, t.kvh);
+                tma_load_3d((v ? sm.v_tile(s) : sm.k_tile(s)) + c * C::BLOCK_N * 128, v ? tmV : tmK,
+                            full, c * 64, j * C::BLOCK_N, t.kvh);
         };
         // K of tile j+1 goes out before V of tile j: the consumers need it first.
         load(0, false);
