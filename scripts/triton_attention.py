@@ -23,11 +23,12 @@ Autotuning: @triton.autotune over CONFIG_SPACE (BLOCK_M {64, 128, 256} x
 BLOCK_N {32, 64, 128} x num_warps {4, 8, 16} x num_stages {2, 3, 4}: 81
 configs), pruned per problem by keep_config before any is compiled: BLOCK_N
 divides BLOCK_M (the causal split needs it), at least 16 query rows per
-warp, the fp32 accumulator and scores within 60 % of a thread's registers
-(255, or 128 at 16 warps; D=256 keeps 16 rows a warp, BLOCK_N 32, 4 or 8
-warps: the rest spill badly or do not compile), the tiles' shared memory
-(Q, and K and V per stage) within the GPU's, and no tile much larger than
-S. Kept for S=4096: 33 configs at D=64, 14 at D=128, 6 at D=256. The
+warp, the fp32 accumulator and scores within 63 % of a thread's registers
+(255, or 128 at 16 warps: 160 or 80 values; past it ptxas for sm_90a
+spills tens to thousands of bytes, or cannot compile at all: D=256 at 16
+warps), the tiles' shared memory (Q, and K and V per stage, which is what
+Triton 3.9 allocates) within the GPU's, and no tile much larger than S.
+Kept for S=4096 on an H100: 33 configs at D=64, 23 at D=128, 9 at D=256. The
 key is (B*H, S, D, causal, dtype): each problem tunes once, on its first
 call (Triton's do_bench), and keeps that config; so the first call of a
 problem is slow and is not the one to time (sdpa_baseline.py makes it its
@@ -37,7 +38,8 @@ Limits: forward only, no dropout, no attention mask other than causal, no
 variable sequence lengths, S the same for queries and keys, contiguous
 inputs only (refused otherwise), D in HEAD_DIMS, Triton MIN_TRITON or later
 on an NVIDIA GPU (TRITON_INTERPRET=1 runs it on the CPU, slowly, for tests:
-tests/triton/test_triton_attention.py).
+tests/triton/test_triton_attention.py; fp16 only there, Triton 3.9's
+interpreter computes a bf16 tl.dot wrongly).
 
 available() says whether it can run here (the reason when not);
 attention(q, k, v, causal, scale) runs it; attention(..., config=(BLOCK_M,
@@ -54,7 +56,7 @@ WARPS = (4, 8, 16)
 STAGES = (2, 3, 4)
 # (BLOCK_M, BLOCK_N, num_warps, num_stages): every config autotuning may try
 CONFIG_SPACE = [(m, n, w, s) for m in BLOCK_MS for n in BLOCK_NS for w in WARPS for s in STAGES]
-REG_FRACTION = 0.6  # of a thread's registers the fp32 accumulator and scores may take
+REG_FRACTION = 0.63  # of a thread's registers the fp32 accumulator and scores may take
 SMEM_FALLBACK = 227 * 1024  # shared memory per block (H100) when the GPU's is unknown
 
 
@@ -72,10 +74,9 @@ def keep_config(bm, bn, warps, stages, d, s, elem_bytes=2, smem=SMEM_FALLBACK):
     """Whether config (bm, bn, warps, stages) is worth compiling for head
     dim d and sequence length s: bn divides bm, 16 query rows or more per
     warp, the accumulator and scores within REG_FRACTION of a thread's
-    registers (ptxas for sm_90a: past it they spill hundreds of bytes or
-    do not compile), Q's tile and K's and V's per stage within the shared
-    memory (a bound: Triton's own use is lower), and no tile much larger
-    than S (a 64-row, 32-column tile always is kept)."""
+    registers (ptxas for sm_90a: past it they spill or do not compile), Q's
+    tile and K's and V's per stage within the shared memory, and no tile
+    much larger than S (a 64-row, 32-column tile always is kept)."""
     if bm % bn or bm < 16 * warps:
         return False
     if tile_floats(bm, bn, d, warps) > REG_FRACTION * regs_per_thread(warps):

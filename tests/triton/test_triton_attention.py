@@ -159,6 +159,8 @@ class Kernel(unittest.TestCase):
             return [100.0 - len(timed)] * len(quantiles)  # the last one run is the fastest
 
         tuner = ta._attn_tuned
+        if not hasattr(tuner, "_do_bench"):
+            self.skipTest("this Triton's Autotuner has no _do_bench to stand in for")
         old, tuner._do_bench = tuner._do_bench, bench
         try:
             gen = torch.Generator().manual_seed(3)
@@ -213,11 +215,13 @@ class Configs(unittest.TestCase):
         big = {d: ta.configs_for(d, 4096) for d in ta.HEAD_DIMS}
         self.assertGreater(len(big[64]), len(big[128]))
         self.assertGreater(len(big[128]), len(big[256]))
-        # D = 256: 16 rows a warp, 32 keys a tile, never 16 warps (ptxas for sm_90a:
-        # "Insufficient registers" at 128 a thread)
-        self.assertEqual(sorted({c[:3] for c in big[256]}), [(64, 32, 4), (128, 32, 8)])
+        # D = 256: 16 rows a warp, never 16 warps (ptxas for sm_90a: "Insufficient
+        # registers" at 128 a thread), 128-key tiles never (shared memory, registers)
+        self.assertEqual(sorted({c[:3] for c in big[256]}),
+                         [(64, 32, 4), (64, 64, 4), (128, 32, 8), (128, 64, 8)])
         self.assertIn((256, 64, 16), {c[:3] for c in big[64]})
-        self.assertFalse([c for c in big[128] if c[0] == 256 and c[2] == 16])
+        self.assertIn((256, 32, 16), {c[:3] for c in big[128]})
+        self.assertNotIn((256, 64, 16), {c[:3] for c in big[128]})  # 96 values: spills
         # small S: no tile much larger than S
         self.assertTrue(all(c[0] == 64 and c[1] <= 64 for c in ta.configs_for(64, 37)))
         # a GPU with little shared memory keeps at least the smallest config
