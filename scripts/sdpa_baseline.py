@@ -5,8 +5,9 @@ forward kernel (triton: scripts/triton_attention.py), the way `fasweep grid`
 times a kernel, and write the results as store records (JSON lines) for
 `fasweep import`.
 
-The triton backend is timed where Triton imports and is recent enough
-(scripts/triton_attention.py, MIN_TRITON) and has the problem's head dim
+The triton backend is timed where Triton imports, is recent enough
+(scripts/triton_attention.py, MIN_TRITON) and finds the GPU through its own
+driver, and where the kernel has the problem's head dim
 (64, 128, 256); elsewhere it is left out with one note line on stderr,
 "sdpa_baseline: triton: not available (WHY)", and no record, the other
 backends timed as usual. Its first call of a problem (the gate call below)
@@ -241,14 +242,14 @@ def backends_for(names, p):
 
 def triton_probe():
     """(the Triton kernel's module, "") when it can run here, else (None, why)
-    (scripts/triton_attention.py's available(): Triton missing, too old, or
-    broken on import)."""
+    (scripts/triton_attention.py's available(): Triton missing, too old,
+    broken on import, or without a CUDA GPU of its own)."""
     try:
         import triton_attention
     except Exception as e:  # a broken install: one line, not a traceback
         return None, "import triton_attention: %s" % ((str(e).splitlines() or
                                                       [type(e).__name__])[0])
-    ok, why = triton_attention.available()
+    ok, why = triton_attention.available(device=True)
     return (triton_attention, "") if ok else (None, why)
 
 

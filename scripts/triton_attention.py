@@ -112,10 +112,19 @@ if triton is not None and version_tuple(triton.__version__) < MIN_TRITON:
     _WHY = "triton %s is older than %d.%d" % ((triton.__version__,) + MIN_TRITON)
 
 
-def available():
-    """(True, "") when the kernel can be launched here, else (False, why)."""
+def available(device=False):
+    """(True, "") when the kernel can be launched here, else (False, why);
+    device: also ask Triton's driver for the GPU it would compile for."""
     if _WHY:
         return False, _WHY
+    if device:
+        try:
+            target = triton.runtime.driver.active.get_current_target()
+        except Exception as e:  # no driver, no GPU: Triton's own words, one line
+            return False, "Triton finds no GPU: %s" % ((str(e).splitlines() or
+                                                        [type(e).__name__])[0])
+        if getattr(target, "backend", "cuda") != "cuda":
+            return False, "Triton's GPU is %s, not CUDA" % target.backend
     return True, ""
 
 

@@ -181,6 +181,20 @@ class Kernel(unittest.TestCase):
         finally:
             tuner._do_bench = old
 
+    def test_probe(self):
+        """sdpa_baseline.py's probe of this machine: on a machine without a GPU
+        Triton's driver says so, and triton leaves the backends with one note
+        line; with one the module comes back."""
+        import sdpa_baseline as sb
+        names, mod, notes = sb.drop_unavailable(["flash", "triton"], sb.triton_probe)
+        if mod is None:
+            self.assertEqual(names, ["flash"])
+            self.assertEqual(len(notes), 1)
+            self.assertTrue(notes[0].startswith("triton: not available ("), notes)
+            self.assertNotIn("\n", notes[0])
+        else:
+            self.assertEqual((names, notes, mod), (["flash", "triton"], [], ta))
+
     def test_prune_hook_is_keep_config(self):
         configs = ta._attn_tuned.configs
         self.assertEqual(len(configs), 81)
