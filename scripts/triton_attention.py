@@ -58,6 +58,7 @@ STAGES = (2, 3, 4)
 CONFIG_SPACE = [(m, n, w, s) for m in BLOCK_MS for n in BLOCK_NS for w in WARPS for s in STAGES]
 REG_FRACTION = 0.63  # of a thread's registers the fp32 accumulator and scores may take
 SMEM_FALLBACK = 227 * 1024  # shared memory per block (H100) when the GPU's is unknown
+MAX_GRID_Y = 65535  # CUDA's limit on the grid's y dimension (one program column per b * h)
 
 
 def regs_per_thread(warps):
@@ -235,7 +236,7 @@ if not _WHY:
 def check_inputs(q, k, v):
     """(B, H, KV, S, D) of q [B, H, S, D], k and v [B, KV, S, D]; ValueError
     naming what is wrong: shapes, dtype (fp16, bf16, all the same), head
-    dim, contiguity, H a multiple of KV."""
+    dim, contiguity, H a multiple of KV, B * H within MAX_GRID_Y."""
     if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
         raise ValueError("q, k and v must be 4-d: [B, H, S, D] and [B, KV, S, D]")
     b, h, s, d = q.shape
@@ -249,6 +250,9 @@ def check_inputs(q, k, v):
         raise ValueError("head dim %d: this kernel has %s" % (d, ", ".join(map(str, HEAD_DIMS))))
     if s < 1:
         raise ValueError("sequence length %d: at least 1" % s)
+    if b * h > MAX_GRID_Y:
+        raise ValueError("batch x heads %d: the grid's second dimension takes at most %d" % (
+            b * h, MAX_GRID_Y))
     if not (q.dtype == k.dtype == v.dtype) or str(q.dtype) not in ("torch.float16",
                                                                    "torch.bfloat16"):
         raise ValueError("q, k and v must all be float16 or all bfloat16, got %s, %s, %s" % (

@@ -139,6 +139,8 @@ class Kernel(unittest.TestCase):
             ((good.transpose(1, 2).contiguous().transpose(1, 2), kv1, kv1), "contiguous"),
             ((good, f(1, 1, 9, 64, dtype=torch.float16), kv1), "[B, KV, S, D]"),
             ((good[0], kv1, kv1), "4-d"),
+            ((f(1, 65536, 1, 64, dtype=torch.float16), f(1, 1, 1, 64, dtype=torch.float16),
+              f(1, 1, 1, 64, dtype=torch.float16)), "at most 65535"),
         ]
         for args, want in cases:
             with self.subTest(want=want):
