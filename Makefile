@@ -121,7 +121,7 @@ FAMILY_HDR := $(wildcard kernels/*/*.cuh kernels/*/*.h)
 KERNEL_HDR := kernels/fa_config.h kernels/fa_launch.h kernels/fa_device.cuh $(FAMILY_HDR)
 
 .PHONY: all sweep test test-gpu check unit cli fuzz format format-check includes unused dist \
-        clean deps deps-test vendor-deps list-instances test-slurm tuners FORCE
+        clean deps deps-test vendor-deps list-instances test-slurm tuners test-triton FORCE
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/fasweep
@@ -212,7 +212,7 @@ check: format-check includes unused unit cli
 	$(MAKE) BUILD=$(BUILD) fuzz
 
 test: deps-test
-	$(MAKE) BUILD=build/ci SPACES=spaces/ci.json check tuners test-slurm evolve
+	$(MAKE) BUILD=build/ci SPACES=spaces/ci.json check tuners test-slurm evolve test-triton
 	@echo "test: done; the binary tested is build/ci/fasweep (the CI space's instances only; make builds build/fasweep)"
 
 # The tuner exports read by Kernel Tuner 1.5.0 itself (simulation mode, no
@@ -227,6 +227,13 @@ tuners: $(BUILD)/fasweep
 evolve:
 	@bash tests/evolve/run.sh || { rc=$$?; \
 	  if [ $$rc -eq 77 ]; then echo "evolve: SKIPPED (reason above)"; else exit $$rc; fi; }
+
+# scripts/triton_attention.py (the benchmark's Triton column) under Triton's
+# interpreter on the CPU (seconds). PYTHON=... picks a Python with triton and
+# torch; exit 77 (they do not import) is a skip.
+test-triton:
+	@bash tests/triton/run.sh || { rc=$$?; \
+	  if [ $$rc -eq 77 ]; then echo "test-triton: SKIPPED (reason above)"; else exit $$rc; fi; }
 
 # `fasweep plan --shard` as Slurm job arrays and an srun under a real
 # one-node Slurm that tests/slurm/run.sh starts and stops (it installs

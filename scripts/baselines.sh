@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # baselines.sh SPACE STORE [FASWEEP] - times PyTorch's scaled_dot_product_attention
-# (flash, efficient, cudnn backends) on every problem of SPACE in its modes,
-# with the engine's method (scripts/sdpa_baseline.py), and imports the
+# (flash, efficient, cudnn backends) and the autotuned Triton kernel (triton:
+# scripts/triton_attention.py, where Triton can run; elsewhere sdpa_baseline.py
+# leaves it out with one note line) on every problem of SPACE in its modes,
+# with the engine's method for all of them (scripts/sdpa_baseline.py: CUDA
+# events, hot, cold, batch, the same gate), and imports the
 # results into STORE as baseline records (they stay in STORE.baselines.jsonl),
 # each under its problem's canonical text (dtype and kv_heads included, as
 # the kernels' records of the problem).
@@ -9,6 +12,8 @@
 # measure.rounds and measure.ci_floor, so every baseline record is measured
 # in the same number of rounds as the kernels and carries its 95 % interval
 # (time.ci_lo_us, ci_hi_us, round_us), pooled over the problem's backends.
+# BASELINE_BACKENDS=B,B,... picks the backends (sdpa_baseline.py --backends;
+# default flash,efficient,cudnn,triton).
 # When PyTorch cannot run here it says why in one line and exits 0: the
 # sweep's results stand without a baseline.
 # Exit status: 0 imported (or skipped, as above); 1 a failed step (the
@@ -41,10 +46,13 @@ if [ $? -ne 0 ]; then
 fi
 base=$store.baselines.jsonl
 : >"$base" || { printf '%s: %q: cannot write\n' "$me" "$base" >&2; exit 2; }
+backends=()
+[ -z "${BASELINE_BACKENDS:-}" ] || backends=(--backends "$BASELINE_BACKENDS")
 for p in $problems; do
-    echo "fasweep: timing PyTorch SDPA at $p" >&2
-    python3 "$here/sdpa_baseline.py" --problem "$p" --space "$space" --fasweep "$fasweep" >>"$base" ||
-        { echo "$me: timing PyTorch SDPA at $p failed: no baselines imported" >&2; exit 1; }
+    echo "fasweep: timing PyTorch SDPA and Triton at $p" >&2
+    python3 "$here/sdpa_baseline.py" --problem "$p" --space "$space" --fasweep "$fasweep" \
+        ${backends[@]+"${backends[@]}"} >>"$base" ||
+        { echo "$me: timing the baselines at $p failed: no baselines imported" >&2; exit 1; }
 done
 "$fasweep" import "$base" --store "$store" ||
     { echo "$me: importing $base into the store failed" >&2; exit 1; }

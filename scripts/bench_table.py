@@ -3,14 +3,17 @@
 scripts/bench_vs_sdpa.sh: per problem (B,H,S,D, causal; K/V heads and dtype
 as its text says: b1.h32.kv8.s4096.d128.c.bf16) the fastest ok record
 of each fasweep kernel family and each SDPA backend (cuDNN, FA2 = sdpa-flash,
-efficient; Triton when a record names it), in microseconds for every mode
+efficient) and of the autotuned Triton kernel (Triton = config "triton",
+scripts/triton_attention.py), in microseconds for every mode
 present (hot, cold, batch) with TF/s (4*B*H*S^2*D / time, halved for causal),
 and fasweep's best over the best peer per mode. Every number comes from one
 store, measured in one run on one GPU with the engine's method (CUDA events,
 warm-up, the median; cold = a 2xL2 flush before each launch, outside the
 events; batch = back-to-back launches between one event pair:
 docs/measurement.md). A record's 95 % interval, where it has one, is shown as
-+-percent.
++-percent. The Triton column is always there: "n/a" for a problem that has
+no triton record (sdpa_baseline.py leaves triton out, with a note, where
+Triton cannot run or has no kernel for the head dim).
 
 The problem texts are read by fasweep (`fasweep problem --json`: --fasweep
 BIN, else $FASWEEP, else build/fasweep); one that is no problem (the store
@@ -28,7 +31,8 @@ from report_io import BadInput, Parser, esc, finite_or_none, json_lines, number 
 import fasweep_cli  # noqa: E402  (problem texts as fasweep reads them)
 
 PEERS = [("sdpa-cudnn", "cuDNN"), ("sdpa-flash", "FA2"), ("sdpa-efficient", "efficient"),
-         ("triton", "Triton")]
+         ("triton", "Triton")]  # (records' config prefix: sdpa_baseline.py's CONFIG_NAMES, column)
+ALWAYS = ("Triton",)  # shown without records too ("n/a": not available there)
 MODES = ("hot", "cold", "batch")
 ME = "bench_table.py"
 
@@ -94,7 +98,7 @@ def main():
         return 1
     problems = sorted({p for p, _, _ in best})
     cols = sorted({c for _, _, c in best if c.startswith("fasweep")}) + \
-        [name for _, name in PEERS if any(c == name for _, _, c in best)]
+        [name for _, name in PEERS if name in ALWAYS or any(c == name for _, _, c in best)]
     rows = []
     for p in problems:
         fl = probs[p]["flops"] if probs[p] else None
@@ -108,7 +112,8 @@ def main():
             for c in cols:
                 r = best.get((p, m, c))
                 if not r:
-                    cells.append("%-22s" % "-")
+                    na = c in ALWAYS and not any(best.get((p, mm, c)) for mm in MODES)
+                    cells.append("%-22s" % ("n/a" if na else "-"))
                     continue
                 t = r["time"]
                 us = t["median_us"]
@@ -129,6 +134,10 @@ def main():
                          "configs": {c: best[(p, m, c)]["key"]["config"] for c in times}})
     print("(x > 1: fasweep's best is faster than the best peer; TF/s = 4*B*H*S^2*D / time, "
           "halved for causal)")
+    for c in ALWAYS:
+        if not any(cc == c for _, _, cc in best):
+            print("(%s: n/a, not available: no ok %s record in this export; sdpa_baseline.py "
+                  "notes why on stderr)" % (c, c))
     if a.json:
         doc = {"rows": rows, "method": "engine: CUDA events, median; cold flushes 2xL2 "
                "before each launch outside the events; batch = back-to-back launches"}

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # bench_vs_sdpa.sh - the best fasweep instances of every family against
 # PyTorch scaled_dot_product_attention with each backend (flash, efficient,
-# cudnn), measured side by side in one run on one GPU with the same method
-# (CUDA events, warm-up, median, hot and cold L2: see docs/measurement.md "How a point is
-# measured"). Needs a GPU and PyTorch.
+# cudnn) and an autotuned Triton FlashAttention kernel (triton:
+# scripts/triton_attention.py, autotuned on each problem before timing),
+# measured side by side in one run on one GPU with the same method for all
+# (CUDA events, warm-up, median, hot and cold L2, batch: see
+# docs/measurement.md "How a point is measured"). Needs a GPU and PyTorch;
+# Triton where it is installed (without it the Triton column says n/a, and
+# sdpa_baseline.py says why in one line). BASELINE_BACKENDS=B,B,... picks
+# the backends (scripts/baselines.sh).
 #
 #   scripts/bench_vs_sdpa.sh [SPACE] [STORE]   (default spaces/h100.json, a temp store)
 #
-# Sweeps SPACE, times the SDPA backends on each of its problems, imports them
+# Sweeps SPACE, times the SDPA backends and Triton on each of its problems, imports them
 # as baseline records and prints the Top-3 per problem and mode with the
 # speedup over the fastest baseline. The baseline records stay in
 # STORE.baselines.jsonl.
@@ -21,8 +26,8 @@
 # one (16/8, D=256, B=2, S=4096, causal and not) and multi-query attention
 # (32/1, D=128, causal, B=4, S=2048); it prints scripts/bench_table.py's
 # side-by-side table (the best of each family, cuDNN, FA2 = the flash
-# backend, efficient where it has a kernel: not for grouped-query; hot,
-# cold, batch; TF/s) last. A problem a family cannot run yet has no kernel
+# backend, efficient where it has a kernel: not for grouped-query, Triton;
+# hot, cold, batch; TF/s) last. A problem a family cannot run yet has no kernel
 # points (the plan rejects them) and shows the SDPA backends alone.
 #
 # Exit status: 0 every step ran; 1 no GPU or no PyTorch that sees it (one
@@ -91,7 +96,7 @@ fi
 bash "$here/baselines.sh" "$space" "$store" "$fasweep"
 base=$store.baselines.jsonl
 [ -s "$base" ] || { echo "$me: no SDPA baseline was measured ($base is empty or missing)" >&2; exit 1; }
-echo "SDPA baselines (median us and its 95 % half-width; same method as the sweep):"
+echo "Baselines, SDPA and Triton (median us and its 95 % half-width; same method as the sweep):"
 python3 - "$base" <<'PY'
 import json, sys
 esc = lambda x: "".join(c if c.isprintable() else ("\\x%02x" if ord(c) < 256 else "\\u%04x") % ord(c) for c in str(x))[:40]

@@ -1,15 +1,29 @@
 #!/usr/bin/env python3
 """sdpa_baseline.py - time PyTorch scaled_dot_product_attention with each of its
-backends (flash, efficient, cudnn) the way `fasweep grid` times a kernel, and
-write the results as store records (JSON lines) for `fasweep import`.
+backends (flash, efficient, cudnn), and an autotuned Triton FlashAttention
+forward kernel (triton: scripts/triton_attention.py), the way `fasweep grid`
+times a kernel, and write the results as store records (JSON lines) for
+`fasweep import`.
 
-Same method as the sweep engine (docs/measurement.md):
+The triton backend is timed where Triton imports, is recent enough
+(scripts/triton_attention.py, MIN_TRITON) and finds the GPU through its own
+driver, and where the kernel has the problem's head dim
+(64, 128, 256); elsewhere it is left out with one note line on stderr,
+"sdpa_baseline: triton: not available (WHY)", and no record, the other
+backends timed as usual. Its first call of a problem (the gate call below)
+autotunes it (Triton's own timing of each config, never counted); every
+timed call runs the config that chose. It reads K/V of grouped-query
+problems in place (no enable_gqa needed).
+
+Same method as the sweep engine for every backend, Triton's included
+(docs/measurement.md):
   * fresh random inputs of the problem's dtype (fp16 or bf16), uniform in
     [-1, 1], layout Q [B, H, S, D], K and V [B, KV, S, D]: a problem with
     kv_heads KV < H (grouped-query; 1: multi-query) calls SDPA with
     enable_gqa=True (PyTorch 2.5 or later), query head h reading K/V head
     h // (H / KV); the memory-efficient backend has no GQA kernel and is not
-    timed for one (no record, a note on stderr);
+    timed for one (no record, a note on stderr); Triton's kernel is called
+    with the same tensors;
   * a correctness gate: one call of each backend (the gate call, before
     any timing) is compared with an fp32 reference (rel_l2 and max_abs in
     float64 within the space's tolerance, any NaN/inf fails); a backend that
@@ -57,7 +71,7 @@ The measurement settings and tolerances come from --space FILE when given
 
 usage:
   sdpa_baseline.py --problem P [--causal] [--space FILE]
-                   [--modes hot,cold,batch] [--backends flash,efficient,cudnn]
+                   [--modes hot,cold,batch] [--backends flash,efficient,cudnn,triton]
                    [--rounds N] [--round-pause S] [--flush memset|fill]
                    [-o FILE] [--table]
   then: fasweep import FILE
@@ -69,13 +83,15 @@ P is a problem text as fasweep reads it (`fasweep problem`, grid/space.c):
 so they group with the kernels' records of the same problem.
 
 Records: key {device, problem, build "baseline", config "sdpa-flash" |
-"sdpa-efficient" | "sdpa-cudnn", mode}, kind "baseline".
+"sdpa-efficient" | "sdpa-cudnn" | "triton" (CONFIG_NAMES), mode}, kind
+"baseline"; provenance.version "torch-X.Y.Z", or "triton-X.Y.Z" for triton.
 
 The pure parts (space, round order, folding, intervals, records) import
 without PyTorch: tests/cli/baseline_rounds.bats checks them.
 """
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -108,8 +124,15 @@ MIN_US = 1e-6  # the shortest time an ok record may hold (store/record.c, REC_MI
 CI_MAX_RATIO = 1e6  # an interval ends at most this times the median (REC_CI_MAX_RATIO)
 ROUND_PAUSE_S = 1.0  # the pause between rounds: the GPU's state may move
 BLOCK_MAX = 16
+# backend -> its SDPBackend (None: not SDPA's, the Triton kernel)
 BACKENDS = {"flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION",
-            "cudnn": "CUDNN_ATTENTION"}
+            "cudnn": "CUDNN_ATTENTION", "triton": None}
+DEFAULT_BACKENDS = "flash,efficient,cudnn,triton"
+# backend -> its records' config (what scripts/bench_table.py's PEERS match)
+CONFIG_NAMES = {"flash": "sdpa-flash", "efficient": "sdpa-efficient", "cudnn": "sdpa-cudnn",
+                "triton": "triton"}
+TRITON = "triton"
+TRITON_HEAD_DIMS = (64, 128, 256)  # scripts/triton_attention.py, HEAD_DIMS
 # Backends without a grouped-query kernel: not timed for kv_heads < heads
 # (expanding K/V for them would time another problem's memory traffic).
 NO_GQA = ("efficient",)
@@ -202,14 +225,46 @@ def call_kwargs(p, scale):
 
 def backends_for(names, p):
     """(the backends to time for p, a note for each left out): a GQA problem
-    leaves out NO_GQA's."""
-    if not is_gqa(p):
-        return list(names), []
-    keep = [n for n in names if n not in NO_GQA]
-    notes = ["the %s backend has no grouped-query kernel (kv_heads %d < heads %d): not timed "
-             "for %s" % (n, p["kv_heads"], p["heads"], problem_text_of(p))
-             for n in names if n in NO_GQA]
+    leaves out NO_GQA's; a head dim the Triton kernel has no tiles for
+    leaves out triton."""
+    keep, notes = [], []
+    for n in names:
+        if is_gqa(p) and n in NO_GQA:
+            notes.append("the %s backend has no grouped-query kernel (kv_heads %d < heads %d): "
+                         "not timed for %s" % (n, p["kv_heads"], p["heads"], problem_text_of(p)))
+        elif n == TRITON and p["head_dim"] not in TRITON_HEAD_DIMS:
+            notes.append("the triton backend has head dims %s, not %d: not timed for %s" % (
+                ", ".join(map(str, TRITON_HEAD_DIMS)), p["head_dim"], problem_text_of(p)))
+        else:
+            keep.append(n)
     return keep, notes
+
+
+def triton_probe():
+    """(the Triton kernel's module, "") when it can run here, else (None, why)
+    (scripts/triton_attention.py's available(): Triton missing, too old,
+    broken on import, or without a CUDA GPU of its own)."""
+    try:
+        import triton_attention
+    except Exception as e:  # a broken install: one line, not a traceback
+        return None, "import triton_attention: %s" % ((str(e).splitlines() or
+                                                      [type(e).__name__])[0])
+    ok, why = triton_attention.available(device=True)
+    return (triton_attention, "") if ok else (None, why)
+
+
+def drop_unavailable(names, probe=triton_probe):
+    """(the backends left, the module of the Triton kernel or None, notes):
+    triton leaves the list, with the note "triton: not available (WHY)",
+    where probe() says it cannot run. probe is called only when triton is
+    asked for."""
+    if TRITON not in names:
+        return list(names), None, []
+    mod, why = probe()
+    if mod is not None:
+        return list(names), mod, []
+    return [n for n in names if n != TRITON], None, [
+        "triton: not available (%s)" % clip_utf8(" ".join(str(why).split()), 200)]
 
 
 def random_like(torch, gen, shape, dtype, dev):
@@ -657,7 +712,7 @@ def store_key(key):
 
 def record_key(device, prob, name, mode):
     return {"device": device, "problem": problem_text_of(prob), "build": "baseline",
-            "config": "sdpa-" + name, "mode": mode}
+            "config": CONFIG_NAMES[name], "mode": mode}
 
 
 def clip_utf8(text, n):
@@ -725,17 +780,28 @@ def json_lines(recs):
 
 # ---- the GPU side ------------------------------------------------------------------------------
 
-def gate_backend(torch, backend, fn, ref, tol):
-    """The gate: one call of fn under the backend, its output against the
-    fp32 reference. (status, error, (rel_l2, max_abs))."""
+def backend_context(name):
+    """The context a backend's calls run in: sdpa_kernel(its SDPBackend), or
+    none for triton."""
+    if BACKENDS[name] is None:
+        return contextlib.nullcontext()
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    with sdpa_kernel(getattr(SDPBackend, backend)):
+    return sdpa_kernel(getattr(SDPBackend, BACKENDS[name]))
+
+
+def gate_backend(torch, name, fn, ref, tol):
+    """The gate: one call of fn under the backend (for triton, the call that
+    autotunes it), its output against the fp32 reference. (status, error,
+    (rel_l2, max_abs))."""
+    catch = RuntimeError if BACKENDS[name] is not None else Exception  # Triton's own errors
+    with backend_context(name):
         try:
             o = fn()
             torch.cuda.synchronize()
-        except RuntimeError as e:
+        except catch as e:
             return ("crashed", "backend %s cannot run this problem here: %s" % (
-                backend, str(e).splitlines()[0]), (None, None))
+                BACKENDS[name] or name, (str(e).splitlines() or [type(e).__name__])[0]),
+                (None, None))
     rel, mx, bad = errors(torch, o, ref)
     why = bad or gate_text(rel, mx, tol)
     return ("wrong", why, (rel, mx)) if why else ("ok", "", (rel, mx))
@@ -768,7 +834,9 @@ def main():
     ap.add_argument("--modes", help="M,M,...: fasweep's modes (`fasweep version --json`; "
                     "default: the space's modes, else fasweep's default)")
     fasweep_cli.add_option(ap, "the problem, the modes and the space's modes")
-    ap.add_argument("--backends", default="flash,efficient,cudnn")
+    ap.add_argument("--backends", default=DEFAULT_BACKENDS,
+                    help="B,B,...: of %s (default %s; triton where it can run here)" % (
+                        ", ".join(BACKENDS), DEFAULT_BACKENDS))
     ap.add_argument("--rounds", type=int,
                     help="rounds per (backend, mode), 1 to %d (default: the space's "
                          "measure.rounds, else %d)" % (rounds_mod.MAX_ROUNDS,
@@ -816,9 +884,11 @@ def main():
         die("PyTorch %s has no enable_gqa for kv_heads < heads (%s): PyTorch %d.%d or later "
             "times grouped-query attention" % (torch.__version__, problem_text_of(args.prob),
                                                *GQA_TORCH), 1)
-    for note in notes:
+    names, tri, more = drop_unavailable(names, triton_probe)
+    if not names:  # only triton was asked for: exit 1, the machine lacks it (one line)
+        die(more[0] + ": no backend left to time (--backends)", 1)
+    for note in notes + more:
         print("sdpa_baseline: " + note, file=sys.stderr)
-    from torch.nn.attention import SDPBackend, sdpa_kernel
     import torch.nn.functional as F
     torch.cuda.set_device(args.device)
     dev = torch.device("cuda", args.device)
@@ -834,34 +904,54 @@ def main():
     env0 = device_env(torch, args.device, nvml)
     prov0 = {"space_name": space_name, "space_hash": space_hash,
              "version": ("torch-" + torch.__version__.split("+")[0])[:15]}
+    versions = {n: prov0["version"] for n in names}
+    if tri is not None:
+        versions[TRITON] = ("triton-" + tri.triton.__version__.split("+")[0])[:15]
     device = torch.cuda.get_device_name()[:63]
     timer = Timer(torch, dev, args.flush == "memset")
 
-    def fn():
-        return F.scaled_dot_product_attention(q, k, v, **kw)
+    def call(n):
+        """The call of backend n: SDPA's, or the Triton kernel's (the same tensors)."""
+        if n == TRITON:
+            return lambda qq, kk, vv: tri.attention(qq, kk, vv, bool(p["causal"]), scale)
+        return lambda qq, kk, vv: F.scaled_dot_product_attention(qq, kk, vv, **kw)
 
     rot = Rotation(torch, gen, q, k, v)
 
-    def rotated_call(i, l, launches=1):
-        qq, kk, vv = rot.inputs(i, l, launches)
-        return F.scaled_dot_product_attention(qq, kk, vv, **kw)
+    def rotated(n):
+        f = call(n)
+
+        def rotated_call(i, l, launches=1):
+            return f(*rot.inputs(i, l, launches))
+        return rotated_call
 
     env, prov = {}, {}
 
     def stamp(where):
         env[where] = dict(env0, **nvml.read())  # right after the samples, like the engine
-        prov[where] = dict(prov0, timestamp=time.time())
+        prov[where] = dict(prov0, version=versions[where[0]], timestamp=time.time())
 
     gates = {}
     for n in names:
-        gates[n] = gate_backend(torch, BACKENDS[n], fn, ref, args.tol)
+        gates[n] = gate_backend(torch, n, lambda: call(n)(q, k, v), ref, args.tol)
         stamp((n, None))
+        if n == TRITON and gates[n][0] == "ok":
+            cfg = tri.best_config(q, k, v, p["causal"])
+            if cfg:
+                print("sdpa_baseline: triton: autotuned to BLOCK_M %d, BLOCK_N %d, num_warps %d, "
+                      "num_stages %d for %s" % (cfg + (problem_text_of(p),)), file=sys.stderr)
     timed = [n for n in names if gates[n][0] == "ok"]
 
     def measure(n, mode, r):
         mr = m if r == 0 else dict(m, warmup_runs=min(int(m["warmup_runs"]), 1))
-        with sdpa_kernel(getattr(SDPBackend, BACKENDS[n])):
-            t = timer.measure(rotated_call, mr, mode, rot)
+        with backend_context(n):
+            try:
+                t = timer.measure(rotated(n), mr, mode, rot)
+            except RuntimeError:
+                raise
+            except Exception as e:  # Triton's errors: a failed backend, as PyTorch's
+                raise RuntimeError("%s: %s" % (type(e).__name__, (str(e).splitlines() or
+                                                                  [""])[0])) from e
         stamp((n, mode))
         return t
 

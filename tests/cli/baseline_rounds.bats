@@ -361,3 +361,342 @@ assert close(m["speedup_hi"], bt["ci_hi_us"] / 29.7), m
 assert m["speedup_lo"] < m["speedup_vs_baseline"] < m["speedup_hi"], m
 PY
 }
+
+# stand_in_torch DIR: a torch package in DIR that "sees a GPU": every tensor
+# op gives a tensor whose value (float(), the gate's rel_l2 and max_abs) is
+# the value of the tensor it came from (SDPA's outputs 0: right; $BAD_SDPA
+# names a backend whose output is 1: wrong), CUDA events 10 us apart, each
+# SDPA call counted in $WORK/calls. Enough for sdpa_baseline.py's main().
+stand_in_torch() {
+    mkdir -p "$1/torch/nn"
+    cat >"$1/torch/__init__.py" <<'PY'
+__version__ = "2.5.1+stand-in"
+float32, float16, bfloat16, uint8, bool = "float32", "float16", "bfloat16", "uint8", "bool"
+
+
+class T:
+    def __init__(self, shape=(), dtype="float32", val=0.0):
+        self.shape, self.dtype, self.val = tuple(shape), dtype, val
+
+    def __getattr__(self, name):  # mul_, to, float, double, clone, norm, abs, max, fill_ ...
+        return lambda *a, **k: T(self.shape, a[0] if name == "to" else self.dtype, self.val)
+
+    def __getitem__(self, i):
+        return self
+
+    def __setitem__(self, i, v):
+        pass
+
+    __sub__ = __truediv__ = __mul__ = __invert__ = lambda self, *o: T(self.shape, self.dtype,
+                                                                      self.val)
+
+    def __float__(self):
+        return float(self.val)
+
+    def __bool__(self):
+        return True
+
+
+def rand(shape, generator=None, device=None, dtype=None):
+    return T(shape, dtype)
+
+
+def empty(shape, dtype=None, device=None):
+    return T(shape if isinstance(shape, tuple) else (shape,), dtype)
+
+
+def ones(*shape, dtype=None, device=None):
+    return T(shape, dtype)
+
+
+def matmul(a, b):
+    return T(a.shape, a.dtype, a.val)
+
+
+def softmax(x, dim=-1):
+    return x
+
+
+def isfinite(x):
+    return x
+
+
+def device(kind, idx=0):
+    return "%s:%d" % (kind, idx)
+
+
+class Generator:
+    def __init__(self, device=None):
+        pass
+
+    def manual_seed(self, s):
+        return self
+
+
+from . import cuda, version, nn  # noqa: E402
+PY
+    cat >"$1/torch/version.py" <<'PY'
+cuda = "12.4"
+PY
+    cat >"$1/torch/cuda.py" <<'PY'
+class _Props:
+    major, minor, multi_processor_count, uuid = 9, 0, 132, "stand-in"
+    L2_cache_size, clock_rate = 50 << 20, 1980000
+    pci_domain_id = pci_bus_id = pci_device_id = 0
+
+
+def is_available():
+    return True
+
+
+def set_device(d):
+    pass
+
+
+def get_device_properties(d):
+    return _Props()
+
+
+def get_device_name(d=None):
+    return "Stand-in GPU"
+
+
+def synchronize():
+    pass
+
+
+def _sleep(cycles):
+    pass
+
+
+def current_stream():
+    return None
+
+
+class Event:
+    def __init__(self, enable_timing=False):
+        pass
+
+    def record(self):
+        pass
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, other):
+        return 0.01  # ms
+PY
+    cat >"$1/torch/nn/__init__.py" <<'PY'
+from . import attention, functional  # noqa: F401
+PY
+    cat >"$1/torch/nn/attention.py" <<'PY'
+import contextlib
+
+
+class SDPBackend:
+    FLASH_ATTENTION, EFFICIENT_ATTENTION, CUDNN_ATTENTION = "flash", "efficient", "cudnn"
+
+
+CURRENT = [None]
+
+
+@contextlib.contextmanager
+def sdpa_kernel(b):
+    CURRENT[0] = b
+    yield
+    CURRENT[0] = None
+PY
+    cat >"$1/torch/nn/functional.py" <<'PY'
+import os
+from .attention import CURRENT
+import torch
+
+
+def scaled_dot_product_attention(q, k, v, **kw):
+    with open(os.environ["CALLS"], "a") as f:
+        f.write("%s\n" % CURRENT[0])
+    return torch.T(q.shape, q.dtype, 1.0 if CURRENT[0] == os.environ.get("BAD_SDPA") else 0.0)
+PY
+}
+
+@test "triton backend: where Triton cannot run, one note line and no record; the SDPA backends are timed and recorded, exit 0 (a stand-in torch)" {
+    need_fasweep
+    stand_in_torch py
+    local s="$REPO/scripts/sdpa_baseline.py" why
+    # Triton missing, and Triton too old: each a note line, the other backends recorded
+    mkdir -p notriton/triton old/triton
+    printf 'raise ImportError("No module named triton (stand-in)")\n' >notriton/triton/__init__.py
+    printf '__version__ = "2.1.0"\n' >old/triton/__init__.py
+    : >old/triton/language.py
+    for why in "notriton:import triton: No module named triton (stand-in)" \
+        "old:triton 2.1.0 is older than 3.0"; do
+        : >calls
+        CALLS="$WORK/calls" PYTHONPATH="$WORK/${why%%:*}:$WORK/py" run --separate-stderr \
+            python3 "$s" --problem 1,2,64,64 --fasweep "$FASWEEP" --modes hot,cold --rounds 2 \
+            --round-pause 0 --flush fill -o out.jsonl
+        expect_status 0
+        [ "$stderr" = "sdpa_baseline: triton: not available (${why#*:})" ] ||
+            { show_run; flunk "one note line expected"; }
+        run python3 -c 'import json, sys
+for l in open("out.jsonl"):
+    r = json.loads(l)
+    print(r["key"]["config"], r["key"]["mode"], r["status"], len(r["time"]["round_us"]),
+          r["provenance"]["version"])'
+        [ "$output" = "sdpa-flash hot ok 2 torch-2.5.1
+sdpa-flash cold ok 2 torch-2.5.1
+sdpa-efficient hot ok 2 torch-2.5.1
+sdpa-efficient cold ok 2 torch-2.5.1
+sdpa-cudnn hot ok 2 torch-2.5.1
+sdpa-cudnn cold ok 2 torch-2.5.1" ] || { show_run; flunk "records"; }
+        grep -q . calls || flunk "SDPA was not called"
+    done
+    # the records import; bench_table.py shows the Triton column as not available
+    "$FASWEEP" import out.jsonl --store "$STORE" >/dev/null || flunk "import"
+    "$FASWEEP" export --store "$STORE" -o e.jsonl || flunk "export"
+    run --separate-stderr python3 "$REPO/scripts/bench_table.py" e.jsonl --fasweep "$FASWEEP"
+    expect_status 0
+    expect_in "$output" "Triton"
+    printf '%s\n' "$output" | grep -qE '^  hot +[0-9.]+ .* n/a ' || { show_run; flunk "no n/a cell"; }
+    expect_in "$output" "(Triton: n/a, not available: no ok Triton record in this export"
+    # only triton asked for: exit 1, one line (this machine lacks it), nothing written
+    CALLS="$WORK/calls" PYTHONPATH="$WORK/notriton:$WORK/py" run --separate-stderr \
+        python3 "$s" --problem 1,2,64,64 --fasweep "$FASWEEP" --backends triton -o only.jsonl
+    expect_status 1
+    [ "$stderr" = "sdpa_baseline: triton: not available (import triton: No module named triton (stand-in)): no backend left to time (--backends)" ] ||
+        { show_run; flunk "one line expected"; }
+    [ ! -s only.jsonl ] || flunk "records written"
+    # a head dim the kernel has no tiles for: a note, triton not probed
+    CALLS="$WORK/calls" PYTHONPATH="$WORK/notriton:$WORK/py" run --separate-stderr \
+        python3 "$s" --problem 1,2,64,96 --fasweep "$FASWEEP" --backends flash,triton \
+        --modes hot --rounds 1 --flush fill -o d96.jsonl
+    expect_status 0
+    [ "$stderr" = "sdpa_baseline: the triton backend has head dims 64, 128, 256, not 96: not timed for b1.h2.s64.d96.nc" ] ||
+        { show_run; flunk "one note line expected"; }
+    [ "$(grep -c sdpa-flash d96.jsonl)" -eq 1 ] && ! grep -q '"triton"' d96.jsonl ||
+        flunk "records: $(cat d96.jsonl)"
+    expect_not_in "$output$stderr" "Traceback"
+}
+
+@test "triton backend: the same gate as SDPA's, its first call (the autotuning one) untimed; wrong is stored wrong and never timed; its records' config is triton, bench_table.py's Triton column" {
+    need_fasweep
+    stand_in_torch py
+    CALLS="$WORK/calls" PYTHONPATH="$REPO/scripts:$WORK/py" python3 - "$FASWEEP" <<'PY' || flunk "see above"
+import json, os, sys
+import sdpa_baseline as sb
+import bench_table
+import torch
+
+FASWEEP = sys.argv[1]
+
+
+class Tri:  # a stand-in scripts/triton_attention.py
+    class triton:
+        __version__ = "3.1.0"
+
+    def __init__(self, val, boom=None):
+        self.val, self.boom, self.calls = val, boom, 0
+
+    def attention(self, q, k, v, causal, scale):
+        self.calls += 1
+        if self.boom:
+            raise self.boom
+        return torch.T(q.shape, q.dtype, self.val)
+
+    def best_config(self, q, k, v, causal):
+        return (128, 64, 8, 3)
+
+
+def run(tri, extra=()):
+    sb.triton_probe = lambda: (tri, "")
+    sys.argv = ["sdpa_baseline.py", "--problem", "1,4:2,64,128,bf16", "--causal", "--fasweep",
+                FASWEEP, "--modes", "hot,cold", "--rounds", "2", "--round-pause", "0",
+                "--flush", "fill", "-o", "out.jsonl"] + list(extra)
+    sb.main()
+    return [json.loads(l) for l in open("out.jsonl")]
+
+
+# right: gated once, then timed in both modes and rounds, as "triton"
+tri = Tri(0.0)
+recs = run(tri)
+got = [(r["key"]["config"], r["key"]["mode"], r["status"]) for r in recs]
+# grouped-query: the efficient backend is left out (its note), triton reads K/V in place
+assert got == [(c, m, "ok") for c in ("sdpa-flash", "sdpa-cudnn", "triton")
+               for m in ("hot", "cold")], got
+t = [r for r in recs if r["key"]["config"] == "triton"]
+assert all(r["provenance"]["version"] == "triton-3.1.0" for r in t), t
+assert all(len(r["time"]["round_us"]) == 2 and r["kind"] == "baseline" for r in t), t
+assert all(r["key"]["problem"] == "b1.h4.kv2.s64.d128.c.bf16" for r in t), t
+assert tri.calls > 1  # the gate, then the timed calls
+os.rename("out.jsonl", "ok.jsonl")
+
+# wrong: stored wrong in every mode, with the gate's errors, and called once only (the gate)
+tri = Tri(1.0)
+recs = run(tri)
+t = [r for r in recs if r["key"]["config"] == "triton"]
+assert [(r["key"]["mode"], r["status"]) for r in t] == [("hot", "wrong"), ("cold", "wrong")], t
+assert all("rel_l2 1.000e+00 over the tolerance" in r["error"] for r in t), t
+assert all(r["errors"]["rel_l2"] == 1.0 and r["time"]["median_us"] == 0 for r in t), t
+assert tri.calls == 1, tri.calls
+assert [r["status"] for r in recs if r["key"]["config"] != "triton"] == ["ok"] * 4
+
+# Triton's own errors (not RuntimeError: a compile error, out of resources) are "crashed"
+class OutOfResources(Exception):
+    pass
+
+
+tri = Tri(0.0, OutOfResources("out of resource: shared memory, Required: 300000\nmore"))
+recs = run(tri, ["--backends", "triton,flash"])
+t = [r for r in recs if r["key"]["config"] == "triton"]
+assert [r["status"] for r in t] == ["crashed"] * 2, t
+assert t[0]["error"] == ("backend triton cannot run this problem here: out of resource: "
+                         "shared memory, Required: 300000"), t[0]["error"]
+assert tri.calls == 1
+
+# bench_table.py's Triton column is this config
+assert ("triton", "Triton") in bench_table.PEERS
+for n, c in sb.CONFIG_NAMES.items():
+    assert sum(c.startswith(base) for base, _ in bench_table.PEERS) == 1, (n, c)
+assert sb.DEFAULT_BACKENDS.split(",") == list(sb.BACKENDS)
+PY
+    # the triton records import and fill bench_table.py's Triton column
+    "$FASWEEP" import ok.jsonl --store "$STORE" >/dev/null || flunk "import"
+    "$FASWEEP" export --store "$STORE" -o e.jsonl || flunk "export"
+    run --separate-stderr python3 "$REPO/scripts/bench_table.py" e.jsonl --fasweep "$FASWEEP" \
+        --json t.json
+    expect_status 0
+    expect_not_in "$output" "n/a"
+    python3 -c 'import json, sys
+rows = json.load(open("t.json"))["rows"]
+assert rows and all(r["configs"]["Triton"] == "triton" and r["us"]["Triton"] > 0 for r in rows), rows' ||
+        flunk "no Triton times: $(cat t.json)"
+}
+
+@test "triton backend: drop_unavailable and backends_for, pure (no PyTorch, no Triton)" {
+    py <<'PY' || flunk "see above"
+import sys
+import sdpa_baseline as sb
+assert "torch" not in sys.modules and "triton" not in sys.modules
+probed = []
+def no(why):
+    return lambda: probed.append(1) or (None, why)
+assert sb.drop_unavailable(["flash", "cudnn"], no("x")) == (["flash", "cudnn"], None, [])
+assert not probed  # triton not asked for: not probed
+names, mod, notes = sb.drop_unavailable(["flash", "triton", "cudnn"], no("import triton:\n  multi\tline"))
+assert (names, mod) == (["flash", "cudnn"], None) and probed == [1]
+assert notes == ["triton: not available (import triton: multi line)"], notes
+m = object()
+assert sb.drop_unavailable(["triton"], lambda: (m, "")) == (["triton"], m, [])
+p = sb.parse_problem("b1.h32.kv8.s4096.d128.c.bf16", False)
+keep, notes = sb.backends_for(sb.DEFAULT_BACKENDS.split(","), p)
+assert keep == ["flash", "cudnn", "triton"] and len(notes) == 1, (keep, notes)
+p = sb.parse_problem("4,8,512,32", False)
+keep, notes = sb.backends_for(["flash", "triton"], p)
+assert keep == ["flash"] and notes == ["the triton backend has head dims 64, 128, 256, not 32: "
+                                       "not timed for b4.h8.s512.d32.nc"], notes
+assert sb.record_key("d", p, "triton", "hot")["config"] == "triton"
+assert sb.record_key("d", p, "cudnn", "hot")["config"] == "sdpa-cudnn"
+# the probe of this machine answers in one line, whatever is installed
+mod, why = sb.triton_probe()
+assert (mod is None) == bool(why) and "\n" not in why, why
+PY
+}

@@ -232,12 +232,12 @@ import importlib.util, json, os, re, sys
 repo = sys.argv[1]
 path = os.path.join(repo, "scripts", "sdpa_baseline.py")
 src = open(path).read()
-# its records' config is "sdpa-" + a BACKENDS name
-assert '"config": "sdpa-" + name' in src, "sdpa_baseline.py no longer names its records as expected"
+# its records' config is the CONFIG_NAMES entry of a BACKENDS name
+assert '"config": CONFIG_NAMES[name]' in src, "sdpa_baseline.py no longer names its records as expected"
 spec = importlib.util.spec_from_file_location("sdpa_baseline", path)
 mod = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(mod)
-emitted = {"sdpa-" + b for b in mod.BACKENDS}
+emitted = {mod.CONFIG_NAMES[b] for b in mod.BACKENDS}
 # a baseline-like name: sdpa- or sdpa_ with a word, with or without a torch_
 # prefix; the script's own name and PyTorch's sdpa_kernel are not baselines
 pat = re.compile(r"\b(?:torch_)?sdpa[-_][A-Za-z_]+")
@@ -248,7 +248,7 @@ for top, dirs, files in os.walk(repo):
                os.path.relpath(os.path.join(top, d), repo) not in ("build", "dist")]
     for f in files:
         p = os.path.join(top, f)
-        if f.endswith((".png", ".so", ".o", ".a")):
+        if f.endswith((".png", ".so", ".o", ".a", ".pyc")):  # .pyc: compiled, not source
             continue
         for n, line in enumerate(open(p, errors="replace"), 1):
             for m in pat.findall(line):
@@ -270,7 +270,7 @@ print("\n".join(bad))
 sys.exit(1 if bad else 0)
 PY
     expect_status 0
-    expect_in "$output" "emitted: sdpa-cudnn sdpa-efficient sdpa-flash"
+    expect_in "$output" "emitted: sdpa-cudnn sdpa-efficient sdpa-flash triton"
 }
 
 @test "vendor_deps.sh: its bundle passes deps.sh's check and links a program against LMDB and cJSON" {

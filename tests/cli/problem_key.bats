@@ -497,6 +497,13 @@ PY
     run cat calls
     expect_in "$output" "--problem b2.h3.s300.d64.nc --space"
     expect_in "$output" "--problem b1.h2.s200.d128.c --space"
+    expect_not_in "$output" "--backends" # sdpa_baseline.py's default: flash,efficient,cudnn,triton
+    # BASELINE_BACKENDS passes through as --backends
+    : >calls
+    BASELINE_BACKENDS=cudnn,triton PYTHONPATH="$WORK/py" bash repo/scripts/baselines.sh \
+        repo/spaces/ci.json "$WORK/st" "$WORK/stub/fasweep" 2>/dev/null || flunk "baselines.sh BASELINE_BACKENDS"
+    run cat calls
+    expect_in "$output" "--problem b2.h3.s300.d64.nc --space repo/spaces/ci.json --fasweep $WORK/stub/fasweep --backends cudnn,triton"
     local bad want
     while IFS='|' read -r bad want; do
         python3 -c 'import json, sys

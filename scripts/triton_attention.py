@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""triton_attention.py - an autotuned Triton FlashAttention forward kernel: the
+Triton column of the benchmark (scripts/sdpa_baseline.py, backend "triton").
+
+What it computes: O = softmax(Q K^T * scale [+ causal mask]) V for
+Q and O [B, H, S, D], K and V [B, KV, S, D], all contiguous, fp16 or bf16,
+head dims 64, 128 and 256, any S >= 1, causal or not. Grouped-query and
+multi-query attention read K/V in place: query head h uses K/V head
+h // (H // KV) (no copies, no expansion).
+
+The technique is the one of Triton's fused-attention tutorial (written here
+afresh): one program per (BLOCK_M query rows, batch*head), Q's tile held in
+registers, a loop over BLOCK_N key/value tiles with the online softmax in
+base 2 (the scale folded with log2(e), exp2), the fp32 accumulator
+rescaled when the running row maximum moves, and the division by the row
+sum once at the end. A causal problem runs in two stages: the key tiles
+wholly left of the query tile without any mask, then the tiles on the
+diagonal with the mask n <= m. A non-causal one runs its whole key tiles
+without a mask and the tail tile (S not a multiple of BLOCK_N) masked.
+Rows past S are loaded as zeros and never stored.
+
+Autotuning: @triton.autotune over CONFIG_SPACE (BLOCK_M {64, 128, 256} x
+BLOCK_N {32, 64, 128} x num_warps {4, 8, 16} x num_stages {2, 3, 4}: 81
+configs), pruned per problem by keep_config before any is compiled: BLOCK_N
+divides BLOCK_M (the causal split needs it), at least 16 query rows per
+warp, the fp32 accumulator and scores within 63 % of a thread's registers
+(255, or 128 at 16 warps: 160 or 80 values; past it ptxas for sm_90a
+spills tens to thousands of bytes, or cannot compile at all: D=256 at 16
+warps), the tiles' shared memory (Q, and K and V per stage, which is what
+Triton 3.9 allocates) within the GPU's, and no tile much larger than S.
+Kept for S=4096 on an H100: 33 configs at D=64, 23 at D=128, 9 at D=256. The
+key is (B*H, S, D, causal, dtype): each problem tunes once, on its first
+call (Triton's do_bench), and keeps that config; so the first call of a
+problem is slow and is not the one to time (sdpa_baseline.py makes it its
+untimed correctness gate).
+
+Limits: forward only, no dropout, no attention mask other than causal, no
+variable sequence lengths, S the same for queries and keys, contiguous
+inputs only (refused otherwise), D in HEAD_DIMS, Triton MIN_TRITON or later
+on an NVIDIA GPU (TRITON_INTERPRET=1 runs it on the CPU, slowly, for tests:
+tests/triton/test_triton_attention.py; fp16 only there, Triton 3.9's
+interpreter computes a bf16 tl.dot wrongly).
+
+available() says whether it can run here (the reason when not);
+attention(q, k, v, causal, scale) runs it; attention(..., config=(BLOCK_M,
+BLOCK_N, num_warps, num_stages)) runs one config without autotuning."""
+
+import math
+import re
+
+HEAD_DIMS = (64, 128, 256)
+MIN_TRITON = (3, 0)
+BLOCK_MS = (64, 128, 256)
+BLOCK_NS = (32, 64, 128)
+WARPS = (4, 8, 16)
+STAGES = (2, 3, 4)
+# (BLOCK_M, BLOCK_N, num_warps, num_stages): every config autotuning may try
+CONFIG_SPACE = [(m, n, w, s) for m in BLOCK_MS for n in BLOCK_NS for w in WARPS for s in STAGES]
+REG_FRACTION = 0.63  # of a thread's registers the fp32 accumulator and scores may take
+SMEM_FALLBACK = 227 * 1024  # shared memory per block (H100) when the GPU's is unknown
+MAX_GRID_Y = 65535  # CUDA's limit on the grid's y dimension (one program column per b * h)
+
+
+def regs_per_thread(warps):
+    """Registers a thread may hold in a block of `warps` warps (65536 an SM, at most 255)."""
+    return min(255, 65536 // (32 * warps))
+
+
+def tile_floats(bm, bn, d, warps):
+    """fp32 values a thread holds: its share of the accumulator [bm, d] and the scores [bm, bn]."""
+    return (bm * d + bm * bn) / (32.0 * warps)
+
+
+def keep_config(bm, bn, warps, stages, d, s, elem_bytes=2, smem=SMEM_FALLBACK):
+    """Whether config (bm, bn, warps, stages) is worth compiling for head
+    dim d and sequence length s: bn divides bm, 16 query rows or more per
+    warp, the accumulator and scores within REG_FRACTION of a thread's
+    registers (ptxas for sm_90a: past it they spill or do not compile), Q's
+    tile and K's and V's per stage within the shared memory, and no tile
+    much larger than S (a 64-row, 32-column tile always is kept)."""
+    if bm % bn or bm < 16 * warps:
+        return False
+    if tile_floats(bm, bn, d, warps) > REG_FRACTION * regs_per_thread(warps):
+        return False
+    if elem_bytes * (bm * d + stages * 2 * bn * d) > smem:
+        return False
+    cap = 1 << max(0, (max(1, s) - 1).bit_length())  # S rounded up to a power of two
+    return bm <= max(BLOCK_MS[0], cap) and bn <= max(BLOCK_NS[0], cap)
+
+
+def configs_for(d, s, elem_bytes=2, smem=SMEM_FALLBACK):
+    """The configs of CONFIG_SPACE that keep_config keeps (never none: the
+    smallest one if all were pruned)."""
+    keep = [c for c in CONFIG_SPACE if keep_config(*c, d, s, elem_bytes, smem)]
+    return keep or [CONFIG_SPACE[0]]
+
+
+def version_tuple(text):
+    """(major, minor) of a version text ("3.1.0", "3.2.0+git1234"); (0, 0) when unreadable."""
+    m = re.match(r"([0-9]+)\.([0-9]+)", str(text))
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+try:
+    import triton
+    import triton.language as tl
+    _WHY = ""
+except Exception as e:  # ImportError, or a triton that breaks on import
+    triton = tl = None
+    _WHY = "import triton: %s" % ((str(e).splitlines() or [type(e).__name__])[0])
+
+if triton is not None and version_tuple(triton.__version__) < MIN_TRITON:
+    _WHY = "triton %s is older than %d.%d" % ((triton.__version__,) + MIN_TRITON)
+
+
+def available(device=False):
+    """(True, "") when the kernel can be launched here, else (False, why);
+    device: also ask Triton's driver for the GPU it would compile for."""
+    if _WHY:
+        return False, _WHY
+    if device:
+        try:
+            target = triton.runtime.driver.active.get_current_target()
+        except Exception as e:  # no driver, no GPU: Triton's own words, one line
+            return False, "Triton finds no GPU: %s" % ((str(e).splitlines() or
+                                                        [type(e).__name__])[0])
+        if getattr(target, "backend", "cuda") != "cuda":
+            return False, "Triton's GPU is %s, not CUDA" % target.backend
+    return True, ""
+
+
+def _smem_limit():
+    """Shared memory a block may use on the current GPU (Triton's driver), else SMEM_FALLBACK."""
+    try:
+        import torch
+        props = triton.runtime.driver.active.utils.get_device_properties(
+            torch.cuda.current_device())
+        return int(props["max_shared_mem"])
+    except Exception:
+        return SMEM_FALLBACK
+
+
+if not _WHY:
+    @triton.jit
+    def _tiles(acc, l_i, m_i, q, k_base, v_base, offs_m, offs_n, offs_d, lo, hi, S,
+               qk_scale, HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr,
+               MASKED: tl.constexpr, DIAGONAL: tl.constexpr):
+        """Key/value tiles [lo, hi) into the running (acc, l_i, m_i).
+        MASKED: keys at or past S count as -inf (and load as zeros);
+        DIAGONAL: keys right of the query row too (causal)."""
+        for start_n in range(lo, hi, BLOCK_N):
+            n = start_n + offs_n
+            k_ptrs = k_base + n[None, :] * HEAD_DIM + offs_d[:, None]  # [D, BLOCK_N]
+            v_ptrs = v_base + n[:, None] * HEAD_DIM + offs_d[None, :]  # [BLOCK_N, D]
+            if MASKED:
+                k = tl.load(k_ptrs, mask=n[None, :] < S, other=0.0)
+            else:
+                k = tl.load(k_ptrs)
+            s = tl.dot(q, k) * qk_scale  # scores in log2 units, fp32
+            if MASKED:
+                ok = n[None, :] < S
+                if DIAGONAL:
+                    ok = ok & (n[None, :] <= offs_m[:, None])
+                s = tl.where(ok, s, float("-inf"))
+            m_new = tl.maximum(m_i, tl.max(s, 1))
+            p = tl.math.exp2(s - m_new[:, None])
+            alpha = tl.math.exp2(m_i - m_new)
+            l_i = l_i * alpha + tl.sum(p, 1)
+            if MASKED:
+                v = tl.load(v_ptrs, mask=n[:, None] < S, other=0.0)
+            else:
+                v = tl.load(v_ptrs)
+            acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+            m_i = m_new
+        return acc, l_i, m_i
+
+    @triton.jit
+    def _attn_fwd(Q, K, V, O, qk_scale, H, GROUP, BH, S, HEAD_DIM: tl.constexpr,
+                  CAUSAL: tl.constexpr, IS_BF16: tl.constexpr, BLOCK_M: tl.constexpr,
+                  BLOCK_N: tl.constexpr):
+        """Rows [BLOCK_M * program_id(0), + BLOCK_M) of head program_id(1)
+        (b * H + h) of O. GROUP = H // KV query heads share a K/V head; BH
+        and IS_BF16 only key the autotuning."""
+        start_m = tl.program_id(0)
+        bh = tl.program_id(1)
+        b = bh // H
+        h = bh % H
+        kv_h = b * (H // GROUP) + h // GROUP
+        q_off = bh.to(tl.int64) * S * HEAD_DIM
+        kv_off = kv_h.to(tl.int64) * S * HEAD_DIM
+        offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        offs_n = tl.arange(0, BLOCK_N)
+        offs_d = tl.arange(0, HEAD_DIM)
+        row = offs_m[:, None] * HEAD_DIM + offs_d[None, :]
+        q = tl.load(Q + q_off + row, mask=offs_m[:, None] < S, other=0.0)
+        m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+        l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+        acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+        k_base = K + kv_off
+        v_base = V + kv_off
+        if CAUSAL:
+            # tiles left of the diagonal: every key precedes every row, no mask
+            diag = start_m * BLOCK_M
+            acc, l_i, m_i = _tiles(acc, l_i, m_i, q, k_base, v_base, offs_m, offs_n, offs_d,
+                                   0, diag, S, qk_scale, HEAD_DIM, BLOCK_N, False, False)
+            acc, l_i, m_i = _tiles(acc, l_i, m_i, q, k_base, v_base, offs_m, offs_n, offs_d,
+                                   diag, tl.minimum(diag + BLOCK_M, S), S, qk_scale, HEAD_DIM,
+                                   BLOCK_N, True, True)
+        else:
+            whole = (S // BLOCK_N) * BLOCK_N
+            acc, l_i, m_i = _tiles(acc, l_i, m_i, q, k_base, v_base, offs_m, offs_n, offs_d,
+                                   0, whole, S, qk_scale, HEAD_DIM, BLOCK_N, False, False)
+            acc, l_i, m_i = _tiles(acc, l_i, m_i, q, k_base, v_base, offs_m, offs_n, offs_d,
+                                   whole, S, S, qk_scale, HEAD_DIM, BLOCK_N, True, False)
+        out = acc / l_i[:, None]
+        tl.store(O + q_off + row, out.to(O.dtype.element_ty), mask=offs_m[:, None] < S)
+
+    def _prune(configs, named_args, **kwargs):
+        """early_config_prune: keep_config for this call's head dim and S."""
+        d, s = int(named_args["HEAD_DIM"]), int(named_args["S"])
+        smem = _smem_limit()
+        keep = [c for c in configs
+                if keep_config(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps,
+                               c.num_stages, d, s, 2, smem)]
+        return keep or [min(configs, key=lambda c: (c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"],
+                                                    c.num_warps, c.num_stages))]
+
+    _attn_tuned = triton.autotune(
+        configs=[triton.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w, num_stages=st)
+                 for m, n, w, st in CONFIG_SPACE],
+        key=["BH", "S", "HEAD_DIM", "CAUSAL", "IS_BF16"],
+        prune_configs_by={"early_config_prune": _prune},
+    )(_attn_fwd)
+
+
+def check_inputs(q, k, v):
+    """(B, H, KV, S, D) of q [B, H, S, D], k and v [B, KV, S, D]; ValueError
+    naming what is wrong: shapes, dtype (fp16, bf16, all the same), head
+    dim, contiguity, H a multiple of KV, B * H within MAX_GRID_Y."""
+    if q.dim() != 4 or k.dim() != 4 or v.dim() != 4:
+        raise ValueError("q, k and v must be 4-d: [B, H, S, D] and [B, KV, S, D]")
+    b, h, s, d = q.shape
+    if tuple(k.shape) != tuple(v.shape) or k.shape[0] != b or k.shape[2:] != q.shape[2:]:
+        raise ValueError("k and v must be [B, KV, S, D] of q's B, S, D: q %s, k %s, v %s" % (
+            tuple(q.shape), tuple(k.shape), tuple(v.shape)))
+    kv = k.shape[1]
+    if kv < 1 or h % kv:
+        raise ValueError("the query heads (%d) must be a multiple of the K/V heads (%d)" % (h, kv))
+    if d not in HEAD_DIMS:
+        raise ValueError("head dim %d: this kernel has %s" % (d, ", ".join(map(str, HEAD_DIMS))))
+    if s < 1:
+        raise ValueError("sequence length %d: at least 1" % s)
+    if b * h > MAX_GRID_Y:
+        raise ValueError("batch x heads %d: the grid's second dimension takes at most %d" % (
+            b * h, MAX_GRID_Y))
+    if not (q.dtype == k.dtype == v.dtype) or str(q.dtype) not in ("torch.float16",
+                                                                   "torch.bfloat16"):
+        raise ValueError("q, k and v must all be float16 or all bfloat16, got %s, %s, %s" % (
+            q.dtype, k.dtype, v.dtype))
+    if not (q.is_contiguous() and k.is_contiguous() and v.is_contiguous()):
+        raise ValueError("q, k and v must be contiguous")
+    return b, h, kv, s, d
+
+
+def attention(q, k, v, causal=False, scale=None, config=None):
+    """softmax(q k^T * scale) v (causal: query row m sees keys n <= m) as a
+    new tensor of q's shape and dtype; scale defaults to 1/sqrt(D). config
+    (BLOCK_M, BLOCK_N, num_warps, num_stages) runs that one config, else
+    the autotuned kernel (tuning on a problem's first call)."""
+    ok, why = available()
+    if not ok:
+        raise RuntimeError("triton attention not available: " + why)
+    b, h, kv, s, d = check_inputs(q, k, v)
+    if scale is None:
+        scale = 1.0 / math.sqrt(d)
+    o = q.new_empty(q.shape)
+    args = (q, k, v, o, float(scale) * 1.4426950408889634, h, h // kv, b * h, s, d,
+            bool(causal), str(q.dtype) == "torch.bfloat16")
+    if config is None:
+        grid = lambda meta: (triton.cdiv(s, meta["BLOCK_M"]), b * h)  # noqa: E731
+        _attn_tuned[grid](*args)
+    else:
+        bm, bn, w, st = config
+        if bm % bn:
+            raise ValueError("config %r: BLOCK_N must divide BLOCK_M" % (config,))
+        _attn_fwd[(triton.cdiv(s, bm), b * h)](*args, BLOCK_M=bm, BLOCK_N=bn, num_warps=w,
+                                               num_stages=st)
+    return o
+
+
+def best_config(q, k, v, causal=False):
+    """The config autotuning chose for this problem (after its first call), or None."""
+    if _WHY:
+        return None
+    key_args = {"BH": q.shape[0] * q.shape[1], "S": q.shape[2], "HEAD_DIM": q.shape[3],
+                "CAUSAL": bool(causal), "IS_BF16": str(q.dtype) == "torch.bfloat16"}
+    for key, cfg in getattr(_attn_tuned, "cache", {}).items():
+        if tuple(key[:5]) == tuple(key_args.values()):
+            return (cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"], cfg.num_warps, cfg.num_stages)
+    return None
