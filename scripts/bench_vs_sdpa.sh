@@ -18,8 +18,9 @@
 # STORE.baselines.jsonl.
 #
 # Without SPACE it benchmarks the standing comparison table: the axes of spaces/h100.json
-# (every kernel family in it) at 16,16,2048,64; 4,16,2048,128; 4,8,512,64;
-# 4,8,512,128 and 4,8,512,64 causal (fp16, multi-head), and the real models'
+# (every kernel family in it) at 16,16,2048,64; 4,16,2048,128; 1,8,512,64; 4,8,512,64;
+# 4,8,512,128 and 4,8,512,64 causal (fp16, multi-head; TABLE=fp16 these alone), and the
+# real models' (TABLE=models these alone; TABLE=all, the default, both)
 # model shapes, bf16 and grouped-query (H query heads / KV K/V heads):
 # Llama-3-8B prefill (32/8, D=128, causal, S=4096, B=1 and B=4), a
 # Llama-3-70B-like layer (64/8, D=128, causal, B=4, S=2048), a Gemma-2-like
@@ -41,6 +42,11 @@ if [ -n "${1:-}" ] && ! { [ -f "$1" ] && [ -r "$1" ]; }; then
     printf '%s: %q: no such readable space file\n' "$me" "$1" >&2
     exit 2
 fi
+table=${TABLE:-all}
+case $table in
+fp16 | models | all) ;;
+*) printf '%s: TABLE=%q: not fp16, models or all\n' "$me" "$table" >&2; exit 2 ;;
+esac
 fasweep=${FASWEEP:-$here/../build/fasweep}
 command -v -- "$fasweep" >/dev/null ||
     { printf '%s: FASWEEP: %q is not an executable file\n' "$me" "$fasweep" >&2; exit 2; }
@@ -62,7 +68,7 @@ if [ -n "${1:-}" ]; then
     space=$1
 else
     space=$(dirname "$store")/bench_space.json
-    python3 - "$here/../spaces/h100.json" "$space" <<'PY'
+    python3 - "$here/../spaces/h100.json" "$space" "$table" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 d["name"] = "h100-bench"
@@ -71,15 +77,16 @@ def shape(b, h, s, dd, c=False, kv=None, dtype="fp16"):
     if kv is not None:
         p["kv_heads"] = kv
     return p
-d["problems"] = [shape(16, 16, 2048, 64), shape(4, 16, 2048, 128), shape(4, 8, 512, 64),
-                 shape(4, 8, 512, 128), shape(4, 8, 512, 64, True),
-                 # bf16 grouped-query shapes of current models
-                 shape(1, 32, 4096, 128, True, 8, "bf16"),   # Llama-3-8B prefill
-                 shape(4, 32, 4096, 128, True, 8, "bf16"),
-                 shape(4, 64, 2048, 128, True, 8, "bf16"),   # Llama-3-70B-like
-                 shape(2, 16, 4096, 256, True, 8, "bf16"),   # Gemma-2-like, D=256
-                 shape(2, 16, 4096, 256, False, 8, "bf16"),
-                 shape(4, 32, 2048, 128, True, 1, "bf16")]   # multi-query
+fp16 = [shape(16, 16, 2048, 64), shape(4, 16, 2048, 128), shape(1, 8, 512, 64),
+        shape(4, 8, 512, 64), shape(4, 8, 512, 128), shape(4, 8, 512, 64, True)]
+# bf16 grouped-query shapes of current models
+models = [shape(1, 32, 4096, 128, True, 8, "bf16"),   # Llama-3-8B prefill
+          shape(4, 32, 4096, 128, True, 8, "bf16"),
+          shape(4, 64, 2048, 128, True, 8, "bf16"),   # Llama-3-70B-like
+          shape(2, 16, 4096, 256, True, 8, "bf16"),   # Gemma-2-like, D=256
+          shape(2, 16, 4096, 256, False, 8, "bf16"),
+          shape(4, 32, 2048, 128, True, 1, "bf16")]   # multi-query
+d["problems"] = {"fp16": fp16, "models": models, "all": fp16 + models}[sys.argv[3]]
 # head dim 256 fits the wgmma family only with BLOCK_N 64 (registers, shared memory): the
 # wgmma axes are the union of h100.json's and gemma2-d256.json's, so D=256 has points
 g = json.load(open(sys.argv[1].replace("h100.json", "gemma2-d256.json")))["axes"]

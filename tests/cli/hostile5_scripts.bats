@@ -397,6 +397,10 @@ PY
     expect_status 2
     expect_in "$stderr" "bench_vs_sdpa.sh: nope.json: no such readable space file"
     one_line "$stderr"
+    TABLE=fp32 run --separate-stderr bash "$REPO/scripts/bench_vs_sdpa.sh"
+    expect_status 2
+    expect_in "$stderr" "bench_vs_sdpa.sh: TABLE=fp32: not fp16, models or all"
+    one_line "$stderr"
 }
 
 @test "baselines.sh: a SPACE that is no space file is one line and exit 2 (fasweep's own reading), PyTorch or not; no traceback" {
