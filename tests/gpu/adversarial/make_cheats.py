@@ -71,8 +71,8 @@ MMA_GRID = "    const dim3 grid((a->seq_len + BLOCK_M - 1) / BLOCK_M, a->batch *
 MMA_LAUNCH = "    kern<<<grid, NUM_WARPS * 32, smem, (cudaStream_t)stream>>>(*a);\n"
 
 WG_NS = "namespace fawg\n{\n"
-# the kernel's body before its first barrier (tid, bh, m0, seq, n_tiles are set)
-WG_BODY = "    if (tid == 0) {\n        mbar_init(q_full, 1);\n"
+# the kernel's body before its first barrier (tid and the Tile t: t.bh, t.m0, t.n_tiles are set)
+WG_BODY = "    if (tid == 0)\n        smem.init_barriers();\n"
 WG_GRID = "    const dim3 grid((a->seq_len + BLOCK_M - 1) / BLOCK_M, bh);\n"
 
 
@@ -129,7 +129,7 @@ WG_NAN_POISON = """\
     // ADVERSARIAL nan_poison: compute only where the output still holds the gate's NaN
     // poison; a tile that already holds numbers is taken as done. (Every thread reads the
     // same element before the first barrier, and this CTA writes its tile only after it.)
-    if (!__hisnan(reinterpret_cast<const half *>(a.o)[((size_t)bh * seq + m0) * HEAD_DIM]))
+    if (!__hisnan(reinterpret_cast<const half *>(a.o)[((size_t)t.bh * a.seq_len + t.m0) * HEAD_DIM]))
         return;
 """
 
