@@ -1,13 +1,22 @@
 #!/usr/bin/env python3
-"""compare_sweeps.py A.jsonl B.jsonl [-k 8] [--mode hot] - are two sweeps of the
-same space the same answer? For each (device, problem) group of kernel records
-with status ok: whether the top-1 config agrees, and the relative difference of
-the medians of the top-k configs of A as measured in A and in B (the sweep engine's
-criterion: top-1 agrees, top-8 medians within 2 %). Input: `fasweep export
---format jsonl`. Exit 0 when every group passes, 1 otherwise, 2 on bad input
-(one line naming the file). What was not measured never passes: no group in
-A (nothing to compare), a group one sweep lacks, or one of A's top-k that B
-did not measure is a FAIL."""
+"""compare_sweeps.py A.jsonl B.jsonl [-k 8] [--mode hot|all] [--agreement K] - are
+two sweeps of the same space the same answer? For each (device, problem, mode)
+group of kernel records with status ok (--mode all: every mode stored; a config
+of another family than mma is named FAMILY:CONFIG):
+  default: whether the top-1 config agrees, and the relative difference of the
+    medians of the top-k configs of A as measured in A and in B (the sweep
+    engine's criterion: top-1 agrees, top-8 medians within 2 %);
+  --agreement K: whether the top-1 config agrees, or, where it does not,
+    whether the two top-1 configs tie by their 95 % intervals (record_tie,
+    docs/measurement.md "Comparing two timings") in A and in B alike, and how
+    many of A's top-K are among B's top-K; then a line of the records (how
+    many, duplicates: a point stored twice, of any build; distinct
+    env.gpu_uuid) and a summary line. A group passes when its top-1 agrees
+    or ties.
+Input: `fasweep export --format jsonl`. Exit 0 when every group passes, 1
+otherwise, 2 on bad input (one line naming the file). What was not measured
+never passes: no group in A (nothing to compare), a group one sweep lacks, or
+one of A's top-k that B did not measure is a FAIL."""
 import json
 import math
 import os
@@ -19,26 +28,126 @@ ME = "compare_sweeps.py"
 
 
 def load(path, mode):
-    groups = {}
+    """The ok kernel records of mode (None: every mode) by group (device,
+    problem, mode) and config: (median, noise, config) as `fasweep topk`
+    ranks (median, then noise, then config), and (median, ci_lo, ci_hi);
+    and of every record: how many, how many stored twice, the GPU UUIDs."""
+    groups, seen = {}, set()
+    info = {"records": 0, "dups": 0, "uuids": set()}
     for no, where, r in json_lines(path):
         try:
             k = r["key"]
-            if r["kind"] != "kernel" or r["status"] != "ok" or k["mode"] != mode:
-                continue
-            names = (k["device"], k["problem"], k["config"])
-            us, noise = number(r["time"]["median_us"]), r["time"].get("noise")
+            fam = k.get("family") or "mma"
+            point = (r["kind"], k["device"], k["problem"], fam, k["config"], k["mode"])
+            hash(point)
+            env = r.get("env") or {}
+            uuid = env.get("gpu_uuid")
+            if r["kind"] != "kernel" or r["status"] != "ok" or mode not in (None, k["mode"]):
+                us = None
+            else:
+                t = r["time"]
+                us, noise = number(t["median_us"]), t.get("noise")
+                lo, hi = number(t.get("ci_lo_us")), number(t.get("ci_hi_us"))
         except (KeyError, TypeError, AttributeError) as e:
             raise BadInput("%s: not an exported record (%s)" % (
                 where, esc(e if not isinstance(e, KeyError) else "no %s" % e, 100)))
-        if not all(isinstance(x, str) for x in names):
-            raise BadInput("%s: key.device, problem and config must be text" % where)
+        if not all(isinstance(x, str) for x in point[1:]):
+            raise BadInput("%s: key.device, problem, family, config and mode must be text" % where)
+        info["records"] += 1
+        info["dups"] += point in seen
+        seen.add(point)
+        if isinstance(uuid, str) and uuid:
+            info["uuids"].add(uuid)
+        if point[0] != "kernel" or r["status"] != "ok" or mode not in (None, point[5]):
+            continue
         if us is None or us <= 0:
             raise BadInput("%s: an ok record needs time.median_us > 0" % where)
         noise = number(noise)
-        # The order `fasweep topk` ranks in: median, then noise, then config.
-        groups.setdefault(names[:2], {})[names[2]] = (
-            us, noise if noise is not None else float("inf"), names[2])
-    return groups
+        config = point[4] if fam == "mma" else "%s:%s" % (fam, point[4])
+        groups.setdefault((point[1], point[2], point[5]), {})[config] = (
+            (us, noise if noise is not None else float("inf"), config), (us, lo, hi))
+    return groups, info
+
+
+def tie(a, b):
+    """record_tie (store/record.c) of two (median, ci_lo, ci_hi): True, False,
+    or None when either has no interval (the rule cannot tell)."""
+    if not all(x[1] is not None and x[2] is not None and x[1] > 0 for x in (a, b)):
+        return None
+
+    def half(x, other):  # the side of x's interval that faces the other median
+        return x[2] - x[0] if other >= x[0] else x[0] - x[1]
+    return abs(a[0] - b[0]) <= math.hypot(half(a, b[0]), half(b, a[0]))
+
+
+def tie_name(t):
+    return {True: "yes", False: "no", None: "unknown"}[t]
+
+
+def ranked(group):
+    return sorted(group, key=lambda c: group[c][0])
+
+
+def medians(args, mode, g, ga, gb):
+    """The default comparison of one group; whether it passes."""
+    ra, rb = ranked(ga), ranked(gb)
+    top = ra[: args.k]
+    diffs = [abs(gb[c][0][0] - ga[c][0][0]) / ga[c][0][0] for c in top if c in gb]
+    unmeasured = len(top) - len(diffs)
+    worst = max(diffs) if diffs else float("nan")
+    same1 = ra[0] == rb[0]
+    passed = same1 and unmeasured == 0 and worst <= args.tol
+    print(f"{esc(g[0])} {esc(g[1])} {mode}: top-1 A {esc(ra[0])} ({ga[ra[0]][0][0]:.3f} us) "
+          f"B {esc(rb[0])} ({gb[rb[0]][0][0]:.3f} us) {'agree' if same1 else 'DIFFER'}; "
+          f"top-{len(top)} medians differ by at most {100 * worst:.2f} % "
+          f"(tolerance {100 * args.tol:.0f} %)"
+          + (f", {unmeasured} of them not measured in B" if unmeasured else "")
+          + f": {'PASS' if passed else 'FAIL'}")
+    return passed
+
+
+def agreement(args, mode, g, ga, gb, count):
+    """The --agreement comparison of one group, counted into count;
+    whether it passes (top-1 agrees or ties)."""
+    ra, rb = ranked(ga), ranked(gb)
+    a1, b1 = ra[0], rb[0]
+    line = f"{esc(g[0])} {esc(g[1])} {mode}: top-1 A {esc(a1)} ({ga[a1][0][0]:.3f} us) " \
+           f"B {esc(b1)} ({gb[b1][0][0]:.3f} us) "
+    if a1 == b1:
+        verdict = "agree"
+        line += "agree"
+    else:
+        # in each sweep: can its top-1 be told apart from the other's?
+        ta = tie(ga[a1][1], ga[b1][1]) if b1 in ga else None
+        tb = tie(gb[b1][1], gb[a1][1]) if a1 in gb else None
+        verdict = "tie" if ta and tb else "differ"
+        line += "DIFFER, " + ("a tie by the 95 % intervals in A and B" if verdict == "tie" else
+                              "not a tie (tie in A: %s, in B: %s)" % (
+                                  tie_name(ta) if b1 in ga else "not measured",
+                                  tie_name(tb) if a1 in gb else "not measured"))
+    n = min(args.agreement, max(len(ra), len(rb)))
+    both = len(set(ra[:n]) & set(rb[:n]))
+    count[verdict] += 1
+    count["overlap"] += both
+    count["of"] += n
+    print(f"{line}; top-{args.agreement} overlap {both} of {n}")
+    return verdict != "differ"
+
+
+def records(args, ia, ib):
+    """The records' checks (--agreement): the same number in both, none
+    stored twice, B's GPUs (--gpus); whether they pass."""
+    same = ia["records"] == ib["records"]
+    nodup = ia["dups"] == 0 and ib["dups"] == 0
+    print("records: A %d, B %d: %s" % (ia["records"], ib["records"], "PASS" if same else "FAIL"))
+    print("duplicates: A %d, B %d: %s" % (ia["dups"], ib["dups"], "PASS" if nodup else "FAIL"))
+    gpus = "GPU UUIDs (env.gpu_uuid): A %d, B %d" % (len(ia["uuids"]), len(ib["uuids"]))
+    if args.gpus is None:
+        print(gpus)
+        return same and nodup
+    ok = len(ib["uuids"]) == args.gpus
+    print("%s: %s" % (gpus, "PASS" if ok else "FAIL (%d expected in B)" % args.gpus))
+    return same and nodup and ok
 
 
 def main():
@@ -46,46 +155,50 @@ def main():
     ap.add_argument("a")
     ap.add_argument("b")
     ap.add_argument("-k", type=int, default=8)
-    ap.add_argument("--mode", default="hot")
+    ap.add_argument("--mode", default="hot", help="a mode, or all")
     ap.add_argument("--tol", type=float, default=0.02)
+    ap.add_argument("--agreement", type=int, metavar="K",
+                    help="top-1 agreement or tie, and the overlap of the top-K")
+    ap.add_argument("--gpus", type=int, metavar="N",
+                    help="with --agreement: B's records should carry N distinct env.gpu_uuid")
     args = ap.parse_args()
-    if args.k < 1:
-        ap.error("-k must be at least 1")
+    if args.k < 1 or (args.agreement is not None and args.agreement < 1):
+        ap.error("-k and --agreement must be at least 1")
+    if args.gpus is not None and (args.agreement is None or args.gpus < 1):
+        ap.error("--gpus needs --agreement and is at least 1")
     try:
-        a, b = load(args.a, args.mode), load(args.b, args.mode)
+        (a, ia), (b, ib) = (load(p, None if args.mode == "all" else args.mode)
+                            for p in (args.a, args.b))
     except BadInput as e:
         print("%s: %s" % (ME, e), file=sys.stderr)
         sys.exit(2)
-    mode = esc(args.mode, 8)
     if not a:
         print("%s: no ok kernel record in mode %s: nothing measured to compare: FAIL"
-              % (esc(args.a, 200), mode))
+              % (esc(args.a, 200), esc(args.mode, 8)))
         sys.exit(1)
     ok = True
+    count = {"agree": 0, "tie": 0, "differ": 0, "overlap": 0, "of": 0}
     for g in sorted(b):
         if g not in a:
-            print(f"{esc(g[0])} {esc(g[1])} {mode}: missing from {esc(args.a, 200)}: FAIL")
+            print(f"{esc(g[0])} {esc(g[1])} {esc(g[2], 8)}: missing from {esc(args.a, 200)}: FAIL")
             ok = False
     for g in sorted(a):
+        mode = esc(g[2], 8)
         if g not in b:
             print(f"{esc(g[0])} {esc(g[1])} {mode}: missing from {esc(args.b, 200)}: FAIL")
             ok = False
-            continue
-        ra = sorted(a[g], key=a[g].get)
-        rb = sorted(b[g], key=b[g].get)
-        top = ra[: args.k]
-        diffs = [abs(b[g][c][0] - a[g][c][0]) / a[g][c][0] for c in top if c in b[g]]
-        unmeasured = len(top) - len(diffs)
-        worst = max(diffs) if diffs else float("nan")
-        same1 = ra[0] == rb[0]
-        passed = same1 and unmeasured == 0 and worst <= args.tol
-        ok &= passed
-        print(f"{esc(g[0])} {esc(g[1])} {mode}: top-1 A {esc(ra[0])} ({a[g][ra[0]][0]:.3f} us) "
-              f"B {esc(rb[0])} ({b[g][rb[0]][0]:.3f} us) {'agree' if same1 else 'DIFFER'}; "
-              f"top-{len(top)} medians differ by at most {100 * worst:.2f} % "
-              f"(tolerance {100 * args.tol:.0f} %)"
-              + (f", {unmeasured} of them not measured in B" if unmeasured else "")
-              + f": {'PASS' if passed else 'FAIL'}")
+        elif args.agreement is None:
+            ok &= medians(args, mode, g, a[g], b[g])
+        else:
+            ok &= agreement(args, mode, g, a[g], b[g], count)
+    if args.agreement is not None:
+        ok &= records(args, ia, ib)
+        n = len(set(a) | set(b))
+        print("agreement: %d groups (mode %s): top-1 agree %d, tie %d, differ %d; "
+              "top-%d overlap %d of %d (%.0f %%): %s" % (
+                  n, esc(args.mode, 8), count["agree"], count["tie"], n - count["agree"] - count["tie"],
+                  args.agreement, count["overlap"], count["of"],
+                  100 * count["overlap"] / count["of"] if count["of"] else 0, "PASS" if ok else "FAIL"))
     sys.exit(0 if ok else 1)
 
 

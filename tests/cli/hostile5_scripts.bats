@@ -16,9 +16,12 @@ load helpers
 #     8 configs with +-0.5 % intervals, the same in every run; fail: every
 #     command exits 1; empty: grid ok, export prints nothing; half: only
 #     the hot mode is measured; garbage: export prints a line that is not
-#     JSON; allfailed: every record has status failed.
+#     JSON; allfailed: every record has status failed; store: a real store,
+#     grid --devices D sleeps $STUB_SLEEP_D s and imports $WORK/grid-D.jsonl
+#     into its --store (none when that is empty), export and topk are the real
+#     fasweep's.
 #   problem: the real fasweep's (REAL_FASWEEP), which the scripts read texts with.
-#   nvidia-smi: a GPU (NOGPU=1: none, exit 6).
+#   nvidia-smi: a GPU (NGPU=n: n of them; NOGPU=1: none, exit 6).
 #   torch (PYTHONPATH): importing it fails, as where PyTorch is missing.
 stubs() {
     mkdir -p "$WORK/stub" "$WORK/py"
@@ -34,7 +37,21 @@ how = os.environ.get("STUB", "good")
 if how == "fail":
     sys.exit("fasweep: no CUDA-capable device is detected (stub)")
 cmd = a[0]
-if cmd == "grid":
+if how == "store" and cmd == "grid":  # a real store, of the fixture for these --devices
+    import subprocess, time
+    dev = opt("--devices")
+    time.sleep(float(os.environ.get("STUB_SLEEP_" + dev, "0")))
+    fix = os.path.join(os.path.dirname(os.environ["STUB_CALLS"]), "grid-%s.jsonl" % dev)
+    n = sum(1 for line in open(fix) if line.strip())
+    if n:  # an empty fixture: a grid that wrote no store
+        subprocess.run([os.environ["REAL_FASWEEP"], "import", "--store", opt("--store"), fix],
+                       check=True, stdout=subprocess.DEVNULL)
+    print("sweep: %d tasks on Stub GPU: measured %d, skipped 0, wrong 0, crashed 0, timeout 0; "
+          "rejected points 0" % (n, n))
+    print("time: wall 1.00 s, timed 0.2500 s, overhead 4.0x")
+elif how == "store" and cmd in ("export", "topk"):
+    os.execv(os.environ["REAL_FASWEEP"], ["fasweep"] + a)
+elif cmd == "grid":
     space, store = json.load(open(opt("--space"))), opt("--store")
     recs = []
     for p in space["problems"]:
@@ -80,14 +97,14 @@ elif cmd == "problem":  # the problem texts: the real fasweep's reading
 else:  # topk, import
     print("%s: stub" % cmd)
 PY
-    printf '#!/bin/sh\necho "nvidia-smi $*" >>"%s"\n[ -z "$NOGPU" ] || { echo "No devices were found"; exit 6; }\ncase "$*" in *compute_cap*) echo 8.9 ;; *query-gpu*) echo "name, clocks.sm"; echo "Stub GPU, 1000 MHz" ;; *) echo "GPU 0: Stub GPU (UUID: GPU-0)" ;; esac\n' \
+    printf '#!/bin/sh\necho "nvidia-smi $*" >>"%s"\n[ -z "$NOGPU" ] || { echo "No devices were found"; exit 6; }\ncase "$*" in *compute_cap*) echo 8.9 ;; *query-gpu*) echo "name, clocks.sm"; echo "Stub GPU, 1000 MHz" ;; *) i=0; while [ $i -lt ${NGPU:-1} ]; do echo "GPU $i: Stub GPU (UUID: GPU-$i)"; i=$((i+1)); done ;; esac\n' \
         "$WORK/calls" >"$WORK/stub/nvidia-smi"
     printf 'raise ImportError("No module named torch (stub)")\n' >"$WORK/py/torch.py"
     chmod +x "$WORK/stub/fasweep" "$WORK/stub/nvidia-smi"
     : >"$WORK/calls"
     export PATH="$WORK/stub:$PATH" PYTHONPATH="$WORK/py" STUB_CALLS="$WORK/calls"
     export REAL_FASWEEP=${REAL_FASWEEP:-$FASWEEP} FASWEEP="$WORK/stub/fasweep"
-    unset NOGPU STUB MAKEFLAGS MFLAGS MAKELEVEL BUILD SPACE TOP
+    unset NOGPU NGPU STUB MAKEFLAGS MFLAGS MAKELEVEL BUILD SPACE TOP
     export -n STORE # the tests' store, never the scripts' STORE=
 }
 
@@ -370,6 +387,27 @@ PY
     expect_in "$output" "missing from a.jsonl: FAIL"
 }
 
+@test "compare_sweeps --agreement: a point stored twice (another build) and a record count that differs fail; bad options are one line, exit 2" {
+    run --separate-stderr python3 "$REPO/scripts/compare_sweeps.py" "$FIX/results.jsonl" "$FIX/results.jsonl" --mode all --agreement 4
+    expect_status 0 # the control
+    expect_in "$output" "NVIDIA L4 b4.h8.s512.d64.nc cold: top-1 A d64.m128.n64.w8.s2.z1 (169.900 us) B d64.m128.n64.w8.s2.z1 (169.900 us) agree; top-4 overlap 2 of 2"
+    expect_in "$output" "agreement: 4 groups (mode all): top-1 agree 4, tie 0, differ 0; top-4 overlap 12 of 12 (100 %): PASS"
+    { cat "$FIX/results.jsonl"; head -1 "$FIX/results.jsonl" | sed 's/"build":"5e1f0c2a9b3d4e67"/"build":"0123456789abcdef"/'; } >b.jsonl
+    run --separate-stderr python3 "$REPO/scripts/compare_sweeps.py" "$FIX/results.jsonl" b.jsonl --mode all --agreement 4 --gpus 2
+    expect_status 1
+    expect_in "$output" "records: A 22, B 23: FAIL"
+    expect_in "$output" "duplicates: A 0, B 1: FAIL"
+    expect_in "$output" "GPU UUIDs (env.gpu_uuid): A 2, B 2: PASS"
+    expect_in "$output" "top-1 agree 4, tie 0, differ 0; top-4 overlap 12 of 12 (100 %): FAIL"
+    for bad in "--agreement 0" "--gpus 2" "--agreement 4 --gpus 0"; do
+        run --separate-stderr python3 "$REPO/scripts/compare_sweeps.py" b.jsonl b.jsonl $bad
+        expect_status 2
+        expect_in "$stderr" "compare_sweeps.py: "
+        one_line "$stderr"
+    done
+    no_traceback
+}
+
 @test "compare_sweeps: bad input is one line naming the file, exit 2, no traceback" {
     echo '{"key": {"mode": "hot"}, "kind": "kernel", "status": "ok"}' >bad.jsonl
     run --separate-stderr python3 "$REPO/scripts/compare_sweeps.py" bad.jsonl "$FIX/results.jsonl"
@@ -438,6 +476,88 @@ PY
     run --separate-stderr bash "$REPO/scripts/bench_devices.sh" "$REPO/spaces/l4.json"
     expect_status 0 # the control
     expect_in "$output" "bench_devices: l4.json on 1 GPU"
+}
+
+# Two sweeps' fixtures (grid-0.jsonl, grid-all.jsonl in $WORK) of one H100
+# problem in three modes, six configs each, +-0.5 % intervals: hot ranks alike
+# in both; cold swaps its top two within their intervals (a tie in both);
+# batch has another top-1 on all GPUs, far out of the intervals, and one of
+# one GPU's top-4 out of the all-GPU top-4. The all-GPU records carry two
+# GPU UUIDs.
+devices_fixtures() {
+    python3 - "$FIX/results.jsonl" "$WORK" <<'PY'
+import json, sys
+tpl = json.loads(open(sys.argv[1]).readline())
+cfgs = ["d64.m64.n64.w4.s2.z1", "d64.m128.n64.w8.s2.z1", "d64.m64.n64.w4.s1.z1",
+        "d64.m64.n32.w4.s2.z1", "d64.m64.n64.w4.s2.z0", "d64.m128.n128.w8.s2.z1"]
+def us(run, mode, i):
+    if mode == "cold" and i < 2:  # 100 and 100.4, swapped on all GPUs
+        return 100 + 0.4 * (i if run == "0" else 1 - i)
+    if mode == "batch" and run == "all" and i == 4:
+        return 90.0
+    return 100 + 5 * i
+for run in ("0", "all"):
+    with open("%s/grid-%s.jsonl" % (sys.argv[2], run), "w") as f:
+        for mode in ("hot", "cold", "batch"):
+            for i, c in enumerate(cfgs):
+                r = json.loads(json.dumps(tpl))
+                r["key"].update(device="NVIDIA H100 80GB HBM3", config=c, mode=mode)
+                m = us(run, mode, i)
+                r["time"].update(median_us=m, min_us=m * 0.99, mean_us=m * 1.002, ci_lo_us=m * 0.995,
+                                 ci_hi_us=m * 1.005)
+                r["env"]["gpu_uuid"] = "GPU-one" if run == "0" else "GPU-%s" % "ab"[i % 2]
+                f.write(json.dumps(r) + "\n")
+PY
+}
+
+@test "bench_devices: both sweeps ran: the stores compared per group (top-1 agree, tie or differ; top-4 overlap), the records' checks, the fixed cost, the target PASS or FAIL; exit 0 either way" {
+    stubs
+    devices_fixtures
+    # 2 GPUs, the all-GPU sweep much faster: the target met
+    STUB=store NGPU=2 STUB_SLEEP_0=1.5 STUB_SLEEP_all=0.2 \
+        run --separate-stderr bash "$REPO/scripts/bench_devices.sh" "$REPO/spaces/l4.json"
+    expect_status 0
+    expect_in "$output" "  one: time: wall 1.00 s, timed 0.2500 s, overhead 4.0x"
+    expect_in "$output" "  all: time: wall 1.00 s, timed 0.2500 s, overhead 4.0x"
+    expect_in "$output" "bench_devices: l4.json on 1 GPU"
+    expect_in "$output" "on 2 GPUs"
+    expect_in "$output" "stores compared (A: --devices 0, B: --devices all; per GPU, problem, mode):"
+    expect_in "$output" "NVIDIA H100 80GB HBM3 b4.h8.s512.d64.nc hot: top-1 A d64.m64.n64.w4.s2.z1 (100.000 us) B d64.m64.n64.w4.s2.z1 (100.000 us) agree; top-4 overlap 4 of 4"
+    expect_in "$output" "cold: top-1 A d64.m64.n64.w4.s2.z1 (100.000 us) B d64.m128.n64.w8.s2.z1 (100.000 us) DIFFER, a tie by the 95 % intervals in A and B; top-4 overlap 4 of 4"
+    expect_in "$output" "batch: top-1 A d64.m64.n64.w4.s2.z1 (100.000 us) B d64.m64.n64.w4.s2.z0 (90.000 us) DIFFER, not a tie (tie in A: no, in B: no); top-4 overlap 3 of 4"
+    expect_in "$output" "records: A 18, B 18: PASS"
+    expect_in "$output" "duplicates: A 0, B 0: PASS"
+    expect_in "$output" "GPU UUIDs (env.gpu_uuid): A 1, B 2: PASS"
+    expect_in "$output" "agreement: 3 groups (mode all): top-1 agree 1, tie 1, differ 1; top-4 overlap 11 of 12 (92 %): FAIL"
+    [[ "$output" =~ "fixed cost: F = "-?[0-9]+\.[0-9]" s ("-?[0-9]+" % of wall_1), work W = "-?[0-9]+\.[0-9]" s (wall_1 = F + W, wall_2 = F + W/2)" ]] ||
+        { show_run; flunk "no fixed cost line"; }
+    [[ "$output" =~ "target: ratio 0."[0-9]+", at most 0.55 on 2 GPUs: PASS" ]] || { show_run; flunk "no PASS"; }
+    no_traceback
+    grep -q -- "--devices 0" "$WORK/calls" && grep -q -- "--devices all" "$WORK/calls" ||
+        flunk "not both sweeps: $(cat "$WORK/calls")"
+    # 4 GPUs listed, as slow as one and only two of them in the records: the
+    # target missed and the UUIDs short, said, and still exit 0 (both ran)
+    STUB=store NGPU=4 STUB_SLEEP_0=0.2 STUB_SLEEP_all=0.4 \
+        run --separate-stderr bash "$REPO/scripts/bench_devices.sh" "$REPO/spaces/l4.json"
+    expect_status 0
+    expect_in "$output" "GPU UUIDs (env.gpu_uuid): A 1, B 2: FAIL (4 expected in B)"
+    expect_in "$output" "wall_4 = F + W/4)"
+    [[ "$output" =~ "target: ratio "[0-9]+\.[0-9]+", at most 0.30 on 4 GPUs: FAIL (missed)" ]] || { show_run; flunk "no FAIL"; }
+    expect_not_in "$output" "PASS (missed)"
+    # one GPU: no fixed cost, no target
+    STUB=store STUB_SLEEP_0=0 STUB_SLEEP_all=0 \
+        run --separate-stderr bash "$REPO/scripts/bench_devices.sh" "$REPO/spaces/l4.json"
+    expect_status 0
+    expect_in "$output" "fixed cost: not estimated (one GPU"
+    expect_in "$output" "target: none for 1 GPU (<= 0.55 on 2 GPUs, <= 0.30 on 4)"
+    # a sweep that left no store: the wall times, then the failed export, exit 1
+    : >"$WORK/grid-all.jsonl"
+    STUB=store NGPU=2 run --separate-stderr bash "$REPO/scripts/bench_devices.sh" "$REPO/spaces/l4.json"
+    expect_status 1
+    expect_in "$output" "bench_devices: l4.json on 1 GPU"
+    expect_in "$stderr" "bench_devices.sh: the all-GPU store could not be exported"
+    expect_not_in "$output" "agreement:"
+    no_traceback
 }
 
 @test "bench_kernel_ab: a problem that is not B H S D [fa_bench args] is exit 2 before any build; a failed run is exit 1, the rest still run" {
