@@ -607,14 +607,8 @@ __global__ void __launch_bounds__(NUM_WARPS * 32) flash_fwd_kernel(const fa_args
 
     if (a.cta_clock) {
         __syncthreads();
-        if (tid == 0) {
-            unsigned int smid;
-            asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-            const size_t cta = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
-            a.cta_clock[3 * cta + 0] = t_start;
-            a.cta_clock[3 * cta + 1] = clock64();
-            a.cta_clock[3 * cta + 2] = smid;
-        }
+        if (tid == 0)
+            fa_cta_clock_write(a.cta_clock, t_start);
     }
 }
 

@@ -754,14 +754,8 @@ __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
             return;
     Epilogue<C>::store(ml, smem, t, a, cw, wtid);
 
-    if (a.cta_clock && wtid == 0 && cw == 0) {
-        unsigned int smid;
-        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-        const size_t cta = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
-        a.cta_clock[3 * cta + 0] = t_start;
-        a.cta_clock[3 * cta + 1] = clock64();
-        a.cta_clock[3 * cta + 2] = smid;
-    }
+    if (a.cta_clock && wtid == 0 && cw == 0)
+        fa_cta_clock_write(a.cta_clock, t_start);
 }
 
 // ---- host side ----------------------------------------------------------------------------
