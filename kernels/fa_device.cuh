@@ -23,16 +23,16 @@ template <int DT> __device__ __forceinline__ uint32_t pack_half2(float lo, float
     }
 }
 
-// The clock64 view of one CTA (fa_args.cta_clock, kernels/fa_launch.h): its start cycle, its
-// end cycle (now) and the SM it ran on, at cta_clock[3 * cta], cta = the CTA's linear index.
-// One thread of the CTA calls it, after the CTA's last store.
-__device__ __forceinline__ void fa_cta_clock_write(unsigned long long *cta_clock,
+// The clock64 view of one query tile (fa_args.cta_clock, kernels/fa_launch.h): its start
+// cycle, its end cycle (now) and the SM it ran on, at cta_clock[3 * tile], tile = the tile's
+// linear index (the CTA's, where a CTA computes one tile; a persistent CTA writes one record
+// per tile it takes). One thread of the CTA calls it, after the tile's last store.
+__device__ __forceinline__ void fa_cta_clock_write(unsigned long long *cta_clock, size_t tile,
                                                    unsigned long long t_start)
 {
     unsigned int smid;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
-    const size_t cta = (size_t)blockIdx.y * gridDim.x + blockIdx.x;
-    cta_clock[3 * cta + 0] = t_start;
-    cta_clock[3 * cta + 1] = clock64();
-    cta_clock[3 * cta + 2] = smid;
+    cta_clock[3 * tile + 0] = t_start;
+    cta_clock[3 * tile + 1] = clock64();
+    cta_clock[3 * tile + 2] = smid;
 }

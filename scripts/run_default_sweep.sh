@@ -27,7 +27,18 @@ if [ -n "${SPACE:-}" ] && ! { [ -f "$SPACE" ] && [ -r "$SPACE" ]; }; then
     printf 'fasweep: SPACE=%q: no such readable space file\n' "$SPACE" >&2
     exit 2
 fi
+# Where the main job's time goes: each step's wall seconds, said at the end (stderr).
+t_step=$(date +%s.%N)
+t_start=$t_step
+steps=""
+step() { # NAME: the time since the last step, under NAME
+    local now
+    now=$(date +%s.%N)
+    steps+="${steps:+, }$1 $(awk -v a="$t_step" -v b="$now" 'BEGIN { printf "%.1f", b - a }') s"
+    t_step=$now
+}
 bash "$here/deps.sh" build || exit 1
+step deps
 if [ -z "${SPACE:-}" ]; then
     cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1)
     case "$cc" in 9.*) SPACE=$root/spaces/h100.json ;; *) SPACE=$root/spaces/l4.json ;; esac
@@ -35,10 +46,13 @@ fi
 build=$(abs "$build")
 # make's own status for a failed build is 2, which here would read as a usage error
 make -C "$root" --no-print-directory -j"$(nproc)" BUILD="$build" "$build/fasweep" || exit 1
+step build
 echo "fasweep: sweeping $SPACE" >&2
 store=${STORE:-results.lmdb}
 "$build/fasweep" grid --space "$SPACE" --store "$store" --refine 4
+step "sweep and refine"
 bash "$here/baselines.sh" "$SPACE" "$store" "$build/fasweep"
+step baselines
 # the space's modes as fasweep reads them (plan --json "modes": without any,
 # the default of the mode table in store/mode.h), never a copy of the list
 modes=$("$build/fasweep" plan --json --space "$SPACE" |
@@ -47,7 +61,10 @@ rc=0
 for mode in $modes; do # a group with only failed results is exit 1: the report still follows
     "$build/fasweep" topk -k 8 --mode "$mode" --store "$store" || rc=1
 done
+step topk
 report=$(dirname "$store")/report.html
 "$build/fasweep" report --space "$SPACE" --store "$store" -o "$report" >/dev/null
+step report
 echo "fasweep: report written to $report" >&2
+echo "fasweep: main job: $steps; total $(awk -v a="$t_start" -v b="$t_step" 'BEGIN { printf "%.1f", b - a }') s" >&2
 exit $rc

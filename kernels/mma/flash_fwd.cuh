@@ -608,7 +608,7 @@ __global__ void __launch_bounds__(NUM_WARPS * 32) flash_fwd_kernel(const fa_args
     if (a.cta_clock) {
         __syncthreads();
         if (tid == 0)
-            fa_cta_clock_write(a.cta_clock, t_start);
+            fa_cta_clock_write(a.cta_clock, (size_t)blockIdx.y * gridDim.x + blockIdx.x, t_start);
     }
 }
 

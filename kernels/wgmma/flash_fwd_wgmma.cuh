@@ -10,10 +10,19 @@
 //   Q   [HEAD_DIM/64][BLOCK_M][64]          fp16, 128-B swizzle (TMA box 64 x BLOCK_M)
 //   K   [STAGES][HEAD_DIM/64][BLOCK_N][64]  fp16, 128-B swizzle (TMA box 64 x BLOCK_N)
 //   V   [STAGES][HEAD_DIM/64][BLOCK_N][64]  same
+//   O   [HEAD_DIM/64][BLOCK_M][64]          the epilogue's staging tile, where it fits
+//                                           (fa_wg_o_own; else the epilogue uses Q's)
 //   mbarriers: q_full; k_full[STAGES], v_full[STAGES] (TMA transaction bytes);
-//              k_empty[STAGES], v_empty[STAGES] (one arrive per consumer warp)
+//              q_empty, k_empty[STAGES], v_empty[STAGES] (one arrive per consumer warp)
 // The global tensors are 3-D for TMA: (HEAD_DIM, S, B*H), so rows past S of a head are
 // zero-filled by the copy engine, never the next head's rows.
+//
+// Work: query tile w = bh * m_blocks + m_block (Tile). A CTA takes tiles blockIdx.x,
+// blockIdx.x + gridDim.x, ... (FA_WG_PERSISTENT, traits.h: the launch starts one CTA per
+// resident slot for a non-causal problem without the key split, else one per tile). The
+// K/V ring and its phases run on across a CTA's tiles. With an O tile of its own Q is freed
+// once the tile's last S = Q K^T is done, so the next tile's Q and first K/V copies run
+// under the last P V and the epilogue; else after the epilogue.
 //
 // Per key tile j, a consumer warpgroup computes S = Q K^T (wgmma m64nBLOCK_Nk16, A and B
 // from shared memory, both K-major), masks the tail / causal triangle, runs the online
@@ -173,11 +182,14 @@ __device__ __forceinline__ float fast_exp2(float x)
 // fa_wgmma_kernel joins them; every piece is force-inlined, so the split costs nothing.
 
 template <int HEAD_DIM_, int BLOCK_M_, int BLOCK_N_, int CONSUMER_WG_, int STAGES_, int PIPELINE_,
-          int DT_>
+          int DT_, bool PERSIST_>
 struct Cfg {
     static constexpr int HEAD_DIM = HEAD_DIM_, BLOCK_M = BLOCK_M_, BLOCK_N = BLOCK_N_;
     static constexpr int CONSUMER_WG = CONSUMER_WG_, STAGES = STAGES_, PIPELINE = PIPELINE_;
     static constexpr int DT = DT_; // FA_DTYPE_*: the element type of Q, K, V, P and O
+    // The persistent kernel (CTAs of several tiles: fawg::launch picks it where fa_wg_ctas
+    // starts fewer CTAs than tiles) or the one-tile-per-CTA kernel (every other launch).
+    static constexpr bool PERSIST = PERSIST_;
     static constexpr int THREADS = fa_wg_threads(CONSUMER_WG);
     static constexpr int SUBS = HEAD_DIM / FA_WG_SUB_COLS;       // 64-column sub-tiles
     static constexpr uint32_t Q_BYTES = BLOCK_M * HEAD_DIM * 2;  // whole Q tile
@@ -189,15 +201,25 @@ struct Cfg {
     // PIPELINE 5: the consumer warpgroups share one 64-row slab and alternate key tiles.
     static constexpr bool SPLIT = PIPELINE == FA_WG_SPLIT;
     static constexpr int ROW_WGS = SPLIT ? 1 : CONSUMER_WG; // warpgroups with rows of their own
+    // The persistent kernel's staging tile is its own (Q is freed after the last Q K^T) or
+    // Q's (Q is freed after the epilogue); a one-tile CTA stages through Q and frees nothing.
+    static constexpr bool O_OWN = PERSIST && fa_wg_o_own(HEAD_DIM, BLOCK_M, BLOCK_N, STAGES);
+    static constexpr bool Q_FREED_EARLY = PERSIST && O_OWN && !SPLIT;
+    static constexpr bool Q_FREED_LATE = PERSIST && !O_OWN && !SPLIT;
+    // Dynamic shared memory this kernel asks: the O tile only where it has one.
+    static constexpr long SMEM = O_OWN ? fa_wg_smem_bytes(HEAD_DIM, BLOCK_M, BLOCK_N, STAGES)
+                                       : fa_wg_smem_core(HEAD_DIM, BLOCK_M, BLOCK_N, STAGES);
     static_assert(fa_wg_valid(HEAD_DIM, BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, PIPELINE),
                   "invalid wgmma config (traits.h: fa_wg_valid)");
 };
 
-// Shared-memory addresses (the layout of the top comment): Q, the K and V rings, then the
-// mbarriers q_full, k_full[STAGES], v_full[STAGES], k_empty[STAGES], v_empty[STAGES].
+// Shared-memory addresses (the layout of the top comment): Q, the K and V rings, O (where
+// C::O_OWN), then the mbarriers q_full, k_full[STAGES], v_full[STAGES], k_empty[STAGES],
+// v_empty[STAGES], q_empty.
 template <typename C> struct Smem {
     uint32_t q, k, v, bars;
-    unsigned char *q_gen; // generic pointer to the Q tile: the epilogue's staging area
+    unsigned char *q_gen;     // generic pointer to the Q tile
+    unsigned char *stage_gen; // the epilogue's staging tile: O's own, or Q's
 
     __device__ __forceinline__ explicit Smem(unsigned char *raw_ptr)
     {
@@ -206,7 +228,9 @@ template <typename C> struct Smem {
         q_gen = raw_ptr + (q - raw);
         k = q + C::Q_BYTES;
         v = k + C::STAGES * C::KV_BYTES;
-        bars = v + C::STAGES * C::KV_BYTES;
+        const uint32_t o = v + C::STAGES * C::KV_BYTES;
+        stage_gen = C::O_OWN ? raw_ptr + (o - raw) : q_gen;
+        bars = o + (C::O_OWN ? C::Q_BYTES : 0);
     }
     __device__ __forceinline__ uint32_t k_tile(int s) const { return k + s * C::KV_BYTES; }
     __device__ __forceinline__ uint32_t v_tile(int s) const { return v + s * C::KV_BYTES; }
@@ -224,12 +248,14 @@ template <typename C> struct Smem {
     {
         return bars + 8u * (1 + 3 * C::STAGES + s);
     }
+    __device__ __forceinline__ uint32_t q_empty() const { return bars + 8u * (1 + 4 * C::STAGES); }
 
     // Thread 0, before the CTA's first barrier: a full barrier completes on the TMA's bytes
     // (one arrive with expect_tx), an empty one on one arrive per consumer warp.
     __device__ __forceinline__ void init_barriers() const
     {
         mbar_init(q_full(), 1);
+        mbar_init(q_empty(), C::CONSUMER_WG * 4); // every consumer warp, after its last Q K^T
         for (int s = 0; s < C::STAGES; s++) {
             mbar_init(k_full(s), 1);
             mbar_init(v_full(s), 1);
@@ -241,21 +267,39 @@ template <typename C> struct Smem {
     }
 };
 
-// The CTA's work: query rows m0 .. m0 + BLOCK_M - 1 of query slice bh = b * heads + h, the
-// keys of tiles 0 .. n_tiles - 1 (causal: none past the tile's last row).
+// One query tile: rows m0 .. m0 + BLOCK_M - 1 of query slice bh = b * heads + h, the keys
+// of tiles 0 .. n_tiles - 1 (causal: none past the tile's last row). Tile w is m_block
+// w % m_blocks of slice w / m_blocks: CTAs running at the same time share K/V in L2.
 struct Tile {
     int m0, bh;
     int kvh; // the K/V slice: b * kv_heads + h / group = bh / group (GQA, MQA: the same
              // K/V tiles serve every head of the group, no copies)
     int n_tiles;
 
-    template <typename C> static __device__ __forceinline__ Tile of_block(const fa_args &a)
+    template <typename C> static __device__ __forceinline__ int m_blocks(const fa_args &a)
+    {
+        return (a.seq_len + C::BLOCK_M - 1) / C::BLOCK_M;
+    }
+    // Query tiles of the launch (the host's count: fawg::launch).
+    template <typename C> static __device__ __forceinline__ int count(const fa_args &a)
+    {
+        return m_blocks<C>(a) * a.batch * a.heads;
+    }
+
+    // per_unit: the launch's tiles per unit (Sched).
+    template <typename C>
+    static __device__ __forceinline__ Tile of_index(const fa_args &a, int w, int per_unit)
     {
         Tile t;
-        // Causal: the longest rows (the last blocks) start first.
-        const int m_block = a.causal ? (int)(gridDim.x - 1 - blockIdx.x) : (int)blockIdx.x;
+        const int mbs = m_blocks<C>(a), mb = w % mbs;
+        // Causal: the longest rows (the last blocks) of a slice start first; in pairs
+        // (fa_wg_unit_tiles 2) the longest and the shortest alternate (m_blocks - 1, 0,
+        // m_blocks - 2, 1, ...), so the two tiles of a unit sum to the same work.
+        const int m_block = !a.causal       ? mb
+                            : per_unit == 2 ? ((mb & 1) ? mb / 2 : mbs - 1 - mb / 2)
+                                            : mbs - 1 - mb;
         t.m0 = m_block * C::BLOCK_M;
-        t.bh = blockIdx.y;
+        t.bh = w / mbs;
         t.kvh = t.bh / (a.heads / a.kv_heads);
         t.n_tiles = (a.seq_len + C::BLOCK_N - 1) / C::BLOCK_N;
         if (a.causal)
@@ -264,16 +308,46 @@ struct Tile {
     }
 };
 
-// One thread (tid 0 of the producer warpgroup) issues every copy: Q once, then K and V of
-// each key tile into ring slot j % STAGES once the consumers have freed it.
+// Which tiles a CTA takes, in order: units u = blockIdx.x, blockIdx.x + gridDim.x, ... of
+// per_unit consecutive tiles each (fa_wg_ctas and fa_wg_unit_tiles, traits.h: the launch
+// and the kernel agree from the tile and CTA counts). Only the tile index is kept; the
+// rest comes from the kernel's parameters when needed (registers are the consumers'
+// scarcest resource).
+//   for (Sched<C> w(a, n_work); w.tile < n_work; w.next(a, n_work)) ...
+template <typename C> struct Sched {
+    int tile;
+    static __device__ __forceinline__ int per_unit(const fa_args &a, int n_work)
+    {
+        return fa_wg_unit_tiles(C::PIPELINE, a.causal, n_work, gridDim.x);
+    }
+    __device__ __forceinline__ Sched(const fa_args &a, int n_work)
+        : tile((int)blockIdx.x * per_unit(a, n_work))
+    {
+    }
+    __device__ __forceinline__ void next(const fa_args &a, int n_work)
+    {
+        const int per = per_unit(a, n_work);
+        tile = (tile + 1) % per ? tile + 1 : (tile / per + (int)gridDim.x) * per;
+    }
+};
+
+// One thread (tid 0 of the producer warpgroup) issues every copy of a tile: Q once the
+// consumers have freed it (the CTA's tile number i: its parity), then K and V of each key
+// tile into ring position ring0 + j (slot % STAGES) once the consumers have freed it.
 template <typename C> struct Producer {
-    static __device__ __forceinline__ void run(const Smem<C> &sm, const Tile &t,
-                                               const CUtensorMap *tmQ, const CUtensorMap *tmK,
-                                               const CUtensorMap *tmV)
+    static __device__ __forceinline__ void prefetch(const CUtensorMap *tmQ, const CUtensorMap *tmK,
+                                                    const CUtensorMap *tmV)
     {
         tma_prefetch_map(tmQ);
         tma_prefetch_map(tmK);
         tma_prefetch_map(tmV);
+    }
+
+    static __device__ __forceinline__ void run(const Smem<C> &sm, const Tile &t,
+                                               const CUtensorMap *tmQ, const CUtensorMap *tmK,
+                                               const CUtensorMap *tmV, int ring0, int i)
+    {
+        mbar_wait(sm.q_empty(), (i & 1) ^ 1);
         mbar_expect_tx(sm.q_full(), C::Q_BYTES);
 #pragma unroll
         for (int c = 0; c < C::SUBS; c++)
@@ -281,8 +355,8 @@ template <typename C> struct Producer {
         // K (v false) or V (v true) of key tile j into ring slot j % STAGES, once the
         // consumers have freed it.
         auto load = [&](int j, bool v) {
-            const int s = j % C::STAGES;
-            mbar_wait(v ? sm.v_empty(s) : sm.k_empty(s), ((j / C::STAGES) & 1) ^ 1);
+            const int r = ring0 + j, s = r % C::STAGES;
+            mbar_wait(v ? sm.v_empty(s) : sm.k_empty(s), ((r / C::STAGES) & 1) ^ 1);
             const uint32_t full = v ? sm.v_full(s) : sm.k_full(s);
             mbar_expect_tx(full, C::KV_BYTES);
 #pragma unroll
@@ -459,9 +533,10 @@ template <typename C> struct Mainloop {
     }
 
     // Every key tile of t for consumer warpgroup cw: waits for each K / V stage, frees it
-    // (one arrive per warp) once its GEMM has completed.
+    // (one arrive per warp) once its GEMM has completed. Key tile j sits at ring position
+    // ring0 + j; q_par is the parity of this tile's Q (the CTA's tile number & 1).
     __device__ __forceinline__ void run(const Smem<C> &smem, const Tile &t, const fa_args &a,
-                                        int cw, int lane, int row_base)
+                                        int cw, int lane, int row_base, int ring0, uint32_t q_par)
     {
         constexpr int STAGES = C::STAGES, BLOCK_M = C::BLOCK_M, BLOCK_N = C::BLOCK_N;
         constexpr int PIPELINE = C::PIPELINE, CONSUMER_WG = C::CONSUMER_WG;
@@ -477,7 +552,20 @@ template <typename C> struct Mainloop {
             return (j + 1) * BLOCK_N > seq || (a.causal && (j + 1) * BLOCK_N - 1 > wg_row0);
         };
 
-        mbar_wait(smem.q_full(), 0);
+        // Ring slot and phase of key tile j.
+        auto slot_of = [&](int j) { return (ring0 + j) % STAGES; };
+        auto par_of = [&](int j) { return (uint32_t)(((ring0 + j) / STAGES) & 1); };
+        // S of key tile j is done: K's slot is free, and after the tile's last Q K^T so is
+        // Q where the epilogue does not stage through it (C::Q_FREED_EARLY).
+        auto s_done = [&](int j) {
+            if (lane != 0)
+                return;
+            mbar_arrive(smem.k_empty(slot_of(j)));
+            if (C::Q_FREED_EARLY && j == n_tiles - 1)
+                mbar_arrive(smem.q_empty());
+        };
+
+        mbar_wait(smem.q_full(), q_par);
         float s[C::NS];
         float corr[2];
         // The softmax of tile j, masked where needed; IN_PLACE (a std::bool_constant):
@@ -518,15 +606,14 @@ template <typename C> struct Mainloop {
             // In turn; the key split's warpgroups take every CONSUMER_WG-th tile each.
             uint32_t p[C::KP][4];
             for (int j = C::SPLIT ? cw : 0; j < n_tiles; j += C::SPLIT ? CONSUMER_WG : 1) {
-                const int slot = j % STAGES;
-                const uint32_t par = (j / STAGES) & 1;
+                const int slot = slot_of(j);
+                const uint32_t par = par_of(j);
                 mbar_wait(smem.k_full(slot), par);
                 wg_fence();
                 qk(s, sQw, smem.k_tile(slot), BLOCK_M, BLOCK_N);
                 wg_wait<0>();
                 fence_regs(s);
-                if (lane == 0)
-                    mbar_arrive(smem.k_empty(slot));
+                s_done(j);
                 softmax(p, j, packed);
                 rescale(corr);
                 mbar_wait(smem.v_full(slot), par);
@@ -549,13 +636,13 @@ template <typename C> struct Mainloop {
             // One step j >= 1: issue S_j = Q K_j^T; rescale O (factor from the softmax of
             // tile j-1) under it; issue O += P_{j-1} V_{j-1}; softmax of S_j under the P V.
             auto step = [&](int j, uint32_t(&p_prev)[C::KP][4], uint32_t(&p_next)[C::KP][4]) {
-                const int slot = j % STAGES, prev = (j - 1) % STAGES;
-                mbar_wait(smem.k_full(slot), (j / STAGES) & 1);
+                const int slot = slot_of(j), prev = slot_of(j - 1);
+                mbar_wait(smem.k_full(slot), par_of(j));
                 sched_sync();
                 wg_fence();
                 qk(s, sQw, smem.k_tile(slot), BLOCK_M, BLOCK_N);
                 rescale(corr);
-                mbar_wait(smem.v_full(prev), ((j - 1) / STAGES) & 1);
+                mbar_wait(smem.v_full(prev), par_of(j - 1));
                 fence_regs(o);
                 wg_fence();
                 pv(p_prev, smem.v_tile(prev), BLOCK_N);
@@ -566,8 +653,7 @@ template <typename C> struct Mainloop {
                     // over P_{j-1}: one P tile, S doubles as fp32 P.
                     wg_wait<1>();
                     fence_regs(s);
-                    if (lane == 0)
-                        mbar_arrive(smem.k_empty(slot));
+                    s_done(j);
                     softmax(p_next, j, std::bool_constant<PIPELINE == 4>{});
                     wg_wait<0>();
                     fence_regs(o);
@@ -579,31 +665,29 @@ template <typename C> struct Mainloop {
                     wg_wait<0>();
                     fence_regs(s);
                     fence_regs(o);
-                    if (lane == 0) {
-                        mbar_arrive(smem.k_empty(slot));
+                    s_done(j);
+                    if (lane == 0)
                         mbar_arrive(smem.v_empty(prev));
-                    }
                     softmax(p_next, j, packed);
                 }
             };
-            mbar_wait(smem.k_full(0), 0);
+            mbar_wait(smem.k_full(slot_of(0)), par_of(0));
             sched_sync();
             wg_fence();
-            qk(s, sQw, smem.k_tile(0), BLOCK_M, BLOCK_N);
+            qk(s, sQw, smem.k_tile(slot_of(0)), BLOCK_M, BLOCK_N);
             sched_arrive(0);
             wg_wait<0>();
             fence_regs(s);
-            if (lane == 0)
-                mbar_arrive(smem.k_empty(0));
+            s_done(0);
             softmax(pa, 0, packed);
             for (int j = 1; j < n_tiles; j += 2) {
                 step(j, pa, pb);
                 if (j + 1 < n_tiles)
                     step(j + 1, pb, pa);
             }
-            const int lt = n_tiles - 1, last = lt % STAGES;
+            const int lt = n_tiles - 1, last = slot_of(lt);
             rescale(corr);
-            mbar_wait(smem.v_full(last), (lt / STAGES) & 1);
+            mbar_wait(smem.v_full(last), par_of(lt));
             fence_regs(o);
             wg_fence();
             if (lt & 1)
@@ -665,20 +749,25 @@ template <typename C> struct Combine {
     }
 };
 
-// O / l of one consumer warpgroup's 64 rows, staged through its (now idle) rows of the Q
-// tile so the global stores are whole 16-B chunks of a row.
+// O / l of one consumer warpgroup's 64 rows, staged through its rows of the staging tile
+// (O's own, or the then idle Q tile) so the global stores are whole 16-B chunks of a row.
+// tile_no: the CTA's tile number (a later tile waits until the warpgroup has read the
+// staging tile of the one before).
 template <typename C> struct Epilogue {
     static __device__ __forceinline__ void store(const Mainloop<C> &ml, const Smem<C> &smem,
-                                                 const Tile &t, const fa_args &a, int cw, int wtid)
+                                                 const Tile &t, const fa_args &a, int cw, int wtid,
+                                                 int tile_no)
     {
         constexpr int BLOCK_M = C::BLOCK_M, HEAD_DIM = C::HEAD_DIM;
         const int lane = wtid & 31, warp = wtid / 32;
         const int seq = a.seq_len;
         const int wg_row0 = t.m0 + cw * 64;
-        unsigned char *const stage = smem.q_gen;
+        unsigned char *const stage = smem.stage_gen;
         float inv[2];
         ml.sm.inverse_sums(inv);
-        // Staging layout: sub-tile c = col/64 of the Q tile, row = this warpgroup's row,
+        if (C::O_OWN && tile_no > 0)
+            named_bar_sync(1 + cw, 128);
+        // Staging layout: sub-tile c = col/64 of the tile, row = this warpgroup's row,
         // 16-B chunk (col%64)/8 XOR (row & 7): conflict-free 4-B writes, 16-B reads.
         const int lrow = warp * 16 + (lane >> 2); // row within the warpgroup (and +8)
         const int tq = lane & 3;
@@ -704,22 +793,29 @@ template <typename C> struct Epilogue {
                     *reinterpret_cast<const uint4 *>(stage + c * BLOCK_M * 128 +
                                                      (cw * 64 + r) * 128 + ch * 16);
         }
+        if constexpr (C::Q_FREED_LATE) {
+            // Q's copy for the next tile (async proxy) after this warp's reads of it.
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+            __syncwarp();
+            if (lane == 0)
+                mbar_arrive(smem.q_empty());
+        }
     }
 };
 
 // ---- the kernel ---------------------------------------------------------------------------
 
 template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int CONSUMER_WG, int STAGES, int PIPELINE,
-          int DT = FA_DTYPE_FP16>
+          int DT = FA_DTYPE_FP16, bool PERSIST = false>
 __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
     fa_wgmma_kernel(const __grid_constant__ CUtensorMap tmQ,
                     const __grid_constant__ CUtensorMap tmK,
                     const __grid_constant__ CUtensorMap tmV, const fa_args a)
 {
-    using C = Cfg<HEAD_DIM, BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, PIPELINE, DT>;
+    using C = Cfg<HEAD_DIM, BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, PIPELINE, DT, PERSIST>;
     extern __shared__ unsigned char smem_raw[];
+    const int n_work = Tile::count<C>(a); // query tiles; this CTA takes those Sched names
     const Smem<C> smem(smem_raw);
-    const Tile t = Tile::of_block<C>(a);
     const int tid = threadIdx.x;
     const int wg = tid / 128;
 
@@ -729,8 +825,19 @@ __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
 
     if (wg == 0) {
         setmaxnreg_dec<FA_WG_PRODUCER_REGS>();
-        if (tid == 0)
-            Producer<C>::run(smem, t, &tmQ, &tmK, &tmV);
+        if (tid == 0) {
+            Producer<C>::prefetch(&tmQ, &tmK, &tmV);
+            if constexpr (!PERSIST) {
+                Producer<C>::run(smem, Tile::of_index<C>(a, blockIdx.x, 1), &tmQ, &tmK, &tmV, 0, 0);
+                return;
+            }
+            int ring = 0, i = 0;
+            for (Sched<C> w(a, n_work); w.tile < n_work; w.next(a, n_work), i++) {
+                const Tile t = Tile::of_index<C>(a, w.tile, Sched<C>::per_unit(a, n_work));
+                Producer<C>::run(smem, t, &tmQ, &tmK, &tmV, ring, i);
+                ring += t.n_tiles;
+            }
+        }
         return;
     }
     setmaxnreg_inc<fa_wg_consumer_regs(CONSUMER_WG)>();
@@ -741,21 +848,34 @@ __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
     const int cw = __shfl_sync(0xffffffffu, wg - 1, 0);
     const int wtid = tid % 128;
     const int lane = tid & 31, warp = wtid / 32;
-    const int row_base = t.m0 + (C::SPLIT ? 0 : cw * 64) + warp * 16 + (lane >> 2); // and +8
-    unsigned long long t_start = 0;
-    if (a.cta_clock && wtid == 0 && cw == 0)
-        t_start = clock64();
+    // One query tile w at K/V ring position ring, the CTA's tile number i (constants in the
+    // one-tile kernel, so its ring arithmetic folds away as before persistence).
+    auto tile = [&](int w, int per_unit, int ring, int i) {
+        const Tile t = Tile::of_index<C>(a, w, per_unit);
+        const int row_base = t.m0 + (C::SPLIT ? 0 : cw * 64) + warp * 16 + (lane >> 2); // +8
+        unsigned long long t_start = 0;
+        if (a.cta_clock && wtid == 0 && cw == 0)
+            t_start = clock64();
 
-    Mainloop<C> ml;
-    ml.init();
-    ml.run(smem, t, a, cw, lane, row_base);
-    if constexpr (C::SPLIT)
-        if (!Combine<C>::merge(ml, smem, cw, wtid))
-            return;
-    Epilogue<C>::store(ml, smem, t, a, cw, wtid);
+        Mainloop<C> ml;
+        ml.init();
+        ml.run(smem, t, a, cw, lane, row_base, ring, (uint32_t)(i & 1));
+        if constexpr (C::SPLIT)
+            if (!Combine<C>::merge(ml, smem, cw, wtid))
+                return t.n_tiles;
+        Epilogue<C>::store(ml, smem, t, a, cw, wtid, i);
 
-    if (a.cta_clock && wtid == 0 && cw == 0)
-        fa_cta_clock_write(a.cta_clock, t_start);
+        if (a.cta_clock && wtid == 0 && cw == 0)
+            fa_cta_clock_write(a.cta_clock, (size_t)w, t_start);
+        return t.n_tiles;
+    };
+    if constexpr (!PERSIST) {
+        tile(blockIdx.x, 1, 0, 0);
+        return;
+    }
+    int ring = 0, i = 0;
+    for (Sched<C> w(a, n_work); w.tile < n_work; w.next(a, n_work), i++)
+        ring += tile(w.tile, Sched<C>::per_unit(a, n_work), ring, i);
 }
 
 // ---- host side ----------------------------------------------------------------------------
@@ -811,28 +931,71 @@ int launch(const fa_args *a, fa_stream stream)
         (e = make_map(&tk, a->k, bkv, a->seq_len, HEAD_DIM, BLOCK_N, DT)) ||
         (e = make_map(&tv, a->v, bkv, a->seq_len, HEAD_DIM, BLOCK_N, DT)))
         return e;
-    const long smem = fa_wg_smem_bytes(HEAD_DIM, BLOCK_M, BLOCK_N, STAGES);
-    auto kern = fa_wgmma_kernel<HEAD_DIM, BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, PIPELINE, DT>;
-    cudaError_t ce =
-        cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (ce != cudaSuccess)
+    // One CTA per query tile, or (fa_wg_ctas) at most one per resident slot: the SM count and
+    // the persistent kernel's occupancy at its smem, counted once per device. Fewer CTAs than
+    // tiles take the persistent kernel, whose Sched walks the units fa_wg_unit_tiles derives
+    // from the same counts; else the one-tile kernel (measured faster where every CTA has one
+    // tile: kernels/NOTES-perf.md).
+    using C1 = Cfg<HEAD_DIM, BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, PIPELINE, DT, false>;
+    using CP = Cfg<HEAD_DIM, BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, PIPELINE, DT, true>;
+    auto kern1 =
+        fa_wgmma_kernel<HEAD_DIM, BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, PIPELINE, DT, false>;
+    auto kernp =
+        fa_wgmma_kernel<HEAD_DIM, BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, PIPELINE, DT, true>;
+    const int threads = fa_wg_threads(CONSUMER_WG);
+    const long tiles = (long)((a->seq_len + BLOCK_M - 1) / BLOCK_M) * bh;
+    if (tiles > (1L << 30))
+        return (int)cudaErrorInvalidValue;
+    cudaError_t ce;
+    static int slots_dev = -1, slots = 0;
+    int dev = 0;
+    if ((ce = cudaGetDevice(&dev)) != cudaSuccess)
         return (int)ce;
-    const dim3 grid((a->seq_len + BLOCK_M - 1) / BLOCK_M, bh);
-    kern<<<grid, fa_wg_threads(CONSUMER_WG), smem, (cudaStream_t)stream>>>(tq, tk, tv, *a);
+    if (dev != slots_dev) {
+        int sms = 0, per_sm = 0;
+        if ((ce = cudaFuncSetAttribute(kernp, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)CP::SMEM)) != cudaSuccess ||
+            (ce = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev)) !=
+                cudaSuccess ||
+            (ce = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernp, threads,
+                                                                (size_t)CP::SMEM)) != cudaSuccess)
+            return (int)ce;
+        slots = sms * per_sm;
+        slots_dev = dev;
+    }
+    const long ctas = fa_wg_ctas(PIPELINE, a->causal, tiles, slots);
+    const bool persist = ctas < tiles;
+    auto kern = persist ? kernp : kern1;
+    const long smem = persist ? CP::SMEM : C1::SMEM;
+    if ((ce = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)) !=
+        cudaSuccess)
+        return (int)ce;
+    const dim3 grid((unsigned)ctas);
+    kern<<<grid, threads, smem, (cudaStream_t)stream>>>(tq, tk, tv, *a);
     return (int)cudaGetLastError();
 }
+
+// The kernel an instance's attributes are read from (fa_instance.kernel): the persistent one
+// where a launch may take it (it asks the most shared memory: fa_wg_smem_bytes).
+template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int CONSUMER_WG, int STAGES, int PIPELINE, int DT>
+struct Attrs {
+    static constexpr bool PERSIST = FA_WG_PERSISTENT && PIPELINE != FA_WG_SPLIT;
+    static constexpr auto kernel =
+        fa_wgmma_kernel<HEAD_DIM, BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, PIPELINE, DT, PERSIST>;
+};
 
 } // namespace fawg
 
 // One compiled point: its registry entry (kernels/fa_launch.h: fa_instance), named from its
 // parameters as the family's description says (wgmma.c: wg_symbol, wg_instance). The
-// config's axis[] holds the axes in traits.h's order (WG_BLOCK_M .. WG_PIPELINE).
+// config's axis[] holds the axes in traits.h's order (WG_BLOCK_M .. WG_PIPELINE); its
+// attributes come from fawg::Attrs.
 #define FA_WG_INSTANCE_AS(DT, SYM, TEXT, D, M, N, CW, S, P)                                        \
     extern "C" const fa_instance SYM;                                                              \
     const fa_instance SYM = {{D, {M, N, CW, S, P}, FA_FAMILY_WGMMA, DT},                           \
                              TEXT,                                                                 \
                              fawg::launch<D, M, N, CW, S, P, DT>,                                  \
-                             (const void *)fawg::fa_wgmma_kernel<D, M, N, CW, S, P, DT>,           \
+                             (const void *)fawg::Attrs<D, M, N, CW, S, P, DT>::kernel,             \
                              fa_wg_threads(CW),                                                    \
                              fa_wg_smem_bytes(D, M, N, S),                                         \
                              M};

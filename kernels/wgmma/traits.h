@@ -73,13 +73,13 @@ FA_WG_PURE long fa_wg_tile_bytes(int rows, int head_dim)
     return (long)rows * head_dim * 2;
 }
 
-/* Dynamic shared memory of a point: 1 KB of slack to align the base to 1024 B, Q, STAGES
- * K tiles and STAGES V tiles, then the mbarriers (Q full; K full, V full, K empty,
- * V empty per stage; 8 B each). The launch asks exactly this. */
-FA_WG_PURE long fa_wg_smem_bytes(int head_dim, int block_m, int block_n, int stages)
+/* Shared memory every point holds: 1 KB of slack to align the base to 1024 B, Q, STAGES
+ * K tiles and STAGES V tiles, and the mbarriers (Q full, Q empty; K full, V full, K empty,
+ * V empty per stage; 8 B each). */
+FA_WG_PURE long fa_wg_smem_core(int head_dim, int block_m, int block_n, int stages)
 {
     return FA_WG_ALIGN + fa_wg_tile_bytes(block_m, head_dim) +
-           2L * stages * fa_wg_tile_bytes(block_n, head_dim) + 8L * (1 + 4 * stages);
+           2L * stages * fa_wg_tile_bytes(block_n, head_dim) + 8L * (2 + 4 * stages);
 }
 
 /* Register split by setmaxnreg (multiples of 8, sum over the CTA <= 64 K): the producer
@@ -93,6 +93,64 @@ FA_WG_PURE int fa_wg_consumer_regs(int consumer_wg)
 /* PIPELINE 5: the key split (see the top comment). */
 #define FA_WG_SPLIT 5
 #define FA_WG_PIPELINE_MAX 5
+
+/* FA_WG_PERSISTENT 1 (the default): a launch without the key split starts at most one CTA
+ * per resident slot (SMs x occupancy), and each CTA takes the units of work blockIdx.x,
+ * blockIdx.x + gridDim.x, ...: the next tile's Q and first K/V copies run under the last
+ * P V and the epilogue of the current one (flash_fwd_wgmma.cuh: Sched, Producer, Epilogue).
+ * A unit is one query tile, or with FA_WG_CAUSAL_PAIRS (1, the default) and a causal
+ * problem of at least two tiles per slot two: a slice's longest and shortest remaining
+ * rows, the same work in every unit, so a static round robin stays balanced. A causal
+ * problem of fewer tiles, or without pairs, gets one CTA per tile (unequal tiles are
+ * balanced by the hardware's dispatch, not by a static round robin). 0 gives one tile per
+ * CTA (the launch before), for an A/B (scripts/bench_kernel_ab.sh). */
+#ifndef FA_WG_PERSISTENT
+#define FA_WG_PERSISTENT 1
+#endif
+#ifndef FA_WG_CAUSAL_PAIRS
+#define FA_WG_CAUSAL_PAIRS 1
+#endif
+
+/* CTAs of a launch of `tiles` query tiles where `slots` CTAs are resident at once. */
+FA_WG_PURE long fa_wg_ctas(int pipeline, int causal, long tiles, long slots)
+{
+    if (!FA_WG_PERSISTENT || pipeline == FA_WG_SPLIT || slots < 1 || tiles <= slots)
+        return tiles;
+    if (!causal)
+        return slots;
+    return FA_WG_CAUSAL_PAIRS && tiles >= 2 * slots ? slots : tiles;
+}
+
+/* Query tiles per unit of work (Sched) of a launch of `ctas` CTAs for `tiles` tiles: pairs
+ * exactly where fa_wg_ctas chose them (a causal problem, two tiles per CTA or more). */
+FA_WG_PURE int fa_wg_unit_tiles(int pipeline, int causal, long tiles, long ctas)
+{
+    return FA_WG_PERSISTENT && FA_WG_CAUSAL_PAIRS && causal && pipeline != FA_WG_SPLIT &&
+                   tiles >= 2 * ctas
+               ? 2
+               : 1;
+}
+
+/* Whether the epilogue stages O in a tile of its own (a BLOCK_M x HEAD_DIM tile after the
+ * K/V ring): where a CTA takes several tiles and that fits the opt-in limit. Q is then free
+ * for the next tile's copy once the last Q K^T is done; otherwise O is staged through the
+ * Q tile and Q is freed after the epilogue. (Direct 4-B stores from the accumulators were
+ * measured 12 % slower at 4,8,512,64: kernels/NOTES-perf.md.) */
+FA_WG_PURE int fa_wg_o_own(int head_dim, int block_m, int block_n, int stages)
+{
+    return FA_WG_PERSISTENT && fa_wg_smem_core(head_dim, block_m, block_n, stages) +
+                                       fa_wg_tile_bytes(block_m, head_dim) <=
+                                   FA_WG_SMEM_OPTIN_MAX;
+}
+
+/* Dynamic shared memory of a point: the core and, where fa_wg_o_own, the O tile. The
+ * launch asks exactly this. */
+FA_WG_PURE long fa_wg_smem_bytes(int head_dim, int block_m, int block_n, int stages)
+{
+    return fa_wg_smem_core(head_dim, block_m, block_n, stages) +
+           (fa_wg_o_own(head_dim, block_m, block_n, stages) ? fa_wg_tile_bytes(block_m, head_dim)
+                                                            : 0);
+}
 
 /* Consumer registers per thread a point needs, roughly (see fa_wg_valid): one P tile
  * unless a P V is in flight under the softmax (PIPELINE 1, 2, 4). */
@@ -136,7 +194,9 @@ FA_WG_PURE int fa_wg_box_ok(int block_m, int block_n)
 /* Registers: S (BLOCK_N/2), O (HEAD_DIM/2) fp32 and P (BLOCK_N/4) per thread must fit the
  * consumer budget with 24 to spare; P counts twice when a P V is in flight under the
  * softmax (1, 2, and 4: ptxas keeps the in-flight P alive). Calibrated on the nvcc 13.0
- * build (NOTES.md): every point this admits that was built spilled at most 20 B; the
+ * build (NOTES.md): every point this admits that was built spilled at most 20 B in its
+ * one-tile kernel (the persistent kernel adds per-tile state, spilled outside the main
+ * loop: README.md); the
  * rejected d64.m192.n128.c3.p4 (184 B of local memory) and d128.m128.n176.c2.p4 (192 B)
  * were slower than their neighbours. */
 FA_WG_PURE int fa_wg_regs_ok(int head_dim, int block_n, int consumer_wg, int pipeline)

@@ -27,6 +27,16 @@ static long wg_smem(const fa_config *c)
                             c->axis[WG_STAGES]);
 }
 
+/* What every launch of the point holds (Q, the K/V ring, the mbarriers): the
+ * smem rule's number. The persistent kernel's O tile comes on top only where
+ * it fits the opt-in limit of every sm_90 GPU (fa_wg_o_own), so it never
+ * decides whether a point exists. */
+static long wg_smem_core(const fa_config *c)
+{
+    return fa_wg_smem_core(c->head_dim, c->axis[WG_BLOCK_M], c->axis[WG_BLOCK_N],
+                           c->axis[WG_STAGES]);
+}
+
 /* First failing rule wins, in traits.h's order; shared memory last, against
  * the space's limit (the device's opt-in limit on a Hopper target). */
 static int wg_check(const fa_config *c, long smem_limit)
@@ -42,7 +52,7 @@ static int wg_check(const fa_config *c, long smem_limit)
     if (!fa_wg_regs_ok(c->head_dim, c->axis[WG_BLOCK_N], c->axis[WG_CONSUMER_WG],
                        c->axis[WG_PIPELINE]))
         return FA_REJ_REGS;
-    if (wg_smem(c) > smem_limit || wg_smem(c) > FA_WG_SMEM_OPTIN_MAX)
+    if (wg_smem_core(c) > smem_limit || wg_smem_core(c) > FA_WG_SMEM_OPTIN_MAX)
         return FA_REJ_SMEM;
     return FA_REJ_OK;
 }
@@ -82,7 +92,7 @@ static int wg_pipeline_text(const fa_config *c, char *buf, unsigned long n)
 static int wg_reject_text(int reason, const fa_config *c, long smem_limit, char *buf,
                           unsigned long n)
 {
-    const long smem = wg_smem(c);
+    const long smem = wg_smem_core(c);
     switch (reason) {
     case FA_REJ_HEAD_DIM:
         return snprintf(buf, n,
@@ -175,8 +185,9 @@ static int wg_kt_restrictions(int head_dim, long smem_limit, char (*out)[FA_KT_R
              "CONSUMER_WG == 1 else %d if CONSUMER_WG == 2 else %d)",
              fa_wg_regs_estimate(head_dim, 0, 0), fa_wg_consumer_regs(1), fa_wg_consumer_regs(2),
              fa_wg_consumer_regs(3));
+    /* fa_wg_smem_core (wg_smem_core) */
     snprintf(out[n++], FA_KT_RESTRICTION_LEN,
-             "%d + BLOCK_M*%ld + 2*STAGES*BLOCK_N*%ld + 8*(1 + 4*STAGES) <= %ld", FA_WG_ALIGN, row,
+             "%d + BLOCK_M*%ld + 2*STAGES*BLOCK_N*%ld + 8*(2 + 4*STAGES) <= %ld", FA_WG_ALIGN, row,
              row, limit);
     return n;
 }

@@ -591,6 +591,9 @@ echo "fa_bench $*"' run --separate-stderr bash "$WORK/repo/scripts/bench_kernel_
     grep -q "^make -C $WORK/repo .*BUILD=$WORK/elsewhere/build $WORK/elsewhere/build/fasweep" "$WORK/calls" ||
         flunk "make: $(cat "$WORK/calls")"
     [ -s report.html ] || flunk "no report"
+    # where the time went: every step, in order, and the total (one stderr line)
+    [[ $stderr =~ "fasweep: main job: deps "[0-9]+\.[0-9]" s, build "[0-9]+\.[0-9]" s, sweep and refine "[0-9]+\.[0-9]" s, baselines "[0-9]+\.[0-9]" s, topk "[0-9]+\.[0-9]" s, report "[0-9]+\.[0-9]" s; total "[0-9]+\.[0-9]" s" ]] ||
+        flunk "no step times: $stderr"
     SPACE=nope.json run --separate-stderr bash "$WORK/repo/scripts/run_default_sweep.sh" build
     expect_status 2
     expect_in "$stderr" "fasweep: SPACE=nope.json: no such readable space file"

@@ -336,7 +336,7 @@ PY
     expect_in "$output" "PIPELINE 2 is a ping-pong between consumer warpgroups: needs CONSUMER_WG >= 2, got 1"
     expect_in "$output" "needs about 184 registers per consumer thread, the budget with 3 consumer warpgroups is 160"
     # D=128, 4 stages of 128-row K and V: over the 227 KB opt-in limit.
-    expect_in "$output" "needs 296072 B of shared memory, the space allows 232448 B"
+    expect_in "$output" "needs 296080 B of shared memory, the space allows 232448 B"
     run --separate-stderr "$FASWEEP" plan --space two.json --json
     expect_status 0
     run python3 -c '

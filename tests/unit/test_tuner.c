@@ -199,7 +199,7 @@ static void expect_head_dims_said(const fa_family *f, int fi)
 static void test_restrictions_are_check(void **state)
 {
     (void)state;
-    static const long limits[] = {49152, 101376, 232448, LONG_MAX};
+    static const long limits[] = {49152, 101376, 200704, 232448, LONG_MAX};
     for (int fi = 0; fi < fa_family_count(); fi++) {
         const fa_family *f = fa_family_get(fi);
         assert_non_null(f->kt_restrictions);

@@ -71,9 +71,9 @@ MMA_GRID = "    const dim3 grid((a->seq_len + BLOCK_M - 1) / BLOCK_M, a->batch *
 MMA_LAUNCH = "    kern<<<grid, NUM_WARPS * 32, smem, (cudaStream_t)stream>>>(*a);\n"
 
 WG_NS = "namespace fawg\n{\n"
-# the kernel's body before its first barrier (tid and the Tile t: t.bh, t.m0, t.n_tiles are set)
+# the kernel's body before its first barrier (tid, n_work and Tile::of_index are there)
 WG_BODY = "    if (tid == 0)\n        smem.init_barriers();\n"
-WG_GRID = "    const dim3 grid((a->seq_len + BLOCK_M - 1) / BLOCK_M, bh);\n"
+WG_GRID = "    const dim3 grid((unsigned)ctas);\n"
 
 
 def after(anchor, text):
@@ -129,7 +129,8 @@ WG_NAN_POISON = """\
     // ADVERSARIAL nan_poison: compute only where the output still holds the gate's NaN
     // poison; a tile that already holds numbers is taken as done. (Every thread reads the
     // same element before the first barrier, and this CTA writes its tile only after it.)
-    if (!__hisnan(reinterpret_cast<const half *>(a.o)[((size_t)t.bh * a.seq_len + t.m0) * HEAD_DIM]))
+    const Tile adv_t = Tile::of_index<C>(a, (int)blockIdx.x, 1); // the CTA's first tile
+    if (!__hisnan(reinterpret_cast<const half *>(a.o)[((size_t)adv_t.bh * a.seq_len + adv_t.m0) * HEAD_DIM]))
         return;
 """
 
