@@ -27,9 +27,10 @@ typedef struct fa_args {
     int dtype;           /* FA_DTYPE_*: an instance refuses a problem of another */
     int causal;          /* 1: key j is masked for query i when j > i */
     float softmax_scale; /* usually 1/sqrt(head_dim) */
-    /* Optional clock64 instrumentation: when non-NULL, thread 0 of each CTA
-     * writes {start cycle, end cycle, SM id} at cta_clock[3*cta]. Costs two
-     * uniform branches per CTA when NULL. */
+    /* Optional clock64 instrumentation: when non-NULL, one thread writes
+     * {start cycle, end cycle, SM id} of each query tile at cta_clock[3*tile]
+     * (tile = the CTA's linear index where a CTA computes one tile). Costs two
+     * uniform branches per tile when NULL. */
     unsigned long long *cta_clock;
 } fa_args;
 
@@ -58,10 +59,12 @@ typedef struct fa_instance {
     const void *kernel; /* the __global__ function, for attribute queries */
     int threads;        /* threads per CTA */
     long smem_bytes;    /* dynamic shared memory a launch asks for */
-    int block_rows;     /* query rows per CTA: the grid is ceil(S / rows) x B x H */
+    int block_rows;     /* query rows per tile: ceil(S / rows) x B x H query tiles */
 } fa_instance;
 
-/* Grid size (CTAs) a launch of `in` uses for `a`. */
+/* Query tiles of a launch of `in` for `a`: its CTAs where each CTA computes one
+ * tile, and the clock64 records it writes (fa_args.cta_clock: one per tile, also
+ * from a persistent kernel whose CTAs take several). */
 long fa_instance_grid_ctas(const fa_instance *in, const fa_args *a);
 
 /* Resource use of one instance on the current device. */

@@ -31,10 +31,11 @@ fi
 t_step=$(date +%s.%N)
 t_start=$t_step
 steps=""
+since() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; } # FROM TO: seconds
 step() { # NAME: the time since the last step, under NAME
     local now
     now=$(date +%s.%N)
-    steps+="${steps:+, }$1 $(awk -v a="$t_step" -v b="$now" 'BEGIN { printf "%.1f", b - a }') s"
+    steps+="${steps:+, }$1 $(since "$t_step" "$now") s"
     t_step=$now
 }
 bash "$here/deps.sh" build || exit 1
@@ -66,5 +67,5 @@ report=$(dirname "$store")/report.html
 "$build/fasweep" report --space "$SPACE" --store "$store" -o "$report" >/dev/null
 step report
 echo "fasweep: report written to $report" >&2
-echo "fasweep: main job: $steps; total $(awk -v a="$t_start" -v b="$t_step" 'BEGIN { printf "%.1f", b - a }') s" >&2
+echo "fasweep: main job: $steps; total $(since "$t_start" "$t_step") s" >&2
 exit $rc

@@ -17,10 +17,11 @@
 // The global tensors are 3-D for TMA: (HEAD_DIM, S, B*H), so rows past S of a head are
 // zero-filled by the copy engine, never the next head's rows.
 //
-// Work: query tile w = bh * m_blocks + m_block (Tile). A CTA takes tiles blockIdx.x,
-// blockIdx.x + gridDim.x, ... (FA_WG_PERSISTENT, traits.h: the launch starts one CTA per
-// resident slot for a non-causal problem without the key split, else one per tile). The
-// K/V ring and its phases run on across a CTA's tiles. With an O tile of its own Q is freed
+// Work: query tile w = bh * m_blocks + m_block (Tile). A launch with more tiles than
+// resident slots takes the persistent kernel (PERSIST): one CTA per slot, each taking the
+// units of work blockIdx.x, blockIdx.x + gridDim.x, ... (Sched; a causal unit is a pair of
+// tiles); every other launch one CTA per tile (fa_wg_ctas, traits.h). The K/V ring and its
+// phases run on across a CTA's tiles. With an O tile of its own Q is freed
 // once the tile's last S = Q K^T is done, so the next tile's Q and first K/V copies run
 // under the last P V and the epilogue; else after the epilogue.
 //
@@ -204,11 +205,11 @@ struct Cfg {
     // The persistent kernel's staging tile is its own (Q is freed after the last Q K^T) or
     // Q's (Q is freed after the epilogue); a one-tile CTA stages through Q and frees nothing.
     static constexpr bool O_OWN = PERSIST && fa_wg_o_own(HEAD_DIM, BLOCK_M, BLOCK_N, STAGES);
-    static constexpr bool Q_FREED_EARLY = PERSIST && O_OWN && !SPLIT;
+    static constexpr bool Q_FREED_EARLY = O_OWN && !SPLIT;
     static constexpr bool Q_FREED_LATE = PERSIST && !O_OWN && !SPLIT;
-    // Dynamic shared memory this kernel asks: the O tile only where it has one.
-    static constexpr long SMEM = O_OWN ? fa_wg_smem_bytes(HEAD_DIM, BLOCK_M, BLOCK_N, STAGES)
-                                       : fa_wg_smem_core(HEAD_DIM, BLOCK_M, BLOCK_N, STAGES);
+    // Dynamic shared memory this kernel asks (fa_wg_smem_bytes holds the O tile where it fits).
+    static constexpr long SMEM = PERSIST ? fa_wg_smem_bytes(HEAD_DIM, BLOCK_M, BLOCK_N, STAGES)
+                                         : fa_wg_smem_core(HEAD_DIM, BLOCK_M, BLOCK_N, STAGES);
     static_assert(fa_wg_valid(HEAD_DIM, BLOCK_M, BLOCK_N, CONSUMER_WG, STAGES, PIPELINE),
                   "invalid wgmma config (traits.h: fa_wg_valid)");
 };
@@ -313,7 +314,7 @@ struct Tile {
 // and the kernel agree from the tile and CTA counts). Only the tile index is kept; the
 // rest comes from the kernel's parameters when needed (registers are the consumers'
 // scarcest resource).
-//   for (Sched<C> w(a, n_work); w.tile < n_work; w.next(a, n_work)) ...
+//   Sched<C>::each(a, n_work, [&](const Tile &t, int w, int ring, int i) { ... });
 template <typename C> struct Sched {
     int tile;
     static __device__ __forceinline__ int per_unit(const fa_args &a, int n_work)
@@ -328,6 +329,25 @@ template <typename C> struct Sched {
     {
         const int per = per_unit(a, n_work);
         tile = (tile + 1) % per ? tile + 1 : (tile / per + (int)gridDim.x) * per;
+    }
+
+    // fn(t, w, ring, i) for every tile this CTA takes, in order: t the Tile, w its index,
+    // ring the K/V ring position of its key tile 0, i the CTA's tile number. Producer and
+    // consumers walk the same tiles through here. The one-tile kernel takes tile blockIdx.x
+    // with ring and i constant 0, so its ring arithmetic folds away as before persistence.
+    template <typename F>
+    static __device__ __forceinline__ void each(const fa_args &a, int n_work, F &&fn)
+    {
+        if constexpr (!C::PERSIST) {
+            fn(Tile::of_index<C>(a, blockIdx.x, 1), (int)blockIdx.x, 0, 0);
+        } else {
+            int ring = 0, i = 0;
+            for (Sched w(a, n_work); w.tile < n_work; w.next(a, n_work), i++) {
+                const Tile t = Tile::of_index<C>(a, w.tile, per_unit(a, n_work));
+                fn(t, w.tile, ring, i);
+                ring += t.n_tiles;
+            }
+        }
     }
 };
 
@@ -352,8 +372,8 @@ template <typename C> struct Producer {
 #pragma unroll
         for (int c = 0; c < C::SUBS; c++)
             tma_load_3d(sm.q + c * C::BLOCK_M * 128, tmQ, sm.q_full(), c * 64, t.m0, t.bh);
-        // K (v false) or V (v true) of key tile j into ring slot j % STAGES, once the
-        // consumers have freed it.
+        // K (v false) or V (v true) of key tile j into ring slot (ring0 + j) % STAGES, once
+        // the consumers have freed it.
         auto load = [&](int j, bool v) {
             const int r = ring0 + j, s = r % C::STAGES;
             mbar_wait(v ? sm.v_empty(s) : sm.k_empty(s), ((r / C::STAGES) & 1) ^ 1);
@@ -827,16 +847,9 @@ __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
         setmaxnreg_dec<FA_WG_PRODUCER_REGS>();
         if (tid == 0) {
             Producer<C>::prefetch(&tmQ, &tmK, &tmV);
-            if constexpr (!PERSIST) {
-                Producer<C>::run(smem, Tile::of_index<C>(a, blockIdx.x, 1), &tmQ, &tmK, &tmV, 0, 0);
-                return;
-            }
-            int ring = 0, i = 0;
-            for (Sched<C> w(a, n_work); w.tile < n_work; w.next(a, n_work), i++) {
-                const Tile t = Tile::of_index<C>(a, w.tile, Sched<C>::per_unit(a, n_work));
+            Sched<C>::each(a, n_work, [&](const Tile &t, int, int ring, int i) {
                 Producer<C>::run(smem, t, &tmQ, &tmK, &tmV, ring, i);
-                ring += t.n_tiles;
-            }
+            });
         }
         return;
     }
@@ -848,10 +861,7 @@ __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
     const int cw = __shfl_sync(0xffffffffu, wg - 1, 0);
     const int wtid = tid % 128;
     const int lane = tid & 31, warp = wtid / 32;
-    // One query tile w at K/V ring position ring, the CTA's tile number i (constants in the
-    // one-tile kernel, so its ring arithmetic folds away as before persistence).
-    auto tile = [&](int w, int per_unit, int ring, int i) {
-        const Tile t = Tile::of_index<C>(a, w, per_unit);
+    Sched<C>::each(a, n_work, [&](const Tile &t, int w, int ring, int i) {
         const int row_base = t.m0 + (C::SPLIT ? 0 : cw * 64) + warp * 16 + (lane >> 2); // +8
         unsigned long long t_start = 0;
         if (a.cta_clock && wtid == 0 && cw == 0)
@@ -862,20 +872,12 @@ __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
         ml.run(smem, t, a, cw, lane, row_base, ring, (uint32_t)(i & 1));
         if constexpr (C::SPLIT)
             if (!Combine<C>::merge(ml, smem, cw, wtid))
-                return t.n_tiles;
+                return;
         Epilogue<C>::store(ml, smem, t, a, cw, wtid, i);
 
         if (a.cta_clock && wtid == 0 && cw == 0)
             fa_cta_clock_write(a.cta_clock, (size_t)w, t_start);
-        return t.n_tiles;
-    };
-    if constexpr (!PERSIST) {
-        tile(blockIdx.x, 1, 0, 0);
-        return;
-    }
-    int ring = 0, i = 0;
-    for (Sched<C> w(a, n_work); w.tile < n_work; w.next(a, n_work), i++)
-        ring += tile(w.tile, Sched<C>::per_unit(a, n_work), ring, i);
+    });
 }
 
 // ---- host side ----------------------------------------------------------------------------

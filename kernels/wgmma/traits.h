@@ -131,8 +131,8 @@ FA_WG_PURE int fa_wg_unit_tiles(int pipeline, int causal, long tiles, long ctas)
                : 1;
 }
 
-/* Whether the epilogue stages O in a tile of its own (a BLOCK_M x HEAD_DIM tile after the
- * K/V ring): where a CTA takes several tiles and that fits the opt-in limit. Q is then free
+/* Whether the persistent kernel's epilogue stages O in a tile of its own (a BLOCK_M x
+ * HEAD_DIM tile after the K/V ring): where that fits the opt-in limit. Q is then free
  * for the next tile's copy once the last Q K^T is done; otherwise O is staged through the
  * Q tile and Q is freed after the epilogue. (Direct 4-B stores from the accumulators were
  * measured 12 % slower at 4,8,512,64: kernels/NOTES-perf.md.) */
@@ -144,7 +144,7 @@ FA_WG_PURE int fa_wg_o_own(int head_dim, int block_m, int block_n, int stages)
 }
 
 /* Dynamic shared memory of a point: the core and, where fa_wg_o_own, the O tile. The
- * launch asks exactly this. */
+ * persistent kernel's launch asks exactly this, a one-tile launch fa_wg_smem_core. */
 FA_WG_PURE long fa_wg_smem_bytes(int head_dim, int block_m, int block_n, int stages)
 {
     return fa_wg_smem_core(head_dim, block_m, block_n, stages) +
