@@ -24,7 +24,13 @@ SPACES  ?= spaces/l4.json spaces/h100.json spaces/ci.json spaces/llama3-8b.json 
 SHARDS  ?= 16
 # Translation units for the instances of the families that run on sm_90a
 # only (wgmma): compiled for that target alone, and only when ARCHS holds 90.
-SHARDS_90A ?= 4
+# One per core, 4 to 16: a wgmma instance compiles two heavy kernels (one-tile
+# and persistent), so with 4 units on 16 cores the last unit was the build's
+# critical path (sweep/NOTES-engine.md: the main job's build step).
+ifeq ($(origin SHARDS_90A),undefined)
+SHARDS_90A := $(shell n=$$(nproc 2>/dev/null || echo 4); [ "$$n" -ge 4 ] 2>/dev/null || n=4; \
+                [ "$$n" -le 16 ] || n=16; echo $$n)
+endif
 BUILD   ?= build
 # Kernel objects can live in another build folder (the sanitizer build
 # reuses the plain build's: nvcc code is not instrumented anyway).

@@ -46,12 +46,23 @@ if [ $? -ne 0 ]; then
 fi
 base=$store.baselines.jsonl
 : >"$base" || { printf '%s: %q: cannot write\n' "$me" "$base" >&2; exit 2; }
-backends=()
-[ -z "${BASELINE_BACKENDS:-}" ] || backends=(--backends "$BASELINE_BACKENDS")
+opts=()
+[ -z "${BASELINE_BACKENDS:-}" ] || opts=(--backends "$BASELINE_BACKENDS")
+# Triton's configs of every problem compiled at once, in parallel (one pool, not one a
+# problem): each problem's autotuning then loads them (triton_attention.py --precompile;
+# it says how many in one line, and leaves what failed to the autotuning).
+case ",${BASELINE_BACKENDS:-triton}," in
+*,triton,*)
+    if python3 -c 'import triton' 2>/dev/null; then
+        printf '%s' "$plan" | python3 "$here/triton_attention.py" --precompile &&
+            opts+=(--precompiled)
+    fi
+    ;;
+esac
 for p in $problems; do
     echo "fasweep: timing PyTorch SDPA and Triton at $p" >&2
     python3 "$here/sdpa_baseline.py" --problem "$p" --space "$space" --fasweep "$fasweep" \
-        ${backends[@]+"${backends[@]}"} >>"$base" ||
+        ${opts[@]+"${opts[@]}"} >>"$base" ||
         { echo "$me: timing the baselines at $p failed: no baselines imported" >&2; exit 1; }
 done
 "$fasweep" import "$base" --store "$store" ||

@@ -73,7 +73,7 @@ usage:
   sdpa_baseline.py --problem P [--causal] [--space FILE]
                    [--modes hot,cold,batch] [--backends flash,efficient,cudnn,triton]
                    [--rounds N] [--round-pause S] [--flush memset|fill]
-                   [-o FILE] [--table]
+                   [--precompiled] [-o FILE] [--table]
   then: fasweep import FILE
 
 P is a problem text as fasweep reads it (`fasweep problem`, grid/space.c):
@@ -846,6 +846,9 @@ def main():
     ap.add_argument("--device", type=int, default=0, help="CUDA device ordinal")
     ap.add_argument("--flush", choices=("memset", "fill"), default="memset",
                     help="cold flush: cudaMemsetAsync as the engine (default), or torch fill_")
+    ap.add_argument("--precompiled", action="store_true",
+                    help="Triton's configs of the problem are compiled already (baselines.sh: "
+                         "triton_attention.py --precompile): no parallel precompile here")
     ap.add_argument("-o", "--output", help="write JSON lines here (default stdout)")
     ap.add_argument("--table", action="store_true",
                     help="also print a table (to stdout with -o, else stderr)")
@@ -931,6 +934,13 @@ def main():
         env[where] = dict(env0, **nvml.read())  # right after the samples, like the engine
         prov[where] = dict(prov0, version=versions[where[0]], timestamp=time.time())
 
+    if tri is not None and TRITON in names and not args.precompiled:
+        # Its configs compiled in parallel first: the gate call's autotuning then loads them.
+        t0 = time.monotonic()
+        done, pre_notes = tri.precompile(q, k, v, bool(p["causal"]))
+        print("sdpa_baseline: triton: %d configs precompiled in %.1f s%s" % (
+            done, time.monotonic() - t0, "; " + clip_utf8(pre_notes[0], 200) if pre_notes else ""),
+            file=sys.stderr)
     gates = {}
     for n in names:
         gates[n] = gate_backend(torch, n, lambda: call(n)(q, k, v), ref, args.tol)

@@ -47,6 +47,7 @@ BLOCK_N, num_warps, num_stages)) runs one config without autotuning."""
 
 import math
 import re
+import sys
 
 HEAD_DIMS = (64, 128, 256)
 MIN_TRITON = (3, 0)
@@ -262,6 +263,99 @@ def check_inputs(q, k, v):
     return b, h, kv, s, d
 
 
+def _args(q, k, v, o, causal, scale):
+    """The kernel's arguments for these tensors, in _attn_fwd's order (pointers first)."""
+    b, h, kv, s, d = check_inputs(q, k, v)
+    if scale is None:
+        scale = 1.0 / math.sqrt(d)
+    return (q, k, v, o, float(scale) * 1.4426950408889634, h, h // kv, b * h, s, d,
+            bool(causal), str(q.dtype) == "torch.bfloat16")
+
+
+def _compile_one(job):
+    """A worker of precompile_shapes: compiles one config of one problem, "" or why not.
+    The pointer arguments are dtypes (Triton's MockTensor): Triton specializes on their
+    dtype and alignment only, and on the integers' values, which are the problem's."""
+    dev, (b, h, kv, s, d, causal, bf16), (bm, bn, w, st) = job
+    try:
+        import torch
+        torch.cuda.set_device(dev)
+        dt = torch.bfloat16 if bf16 else torch.float16
+        _attn_fwd.warmup(dt, dt, dt, dt, 1.0, h, h // kv, b * h, s, d, bool(causal), bool(bf16),
+                         grid=(1,), BLOCK_M=bm, BLOCK_N=bn, num_warps=w, num_stages=st)
+        return ""
+    except Exception as e:  # the autotuning compiles (and reports) it again
+        return "config %r: %s" % ((bm, bn, w, st), (str(e).splitlines() or [type(e).__name__])[0])
+
+
+def _one_line(e):
+    return (str(e).splitlines() or [type(e).__name__])[0]
+
+
+def precompile_shapes(shapes, device=0, workers=None, timeout_s=600.0):
+    """Compiles every config autotuning will try for each problem (b, h, kv, s, d, causal,
+    bf16) of `shapes`, spread over worker processes (spawned, at most 16), into Triton's
+    on-disk cache: each problem's autotuning then loads its configs instead of compiling
+    them one after another (H100, Triton 3.6, spaces/h100.json: a problem's first call
+    33-38 s with an empty cache, 11-13 s with a full one). Returns (configs compiled,
+    notes: one line per config that failed, or for the pool); never raises, and leaves no
+    worker behind (one still compiling after timeout_s is terminated)."""
+    ok, why = available()
+    if not ok:
+        return 0, ["not available: " + why]
+    import concurrent.futures as cf
+    import multiprocessing as mp
+    import os
+    try:
+        smem = _smem_limit()
+        jobs = [(device, tuple(sh), c) for sh in dict.fromkeys(tuple(x) for x in shapes)
+                for c in configs_for(sh[4], sh[3], 2, smem)]
+        if not jobs:
+            return 0, []
+        n = max(1, min(workers or os.cpu_count() or 1, len(jobs), 16))
+        pool = cf.ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("spawn"))
+    except Exception as e:
+        return 0, ["precompile: %s" % _one_line(e)]
+    notes, done, late = [], 0, True
+    try:
+        futs = [pool.submit(_compile_one, j) for j in jobs]
+        finished, late = cf.wait(futs, timeout=timeout_s)
+        for f in finished:
+            err = "worker: %s" % _one_line(f.exception()) if f.exception() else f.result()
+            if err:
+                notes.append(err)
+            else:
+                done += 1
+        if late:
+            notes.append("precompile: %d configs still compiling after %.0f s: left to the "
+                         "autotuning" % (len(late), timeout_s))
+    except Exception as e:
+        notes.append("precompile: %s" % _one_line(e))
+    finally:
+        if not late:  # every worker is idle: they exit and are joined
+            pool.shutdown(wait=True)
+        else:  # a worker stuck in a compile (or an error here) must not outlive us
+            procs = list((getattr(pool, "_processes", None) or {}).values())
+            pool.shutdown(wait=False, cancel_futures=True)
+            for pr in procs:
+                if pr.is_alive():
+                    pr.terminate()
+            for pr in procs:
+                pr.join(5)
+    return done, notes
+
+
+def precompile(q, k, v, causal=False, workers=None, timeout_s=600.0):
+    """precompile_shapes for the problem of these tensors (check_inputs refuses what the
+    kernel would: then (0, [why]))."""
+    try:
+        b, h, kv, s, d = check_inputs(q, k, v)
+    except ValueError as e:
+        return 0, [str(e)]
+    return precompile_shapes([(b, h, kv, s, d, bool(causal), str(q.dtype) == "torch.bfloat16")],
+                             q.device.index or 0, workers, timeout_s)
+
+
 def attention(q, k, v, causal=False, scale=None, config=None):
     """softmax(q k^T * scale) v (causal: query row m sees keys n <= m) as a
     new tensor of q's shape and dtype; scale defaults to 1/sqrt(D). config
@@ -271,11 +365,8 @@ def attention(q, k, v, causal=False, scale=None, config=None):
     if not ok:
         raise RuntimeError("triton attention not available: " + why)
     b, h, kv, s, d = check_inputs(q, k, v)
-    if scale is None:
-        scale = 1.0 / math.sqrt(d)
     o = q.new_empty(q.shape)
-    args = (q, k, v, o, float(scale) * 1.4426950408889634, h, h // kv, b * h, s, d,
-            bool(causal), str(q.dtype) == "torch.bfloat16")
+    args = _args(q, k, v, o, causal, scale)
     if config is None:
         grid = lambda meta: (triton.cdiv(s, meta["BLOCK_M"]), b * h)  # noqa: E731
         _attn_tuned[grid](*args)
@@ -298,3 +389,34 @@ def best_config(q, k, v, causal=False):
         if tuple(key[:5]) == tuple(key_args.values()):
             return (cfg.kwargs["BLOCK_M"], cfg.kwargs["BLOCK_N"], cfg.num_warps, cfg.num_stages)
     return None
+
+
+def main(argv):
+    """--precompile: fasweep's plan (`fasweep plan --json`) on stdin; every problem of it
+    precompiled (precompile_shapes), one line on stderr saying how many configs in how
+    long. Exit 0 (what failed is left to the autotuning, which reports it), 2 bad input."""
+    import json
+    import time
+    if argv != ["--precompile"]:
+        print("triton_attention.py: usage: fasweep plan --json --space S | "
+              "triton_attention.py --precompile", file=sys.stderr)
+        return 2
+    try:
+        probs = json.load(sys.stdin)["problems"]
+        shapes = [(p["batch"], p["heads"], p.get("kv_heads", p["heads"]), p["seq_len"],
+                   p["head_dim"], bool(p["causal"]), p.get("dtype", "fp16") == "bf16")
+                  for p in probs if p["head_dim"] in HEAD_DIMS]
+    except (ValueError, KeyError, TypeError) as e:
+        print("triton_attention.py: --precompile: stdin is no fasweep plan (%s)" % _one_line(e),
+              file=sys.stderr)
+        return 2
+    t0 = time.monotonic()
+    done, notes = precompile_shapes(shapes)
+    print("fasweep: triton: %d configs of %d problems precompiled in %.1f s%s" % (
+        done, len(shapes), time.monotonic() - t0, "; " + notes[0][:200] if notes else ""),
+        file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

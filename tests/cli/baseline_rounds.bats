@@ -594,10 +594,15 @@ class Tri:  # a stand-in scripts/triton_attention.py
         __version__ = "3.1.0"
 
     def __init__(self, val, boom=None):
-        self.val, self.boom, self.calls = val, boom, 0
+        self.val, self.boom, self.calls, self.log = val, boom, 0, []
+
+    def precompile(self, q, k, v, causal):
+        self.log.append("precompile")
+        return 3, []
 
     def attention(self, q, k, v, causal, scale):
         self.calls += 1
+        self.log.append("call")
         if self.boom:
             raise self.boom
         return torch.T(q.shape, q.dtype, self.val)
@@ -627,7 +632,14 @@ assert all(r["provenance"]["version"] == "triton-3.1.0" for r in t), t
 assert all(len(r["time"]["round_us"]) == 2 and r["kind"] == "baseline" for r in t), t
 assert all(r["key"]["problem"] == "b1.h4.kv2.s64.d128.c.bf16" for r in t), t
 assert tri.calls > 1  # the gate, then the timed calls
+# its configs precompiled once, before the gate's (autotuning) call
+assert tri.log[:2] == ["precompile", "call"] and tri.log.count("precompile") == 1, tri.log
 os.rename("out.jsonl", "ok.jsonl")
+
+# --precompiled (baselines.sh compiled every problem's configs already): none here
+tri = Tri(0.0)
+run(tri, ["--precompiled"])
+assert "precompile" not in tri.log and tri.calls > 1, tri.log
 
 # wrong: stored wrong in every mode, with the gate's errors, and called once only (the gate)
 tri = Tri(1.0)

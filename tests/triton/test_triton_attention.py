@@ -197,6 +197,48 @@ class Kernel(unittest.TestCase):
         else:
             self.assertEqual((names, notes, mod), (["flash", "triton"], [], ta))
 
+    def test_precompile_never_raises_nor_leaves_workers(self):
+        """precompile_shapes spreads the configs over spawned workers; here (no GPU: a
+        worker cannot select a CUDA device) every config fails in its worker, which comes
+        back as one note line per config, nothing raised, no worker left alive."""
+        import multiprocessing as mp
+        shapes = [(1, 2, 1, 37, 64, False, False), (1, 2, 1, 37, 64, False, False)]
+        done, notes = ta.precompile_shapes(shapes, workers=2, timeout_s=120)
+        self.assertEqual(mp.active_children(), [])
+        if torch.cuda.is_available():
+            self.skipTest("a GPU is visible: the workers compile (tests/gpu covers it)")
+        self.assertEqual(done, 0)
+        # the duplicate shape is compiled once: one note per config of one problem
+        self.assertEqual(len(notes), len(ta.configs_for(64, 37)), notes)
+        for n in notes:
+            self.assertTrue(n.startswith("config ("), n)
+            self.assertNotIn("\n", n)
+
+    def test_precompile_command_line(self):
+        """--precompile reads fasweep's plan on stdin: exit 2 with one line for what is
+        no plan or a wrong invocation; exit 0 and one summary line for a plan (head dims
+        the kernel lacks are left out)."""
+        import subprocess
+        script = os.path.join(HERE, "..", "..", "scripts", "triton_attention.py")
+
+        def run(args, stdin):
+            r = subprocess.run([sys.executable, script] + args, input=stdin,
+                               capture_output=True, text=True, timeout=300)
+            return r.returncode, r.stderr.strip().splitlines()
+        rc, err = run([], "")
+        self.assertEqual((rc, len(err)), (2, 1), err)
+        self.assertIn("usage", err[0])
+        for bad in ("", "{", '{"problems": [{"batch": 1}]}', "[]"):
+            rc, err = run(["--precompile"], bad)
+            self.assertEqual((rc, len(err)), (2, 1), (bad, err))
+            self.assertIn("no fasweep plan", err[0])
+        plan = ('{"problems": [{"batch": 1, "heads": 2, "kv_heads": 1, "seq_len": 37, '
+                '"head_dim": 96, "causal": false, "dtype": "fp16"}]}')
+        rc, err = run(["--precompile"], plan)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(len(err), 1, err)
+        self.assertIn("0 configs of 0 problems precompiled", err[0])
+
     def test_prune_hook_is_keep_config(self):
         configs = ta._attn_tuned.configs
         self.assertEqual(len(configs), 81)
