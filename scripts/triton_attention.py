@@ -96,6 +96,11 @@ def configs_for(d, s, elem_bytes=2, smem=SMEM_FALLBACK):
     return keep or [CONFIG_SPACE[0]]
 
 
+def _one_line(e):
+    """An exception's first line (its type's name when it has no text)."""
+    return (str(e).splitlines() or [type(e).__name__])[0]
+
+
 def version_tuple(text):
     """(major, minor) of a version text ("3.1.0", "3.2.0+git1234"); (0, 0) when unreadable."""
     m = re.match(r"([0-9]+)\.([0-9]+)", str(text))
@@ -108,7 +113,7 @@ try:
     _WHY = ""
 except Exception as e:  # ImportError, or a triton that breaks on import
     triton = tl = None
-    _WHY = "import triton: %s" % ((str(e).splitlines() or [type(e).__name__])[0])
+    _WHY = "import triton: %s" % _one_line(e)
 
 if triton is not None and version_tuple(triton.__version__) < MIN_TRITON:
     _WHY = "triton %s is older than %d.%d" % ((triton.__version__,) + MIN_TRITON)
@@ -123,8 +128,7 @@ def available(device=False):
         try:
             target = triton.runtime.driver.active.get_current_target()
         except Exception as e:  # no driver, no GPU: Triton's own words, one line
-            return False, "Triton finds no GPU: %s" % ((str(e).splitlines() or
-                                                        [type(e).__name__])[0])
+            return False, "Triton finds no GPU: %s" % _one_line(e)
         if getattr(target, "backend", "cuda") != "cuda":
             return False, "Triton's GPU is %s, not CUDA" % target.backend
     return True, ""
@@ -263,33 +267,38 @@ def check_inputs(q, k, v):
     return b, h, kv, s, d
 
 
-def _args(q, k, v, o, causal, scale):
-    """The kernel's arguments for these tensors, in _attn_fwd's order (pointers first)."""
+def _problem(q, k, v, causal):
+    """(b, h, kv, s, d, causal, bf16) of these tensors (check_inputs refuses what the kernel
+    would, ValueError)."""
     b, h, kv, s, d = check_inputs(q, k, v)
+    return b, h, kv, s, d, bool(causal), str(q.dtype) == "torch.bfloat16"
+
+
+def _kernel_args(ptrs, problem, scale=None):
+    """_attn_fwd's arguments: the four pointers (Q, K, V, O), then the problem's scalars. The
+    launch and the precompile's warm-up both take them from here: Triton's cache key holds
+    the integers' values, so the warm-up compiles what the launch will look up."""
+    b, h, kv, s, d, causal, bf16 = problem
     if scale is None:
         scale = 1.0 / math.sqrt(d)
-    return (q, k, v, o, float(scale) * 1.4426950408889634, h, h // kv, b * h, s, d,
-            bool(causal), str(q.dtype) == "torch.bfloat16")
+    return tuple(ptrs) + (float(scale) * 1.4426950408889634, h, h // kv, b * h, s, d,
+                          bool(causal), bool(bf16))
 
 
 def _compile_one(job):
     """A worker of precompile_shapes: compiles one config of one problem, "" or why not.
     The pointer arguments are dtypes (Triton's MockTensor): Triton specializes on their
-    dtype and alignment only, and on the integers' values, which are the problem's."""
-    dev, (b, h, kv, s, d, causal, bf16), (bm, bn, w, st) = job
+    dtype and alignment only."""
+    dev, problem, (bm, bn, w, st) = job
     try:
         import torch
         torch.cuda.set_device(dev)
-        dt = torch.bfloat16 if bf16 else torch.float16
-        _attn_fwd.warmup(dt, dt, dt, dt, 1.0, h, h // kv, b * h, s, d, bool(causal), bool(bf16),
-                         grid=(1,), BLOCK_M=bm, BLOCK_N=bn, num_warps=w, num_stages=st)
+        dt = torch.bfloat16 if problem[6] else torch.float16
+        _attn_fwd.warmup(*_kernel_args((dt,) * 4, problem), grid=(1,), BLOCK_M=bm, BLOCK_N=bn,
+                         num_warps=w, num_stages=st)
         return ""
     except Exception as e:  # the autotuning compiles (and reports) it again
-        return "config %r: %s" % ((bm, bn, w, st), (str(e).splitlines() or [type(e).__name__])[0])
-
-
-def _one_line(e):
-    return (str(e).splitlines() or [type(e).__name__])[0]
+        return "config %r: %s" % ((bm, bn, w, st), _one_line(e))
 
 
 def precompile_shapes(shapes, device=0, workers=None, timeout_s=600.0):
@@ -349,11 +358,10 @@ def precompile(q, k, v, causal=False, workers=None, timeout_s=600.0):
     """precompile_shapes for the problem of these tensors (check_inputs refuses what the
     kernel would: then (0, [why]))."""
     try:
-        b, h, kv, s, d = check_inputs(q, k, v)
+        problem = _problem(q, k, v, causal)
     except ValueError as e:
         return 0, [str(e)]
-    return precompile_shapes([(b, h, kv, s, d, bool(causal), str(q.dtype) == "torch.bfloat16")],
-                             q.device.index or 0, workers, timeout_s)
+    return precompile_shapes([problem], q.device.index or 0, workers, timeout_s)
 
 
 def attention(q, k, v, causal=False, scale=None, config=None):
@@ -364,9 +372,10 @@ def attention(q, k, v, causal=False, scale=None, config=None):
     ok, why = available()
     if not ok:
         raise RuntimeError("triton attention not available: " + why)
-    b, h, kv, s, d = check_inputs(q, k, v)
+    problem = _problem(q, k, v, causal)
+    b, h, _, s = problem[:4]
     o = q.new_empty(q.shape)
-    args = _args(q, k, v, o, causal, scale)
+    args = _kernel_args((q, k, v, o), problem, scale)
     if config is None:
         grid = lambda meta: (triton.cdiv(s, meta["BLOCK_M"]), b * h)  # noqa: E731
         _attn_tuned[grid](*args)
