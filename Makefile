@@ -142,8 +142,9 @@ $(HOST_LIB): $(HOST_OBJ)
 
 # The instance generator: the planner, built without CUDA, run over SPACES.
 GENINST_SRC := scripts/geninst.c kernels/family.c $(wildcard kernels/*/*.c) grid/space.c \
-               grid/plan.c store/text.c store/mode.c
-$(KBUILD)/geninst: $(GENINST_SRC) $(KERNEL_HDR) kernels/family.h grid/space.h grid/plan.h store/text.h store/mode.h
+               grid/plan.c grid/problem_json.c store/text.c store/mode.c store/json.c
+$(KBUILD)/geninst: $(GENINST_SRC) $(KERNEL_HDR) kernels/family.h grid/space.h grid/plan.h \
+                   grid/problem_json.h store/text.h store/mode.h store/json.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -std=c11 -D_GNU_SOURCE $(WARN) -I. $(PKG_CFLAGS) $(GENINST_SRC) -o $@ $(PKG_LIBS)
 
@@ -154,8 +155,15 @@ $(KBUILD)/geninst: $(GENINST_SRC) $(KERNEL_HDR) kernels/family.h grid/space.h gr
 $(GEN)/nvflags: FORCE
 	@mkdir -p $(GEN)
 	@echo '$(NVALL) | $(NVCODE)' | cmp -s - $@ || echo '$(NVALL) | $(NVCODE)' > $@
+# The list of spaces the same way: a build folder built for fewer spaces (the
+# main job builds only its own: scripts/run_default_sweep.sh) is regenerated
+# when a later make names more, never left holding the shorter list.
+$(GEN)/spaces: FORCE
+	@mkdir -p $(GEN)
+	@echo '$(SPACES)' | cmp -s - $@ || echo '$(SPACES)' > $@
 FORCE:
-$(GEN)/.stamp: $(KBUILD)/geninst $(SPACES) $(KERNEL_HDR) kernels/registry.cu Makefile $(GEN)/nvflags
+$(GEN)/.stamp: $(KBUILD)/geninst $(SPACES) $(KERNEL_HDR) kernels/registry.cu Makefile $(GEN)/nvflags \
+               $(GEN)/spaces
 	@mkdir -p $(GEN)
 	$(KBUILD)/geninst --out $(GEN) --shards $(SHARDS) --arch-shards $(ARCH_SHARDS) --archs "$(ARCHS)" \
 	  --hash-files "$(KERNEL_HDR) kernels/registry.cu" --flags "$(NVALL)" --code-flags "$(NVCODE)" \

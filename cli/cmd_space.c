@@ -14,15 +14,13 @@
 #include "cli.h"
 #include "emit.h"
 #include "../grid/plan.h"
+#include "../grid/problem_json.h"
 #include "../sweep/run.h"
 #include "../grid/shard.h"
 #include "../grid/space.h"
 #include "../store/json.h"
 #include "../store/mode.h"
 #include "../sweep/worker.h"
-
-/* Room for the longest problem text space_problem_format writes. */
-#define PROBLEM_TEXT_MAX 96
 
 #ifndef FASWEEP_VERSION
 #define FASWEEP_VERSION "unknown"
@@ -155,29 +153,9 @@ static void plan_print(const space *s, const plan *p, int all, FILE *out)
                 p->by_reason[PLAN_REJ_NOT_COMPILED]);
 }
 
-/* The fields of one problem, the one description of a problem the scripts
- * read (plan --json's "problems", `fasweep problem --json`): its canonical
- * text (space_problem_format: the store's key field), its numbers, dtype,
- * FLOPs (space_problem_flops: halved for causal) and minimum DRAM bytes
- * (space_problem_bytes). */
-static void problem_json(json_b *b, cJSON *o, const space_problem *sp)
-{
-    char text[PROBLEM_TEXT_MAX];
-    space_problem_format(sp, text, sizeof text);
-    json_str(b, o, "problem", text);
-    const char *const keys[] = {"batch", "heads", "kv_heads", "seq_len", "head_dim"};
-    const int v[] = {sp->batch, sp->heads, sp->kv_heads, sp->seq_len, sp->head_dim};
-    for (size_t i = 0; i < sizeof v / sizeof *v; i++)
-        json_num(b, o, keys[i], v[i]);
-    json_bool(b, o, "causal", sp->causal);
-    json_str(b, o, "dtype", space_dtype_name(sp->dtype));
-    json_num(b, o, "flops", space_problem_flops(sp));
-    json_num(b, o, "bytes", space_problem_bytes(sp));
-}
-
 static cJSON *plan_point_json(json_b *b, const space *s, const plan_point *pt)
 {
-    char prob[PROBLEM_TEXT_MAX], cfg[64], why[256];
+    char prob[SPACE_PROBLEM_TEXT_MAX], cfg[64], why[256];
     space_problem_format(&s->problems[pt->problem], prob, sizeof prob);
     fa_config_format(&pt->cfg, cfg, sizeof cfg);
     plan_reject_reason(pt, s->smem_limit, why, sizeof why);
@@ -222,19 +200,14 @@ static void plan_counts_json(json_b *b, const plan *p, cJSON *doc)
 }
 
 /* "modes": the space's modes in order; "problems": per problem its fields
- * (problem_json): what the scripts read instead of parsing the space
+ * (grid/problem_json.h): what the scripts read instead of parsing the space
  * themselves. */
 static void plan_space_json(json_b *b, const space *s, cJSON *doc)
 {
     cJSON *modes = json_arr(b, doc, "modes");
     for (int i = 0; i < s->measure.n_modes; i++)
         json_push(b, modes, json_check(b, cJSON_CreateString(s->measure.modes[i])));
-    cJSON *probs = json_arr(b, doc, "problems");
-    for (int i = 0; b->ok && i < s->n_problems; i++) {
-        cJSON *o = json_check(b, cJSON_CreateObject());
-        problem_json(b, o, &s->problems[i]);
-        json_push(b, probs, o);
-    }
+    space_problems_json(b, doc, s);
 }
 
 /* Prints the JSON document of the plan. */
@@ -333,7 +306,7 @@ static const cli_opt problem_opts[] = {
 static int problem_print(const problem_args *a, const char *t, const space_problem *sp)
 {
     if (!a->json) {
-        char text[PROBLEM_TEXT_MAX] = "";
+        char text[SPACE_PROBLEM_TEXT_MAX] = "";
         if (sp)
             space_problem_format(sp, text, sizeof text);
         printf("%s\n", text);
@@ -343,7 +316,7 @@ static int problem_print(const problem_args *a, const char *t, const space_probl
     cJSON *o = json_check(&b, cJSON_CreateObject());
     json_str(&b, o, "text", t);
     if (sp)
-        problem_json(&b, o, sp);
+        space_problem_json(&b, o, sp);
     else
         json_null(&b, o, "problem");
     return emit_json_line(json_done(&b, o));

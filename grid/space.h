@@ -139,7 +139,8 @@ const char *space_axis_name(int family, int a);
  * kv_heads and dtype, so older records keep their key. A problem with
  * kv_heads != heads says so after the heads ("b1.h32.kv8.s4096.d128.c"), one
  * of another dtype ends in its name ("b1.h32.kv8.s4096.d128.c.bf16").
- * Returns what snprintf returns. */
+ * Returns what snprintf returns; SPACE_PROBLEM_TEXT_MAX bytes hold any. */
+#define SPACE_PROBLEM_TEXT_MAX 96
 int space_problem_format(const space_problem *p, char *buf, size_t n);
 /* Parses that text, strictly (every accepted text is the one
  * space_problem_format writes: no leading zeros, ".kvN" only when N is not

@@ -51,19 +51,27 @@ opts=()
 # Triton's configs of every problem compiled at once, in parallel (one pool, not one a
 # problem): each problem's autotuning then loads them (triton_attention.py --precompile;
 # it says how many in one line, and leaves what failed to the autotuning).
+# BASELINE_PRECOMPILED=1: the caller compiled them already (run_default_sweep.sh, while
+# the kernels built).
 case ",${BASELINE_BACKENDS:-triton}," in
 *,triton,*)
-    if python3 -c 'import triton' 2>/dev/null; then
+    if [ "${BASELINE_PRECOMPILED:-}" = 1 ]; then
+        opts+=(--precompiled)
+    elif python3 -c 'import triton' 2>/dev/null; then
         printf '%s' "$plan" | python3 "$here/triton_attention.py" --precompile &&
             opts+=(--precompiled)
     fi
     ;;
 esac
+# Every problem in one process: one PyTorch start and CUDA context, not one a problem
+# (sweep/NOTES-engine.md: about 5 s each).
+args=()
 for p in $problems; do
-    echo "fasweep: timing PyTorch SDPA and Triton at $p" >&2
-    python3 "$here/sdpa_baseline.py" --problem "$p" --space "$space" --fasweep "$fasweep" \
-        ${opts[@]+"${opts[@]}"} >>"$base" ||
-        { echo "$me: timing the baselines at $p failed: no baselines imported" >&2; exit 1; }
+    args+=(--problem "$p")
 done
+echo "fasweep: timing PyTorch SDPA and Triton at $(printf '%s\n' "$problems" | paste -sd' ')" >&2
+python3 "$here/sdpa_baseline.py" ${args[@]+"${args[@]}"} --space "$space" --fasweep "$fasweep" \
+    ${opts[@]+"${opts[@]}"} >>"$base" ||
+    { echo "$me: timing the baselines failed: no baselines imported" >&2; exit 1; }
 "$fasweep" import "$base" --store "$store" ||
     { echo "$me: importing $base into the store failed" >&2; exit 1; }

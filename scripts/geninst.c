@@ -32,7 +32,15 @@
  *                --hash-files "F..." --flags "NVCC FLAGS" [--embed "H..."]
  *                [--code-flags "NVCC FLAGS"]
  *                SPACE.json...
+ *        geninst --check SPACE.json...
+ *                reads and plans the spaces only, no file written: their
+ *                problems as one JSON line on stdout ({"problems": [...]},
+ *                grid/problem_json.h, as `fasweep plan --json` says them),
+ *                exit 0; or 2 with the refusal. scripts/run_default_sweep.sh
+ *                asks before it builds a space's instances alone, and hands
+ *                the problems to Triton's precompile while the build runs
  */
+#include <cJSON.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,13 +49,14 @@
 #include "kernels/family.h"
 #include "store/text.h"
 #include "grid/plan.h"
+#include "grid/problem_json.h"
 #include "grid/space.h"
 
 #define GEN_MAX 4096
 
 typedef struct gen_args {
     const char *out, *archs, *hash_files, *flags, *embed, *code_flags;
-    int shards, arch_shards;
+    int shards, arch_shards, check;
     char **spaces;
     int n_spaces;
 } gen_args;
@@ -143,7 +152,9 @@ static void inst_name(const fa_config *c, char *buf, size_t n)
 }
 
 /* Collects the accepted points of one space into set (deduplicated later). */
-static int collect(const char *path, fa_config *set, int *n)
+/* The accepted points of the space at path appended to set; with probs,
+ * its problems appended to that array (grid/problem_json.h). 0 or -1. */
+static int collect(const char *path, fa_config *set, int *n, json_b *jb, cJSON *probs)
 {
     char err[SPACE_ERR_LEN];
     space *s = malloc(sizeof *s);
@@ -157,6 +168,11 @@ static int collect(const char *path, fa_config *set, int *n)
         fprintf(stderr, "geninst: out of memory planning %s\n", path);
         free(s);
         return -1;
+    }
+    for (int i = 0; probs && i < s->n_problems; i++) {
+        cJSON *o = json_check(jb, cJSON_CreateObject());
+        space_problem_json(jb, o, &s->problems[i]);
+        json_push(jb, probs, o);
     }
     for (size_t i = 0; i < p.n; i++) {
         if (p.points[i].reason != PLAN_OK)
@@ -408,6 +424,18 @@ static int write_embedded(const gen_args *a)
     return rc;
 }
 
+/* doc as one line on stdout, freed: 0, or 1 (out of memory, or stdout). */
+static int gen_print_json(cJSON *doc)
+{
+    char *text = doc ? cJSON_PrintUnformatted(doc) : NULL;
+    cJSON_Delete(doc);
+    int rc = !text || printf("%s\n", text) < 0 || fflush(stdout) != 0;
+    if (rc)
+        fprintf(stderr, "geninst: --check: cannot write the problems (out of memory, or stdout)\n");
+    cJSON_free(text);
+    return rc;
+}
+
 static int parse_args(int argc, char **argv, gen_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -419,6 +447,10 @@ static int parse_args(int argc, char **argv, gen_args *a)
     a->shards = 1;
     a->arch_shards = 1;
     int i = 1;
+    while (i + 1 < argc && !strcmp(argv[i], "--check")) { /* the one option without a value */
+        a->check = 1;
+        i++;
+    }
     for (; i + 1 < argc && strncmp(argv[i], "--", 2) == 0; i += 2) {
         if (!strcmp(argv[i], "--out"))
             a->out = argv[i + 1];
@@ -441,7 +473,7 @@ static int parse_args(int argc, char **argv, gen_args *a)
     }
     a->spaces = argv + i;
     a->n_spaces = argc - i;
-    return (a->out && a->shards >= 1 && a->shards <= 256 && a->arch_shards >= 0 &&
+    return ((a->out || a->check) && a->shards >= 1 && a->shards <= 256 && a->arch_shards >= 0 &&
             a->arch_shards <= 256 && a->n_spaces > 0)
                ? 0
                : -1;
@@ -454,19 +486,27 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: geninst --out DIR --shards N [--arch-shards N] [--archs \"89 90\"] "
                         "[--hash-files \"F...\"] [--flags \"...\"] [--embed \"H...\"] "
                         "[--code-flags \"...\"] "
-                        "SPACE.json...\n");
+                        "SPACE.json... | geninst --check SPACE.json...\n");
         return 2;
     }
     fa_config *set = malloc(sizeof *set * GEN_MAX);
     int n = 0;
     if (!set)
         return 1;
+    json_b jb = JSON_B_INIT;
+    cJSON *doc = a.check ? json_check(&jb, cJSON_CreateObject()) : NULL;
+    cJSON *probs = doc ? json_arr(&jb, doc, "problems") : NULL;
     for (int i = 0; i < a.n_spaces; i++)
-        if (collect(a.spaces[i], set, &n) != 0) {
+        if (collect(a.spaces[i], set, &n, &jb, probs) != 0) {
+            cJSON_Delete(doc);
             free(set);
             return 2;
         }
     n = dedupe(set, n);
+    if (a.check) { /* the spaces' problems, one JSON line on stdout */
+        free(set);
+        return gen_print_json(json_done(&jb, doc));
+    }
     if ((n = keep_buildable(&a, set, n)) < 0) {
         free(set);
         return 2;

@@ -5,6 +5,7 @@
 # print the Top-K and write report.html next to the store. The space follows
 # the GPU: spaces/h100.json on compute capability 9.x, spaces/l4.json
 # otherwise (SPACE=... overrides).
+# The build holds only the space's instances, for the GPU's architecture.
 # Order: the GPU check first, so a machine without one installs nothing; then
 # scripts/deps.sh build (with DEPS=DIR it only checks the bundle); then the
 # build. Exit status: 0 done; 1 no GPU, missing dependencies, or a failed
@@ -40,19 +41,64 @@ step() { # NAME: the time since the last step, under NAME
 }
 bash "$here/deps.sh" build || exit 1
 step deps
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1)
 if [ -z "${SPACE:-}" ]; then
-    cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1)
     case "$cc" in 9.*) SPACE=$root/spaces/h100.json ;; *) SPACE=$root/spaces/l4.json ;; esac
 fi
 build=$(abs "$build")
+# The space checked and its problems read by the planner alone (geninst --check:
+# grid/space.c's rules, the problems as `fasweep plan --json` says them), before
+# anything else is built: a space fasweep refuses is its one line and exit 2.
+make -C "$root" --no-print-directory BUILD="$build" "$build/geninst" >/dev/null || exit 1
+problems=$("$build/geninst" --check "$(abs "$SPACE")" 2>"$build/.space-check") || {
+    rc=$?
+    printf 'fasweep: %s\n' "$(head -1 "$build/.space-check" | sed 's/^geninst: //')" >&2
+    [ $rc -eq 2 ] && exit 2
+    exit 1
+}
+# Triton's configs for the baselines compiled while the kernels build (CPU work
+# both; the GPU idle): its own process group, stopped with this script; the
+# sweep starts only once it is done, so it never shares the machine with it.
+pre_pid=""
+pre_log=$build/.triton-precompile
+stop_precompile() { [ -z "$pre_pid" ] || kill -- "-$pre_pid" 2>/dev/null; }
+trap stop_precompile EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+case ",${BASELINE_BACKENDS:-triton}," in
+*,triton,*)
+    if python3 -c 'import torch, triton' 2>/dev/null; then
+        printf '%s' "$problems" | setsid -w python3 "$here/triton_attention.py" --precompile \
+            2>"$pre_log" &
+        pre_pid=$!
+    fi
+    ;;
+esac
+# Only what this sweep runs: the space's instances, for this GPU's architecture
+# where the build knows it (8.9, 9.0), the Makefile's defaults otherwise (and
+# for a space path make cannot take as one word). About half of the full build
+# (sweep/NOTES-engine.md); a later `make` in the same folder builds the rest.
+narrow=()
+case "$(abs "$SPACE")" in
+*[[:space:]\$\#:\;\'\"\\%=]*) ;;
+*) narrow=(SPACES="$(abs "$SPACE")") ;;
+esac
+case "$cc" in 8.9) narrow+=(ARCHS=89) ;; 9.0) narrow+=(ARCHS=90) ;; esac
 # make's own status for a failed build is 2, which here would read as a usage error
-make -C "$root" --no-print-directory -j"$(nproc)" BUILD="$build" "$build/fasweep" || exit 1
+make -C "$root" --no-print-directory -j"$(nproc)" BUILD="$build" ${narrow[@]+"${narrow[@]}"} \
+    "$build/fasweep" || exit 1
+precompiled=()
+if [ -n "$pre_pid" ]; then
+    wait "$pre_pid" && precompiled=(BASELINE_PRECOMPILED=1)
+    pre_pid=""
+    head -1 "$pre_log" | sed 's/$/ (while the build ran)/' >&2
+fi
 step build
 echo "fasweep: sweeping $SPACE" >&2
 store=${STORE:-results.lmdb}
 "$build/fasweep" grid --space "$SPACE" --store "$store" --refine 4
 step "sweep and refine"
-bash "$here/baselines.sh" "$SPACE" "$store" "$build/fasweep"
+env ${precompiled[@]+"${precompiled[@]}"} bash "$here/baselines.sh" "$SPACE" "$store" "$build/fasweep"
 step baselines
 # the space's modes as fasweep reads them (plan --json "modes": without any,
 # the default of the mode table in store/mode.h), never a copy of the list

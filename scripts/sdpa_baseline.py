@@ -70,12 +70,15 @@ The measurement settings and tolerances come from --space FILE when given
 (the space's "measure" and "tolerance"), else the engine's defaults.
 
 usage:
-  sdpa_baseline.py --problem P [--causal] [--space FILE]
+  sdpa_baseline.py --problem P [--problem P ...] [--causal] [--space FILE]
                    [--modes hot,cold,batch] [--backends flash,efficient,cudnn,triton]
                    [--rounds N] [--round-pause S] [--flush memset|fill]
                    [--precompiled] [-o FILE] [--table]
   then: fasweep import FILE
 
+Several problems are timed one after another in one process (one PyTorch start, one
+CUDA context, one Triton precompile pool for all: scripts/baselines.sh passes every
+problem of the space), each problem's records written as soon as it is done.
 P is a problem text as fasweep reads it (`fasweep problem`, grid/space.c):
 "4,8,512,64" (B,H,S,D, fp16, non-causal unless --causal), "1,32:8,4096,128,bf16"
 (B,H:KV,S,D,DTYPE), or the canonical "b4.h8.s512.d64.nc",
@@ -824,78 +827,11 @@ def print_table(recs, out):
             print("    " + r["error"], file=out)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--problem", required=True,
-                    help="B,H,S,D; B,H:KV,S,D[,bf16]; or b4.h8.s512.d64.nc, "
-                         "b1.h32.kv8.s4096.d128.c.bf16")
-    ap.add_argument("--causal", action="store_true")
-    ap.add_argument("--space", help="take measure settings and tolerances from this space")
-    ap.add_argument("--modes", help="M,M,...: fasweep's modes (`fasweep version --json`; "
-                    "default: the space's modes, else fasweep's default)")
-    fasweep_cli.add_option(ap, "the problem, the modes and the space's modes")
-    ap.add_argument("--backends", default=DEFAULT_BACKENDS,
-                    help="B,B,...: of %s (default %s; triton where it can run here)" % (
-                        ", ".join(BACKENDS), DEFAULT_BACKENDS))
-    ap.add_argument("--rounds", type=int,
-                    help="rounds per (backend, mode), 1 to %d (default: the space's "
-                         "measure.rounds, else %d)" % (rounds_mod.MAX_ROUNDS,
-                                                       DEFAULT_MEASURE["rounds"]))
-    ap.add_argument("--round-pause", type=float, default=ROUND_PAUSE_S, metavar="S",
-                    help="seconds between rounds (default %g)" % ROUND_PAUSE_S)
-    ap.add_argument("--device", type=int, default=0, help="CUDA device ordinal")
-    ap.add_argument("--flush", choices=("memset", "fill"), default="memset",
-                    help="cold flush: cudaMemsetAsync as the engine (default), or torch fill_")
-    ap.add_argument("--precompiled", action="store_true",
-                    help="Triton's configs of the problem are compiled already (baselines.sh: "
-                         "triton_attention.py --precompile): no parallel precompile here")
-    ap.add_argument("-o", "--output", help="write JSON lines here (default stdout)")
-    ap.add_argument("--table", action="store_true",
-                    help="also print a table (to stdout with -o, else stderr)")
-    args = ap.parse_args()
-    args.prob = parse_problem(args.problem, args.causal, args.fasweep)
-    args.measure, args.tol, space_name, space_hash = load_space(args.space)
-    known, args.measure["modes"] = fasweep_modes(fasweep_cli.binary(args.fasweep), args.space)
-    if args.modes:
-        args.measure["modes"] = args.modes.split(",")
-    for mo in args.measure["modes"]:
-        if mo not in known:
-            die("modes are %s, got %r" % (", ".join(known), mo))
-        if mo not in TIMED:
-            die("mode %r is fasweep's but this script has no way to time it" % mo)
-    if args.rounds is not None:
-        args.measure["rounds"] = check_rounds(args.rounds, "--rounds")
-    if not (math.isfinite(args.round_pause) and args.round_pause >= 0):
-        die("--round-pause wants seconds >= 0, got %r" % args.round_pause)
-    names = args.backends.split(",")
-    for n in names:
-        if n not in BACKENDS:
-            die("--backends takes %s, got %r" % (",".join(BACKENDS), n))
-    if args.prob["head_dim"] > 256:
-        die("head_dim above 256 is not supported by the SDPA fused backends")
-    names, notes = backends_for(names, args.prob)
-    if not names:
-        die(notes[0] + ": no backend left to time (--backends)")
-
-    try:
-        import torch
-    except ImportError:
-        die("PyTorch is not installed (pip install torch)", 1)
-    if not torch.cuda.is_available():
-        die("no CUDA GPU visible to PyTorch", 1)
-    if is_gqa(args.prob) and torch_version(torch.__version__) < GQA_TORCH:
-        die("PyTorch %s has no enable_gqa for kv_heads < heads (%s): PyTorch %d.%d or later "
-            "times grouped-query attention" % (torch.__version__, problem_text_of(args.prob),
-                                               *GQA_TORCH), 1)
-    names, tri, more = drop_unavailable(names, triton_probe)
-    if not names:  # only triton was asked for: exit 1, the machine lacks it (one line)
-        die(more[0] + ": no backend left to time (--backends)", 1)
-    for note in notes + more:
-        print("sdpa_baseline: " + note, file=sys.stderr)
+def time_problem(torch, args, p, names, tri, dev, timer, nvml, prov0, versions):
+    """Every backend of names timed on problem p as the module's docstring says: fresh
+    inputs, the gates, the rounds; returns p's records."""
     import torch.nn.functional as F
-    torch.cuda.set_device(args.device)
-    dev = torch.device("cuda", args.device)
-    p, m = args.prob, args.measure
+    m = args.measure
     # Fresh inputs every run (seeded from time and pid), like the engine.
     gen = torch.Generator(device=dev)
     gen.manual_seed((time.time_ns() ^ (os.getpid() << 32)) & 0x7FFFFFFFFFFFFFFF)
@@ -903,15 +839,8 @@ def main():
     scale = 1.0 / math.sqrt(p["head_dim"])
     kw = call_kwargs(p, scale)
     ref = reference(torch, q, k, v, p["causal"], scale)
-    nvml = Nvml(torch, args.device)
     env0 = device_env(torch, args.device, nvml)
-    prov0 = {"space_name": space_name, "space_hash": space_hash,
-             "version": ("torch-" + torch.__version__.split("+")[0])[:15]}
-    versions = {n: prov0["version"] for n in names}
-    if tri is not None:
-        versions[TRITON] = ("triton-" + tri.triton.__version__.split("+")[0])[:15]
     device = torch.cuda.get_device_name()[:63]
-    timer = Timer(torch, dev, args.flush == "memset")
 
     def call(n):
         """The call of backend n: SDPA's, or the Triton kernel's (the same tensors)."""
@@ -934,13 +863,6 @@ def main():
         env[where] = dict(env0, **nvml.read())  # right after the samples, like the engine
         prov[where] = dict(prov0, version=versions[where[0]], timestamp=time.time())
 
-    if tri is not None and TRITON in names and not args.precompiled:
-        # Its configs compiled in parallel first: the gate call's autotuning then loads them.
-        t0 = time.monotonic()
-        done, pre_notes = tri.precompile(q, k, v, bool(p["causal"]))
-        print("sdpa_baseline: triton: %d configs precompiled in %.1f s%s" % (
-            done, time.monotonic() - t0, "; " + clip_utf8(pre_notes[0], 200) if pre_notes else ""),
-            file=sys.stderr)
     gates = {}
     for n in names:
         gates[n] = gate_backend(torch, n, lambda: call(n)(q, k, v), ref, args.tol)
@@ -966,11 +888,114 @@ def main():
         return t
 
     timings, failed = measure_rounds(timed, m["modes"], m["rounds"], measure, args.round_pause)
-    recs = build_records(names, m["modes"], device, p, gates, timings, failed, env, prov,
+    return build_records(names, m["modes"], device, p, gates, timings, failed, env, prov,
                          float(m["ci_floor"]),
                          warn=lambda s: print("sdpa_baseline: " + s, file=sys.stderr))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--problem", required=True, action="append",
+                    help="B,H,S,D; B,H:KV,S,D[,bf16]; or b4.h8.s512.d64.nc, "
+                         "b1.h32.kv8.s4096.d128.c.bf16; again for more problems, timed one "
+                         "after another in this one process")
+    ap.add_argument("--causal", action="store_true")
+    ap.add_argument("--space", help="take measure settings and tolerances from this space")
+    ap.add_argument("--modes", help="M,M,...: fasweep's modes (`fasweep version --json`; "
+                    "default: the space's modes, else fasweep's default)")
+    fasweep_cli.add_option(ap, "the problem, the modes and the space's modes")
+    ap.add_argument("--backends", default=DEFAULT_BACKENDS,
+                    help="B,B,...: of %s (default %s; triton where it can run here)" % (
+                        ", ".join(BACKENDS), DEFAULT_BACKENDS))
+    ap.add_argument("--rounds", type=int,
+                    help="rounds per (backend, mode), 1 to %d (default: the space's "
+                         "measure.rounds, else %d)" % (rounds_mod.MAX_ROUNDS,
+                                                       DEFAULT_MEASURE["rounds"]))
+    ap.add_argument("--round-pause", type=float, default=ROUND_PAUSE_S, metavar="S",
+                    help="seconds between rounds (default %g)" % ROUND_PAUSE_S)
+    ap.add_argument("--device", type=int, default=0, help="CUDA device ordinal")
+    ap.add_argument("--flush", choices=("memset", "fill"), default="memset",
+                    help="cold flush: cudaMemsetAsync as the engine (default), or torch fill_")
+    ap.add_argument("--precompiled", action="store_true",
+                    help="Triton's configs of the problems are compiled already (baselines.sh: "
+                         "triton_attention.py --precompile): no parallel precompile here")
+    ap.add_argument("-o", "--output", help="write JSON lines here (default stdout)")
+    ap.add_argument("--table", action="store_true",
+                    help="also print a table (to stdout with -o, else stderr)")
+    args = ap.parse_args()
+    probs = [parse_problem(t, args.causal, args.fasweep) for t in args.problem]
+    args.measure, args.tol, space_name, space_hash = load_space(args.space)
+    known, args.measure["modes"] = fasweep_modes(fasweep_cli.binary(args.fasweep), args.space)
+    if args.modes:
+        args.measure["modes"] = args.modes.split(",")
+    for mo in args.measure["modes"]:
+        if mo not in known:
+            die("modes are %s, got %r" % (", ".join(known), mo))
+        if mo not in TIMED:
+            die("mode %r is fasweep's but this script has no way to time it" % mo)
+    if args.rounds is not None:
+        args.measure["rounds"] = check_rounds(args.rounds, "--rounds")
+    if not (math.isfinite(args.round_pause) and args.round_pause >= 0):
+        die("--round-pause wants seconds >= 0, got %r" % args.round_pause)
+    names = args.backends.split(",")
+    for n in names:
+        if n not in BACKENDS:
+            die("--backends takes %s, got %r" % (",".join(BACKENDS), n))
+    per, notes = [], []  # each problem's backends, and the notes of what is left out
+    for p in probs:
+        if p["head_dim"] > 256:
+            die("head_dim above 256 is not supported by the SDPA fused backends")
+        keep, why = backends_for(names, p)
+        if not keep:
+            die(why[0] + ": no backend left to time (--backends)")
+        per.append(keep)
+        notes += why
+
+    try:
+        import torch
+    except ImportError:
+        die("PyTorch is not installed (pip install torch)", 1)
+    if not torch.cuda.is_available():
+        die("no CUDA GPU visible to PyTorch", 1)
+    for p in probs:
+        if is_gqa(p) and torch_version(torch.__version__) < GQA_TORCH:
+            die("PyTorch %s has no enable_gqa for kv_heads < heads (%s): PyTorch %d.%d or "
+                "later times grouped-query attention" % (torch.__version__, problem_text_of(p),
+                                                         *GQA_TORCH), 1)
+    names = [n for n in names if any(n in keep for keep in per)]  # triton probed if kept
+    names, tri, more = drop_unavailable(names, triton_probe)
+    per = [[n for n in keep if n in names] for keep in per]
+    if not all(per):  # only triton was asked for: exit 1, the machine lacks it (one line)
+        die(more[0] + ": no backend left to time (--backends)", 1)
+    for note in notes + more:
+        print("sdpa_baseline: " + note, file=sys.stderr)
+    torch.cuda.set_device(args.device)
+    dev = torch.device("cuda", args.device)
+    nvml = Nvml(torch, args.device)
+    prov0 = {"space_name": space_name, "space_hash": space_hash,
+             "version": ("torch-" + torch.__version__.split("+")[0])[:15]}
+    versions = {n: prov0["version"] for n in names}
+    if tri is not None:
+        versions[TRITON] = ("triton-" + tri.triton.__version__.split("+")[0])[:15]
+    timer = Timer(torch, dev, args.flush == "memset")
+    shapes = [tri.shape_of(p) for p, keep in zip(probs, per) if TRITON in keep] if tri else []
+    if shapes and not args.precompiled:
+        # Their configs compiled in parallel first (one pool for every problem): each
+        # gate call's autotuning then loads them.
+        t0 = time.monotonic()
+        done, pre_notes = tri.precompile_shapes(shapes, args.device)
+        print("sdpa_baseline: triton: %d configs of %d problems precompiled in %.1f s%s" % (
+            done, len(shapes), time.monotonic() - t0,
+            "; " + clip_utf8(pre_notes[0], 200) if pre_notes else ""), file=sys.stderr)
     out = open(args.output, "w") if args.output else sys.stdout
-    out.write(json_lines(recs))
+    recs = []
+    for p, keep in zip(probs, per):
+        if len(probs) > 1:
+            print("sdpa_baseline: timing %s" % problem_text_of(p), file=sys.stderr)
+        mine = time_problem(torch, args, p, keep, tri, dev, timer, nvml, prov0, versions)
+        out.write(json_lines(mine))  # each problem's lines as soon as they are measured
+        out.flush()
+        recs += mine
     if args.output:
         out.close()
     if args.table:

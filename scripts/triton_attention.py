@@ -274,6 +274,16 @@ def _problem(q, k, v, causal):
     return b, h, kv, s, d, bool(causal), str(q.dtype) == "torch.bfloat16"
 
 
+def shape_of(p):
+    """(b, h, kv, s, d, causal, bf16) of a problem as fasweep describes it (`fasweep plan
+    --json`'s "problems", `fasweep problem --json`: batch, heads, kv_heads, seq_len,
+    head_dim, causal, dtype): what precompile_shapes takes. KeyError or TypeError when p
+    is no such description."""
+    return (int(p["batch"]), int(p["heads"]), int(p.get("kv_heads", p["heads"])),
+            int(p["seq_len"]), int(p["head_dim"]), bool(p["causal"]),
+            p.get("dtype", "fp16") == "bf16")
+
+
 def _kernel_args(ptrs, problem, scale=None):
     """_attn_fwd's arguments: the four pointers (Q, K, V, O), then the problem's scalars. The
     launch and the precompile's warm-up both take them from here: Triton's cache key holds
@@ -412,9 +422,7 @@ def main(argv):
         return 2
     try:
         probs = json.load(sys.stdin)["problems"]
-        shapes = [(p["batch"], p["heads"], p.get("kv_heads", p["heads"]), p["seq_len"],
-                   p["head_dim"], bool(p["causal"]), p.get("dtype", "fp16") == "bf16")
-                  for p in probs if p["head_dim"] in HEAD_DIMS]
+        shapes = [shape_of(p) for p in probs if p["head_dim"] in HEAD_DIMS]
     except (ValueError, KeyError, TypeError) as e:
         print("triton_attention.py: --precompile: stdin is no fasweep plan (%s)" % _one_line(e),
               file=sys.stderr)

@@ -152,9 +152,9 @@ int engine_put(engine *e, store *st, record *r, engine_keep keep, int fold)
     return 0;
 }
 
-/* A finished task: its records stored one by one, the hooks told. 0 or -1. */
-static int engine_finish(engine *e, store *st, const engine_job *job, worker_job *j,
-                         engine_keep keep, const engine_sink *sink)
+/* A finished task's records stored one by one, the hooks told. 0 or -1. */
+static int engine_store_task(engine *e, store *st, const engine_job *job, worker_job *j,
+                             engine_keep keep, const engine_sink *sink)
 {
     const int n = j->t.n_configs * j->t.n_modes;
     if (sink->measured)
@@ -170,6 +170,44 @@ static int engine_finish(engine *e, store *st, const engine_job *job, worker_job
     if (sink->done)
         sink->done(sink->ctx, job, j->timed_s);
     return 0;
+}
+
+/* FASWEEP_TRACE set: the seconds this process spends storing records and
+ * updating intervals, said at the end of engine_measure (the worker's own
+ * steps: measure.c, ms_trace; sweep/NOTES-engine.md). */
+static struct {
+    int on;
+    double store_s, intervals_s;
+    long records;
+} engine_trace = {-1, 0, 0, 0};
+
+static int engine_tracing(void)
+{
+    if (engine_trace.on < 0)
+        engine_trace.on = getenv("FASWEEP_TRACE") != NULL;
+    return engine_trace.on;
+}
+
+static void engine_trace_say(void)
+{
+    if (engine_tracing())
+        fprintf(stderr,
+                "TRACE engine: %ld records stored in %.3f s (the caller's hooks included), "
+                "intervals updated in %.3f s\n",
+                engine_trace.records, engine_trace.store_s, engine_trace.intervals_s);
+}
+
+/* A finished task: its records stored one by one, the hooks told. 0 or -1. */
+static int engine_finish(engine *e, store *st, const engine_job *job, worker_job *j,
+                         engine_keep keep, const engine_sink *sink)
+{
+    const double t0 = engine_tracing() ? progress_now() : 0;
+    const int rc = engine_store_task(e, st, job, j, keep, sink);
+    if (engine_tracing()) {
+        engine_trace.store_s += progress_now() - t0;
+        engine_trace.records += j->t.n_configs * j->t.n_modes;
+    }
+    return rc;
 }
 
 /* "PROBLEM CONFIG MODES": what the progress line says runs now. */
@@ -421,6 +459,7 @@ static int engine_seen(const engine_job *rj, size_t i, int m)
 static int engine_round_intervals(engine *e, store *st, const engine_job *rj, size_t k,
                                   double since)
 {
+    const double t0 = engine_tracing() ? progress_now() : 0;
     for (size_t i = 0; i < k; i++) {
         char prob[48];
         space_problem_format(&rj[i].t.problem, prob, sizeof prob);
@@ -436,6 +475,8 @@ static int engine_round_intervals(engine *e, store *st, const engine_job *rj, si
             }
         }
     }
+    if (engine_tracing())
+        engine_trace.intervals_s += progress_now() - t0;
     return 0;
 }
 
@@ -447,6 +488,175 @@ static int engine_run_round(engine *e, store *st, engine_job *rj, size_t k, engi
         rj[i].pending = 1;
     return e->n_slots > 0 ? engine_run_multi(e, st, rj, k, keep, sink)
                           : engine_run_one(e, st, rj, k, keep, sink);
+}
+
+/* ---- several workers: rounds pipelined per problem ------------------------------------------ */
+
+/* Every round's jobs in one list (round after round, each round as
+ * engine_round_jobs orders it), run by several workers with a barrier per
+ * group (problem) only: round r of a group starts once its round r - 1 is
+ * done, whatever the other groups are at. A GPU done with its share of a
+ * problem's round takes work of another problem instead of waiting for the
+ * slowest GPU of the sweep; a job's rounds stay apart in time (its group's
+ * whole round between them) and each round keeps its rotated order. A
+ * group's round done: that round's intervals (engine_round_intervals). */
+typedef struct engine_block {
+    size_t i0, i1; /* rj[i0..i1): one group's jobs of one round (contiguous) */
+    size_t left;   /* of them not done */
+    int released;  /* its jobs were made pending */
+} engine_block;
+
+typedef struct engine_pipe {
+    engine_job *rj;      /* every round's jobs */
+    size_t *src;         /* rj[i] is jobs[src[i]] in round rj[i].round */
+    unsigned char *done; /* rj[i] ran, or was dropped (its job failed) */
+    size_t n;
+    engine_block *blk; /* in list order: round-major, then group */
+    size_t n_blk;
+    double since; /* the intervals' records: newer than this (engine_measure) */
+} engine_pipe;
+
+static void engine_pipe_free(engine_pipe *p)
+{
+    free(p->rj);
+    free(p->src);
+    free(p->done);
+    free(p->blk);
+}
+
+/* The list and its blocks; 0, or 1 out of memory (e->err said). */
+static int engine_pipe_open(engine *e, engine_pipe *p, engine_job *jobs, size_t n, int rounds,
+                            double since)
+{
+    const size_t cap = n * (size_t)rounds + 1;
+    memset(p, 0, sizeof *p);
+    p->since = since;
+    p->rj = malloc(cap * sizeof *p->rj);
+    p->src = malloc(cap * sizeof *p->src);
+    p->done = calloc(cap, 1);
+    p->blk = malloc(cap * sizeof *p->blk);
+    if (!p->rj || !p->src || !p->done || !p->blk) {
+        engine_pipe_free(p);
+        engine_fail(e, "out of memory for %zu tasks in %d rounds", n, rounds);
+        return 1;
+    }
+    for (int r = 0; r < rounds; r++)
+        p->n += engine_round_jobs(jobs, n, r, rounds, p->rj + p->n, p->src + p->n);
+    for (size_t i = 0; i < p->n;) {
+        engine_block *b = &p->blk[p->n_blk++];
+        b->i0 = i;
+        while (i < p->n && p->rj[i].group == p->rj[b->i0].group &&
+               p->rj[i].round == p->rj[b->i0].round)
+            p->rj[i++].pending = 0;
+        b->i1 = i;
+        b->left = b->i1 - b->i0;
+        b->released = 0;
+    }
+    return 0;
+}
+
+/* Whether an earlier round of block b's group has jobs left. */
+static int engine_pipe_behind(const engine_pipe *p, size_t b)
+{
+    const engine_block *x = &p->blk[b];
+    for (size_t q = 0; q < b; q++) {
+        const engine_block *y = &p->blk[q];
+        if (y->left && p->rj[y->i0].group == p->rj[x->i0].group &&
+            p->rj[y->i0].round < p->rj[x->i0].round)
+            return 1;
+    }
+    return 0;
+}
+
+/* Marks rj[i] done (its block one job fewer). */
+static void engine_pipe_done(engine_pipe *p, size_t i)
+{
+    if (p->done[i])
+        return;
+    p->done[i] = 1;
+    for (size_t b = 0; b < p->n_blk; b++)
+        if (i >= p->blk[b].i0 && i < p->blk[b].i1)
+            p->blk[b].left--;
+}
+
+/* Releases every block whose group has nothing left in an earlier round
+ * (its jobs pending, with the worker that gated their job; a failed job's
+ * dropped), then gives each block done the intervals of its round. 0 or -1. */
+static int engine_pipe_release(engine *e, store *st, engine_pipe *p, engine_job *jobs)
+{
+    for (size_t b = 0; b < p->n_blk; b++) {
+        engine_block *x = &p->blk[b];
+        if (x->released || engine_pipe_behind(p, b))
+            continue;
+        x->released = 1;
+        for (size_t i = x->i0; i < x->i1; i++) {
+            if (jobs[p->src[i]].failed) {
+                engine_pipe_done(p, i);
+                continue;
+            }
+            p->rj[i].gated_by = jobs[p->src[i]].gated_by;
+            p->rj[i].pending = 1;
+        }
+    }
+    for (size_t b = 0; b < p->n_blk; b++) {
+        engine_block *x = &p->blk[b];
+        if (x->released == 1 && x->left == 0) {
+            x->released = 2; /* its intervals said */
+            if (engine_round_intervals(e, st, p->rj + x->i0, x->i1 - x->i0, p->since) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* What a finished job of the list tells its job. */
+static void engine_pipe_finished(engine_pipe *p, engine_job *jobs, size_t i)
+{
+    engine_job *j = &jobs[p->src[i]];
+    j->failed |= p->rj[i].failed;
+    j->gated_by = p->rj[i].gated_by;
+    j->pending = 0;
+    engine_pipe_done(p, i);
+}
+
+/* Returns 0, 1 (interrupted, or every GPU gave up), -1. */
+static int engine_run_pipelined(engine *e, store *st, engine_job *jobs, size_t n, int rounds,
+                                engine_keep keep, const engine_sink *sink, double since)
+{
+    engine_pipe p;
+    if (engine_pipe_open(e, &p, jobs, n, rounds, since))
+        return 1;
+    int rc = engine_pipe_release(e, st, &p, jobs);
+    while (rc == 0) {
+        int busy = 0, was[ENGINE_MAX_DEVICES];
+        for (int k = 0; k < e->n_slots; k++) {
+            if (!e->slots[k].busy && !e->slots[k].dead)
+                engine_assign(e, &e->slots[k], p.rj, p.n);
+            busy += was[k] = e->slots[k].busy;
+        }
+        if (!busy)
+            break;
+        rc = engine_wait(e, st, p.rj, keep, sink);
+        for (int k = 0; rc == 0 && k < e->n_slots; k++)
+            if (was[k] && !e->slots[k].busy)
+                engine_pipe_finished(&p, jobs, e->slots[k].job);
+        if (rc == 0)
+            rc = engine_pipe_release(e, st, &p, jobs);
+    }
+    size_t left = 0; /* jobs that never ran */
+    for (size_t i = 0; i < p.n; i++)
+        if (!p.done[i]) {
+            left++;
+            jobs[p.src[i]].pending = 1;
+        }
+    if (rc == 0 && left > 0) {
+        if (engine_stopping(e))
+            e->interrupted = 1;
+        else
+            rc = 1; /* every GPU gave up */
+    }
+    engine_pipe_free(&p);
+    return rc ? rc : e->interrupted;
 }
 
 int engine_measure(engine *e, store *st, engine_job *jobs, size_t n, engine_keep keep,
@@ -468,6 +678,13 @@ int engine_measure(engine *e, store *st, engine_job *jobs, size_t n, engine_keep
         engine_fail(e, "out of memory for %zu tasks", n);
     for (size_t i = 0; i < n; i++)
         jobs[i].pending = 1, jobs[i].failed = 0, jobs[i].gated_by = 0;
+    if (rc == 0 && e->n_slots > 0 && !engine_round_fresh()) {
+        rc = engine_run_pipelined(e, st, jobs, n, rounds, keep, sink, since);
+        free(rj);
+        free(src);
+        engine_trace_say();
+        return rc;
+    }
     for (int r = 0; r < rounds && rc == 0; r++) {
         const size_t k = engine_round_jobs(jobs, n, r, rounds, rj, src);
         if (k == 0)
@@ -491,6 +708,7 @@ int engine_measure(engine *e, store *st, engine_job *jobs, size_t n, engine_keep
     }
     free(rj);
     free(src);
+    engine_trace_say();
     return rc;
 }
 

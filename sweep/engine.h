@@ -112,14 +112,20 @@ typedef struct engine_sink {
  * Rounds (honest error bars, docs/measurement.md "Intervals"): round r runs every
  * job with first_round <= r that has not failed, each group's jobs in its
  * list order rotated by r/rounds of its length (so no config is always
- * early or late in a round), every round after the first on fresh workers
- * (a new CUDA context and new buffers: what an independent run changes).
+ * early or late in a round), all rounds on the same workers (a later
+ * round on the worker that gated the job times it only: engine.c,
+ * engine_light; FASWEEP_ROUND_WORKER=fresh starts every round on fresh
+ * workers and barriers every round, a measurement hook).
  * A job's round 0 of this call replaces what its keys held (as before
  * rounds); a later round is folded into the stored record
  * (intervals_combine). After each round, every (problem, mode) it touched
- * gets its intervals (intervals_update). Within a round: one worker in
- * order; several: whichever is free takes the next by dispatch.h's policy,
- * a GPU whose worker cannot start takes no more. Each task is labelled on
+ * gets its intervals (intervals_update). One worker: the rounds one after
+ * another, each in order. Several: the rounds pipelined per group, a
+ * barrier per group only (round r of a group starts when its round r - 1
+ * is done, whatever the other groups are at), whichever worker is free
+ * takes the next pending job by dispatch.h's policy (a later round's job
+ * its own gater first), a GPU whose worker cannot start takes no more,
+ * and a group's round done gets its intervals. Each task is labelled on
  * o.prog ("PROBLEM CONFIG MODES"). The sink's stored hook sees the record
  * as stored (all its rounds so far). Returns 0 when every job ran; 1 when
  * o.stop stopped it (e->interrupted) or no worker could run a job (e->err

@@ -585,6 +585,7 @@ import json, os, sys
 import sdpa_baseline as sb
 import bench_table
 import torch
+import triton_attention  # its shape_of (pure: no Triton needed)
 
 FASWEEP = sys.argv[1]
 
@@ -596,8 +597,11 @@ class Tri:  # a stand-in scripts/triton_attention.py
     def __init__(self, val, boom=None):
         self.val, self.boom, self.calls, self.log = val, boom, 0, []
 
-    def precompile(self, q, k, v, causal):
+    shape_of = staticmethod(triton_attention.shape_of)  # the real one: pure
+
+    def precompile_shapes(self, shapes, device=0):
         self.log.append("precompile")
+        self.shapes = shapes
         return 3, []
 
     def attention(self, q, k, v, causal, scale):
@@ -634,7 +638,17 @@ assert all(r["key"]["problem"] == "b1.h4.kv2.s64.d128.c.bf16" for r in t), t
 assert tri.calls > 1  # the gate, then the timed calls
 # its configs precompiled once, before the gate's (autotuning) call
 assert tri.log[:2] == ["precompile", "call"] and tri.log.count("precompile") == 1, tri.log
+assert tri.shapes == [(1, 4, 2, 64, 128, True, True)], tri.shapes  # b, h, kv, s, d, causal, bf16
 os.rename("out.jsonl", "ok.jsonl")
+
+# several problems in one process: one precompile for all, each problem's records in turn
+tri = Tri(0.0)
+recs = run(tri, ["--problem", "2,4,32,64", "--backends", "flash,triton"])
+got = [(r["key"]["problem"], r["key"]["config"]) for r in recs if r["key"]["mode"] == "hot"]
+assert got == [("b1.h4.kv2.s64.d128.c.bf16", "sdpa-flash"), ("b1.h4.kv2.s64.d128.c.bf16", "triton"),
+               ("b2.h4.s32.d64.c", "sdpa-flash"), ("b2.h4.s32.d64.c", "triton")], got
+assert tri.log.count("precompile") == 1 and len(tri.shapes) == 2, (tri.log, tri.shapes)
+assert all(r["status"] == "ok" and len(r["time"]["round_us"]) == 2 for r in recs), recs
 
 # --precompiled (baselines.sh compiled every problem's configs already): none here
 tri = Tri(0.0)

@@ -121,8 +121,16 @@ mini_repo() {
 echo "make \$*" >>"$WORK/calls"
 for t in "\$@"; do
     case "\$t" in
-    */fasweep) mkdir -p "\$(dirname "\$t")" && cp "$WORK/stub/fasweep" "\$t" ;;
+    */fasweep) mkdir -p "\$(dirname "\$t")" && cp "$WORK/stub/fasweep" "\$t"
+        # MAKE_WAIT_FOR=TEXT: the build lasts until a line of calls holds TEXT (10 s at most)
+        i=0
+        while [ -n "\$MAKE_WAIT_FOR" ] && ! grep -q "\$MAKE_WAIT_FOR" "$WORK/calls" && [ \$i -lt 100 ]; do
+            sleep 0.1
+            i=\$((i + 1))
+        done
+        echo "make done \$t" >>"$WORK/calls" ;;
     */fa_bench) mkdir -p "\$(dirname "\$t")" && printf '%s\n' "\${FA_BENCH:-#!/bin/sh}" >"\$t" && chmod +x "\$t" ;;
+    */geninst) mkdir -p "\$(dirname "\$t")" && printf '%s\n' "\${GENINST:-#!/bin/sh}" >"\$t" && chmod +x "\$t" ;;
     esac
 done
 exit 0
@@ -579,6 +587,39 @@ echo "fa_bench $*"' run --separate-stderr bash "$WORK/repo/scripts/bench_kernel_
     expect_in "$output" "fa_bench 4 8 512 64 --reps 3 --top 6"
 }
 
+@test "run_default_sweep: Triton's configs precompile while the kernels build, from the planner's problems; the baselines are told (--precompiled)" {
+    stubs
+    mini_repo
+    printf '#!/bin/sh\nexit 0\n' >"$WORK/repo/scripts/deps.sh"
+    # stand-ins: torch (a GPU) and triton import; the precompile and sdpa_baseline.py record
+    # what they get
+    mkdir -p py
+    printf '__version__ = "2.5.1"\nclass cuda:\n    @staticmethod\n    def is_available():\n        return True\n' >py/torch.py
+    : >py/triton.py
+    printf 'import sys\nopen("%s/calls", "a").write("precompile " + " ".join(sys.argv[1:]) + " <" + sys.stdin.read() + ">\\n")\nprint("fasweep: triton: 7 configs of 1 problems precompiled in 0.1 s", file=sys.stderr)\n' \
+        "$WORK" >"$WORK/repo/scripts/triton_attention.py"
+    printf 'import sys\nopen("%s/calls", "a").write("sdpa_baseline " + " ".join(sys.argv[1:]) + "\\n")\n' \
+        "$WORK" >"$WORK/repo/scripts/sdpa_baseline.py"
+    GENINST='#!/bin/sh
+echo "{\"problems\": [\"stub\"]}"' PYTHONPATH="$WORK/py" MAKE_WAIT_FOR=^precompile \
+        run --separate-stderr bash "$WORK/repo/scripts/run_default_sweep.sh" build
+    expect_status 0
+    grep -q '^precompile --precompile <{"problems": \["stub"\]}>$' "$WORK/calls" ||
+        flunk "precompile: $(cat "$WORK/calls")"
+    # while the kernels' build ran (the stand-in make lasts until it has), and the
+    # baselines were told
+    [ "$(grep -n '^precompile' "$WORK/calls" | cut -d: -f1)" -lt "$(grep -n '^make done .*build/fasweep$' "$WORK/calls" | cut -d: -f1)" ] ||
+        flunk "order: $(cat "$WORK/calls")"
+    grep -q '^sdpa_baseline .*--precompiled' "$WORK/calls" || flunk "no --precompiled: $(cat "$WORK/calls")"
+    expect_in "$stderr" "fasweep: triton: 7 configs of 1 problems precompiled in 0.1 s (while the build ran)"
+    # BASELINE_BACKENDS without triton: no precompile
+    : >"$WORK/calls"
+    BASELINE_BACKENDS=flash PYTHONPATH="$WORK/py" run --separate-stderr \
+        bash "$WORK/repo/scripts/run_default_sweep.sh" build
+    expect_status 0
+    ! grep -q '^precompile' "$WORK/calls" || flunk "precompiled: $(cat "$WORK/calls")"
+}
+
 @test "run_default_sweep: runs from any folder (its Makefile, baselines.sh and spaces found next to it)" {
     stubs
     mini_repo
@@ -588,7 +629,8 @@ echo "fa_bench $*"' run --separate-stderr bash "$WORK/repo/scripts/bench_kernel_
     expect_status 0
     expect_in "$stderr" "fasweep: sweeping $WORK/repo/spaces/l4.json"
     expect_in "$stderr" "SDPA baselines skipped: PyTorch cannot run here"
-    grep -q "^make -C $WORK/repo .*BUILD=$WORK/elsewhere/build $WORK/elsewhere/build/fasweep" "$WORK/calls" ||
+    # only what the sweep runs: the space's instances for the GPU's architecture (8.9 here)
+    grep -q "^make -C $WORK/repo .*BUILD=$WORK/elsewhere/build SPACES=$WORK/repo/spaces/l4.json ARCHS=89 $WORK/elsewhere/build/fasweep" "$WORK/calls" ||
         flunk "make: $(cat "$WORK/calls")"
     [ -s report.html ] || flunk "no report"
     # where the time went: every step, in order, and the total (one stderr line)
@@ -598,4 +640,20 @@ echo "fa_bench $*"' run --separate-stderr bash "$WORK/repo/scripts/bench_kernel_
     expect_status 2
     expect_in "$stderr" "fasweep: SPACE=nope.json: no such readable space file"
     one_line "$stderr"
+    # a space the planner refuses (geninst --check, exit 2): its line, exit 2, nothing built
+    echo '{}' >bad.json
+    : >"$WORK/calls"
+    GENINST='#!/bin/sh
+echo "geninst: $2: target: missing required key (stub)" >&2; exit 2' SPACE=bad.json \
+        run --separate-stderr bash "$WORK/repo/scripts/run_default_sweep.sh" build
+    expect_status 2
+    expect_in "$stderr" "fasweep: $WORK/elsewhere/bad.json: target: missing required key (stub)"
+    ! grep -q "build/fasweep" "$WORK/calls" || flunk "it built: $(cat "$WORK/calls")"
+    # a path make cannot take as one word: the full build, no narrowing
+    mkdir -p "a b" && cp "$WORK/repo/spaces/l4.json" "a b/s.json"
+    : >"$WORK/calls"
+    SPACE="a b/s.json" run --separate-stderr bash "$WORK/repo/scripts/run_default_sweep.sh" build
+    expect_status 0
+    grep -q "^make -C $WORK/repo .*BUILD=$WORK/elsewhere/build ARCHS=89 $WORK/elsewhere/build/fasweep" "$WORK/calls" ||
+        flunk "make: $(cat "$WORK/calls")"
 }

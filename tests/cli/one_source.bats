@@ -180,3 +180,23 @@ SH
     expect_status 1
     expect_in "$output" "fa_planted_unused"
 }
+
+@test "geninst --check: the space's problems as fasweep plan --json says them, nothing written; a refused space is its line, exit 2" {
+    local gi
+    gi="$(kbuild)/geninst"
+    for s in "$REPO"/spaces/*.json; do
+        run --separate-stderr "$gi" --check "$s"
+        expect_status 0
+        [ -z "$(ls -A)" ] || flunk "geninst --check wrote files: $(ls -A)"
+        python3 -c 'import json, subprocess, sys
+got = json.loads(sys.argv[1])
+want = json.loads(subprocess.run([sys.argv[2], "plan", "--json", "--space", sys.argv[3]],
+                                 capture_output=True, check=True).stdout)["problems"]
+assert got == {"problems": want}, (got, want)' "$output" "$FASWEEP" "$s" || flunk "$s: $output"
+    done
+    echo '{"name": "x"}' >bad.json
+    run --separate-stderr "$gi" --check bad.json
+    expect_status 2
+    [ -z "$output" ] || flunk "stdout on a refusal: $output"
+    expect_in "$stderr" "geninst: bad.json:"
+}

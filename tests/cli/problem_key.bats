@@ -484,10 +484,9 @@ PY
     expect_status 0
     run cat calls
     local t
-    for t in b16.h32.kv8.s1024.d128.c.bf16 b8.h32.kv8.s2048.d128.c.bf16 \
-        b4.h32.kv8.s4096.d128.c.bf16 b2.h32.kv8.s8192.d128.c.bf16 b1.h32.kv8.s4096.d128.c.bf16; do
-        expect_in "$output" "--problem $t --space repo/spaces/llama3-8b.json"
-    done
+    # every problem in one sdpa_baseline.py call (one PyTorch start), in the plan's order
+    expect_in "$output" "--problem b16.h32.kv8.s1024.d128.c.bf16 --problem b8.h32.kv8.s2048.d128.c.bf16 --problem b4.h32.kv8.s4096.d128.c.bf16 --problem b2.h32.kv8.s8192.d128.c.bf16 --problem b1.h32.kv8.s4096.d128.c.bf16 --space repo/spaces/llama3-8b.json"
+    [ "$(grep -c -- '--problem' <<<"$output")" -eq 1 ] || flunk "one call expected: $output"
     expect_in "$output" "fasweep import $WORK/st.baselines.jsonl --store $WORK/st"
     expect_not_in "$output" "--causal"
     # an old space: the texts it always had
@@ -495,15 +494,14 @@ PY
     PYTHONPATH="$WORK/py" bash repo/scripts/baselines.sh repo/spaces/ci.json "$WORK/st" \
         "$WORK/stub/fasweep" 2>/dev/null || flunk "baselines.sh ci.json"
     run cat calls
-    expect_in "$output" "--problem b2.h3.s300.d64.nc --space"
-    expect_in "$output" "--problem b1.h2.s200.d128.c --space"
+    expect_in "$output" "--problem b2.h3.s300.d64.nc --problem b1.h2.s200.d128.c --problem b1.h4.kv2.s257.d64.nc.bf16 --space"
     expect_not_in "$output" "--backends" # sdpa_baseline.py's default: flash,efficient,cudnn,triton
     # BASELINE_BACKENDS passes through as --backends
     : >calls
     BASELINE_BACKENDS=cudnn,triton PYTHONPATH="$WORK/py" bash repo/scripts/baselines.sh \
         repo/spaces/ci.json "$WORK/st" "$WORK/stub/fasweep" 2>/dev/null || flunk "baselines.sh BASELINE_BACKENDS"
     run cat calls
-    expect_in "$output" "--problem b2.h3.s300.d64.nc --space repo/spaces/ci.json --fasweep $WORK/stub/fasweep --backends cudnn,triton"
+    expect_in "$output" "--problem b2.h3.s300.d64.nc --problem b1.h2.s200.d128.c --problem b1.h4.kv2.s257.d64.nc.bf16 --space repo/spaces/ci.json --fasweep $WORK/stub/fasweep --backends cudnn,triton"
     local bad want
     while IFS='|' read -r bad want; do
         python3 -c 'import json, sys

@@ -424,8 +424,17 @@ sys.exit(0 if len(uu) >= 2 else 1)' || { why="all records came from one GPU"; re
 # about two GPUs.
 t_multi_shared() {
     local space=$tmp/shared.json st=$tmp/shared.lmdb
-    space_with "$space" '{"timeout_s": 3, "modes": ["hot", "batch"]}'
+    space_with "$space" '{"timeout_s": 3, "modes": ["hot", "batch"], "rounds": 3}'
     FASWEEP_TEST_SHARE_GPU=1 grid_two_faults shared "$space" "$st" --devices 0,0 || return 1
+    # several workers run the rounds pipelined (a barrier per problem, engine.c):
+    # every ok record still holds its three rounds and an interval around its median
+    check_ok_records "$st" "three rounds and an interval each (pipelined rounds)" '
+    t = r["time"]
+    if len(t.get("round_us", [])) != 3 or t.get("ci_lo_us") is None or \
+            not t["ci_lo_us"] <= t["median_us"] <= t["ci_hi_us"]:
+        bad.append("%s %s: rounds %s, interval %s..%s" % (r["key"]["config"], r["key"]["mode"],
+                   t.get("round_us"), t.get("ci_lo_us"), t.get("ci_hi_us")))' ||
+        { why="records of the pipelined rounds"; return 1; }
     # kill -9 of the whole group mid-sweep, then resume with two workers again
     local slow=$tmp/shared-slow.json st2=$tmp/shared-kill.lmdb n k
     slow_space "$slow"

@@ -1,0 +1,23 @@
+/* problem_json.h - a space's problems as JSON: the one description of a
+ * problem the scripts read (`fasweep plan --json`'s "problems", `fasweep
+ * problem --json`, and `geninst --check --problems` before anything is
+ * built: scripts/run_default_sweep.sh) instead of parsing a space
+ * themselves. Built with store/json.h's adders (failures noted in b).
+ */
+#ifndef PROBLEM_JSON_H
+#define PROBLEM_JSON_H
+
+#include "../store/json.h"
+#include "space.h"
+
+/* The fields of one problem into o: its canonical text "problem"
+ * (space_problem_format: the store's key field), batch, heads, kv_heads,
+ * seq_len, head_dim, causal, dtype, flops (space_problem_flops: halved for
+ * causal) and bytes (space_problem_bytes: the minimum DRAM traffic). */
+void space_problem_json(json_b *b, struct cJSON *o, const space_problem *sp);
+
+/* "problems": the array of every problem of s (space_problem_json), in
+ * the space's order, under doc. */
+void space_problems_json(json_b *b, struct cJSON *doc, const space *s);
+
+#endif /* PROBLEM_JSON_H */
