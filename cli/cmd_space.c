@@ -15,6 +15,7 @@
 #include "emit.h"
 #include "../grid/plan.h"
 #include "../grid/problem_json.h"
+#include "../sweep/progress.h"
 #include "../sweep/run.h"
 #include "../grid/shard.h"
 #include "../grid/space.h"
@@ -440,7 +441,9 @@ static void grid_install_sigint(void)
 static int grid_run(const space *s, const plan *p, const char *path, run_options *o)
 {
     char msg[512] = "";
-    if (worker_gpu_count(msg, sizeof msg) <= 0) {
+    const int n_gpus = worker_gpu_count(msg, sizeof msg);
+    progress_phase("gpu probe");
+    if (n_gpus <= 0) {
         cli_say("no CUDA GPU found: %s -- grid needs a GPU; use `fasweep plan` to inspect a space "
                 "without one",
                 msg[0] ? msg : "no device");
@@ -458,6 +461,7 @@ static int grid_run(const space *s, const plan *p, const char *path, run_options
     memset(&sum, 0, sizeof sum);
     const int rc = run_grid(s, p, path, o, &sum);
     run_print_summary(&sum, stdout);
+    progress_phase("summary");
     if (rc < 0) {
         cli_say("store error while sweeping into %s; results committed so far are kept", path);
         return CLI_FAIL;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "../sweep/progress.h"
 
 static int help_main(int argc, char **argv);
 
@@ -77,6 +78,7 @@ int main(int argc, char **argv)
      * (variant.c). */
     signal(SIGPIPE, SIG_IGN);
     signal(SIGXFSZ, SIG_IGN);
+    progress_phase("main"); /* FASWEEP_TRACE: the clock of the phases starts here */
     /* Into a file or a pipe, stdout is written in large blocks, so most
      * outputs fail (if they do) at cli_finish's flush, where the cause
      * (errno) is still known; a terminal keeps its line buffering. */

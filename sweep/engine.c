@@ -1,7 +1,8 @@
 /* engine.c - tasks through the workers into the store (contract: engine.h).
  *
  * This process never calls CUDA: the workers do (worker.h). With one
- * worker the tasks run one after another (worker_run); with several, one
+ * worker the tasks run one after another (worker_start, worker_await; the
+ * next task starts before the last one's records are stored); with several, one
  * poll() loop hands a task to each free worker and takes the records of
  * whichever finishes (worker_start, worker_step).
  */
@@ -32,6 +33,7 @@ struct engine_slot {
     int busy, dead;
     size_t job;           /* index of the task in flight */
     int group, has_group; /* the group its worker set up last */
+    double t0;            /* when it was handed its task (progress_now) */
 };
 
 /* The failure into e->err, and said on the progress line. */
@@ -57,12 +59,19 @@ static int engine_open_slots(engine *e)
         return 1;
     }
     e->n_slots = ns;
-    for (int k = 0; k < ns; k++) {
+    char err[512];
+    for (int k = 0; k < ns; k++) { /* every worker's process first: their CUDA starts overlap */
         worker *w = &e->slots[k].w;
-        char err[512];
         w->device = e->o.devices[k];
         w->prog = e->o.prog;
-        if (worker_spawn(w, err, sizeof err)) {
+        if (worker_fork(w, err, sizeof err)) {
+            engine_fail(e, "GPU %d: %s", w->device, err);
+            return 1;
+        }
+    }
+    for (int k = 0; k < ns; k++) {
+        worker *w = &e->slots[k].w;
+        if (worker_hello(w, err, sizeof err)) {
             engine_fail(e, "GPU %d: %s", w->device, err);
             return 1;
         }
@@ -104,12 +113,15 @@ int engine_open(engine *e, const engine_options *o)
 
 void engine_close(engine *e)
 {
+    worker *ws[ENGINE_MAX_DEVICES + 1];
+    int n = 0;
     for (int k = 0; k < e->n_slots; k++)
-        worker_quit(&e->slots[k].w);
+        ws[n++] = &e->slots[k].w;
+    ws[n++] = &e->w;
+    worker_quit_all(ws, n); /* they end at once: each CUDA teardown overlaps the others' */
     free(e->slots);
     e->slots = NULL;
     e->n_slots = 0;
-    worker_quit(&e->w);
     e->gpu = 0;
 }
 
@@ -176,16 +188,14 @@ static int engine_store_task(engine *e, store *st, const engine_job *job, worker
  * updating intervals, said at the end of engine_measure (the worker's own
  * steps: measure.c, ms_trace; sweep/NOTES-engine.md). */
 static struct {
-    int on;
     double store_s, intervals_s;
     long records;
-} engine_trace = {-1, 0, 0, 0};
+    double t0; /* when engine_measure began */
+} engine_trace = {0, 0, 0, 0};
 
 static int engine_tracing(void)
 {
-    if (engine_trace.on < 0)
-        engine_trace.on = getenv("FASWEEP_TRACE") != NULL;
-    return engine_trace.on;
+    return progress_tracing();
 }
 
 static void engine_trace_say(void)
@@ -229,28 +239,50 @@ static int engine_stopping(const engine *e)
 
 /* ---- one worker ----------------------------------------------------------------------------- */
 
-/* Returns 0, 1 (interrupted, or no worker), -1. */
+/* Returns 0, 1 (interrupted, or no worker), -1. The worker gets task i + 1
+ * before task i's records are stored: the store's commits and the
+ * intervals overlap the GPU's work instead of adding to it. */
 static int engine_run_one(engine *e, store *st, engine_job *jobs, size_t n, engine_keep keep,
                           const engine_sink *sink)
 {
-    static worker_job j; /* large (the records); one engine call at a time */
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        if (engine_stopping(e)) {
-            e->interrupted = 1;
-            break;
-        }
-        char label[160], err[512];
-        engine_label(&jobs[i].t, label, sizeof label);
+    static worker_job j, done; /* large (the records); one engine call at a time */
+    char label[160], err[512];
+    size_t i = 0;
+    int running = 0;
+    if (n > 0 && !engine_stopping(e)) {
+        engine_label(&jobs[0].t, label, sizeof label);
         progress_begin_task(e->o.prog, label);
-        if (worker_run(&e->w, &j, &jobs[i].t, err, sizeof err) != 0) {
+        if (worker_start(&e->w, &j, &jobs[0].t, err, sizeof err) != 0) {
             engine_fail(e, "%s", err);
             return 1;
         }
-        jobs[i].pending = 0;
-        rc = engine_finish(e, st, &jobs[i], &j, keep, sink) ? -1 : 0;
+        running = 1;
     }
-    return rc ? rc : e->interrupted;
+    while (running) {
+        worker_await(&e->w, &j);
+        done = j;
+        jobs[i].pending = 0;
+        running = 0;
+        if (i + 1 < n && !engine_stopping(e)) { /* the next task first, then the store */
+            engine_label(&jobs[i + 1].t, label, sizeof label);
+            progress_begin_task(e->o.prog, label);
+            if (worker_start(&e->w, &j, &jobs[i + 1].t, err, sizeof err) != 0) {
+                engine_fail(e, "%s", err);
+                (void)engine_finish(e, st, &jobs[i], &done, keep, sink);
+                return 1;
+            }
+            running = 1;
+        }
+        if (engine_finish(e, st, &jobs[i], &done, keep, sink)) {
+            if (running)
+                worker_await(&e->w, &j); /* its records are lost with the store's failure */
+            return -1;
+        }
+        i++;
+    }
+    if (i < n && engine_stopping(e))
+        e->interrupted = 1;
+    return e->interrupted;
 }
 
 /* A later round on the worker that gated the job: only the timing is new
@@ -268,16 +300,49 @@ static void engine_light(engine_job *j)
 
 /* ---- several workers: tasks to whichever is free -------------------------------------------- */
 
-/* The pending job a slot should take next, or n when none is left. */
+/* FASWEEP_DISPATCH=first: the older pick rule (a problem nobody holds, else
+ * the first pending task) instead of the work estimates; a measurement hook. */
+static int engine_dispatch_first(void)
+{
+    const char *v = getenv("FASWEEP_DISPATCH");
+    return v && strcmp(v, "first") == 0;
+}
+
+/* work[i]: the seconds job i is estimated to run still: 0 once done; else the
+ * mean wall time of its group's finished tasks, of all finished tasks when its
+ * group has none, 1 when none has finished. */
+static void engine_work(const engine_job *jobs, size_t n, double *work)
+{
+    double all = 0;
+    size_t n_all = 0;
+    for (size_t i = 0; i < n; i++)
+        if (jobs[i].ran_s > 0)
+            all += jobs[i].ran_s, n_all++;
+    for (size_t i = 0; i < n; i++) {
+        work[i] = 0;
+        if (jobs[i].done)
+            continue;
+        if (i > 0 && jobs[i - 1].group == jobs[i].group && !jobs[i - 1].done) {
+            work[i] = work[i - 1]; /* the same group's estimate (groups are runs of the list) */
+            continue;
+        }
+        double sum = 0;
+        size_t cnt = 0;
+        for (size_t j = 0; j < n; j++)
+            if (jobs[j].group == jobs[i].group && jobs[j].ran_s > 0)
+                sum += jobs[j].ran_s, cnt++;
+        work[i] = cnt ? sum / (double)cnt : n_all ? all / (double)n_all : 1.0;
+    }
+}
+
+/* The pending job a slot should take next, or n when none is left: the
+ * group by dispatch.h's policy; in it, a job this worker gated first (a
+ * light round: no gate, no setup). */
 static size_t engine_pick(const engine *e, const engine_slot *sl, const engine_job *jobs, size_t n)
 {
-    /* A later round's job this worker gated goes back to it (light: no gate and no
-     * setup of another problem), before the group rule. */
-    for (size_t i = 0; sl->w.pid > 0 && i < n; i++)
-        if (jobs[i].pending && jobs[i].gated_by == (long)sl->w.pid)
-            return i;
     int *group_of = malloc((n + 1) * sizeof *group_of);
     unsigned char *pending = malloc(n + 1);
+    double *work = engine_dispatch_first() ? NULL : malloc((n + 1) * sizeof *work);
     int held[ENGINE_MAX_DEVICES], n_held = 0;
     size_t pick = n;
     if (group_of && pending) {
@@ -285,16 +350,26 @@ static size_t engine_pick(const engine *e, const engine_slot *sl, const engine_j
             group_of[i] = jobs[i].group;
             pending[i] = (unsigned char)jobs[i].pending;
         }
+        if (work)
+            engine_work(jobs, n, work);
         for (int k = 0; k < e->n_slots; k++)
             if (&e->slots[k] != sl && e->slots[k].has_group)
                 held[n_held++] = e->slots[k].group;
-        pick = dispatch_pick(group_of, pending, n, sl->has_group ? sl->group : -1, held, n_held);
+        pick =
+            dispatch_pick(group_of, pending, work, n, sl->has_group ? sl->group : -1, held, n_held);
     } else {
         for (pick = 0; pick < n && !jobs[pick].pending; pick++) /* out of memory: list order */
             ;
     }
+    for (size_t i = 0; pick < n && sl->w.pid > 0 && i < n; i++)
+        if (jobs[i].pending && jobs[i].group == jobs[pick].group &&
+            jobs[i].gated_by == (long)sl->w.pid) {
+            pick = i;
+            break;
+        }
     free(group_of);
     free(pending);
+    free(work);
     return pick;
 }
 
@@ -320,21 +395,41 @@ static void engine_assign(engine *e, engine_slot *sl, engine_job *jobs, size_t n
         jobs[i].gated_by = (long)sl->w.pid;
     progress_begin_task(e->o.prog, label);
     jobs[i].pending = 0;
+    sl->t0 = progress_now();
     sl->job = i;
     sl->group = jobs[i].group;
     sl->has_group = 1;
     sl->busy = 1;
 }
 
-/* Waits until a busy slot has something to say or reaches its deadline;
- * then lets each such slot handle it. Returns 0 or -1 (store error). */
-static int engine_wait(engine *e, store *st, engine_job *jobs, engine_keep keep,
-                       const engine_sink *sink)
+/* FASWEEP_TRACE: one line per task of a several-worker engine: the GPU,
+ * its start and end (seconds since the engine_measure call began), group,
+ * round and label (sweep/NOTES-engine.md: where the GPUs wait). */
+static void engine_trace_task(const engine_slot *sl, const engine_job *j, double end)
 {
+    if (!engine_tracing())
+        return;
+    char label[160];
+    engine_label(&j->t, label, sizeof label);
+    fprintf(stderr, "TRACE task gpu%d %.3f %.3f g%d r%d %s\n", sl->w.device,
+            sl->t0 - engine_trace.t0, end - engine_trace.t0, j->group, j->round, label);
+}
+
+/* Waits until a busy slot has something to say or reaches its deadline;
+ * then lets each such slot handle it: a slot whose task is over takes its
+ * next task at once (engine_assign), then the records of the one it
+ * finished are stored, so a GPU never waits for the store. fin[] gets the
+ * finished jobs' indices (*n_fin of them, at most ENGINE_MAX_DEVICES).
+ * Returns 0 or -1 (store error). */
+static int engine_wait(engine *e, store *st, engine_job *jobs, size_t n, engine_keep keep,
+                       const engine_sink *sink, size_t *fin, int *n_fin)
+{
+    static worker_job done; /* a finished task's records while its slot runs the next */
     struct pollfd fds[ENGINE_MAX_DEVICES];
     int idx[ENGINE_MAX_DEVICES], nf = 0;
     double wait_s = 3600;
     const double now = progress_now();
+    *n_fin = 0;
     for (int k = 0; k < e->n_slots; k++) {
         if (!e->slots[k].busy)
             continue;
@@ -354,8 +449,17 @@ static int engine_wait(engine *e, store *st, engine_job *jobs, engine_keep keep,
         const int readable = (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0;
         if (!worker_step(&sl->w, &sl->j, readable))
             continue;
+        const size_t ji = sl->job;
+        const double end = progress_now();
+        engine_trace_task(sl, &jobs[ji], end);
+        jobs[ji].done = 1;
+        jobs[ji].ran_s = end - sl->t0;
+        fin[(*n_fin)++] = ji;
+        done = sl->j;
         sl->busy = 0;
-        if (engine_finish(e, st, &jobs[sl->job], &sl->j, keep, sink))
+        if (!sl->dead)
+            engine_assign(e, sl, jobs, n);
+        if (engine_finish(e, st, &jobs[ji], &done, keep, sink))
             return -1;
     }
     return 0;
@@ -367,7 +471,8 @@ static int engine_run_multi(engine *e, store *st, engine_job *jobs, size_t n, en
 {
     int rc = 0;
     while (rc == 0) {
-        int busy = 0;
+        int busy = 0, n_fin;
+        size_t fin[ENGINE_MAX_DEVICES];
         for (int k = 0; k < e->n_slots; k++) {
             if (!e->slots[k].busy && !e->slots[k].dead)
                 engine_assign(e, &e->slots[k], jobs, n);
@@ -375,7 +480,7 @@ static int engine_run_multi(engine *e, store *st, engine_job *jobs, size_t n, en
         }
         if (!busy)
             break;
-        rc = engine_wait(e, st, jobs, keep, sink);
+        rc = engine_wait(e, st, jobs, n, keep, sink, fin, &n_fin);
     }
     size_t left = 0; /* jobs never handed out */
     for (size_t i = 0; i < n; i++)
@@ -574,6 +679,7 @@ static void engine_pipe_done(engine_pipe *p, size_t i)
     if (p->done[i])
         return;
     p->done[i] = 1;
+    p->rj[i].done = 1; /* a dropped job too: no work left (engine_work) */
     for (size_t b = 0; b < p->n_blk; b++)
         if (i >= p->blk[b].i0 && i < p->blk[b].i1)
             p->blk[b].left--;
@@ -628,18 +734,18 @@ static int engine_run_pipelined(engine *e, store *st, engine_job *jobs, size_t n
         return 1;
     int rc = engine_pipe_release(e, st, &p, jobs);
     while (rc == 0) {
-        int busy = 0, was[ENGINE_MAX_DEVICES];
+        int busy = 0, n_fin;
+        size_t fin[ENGINE_MAX_DEVICES];
         for (int k = 0; k < e->n_slots; k++) {
             if (!e->slots[k].busy && !e->slots[k].dead)
                 engine_assign(e, &e->slots[k], p.rj, p.n);
-            busy += was[k] = e->slots[k].busy;
+            busy += e->slots[k].busy;
         }
         if (!busy)
             break;
-        rc = engine_wait(e, st, p.rj, keep, sink);
-        for (int k = 0; rc == 0 && k < e->n_slots; k++)
-            if (was[k] && !e->slots[k].busy)
-                engine_pipe_finished(&p, jobs, e->slots[k].job);
+        rc = engine_wait(e, st, p.rj, p.n, keep, sink, fin, &n_fin);
+        for (int f = 0; rc == 0 && f < n_fin; f++)
+            engine_pipe_finished(&p, jobs, fin[f]);
         if (rc == 0)
             rc = engine_pipe_release(e, st, &p, jobs);
     }
@@ -676,8 +782,11 @@ int engine_measure(engine *e, store *st, engine_job *jobs, size_t n, engine_keep
     int rc = rj && src ? 0 : 1;
     if (rc)
         engine_fail(e, "out of memory for %zu tasks", n);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         jobs[i].pending = 1, jobs[i].failed = 0, jobs[i].gated_by = 0;
+        jobs[i].done = 0, jobs[i].ran_s = 0;
+    }
+    engine_trace.t0 = progress_now();
     if (rc == 0 && e->n_slots > 0 && !engine_round_fresh()) {
         rc = engine_run_pipelined(e, st, jobs, n, rounds, keep, sink, since);
         free(rj);

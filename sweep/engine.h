@@ -86,6 +86,9 @@ typedef struct engine_job {
     long gated_by;   /* set by engine_measure: the worker process (pid) that gated it in
                         an earlier round of this call, 0 for none: a later round there
                         goes light (time only), and that worker takes it first */
+    int done;        /* set by engine_measure (several workers): ran, or dropped */
+    double ran_s;    /* set by engine_measure (several workers): its task's wall seconds
+                        (0: not run), what the dispatcher estimates the rest from */
 } engine_job;
 
 /* How a record goes into the store. */

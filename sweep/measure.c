@@ -269,7 +269,8 @@ static void ms_trace(const char *what)
     if (!on)
         return;
     const double t = progress_now();
-    fprintf(stderr, "TRACE %-28s %9.3f ms\n", what, last > 0 ? (t - last) * 1e3 : 0.0);
+    fprintf(stderr, "TRACE %-28s %9.3f ms pid %d\n", what, last > 0 ? (t - last) * 1e3 : 0.0,
+            (int)getpid()); /* several workers write to one stderr */
     last = t;
 }
 

@@ -2,6 +2,7 @@
 #include "progress.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -120,4 +121,23 @@ void progress_finish(progress *p)
         fputc('\n', p->out);
     p->live = 0;
     fflush(p->out);
+}
+
+int progress_tracing(void)
+{
+    static int on = -1;
+    if (on < 0)
+        on = getenv("FASWEEP_TRACE") != NULL;
+    return on;
+}
+
+void progress_phase(const char *what)
+{
+    static double t0 = -1;
+    if (!progress_tracing())
+        return;
+    const double t = progress_now();
+    if (t0 < 0)
+        t0 = t;
+    fprintf(stderr, "TRACE phase %s %.3f s\n", what, t - t0);
 }

@@ -42,4 +42,11 @@ void progress_finish(progress *p);
 /* Monotonic seconds, for callers timing things the same way. */
 double progress_now(void);
 
+/* FASWEEP_TRACE set: whether the fixed costs are traced (stderr lines that
+ * start "TRACE "), and one such line for a phase of a command: "TRACE phase
+ * WHAT T s", T the seconds since the first progress_phase call of this
+ * process (sweep/NOTES-engine.md: where a sweep's wall time goes). */
+int progress_tracing(void);
+void progress_phase(const char *what);
+
 #endif /* PROGRESS_H */

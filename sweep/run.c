@@ -296,9 +296,11 @@ static int run_sweep(run_ctx *c)
                                                                                  : " (resume)");
         progress_start(&c->prog, c->out, c->progress_total);
         const engine_sink sink = {c, NULL, run_stored, run_done};
+        progress_phase("tasks listed");
         rc = engine_measure(&c->eng, c->st, jobs, nj, ENGINE_PUT, &sink);
         c->sum->interrupted |= c->eng.interrupted;
         progress_finish(&c->prog);
+        progress_phase("tasks run");
     }
     if (c->o->n_devices > 1) /* the refine pass starts its own worker */
         engine_close(&c->eng);
@@ -387,17 +389,21 @@ int run_grid(const space *s, const plan *p, const char *store_path, const run_op
     sigaction(SIGPIPE, &ign, &old_pipe);
 
     int rc = run_start(&c, store_path);
+    progress_phase("store and workers open");
     if (rc == 0) {
         rc = run_sweep(&c);
         if (rc == 0 && sum->interrupted)
             rc = 1;
     }
-    if (rc == 0 && opts->refine_k > 0)
+    if (rc == 0 && opts->refine_k > 0) {
         rc = run_refine(&c);
+        progress_phase("refine");
+    }
     sum->rounds = s->measure.rounds;
     sum->ci_half_med = c.st ? run_ci_half_median(&c) : NAN;
     engine_close(&c.eng);
     store_close(c.st);
+    progress_phase("workers closed");
     sigaction(SIGPIPE, &old_pipe, NULL);
     sum->wall_s = progress_now() - t0;
     return rc;

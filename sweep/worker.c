@@ -233,30 +233,45 @@ static void worker_probe_child(int fd, int unused_fd, int unused)
     (void)worker_write_full(fd, &p, sizeof p); /* nothing to do if the parent is gone */
 }
 
+/* The GPU probe's child, killed once it answered and not yet reaped
+ * (worker_gpu_count); 0 for none. */
+static pid_t worker_probe_pid;
+
 int worker_gpu_count(char *msg, size_t n)
 {
-    if (n)
-        msg[0] = '\0';
+    static int asked, count;
+    static char said[sizeof((worker_probe *)0)->msg + 128];
+    if (asked) {
+        if (n)
+            snprintf(msg, n, "%s", said);
+        return count;
+    }
+    asked = 1;
     int fd;
-    const pid_t pid =
-        worker_fork_child(worker_probe_child, 0, &fd, NULL, "a process to probe for GPUs", msg, n);
-    if (pid < 0)
-        return 0;
+    const pid_t pid = worker_fork_child(worker_probe_child, 0, &fd, NULL,
+                                        "a process to probe for GPUs", said, sizeof said);
     worker_probe p;
-    const int r = worker_read_timeout(fd, &p, sizeof p, WORKER_HELLO_TIMEOUT_S);
-    close(fd);
-    const int status = worker_wait(pid, r == WORKER_RD_OK ? WORKER_REAP_TIMEOUT_S : 0);
-    if (r != WORKER_RD_OK) {
+    const int r =
+        pid < 0 ? WORKER_RD_EOF : worker_read_timeout(fd, &p, sizeof p, WORKER_HELLO_TIMEOUT_S);
+    if (pid >= 0)
+        close(fd);
+    if (pid >= 0 && r == WORKER_RD_OK) {
+        /* answered: its exit is not waited for (reaped by worker_reap_probes) */
+        kill(pid, SIGKILL);
+        worker_probe_pid = pid;
+        p.msg[sizeof p.msg - 1] = '\0';
+        snprintf(said, sizeof said, "%s", p.msg);
+        count = p.count;
+    } else if (pid >= 0) {
         char how[96];
-        worker_describe_status(status, how, sizeof how);
-        snprintf(msg, n, "the process probing for GPUs %s (%s)",
+        worker_describe_status(worker_wait(pid, 0), how, sizeof how);
+        snprintf(said, sizeof said, "the process probing for GPUs %s (%s)",
                  r == WORKER_RD_TIMEOUT ? "hung in CUDA initialisation and was killed" : "died",
                  how);
-        return 0;
     }
-    p.msg[sizeof p.msg - 1] = '\0';
-    snprintf(msg, n, "%s", p.msg);
-    return p.count;
+    if (n)
+        snprintf(msg, n, "%s", said);
+    return count;
 }
 
 /* ---- the worker's end ----------------------------------------------------------------------- */
@@ -360,7 +375,7 @@ static void worker_reap(worker *w, int kill_now, char *how, size_t n)
     w->pid = 0;
 }
 
-int worker_spawn(worker *w, char *err, size_t n)
+int worker_fork(worker *w, char *err, size_t n)
 {
     w->pid = worker_fork_child(worker_child, w->device, &w->msg_fd, &w->task_fd, "the CUDA worker",
                                err, n);
@@ -368,6 +383,16 @@ int worker_spawn(worker *w, char *err, size_t n)
         w->pid = 0;
         return -1;
     }
+    return 0;
+}
+
+int worker_spawn(worker *w, char *err, size_t n)
+{
+    return worker_fork(w, err, n) ? -1 : worker_hello(w, err, n);
+}
+
+int worker_hello(worker *w, char *err, size_t n)
+{
     static worker_msg m;
     const int r = worker_read_timeout(w->msg_fd, &m, sizeof m, WORKER_HELLO_TIMEOUT_S);
     if (r == WORKER_RD_OK && m.type == WORKER_MSG_HELLO && !m.fatal) {
@@ -387,16 +412,35 @@ int worker_spawn(worker *w, char *err, size_t n)
     return -1;
 }
 
-void worker_quit(worker *w)
+/* Asks a running worker to exit (a dead one is reaped all the same). */
+static void worker_ask_quit(worker *w)
 {
     if (!w->pid)
         return;
     task t;
     memset(&t, 0, sizeof t);
     t.quit = 1;
-    (void)worker_write_full(w->task_fd, &t, sizeof t); /* a dead worker is reaped all the same */
-    char how[96];
-    worker_reap(w, 0, how, sizeof how);
+    (void)worker_write_full(w->task_fd, &t, sizeof t);
+}
+
+void worker_quit(worker *w)
+{
+    worker_quit_all(&w, 1);
+}
+
+void worker_quit_all(worker *const *ws, int n)
+{
+    for (int i = 0; i < n; i++)
+        worker_ask_quit(ws[i]);
+    for (int i = 0; i < n; i++) {
+        char how[96];
+        if (ws[i]->pid)
+            worker_reap(ws[i], 0, how, sizeof how);
+    }
+    if (worker_probe_pid > 0) { /* killed long ago: gone by now */
+        (void)worker_wait(worker_probe_pid, 0);
+        worker_probe_pid = 0;
+    }
 }
 
 int worker_start(worker *w, worker_job *j, const task *t, char *err, size_t n)
@@ -483,10 +527,8 @@ int worker_step(worker *w, worker_job *j, int readable)
     return 1;
 }
 
-int worker_run(worker *w, worker_job *j, const task *t, char *err, size_t n)
+void worker_await(worker *w, worker_job *j)
 {
-    if (worker_start(w, j, t, err, n) != 0)
-        return -1;
     for (;;) {
         const double left = j->deadline - worker_now();
         struct pollfd pfd = {.fd = w->msg_fd, .events = POLLIN};
@@ -495,6 +537,6 @@ int worker_run(worker *w, worker_job *j, const task *t, char *err, size_t n)
         if (pr < 0 && errno == EINTR)
             continue; /* Ctrl-C: the task in flight is finished first */
         if (worker_step(w, j, pr > 0))
-            return 0;
+            return;
     }
 }

@@ -60,8 +60,17 @@ typedef struct worker_job {
  * w->dev filled, or -1 with the reason in err. */
 int worker_spawn(worker *w, char *err, size_t n);
 
+/* worker_spawn in two halves, so several workers start at once (their CUDA
+ * contexts in parallel): worker_fork starts the process (0, or -1 with the
+ * reason in err), worker_hello waits for its HELLO (as worker_spawn). */
+int worker_fork(worker *w, char *err, size_t n);
+int worker_hello(worker *w, char *err, size_t n);
+
 /* Asks the worker to exit and waits for it (no-op when none runs). */
 void worker_quit(worker *w);
+
+/* worker_quit of ws[0..n), all asked before any is waited for. */
+void worker_quit_all(worker *const *ws, int n);
 
 /* Sends t, starting a worker first when none runs (a worker that died
  * since its last task gets one replacement: not the task's fault). Returns
@@ -76,13 +85,19 @@ int worker_start(worker *w, worker_job *j, const task *t, char *err, size_t n);
  * times the records it gives. */
 int worker_step(worker *w, worker_job *j, int readable);
 
-/* worker_start, then worker_step until the job is over. Returns 0, or -1
- * when no worker can be started (err). */
+/* worker_step until the job worker_start began is over (Ctrl-C waits for
+ * it too). */
+void worker_await(worker *w, worker_job *j);
+
+/* worker_start, then worker_wait. Returns 0, or -1 when no worker can be
+ * started (err). */
 int worker_run(worker *w, worker_job *j, const task *t, char *err, size_t n);
 
 /* Number of CUDA devices, probed in a short-lived child so the caller
- * stays CUDA-free. Returns the count (0 with a message in msg saying why:
- * no driver, no device, ...). */
+ * stays CUDA-free, once per process (later calls answer the same). Returns
+ * the count (0 with a message in msg saying why: no driver, no device,
+ * ...). The child is not waited for once it has answered (its CUDA
+ * teardown would add to the sweep's start): killed, and reaped later. */
 int worker_gpu_count(char *msg, size_t n);
 
 #endif /* WORKER_H */

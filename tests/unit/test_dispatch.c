@@ -1,6 +1,7 @@
 /* test_dispatch.c - the several-GPU pick policy (sweep/dispatch.h): a
- * worker stays on its problem, a fresh one takes a problem nobody holds,
- * then any; runs without a GPU (the CPU side of several GPUs). */
+ * worker stays on its problem; otherwise it goes to the problem with the
+ * most work left per worker (without estimates: a problem nobody holds,
+ * then any); runs without a GPU (the CPU side of several GPUs). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,9 +19,9 @@ static void test_stays_on_its_problem(void **state)
     (void)state;
     unsigned char pending[6] = {1, 1, 1, 1, 1, 1};
     const int held[1] = {0};
-    assert_int_equal(dispatch_pick(prob, pending, 6, 1, held, 1), 2);
+    assert_int_equal(dispatch_pick(prob, pending, NULL, 6, 1, held, 1), 2);
     pending[2] = 0;
-    assert_int_equal(dispatch_pick(prob, pending, 6, 1, held, 1), 3);
+    assert_int_equal(dispatch_pick(prob, pending, NULL, 6, 1, held, 1), 3);
 }
 
 static void test_fresh_worker_takes_a_free_problem(void **state)
@@ -29,10 +30,10 @@ static void test_fresh_worker_takes_a_free_problem(void **state)
     unsigned char pending[6] = {0, 1, 1, 1, 1, 1};
     const int held[2] = {0, 1};
     /* no problem of its own: problem 2, which nobody holds, not task 1 */
-    assert_int_equal(dispatch_pick(prob, pending, 6, -1, held, 2), 4);
+    assert_int_equal(dispatch_pick(prob, pending, NULL, 6, -1, held, 2), 4);
     /* its problem is done: the same */
     const unsigned char left[6] = {0, 0, 1, 1, 1, 1};
-    assert_int_equal(dispatch_pick(prob, left, 6, 0, held + 1, 1), 4);
+    assert_int_equal(dispatch_pick(prob, left, NULL, 6, 0, held + 1, 1), 4);
 }
 
 static void test_joins_when_all_are_held(void **state)
@@ -40,15 +41,15 @@ static void test_joins_when_all_are_held(void **state)
     (void)state;
     const unsigned char pending[6] = {0, 1, 0, 1, 0, 0};
     const int held[2] = {0, 1};
-    assert_int_equal(dispatch_pick(prob, pending, 6, 2, held, 2), 1); /* the first pending */
+    assert_int_equal(dispatch_pick(prob, pending, NULL, 6, 2, held, 2), 1); /* the first pending */
 }
 
 static void test_nothing_left(void **state)
 {
     (void)state;
     const unsigned char none[6] = {0};
-    assert_int_equal(dispatch_pick(prob, none, 6, 0, NULL, 0), 6);
-    assert_int_equal(dispatch_pick(prob, none, 0, -1, NULL, 0), 0);
+    assert_int_equal(dispatch_pick(prob, none, NULL, 6, 0, NULL, 0), 6);
+    assert_int_equal(dispatch_pick(prob, none, NULL, 0, -1, NULL, 0), 0);
 }
 
 /* Two workers over a whole plan, finishing in turn: every task handed out
@@ -64,7 +65,7 @@ static void test_two_workers_cover_the_plan_once(void **state)
         pending[i] = 1;
     for (int turn = 0;; turn++) {
         const int w = turn % 2;
-        const size_t i = dispatch_pick(p, pending, N, own[w], &own[1 - w], own[1 - w] >= 0);
+        const size_t i = dispatch_pick(p, pending, NULL, N, own[w], &own[1 - w], own[1 - w] >= 0);
         if (i == N)
             break;
         pending[i] = 0;
@@ -80,6 +81,71 @@ static void test_two_workers_cover_the_plan_once(void **state)
     assert_int_equal(setups[0] + setups[1] + setups[2], 4); /* 3 problems, 2 workers */
 }
 
+/* With estimates: the problem with the most work left per worker, its
+ * running and later-round tasks counted, wins over one nobody holds. */
+static void test_most_work_per_worker(void **state)
+{
+    (void)state;
+    unsigned char pending[6] = {1, 1, 1, 1, 1, 1};
+    /* problem 1 has 10 s left, held by one other worker: 5 s each; 2 has 3 s, free */
+    double work[6] = {0, 0, 5, 5, 1.5, 1.5};
+    const int held[1] = {1};
+    pending[0] = pending[1] = 0; /* problem 0 done */
+    assert_int_equal(dispatch_pick(prob, pending, work, 6, 0, held, 1), 2);
+    /* held by three others: 2.5 s each, problem 2 (3 s, free) wins */
+    const int three[3] = {1, 1, 1};
+    assert_int_equal(dispatch_pick(prob, pending, work, 6, 0, three, 3), 4);
+    /* its own problem first, however little is left there */
+    pending[0] = 1;
+    work[0] = 0.1;
+    assert_int_equal(dispatch_pick(prob, pending, work, 6, 0, three, 3), 0);
+    /* work of tasks not pending (running, a later round) counts; only pending ones are picked */
+    const unsigned char late[6] = {0, 0, 0, 1, 1, 1};
+    const double w2[6] = {0, 0, 9, 1, 2, 2};
+    assert_int_equal(dispatch_pick(prob, late, w2, 6, -1, NULL, 0), 3);
+    /* ties: the problem whose first pending task comes first */
+    const double even[6] = {1, 1, 1, 1, 1, 1};
+    assert_int_equal(dispatch_pick(prob, pending, even, 6, -1, NULL, 0), 0);
+    /* nothing pending */
+    const unsigned char none[6] = {0};
+    assert_int_equal(dispatch_pick(prob, none, even, 6, -1, NULL, 0), 6);
+}
+
+/* Four workers, three problems of unequal size, with estimates: every task
+ * handed out once, and the big problem gets more than one worker. */
+static void test_four_workers_share_the_big_problem(void **state)
+{
+    (void)state;
+    enum { N = 24 };
+    int p[N];
+    double work[N];
+    unsigned char pending[N];
+    for (int i = 0; i < N; i++) {
+        p[i] = i < 4 ? 0 : i < 20 ? 1 : 2; /* problem 1 holds 16 of 24 tasks */
+        work[i] = 1;
+        pending[i] = 1;
+    }
+    int own[4] = {-1, -1, -1, -1}, on_big[4] = {0}, handed[N] = {0};
+    for (int turn = 0;; turn++) {
+        const int w = turn % 4;
+        int held[3], nh = 0;
+        for (int k = 0; k < 4; k++)
+            if (k != w && own[k] >= 0)
+                held[nh++] = own[k];
+        const size_t i = dispatch_pick(p, pending, work, N, own[w], held, nh);
+        if (i == N)
+            break;
+        pending[i] = 0;
+        work[i] = 0;
+        handed[i]++;
+        own[w] = p[i];
+        on_big[w] |= p[i] == 1;
+    }
+    for (int i = 0; i < N; i++)
+        assert_int_equal(handed[i], 1);
+    assert_true(on_big[0] + on_big[1] + on_big[2] + on_big[3] >= 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -88,6 +154,8 @@ int main(void)
         cmocka_unit_test(test_joins_when_all_are_held),
         cmocka_unit_test(test_nothing_left),
         cmocka_unit_test(test_two_workers_cover_the_plan_once),
+        cmocka_unit_test(test_most_work_per_worker),
+        cmocka_unit_test(test_four_workers_share_the_big_problem),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
