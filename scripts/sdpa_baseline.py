@@ -51,8 +51,10 @@ Same method as the sweep engine for every backend, Triton's included
     override; 1 to 8), interleaved: round r times every backend still ok
     once, each with all its modes in turn (a backend is one engine job), in
     the listed order rotated by r/rounds of its length (sweep/engine.c,
-    engine_round_jobs), with a pause of --round-pause seconds between
-    rounds so the GPU's state can move. Later rounds warm up once (the
+    engine_round_jobs), with at least --round-pause seconds between two
+    rounds of a problem so the GPU's state can move (several problems:
+    every problem's round r, then round r + 1, and only what the other
+    problems' rounds do not fill is slept). Later rounds warm up once (the
     engine's light rounds); the gate is not repeated. A backend that fails
     in any round is stored "crashed" in every mode, with no rounds
     (correctness first). The rounds fold into one record as
@@ -76,9 +78,9 @@ usage:
                    [--precompiled] [-o FILE] [--table]
   then: fasweep import FILE
 
-Several problems are timed one after another in one process (one PyTorch start, one
-CUDA context, one Triton precompile pool for all: scripts/baselines.sh passes every
-problem of the space), each problem's records written as soon as it is done.
+Several problems are timed in one process (one PyTorch start, one CUDA context, one
+Triton precompile pool for all: scripts/baselines.sh passes every problem of the space):
+each set up and gated, then their rounds interleaved (above), then every record written.
 P is a problem text as fasweep reads it (`fasweep problem`, grid/space.c):
 "4,8,512,64" (B,H,S,D, fp16, non-causal unless --causal), "1,32:8,4096,128,bf16"
 (B,H:KV,S,D,DTYPE), or the canonical "b4.h8.s512.d64.nc",
@@ -611,6 +613,26 @@ def round_plan(names, modes, r, rounds):
     return [(n, mo) for n in rotated(names, r, rounds) for mo in modes]
 
 
+def run_round(names, modes, r, rounds, measure, timings, failed, fail_on=(RuntimeError,)):
+    """Round r of every (backend, mode) of names not failed yet (round_plan's order), into
+    timings and failed as measure_rounds says."""
+    for n, mo in round_plan([n for n in names if n not in failed], modes, r, rounds):
+        if n in failed:  # an earlier mode of this round failed it
+            continue
+        where = "round %d of %d, mode %s" % (r + 1, rounds, mo)
+        try:
+            t = measure(n, mo, r)
+        except fail_on as e:
+            failed[n] = "%s: %s" % (where, (str(e).splitlines() or [type(e).__name__])[0])
+            continue
+        med = t.get("median_us")
+        if not (isinstance(med, (int, float)) and math.isfinite(med) and med >= MIN_US):
+            failed[n] = "%s: the round's median %r us is not a time (at least %g us)" % (
+                where, med, MIN_US)
+            continue
+        timings[(n, mo)].append(t)
+
+
 def measure_rounds(names, modes, rounds, measure, pause=ROUND_PAUSE_S, sleep=time.sleep,
                    fail_on=(RuntimeError,)):
     """Times every (backend, mode) in `rounds` interleaved rounds.
@@ -622,30 +644,31 @@ def measure_rounds(names, modes, rounds, measure, pause=ROUND_PAUSE_S, sleep=tim
     finite, under MIN_US), takes no more rounds. Returns (timings, failed):
     timings[(name, mode)] the list of its rounds' timings in the order
     measured, failed[name] why it failed."""
-    timings = {(n, mo): [] for n in names for mo in modes}
-    failed = {}
+    return interleave_rounds([(names, modes, measure)], rounds, pause, sleep, None, fail_on)[0]
+
+
+def interleave_rounds(jobs, rounds, pause=ROUND_PAUSE_S, sleep=time.sleep, clock=None,
+                      fail_on=(RuntimeError,)):
+    """measure_rounds for several problems at once, jobs a list of (names, modes, measure):
+    round r of every problem in turn, then round r + 1. Between two rounds of one problem at
+    least `pause` seconds pass: with clock (seconds), only what the other problems' rounds
+    did not fill is slept (several problems in one process need no idle pause); without,
+    the whole pause. Returns one (timings, failed) per job, as measure_rounds."""
+    out = [({(n, mo): [] for n in names for mo in modes}, {}) for names, modes, _ in jobs]
+    last = [None] * len(jobs)
     for r in range(rounds):
-        alive = [n for n in names if n not in failed]
-        if not alive:
-            break
-        if r > 0 and pause > 0:
-            sleep(pause)
-        for n, mo in round_plan(alive, modes, r, rounds):
-            if n in failed:  # an earlier mode of this round failed it
+        for k, (names, modes, measure) in enumerate(jobs):
+            timings, failed = out[k]
+            if all(n in failed for n in names):
                 continue
-            where = "round %d of %d, mode %s" % (r + 1, rounds, mo)
-            try:
-                t = measure(n, mo, r)
-            except fail_on as e:
-                failed[n] = "%s: %s" % (where, (str(e).splitlines() or [type(e).__name__])[0])
-                continue
-            med = t.get("median_us")
-            if not (isinstance(med, (int, float)) and math.isfinite(med) and med >= MIN_US):
-                failed[n] = "%s: the round's median %r us is not a time (at least %g us)" % (
-                    where, med, MIN_US)
-                continue
-            timings[(n, mo)].append(t)
-    return timings, failed
+            if r > 0 and pause > 0:
+                wait = pause if clock is None or last[k] is None else pause - (clock() - last[k])
+                if wait > 0:
+                    sleep(wait)
+            run_round(names, modes, r, rounds, measure, timings, failed, fail_on)
+            if clock is not None:
+                last[k] = clock()
+    return out
 
 
 def combine_rounds(ts):
@@ -827,9 +850,10 @@ def print_table(recs, out):
             print("    " + r["error"], file=out)
 
 
-def time_problem(torch, args, p, names, tri, dev, timer, nvml, prov0, versions):
-    """Every backend of names timed on problem p as the module's docstring says: fresh
-    inputs, the gates, the rounds; returns p's records."""
+def prepare_problem(torch, args, p, names, tri, dev, timer, nvml, prov0, versions):
+    """Problem p ready to time: fresh inputs, their fp32 reference, every backend of names
+    through its gate. Returns (its measure(name, mode, r) for the rounds, a function of
+    (timings, failed) that builds its records)."""
     import torch.nn.functional as F
     m = args.measure
     # Fresh inputs every run (seeded from time and pid), like the engine.
@@ -872,7 +896,7 @@ def time_problem(torch, args, p, names, tri, dev, timer, nvml, prov0, versions):
             if cfg:
                 print("sdpa_baseline: triton: autotuned to BLOCK_M %d, BLOCK_N %d, num_warps %d, "
                       "num_stages %d for %s" % (cfg + (problem_text_of(p),)), file=sys.stderr)
-    timed = [n for n in names if gates[n][0] == "ok"]
+    del ref  # the gates are done: its memory goes to the next problem's
 
     def measure(n, mode, r):
         mr = m if r == 0 else dict(m, warmup_runs=min(int(m["warmup_runs"]), 1))
@@ -887,10 +911,12 @@ def time_problem(torch, args, p, names, tri, dev, timer, nvml, prov0, versions):
         stamp((n, mode))
         return t
 
-    timings, failed = measure_rounds(timed, m["modes"], m["rounds"], measure, args.round_pause)
-    return build_records(names, m["modes"], device, p, gates, timings, failed, env, prov,
-                         float(m["ci_floor"]),
-                         warn=lambda s: print("sdpa_baseline: " + s, file=sys.stderr))
+    def records(timings, failed):
+        return build_records(names, m["modes"], device, p, gates, timings, failed, env, prov,
+                             float(m["ci_floor"]),
+                             warn=lambda s: print("sdpa_baseline: " + s, file=sys.stderr))
+
+    return [n for n in names if gates[n][0] == "ok"], measure, records
 
 
 def main():
@@ -987,15 +1013,17 @@ def main():
         print("sdpa_baseline: triton: %d configs of %d problems precompiled in %.1f s%s" % (
             done, len(shapes), time.monotonic() - t0,
             "; " + clip_utf8(pre_notes[0], 200) if pre_notes else ""), file=sys.stderr)
+    ready = [prepare_problem(torch, args, p, keep, tri, dev, timer, nvml, prov0, versions)
+             for p, keep in zip(probs, per)]
+    # Every problem's round r, then round r + 1: a problem's rounds are apart by the others'
+    # (at least --round-pause seconds; only what they do not fill is slept).
+    results = interleave_rounds([(timed, args.measure["modes"], measure)
+                                 for timed, measure, _ in ready], args.measure["rounds"],
+                                args.round_pause, clock=time.monotonic)
+    recs = [r for (_, _, records), (timings, failed) in zip(ready, results)
+            for r in records(timings, failed)]
     out = open(args.output, "w") if args.output else sys.stdout
-    recs = []
-    for p, keep in zip(probs, per):
-        if len(probs) > 1:
-            print("sdpa_baseline: timing %s" % problem_text_of(p), file=sys.stderr)
-        mine = time_problem(torch, args, p, keep, tri, dev, timer, nvml, prov0, versions)
-        out.write(json_lines(mine))  # each problem's lines as soon as they are measured
-        out.flush()
-        recs += mine
+    out.write(json_lines(recs))
     if args.output:
         out.close()
     if args.table:

@@ -516,34 +516,55 @@ static int engine_fresh_workers(engine *e)
     return engine_open(e, &o); /* the host name is taken again, the same */
 }
 
+/* One group's jobs jobs[g0..g1) that run in round r into out from k, in list
+ * order rotated by r/rounds of their count; returns the new k. */
+static size_t engine_group_round(const engine_job *jobs, size_t g0, size_t g1, int r, int rounds,
+                                 engine_job *out, size_t *src, size_t k)
+{
+    size_t cnt = 0;
+    for (size_t i = g0; i < g1; i++)
+        cnt += jobs[i].first_round <= r && !jobs[i].failed;
+    const size_t shift = cnt * (size_t)r / (size_t)rounds;
+    /* two passes over the group: from the shift to the end, then the rest */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = g0, idx = 0; i < g1; i++) {
+            if (jobs[i].first_round > r || jobs[i].failed)
+                continue;
+            const int late = idx++ >= shift;
+            if (late != (pass == 0))
+                continue;
+            out[k] = jobs[i];
+            out[k].round = r;
+            src[k++] = i;
+        }
+    return k;
+}
+
 /* Round r's jobs into out (copies, in run order): each group's jobs that
- * run in round r, in list order rotated by r/rounds of their count. */
+ * run in round r (engine_group_round), the groups in list order in an even
+ * round and in reverse in an odd one, so the problem one worker ends a round
+ * on is the one it starts the next with (one problem setup fewer a round:
+ * sweep/NOTES-engine.md). */
 static size_t engine_round_jobs(const engine_job *jobs, size_t n, int r, int rounds,
                                 engine_job *out, size_t *src)
 {
     size_t k = 0;
-    for (size_t g0 = 0; g0 < n;) {
-        size_t g1 = g0;
-        while (g1 < n && jobs[g1].group == jobs[g0].group)
-            g1++;
-        size_t cnt = 0;
-        for (size_t i = g0; i < g1; i++)
-            cnt += jobs[i].first_round <= r && !jobs[i].failed;
-        const size_t shift = cnt * (size_t)r / (size_t)rounds;
-        /* two passes over the group: from the shift to the end, then the rest */
-        for (int pass = 0; pass < 2; pass++)
-            for (size_t i = g0, idx = 0; i < g1; i++) {
-                if (jobs[i].first_round > r || jobs[i].failed)
-                    continue;
-                const int late = idx++ >= shift;
-                if (late != (pass == 0))
-                    continue;
-                out[k] = jobs[i];
-                out[k].round = r;
-                src[k++] = i;
-            }
-        g0 = g1;
-    }
+    if (r % 2 == 0)
+        for (size_t g0 = 0; g0 < n;) {
+            size_t g1 = g0;
+            while (g1 < n && jobs[g1].group == jobs[g0].group)
+                g1++;
+            k = engine_group_round(jobs, g0, g1, r, rounds, out, src, k);
+            g0 = g1;
+        }
+    else
+        for (size_t g1 = n; g1 > 0;) {
+            size_t g0 = g1 - 1;
+            while (g0 > 0 && jobs[g0 - 1].group == jobs[g1 - 1].group)
+                g0--;
+            k = engine_group_round(jobs, g0, g1, r, rounds, out, src, k);
+            g1 = g0;
+        }
     return k;
 }
 

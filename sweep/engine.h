@@ -115,7 +115,9 @@ typedef struct engine_sink {
  * Rounds (honest error bars, docs/measurement.md "Intervals"): round r runs every
  * job with first_round <= r that has not failed, each group's jobs in its
  * list order rotated by r/rounds of its length (so no config is always
- * early or late in a round), all rounds on the same workers (a later
+ * early or late in a round), the groups in list order in even rounds and
+ * in reverse in odd ones (one worker starts a round on the problem it ended
+ * the last one on: one setup fewer), all rounds on the same workers (a later
  * round on the worker that gated the job times it only: engine.c,
  * engine_light; FASWEEP_ROUND_WORKER=fresh starts every round on fresh
  * workers and barriers every round, a measurement hook).

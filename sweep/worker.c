@@ -423,11 +423,6 @@ static void worker_ask_quit(worker *w)
     (void)worker_write_full(w->task_fd, &t, sizeof t);
 }
 
-void worker_quit(worker *w)
-{
-    worker_quit_all(&w, 1);
-}
-
 void worker_quit_all(worker *const *ws, int n)
 {
     for (int i = 0; i < n; i++)

@@ -66,10 +66,9 @@ int worker_spawn(worker *w, char *err, size_t n);
 int worker_fork(worker *w, char *err, size_t n);
 int worker_hello(worker *w, char *err, size_t n);
 
-/* Asks the worker to exit and waits for it (no-op when none runs). */
-void worker_quit(worker *w);
-
-/* worker_quit of ws[0..n), all asked before any is waited for. */
+/* Asks each worker of ws[0..n) to exit, then waits for each (all asked
+ * before any is waited for: their CUDA teardowns overlap); a slot with no
+ * worker running is skipped. */
 void worker_quit_all(worker *const *ws, int n);
 
 /* Sends t, starting a worker first when none runs (a worker that died

@@ -97,6 +97,26 @@ assert sb.round_plan(["a", "b"], ["hot"], 2, 3) == [("b", "hot"), ("a", "hot")]
 slept.clear()
 sb.measure_rounds(names, modes, 1, measure, pause=0.5, sleep=slept.append)
 assert slept == []
+# several problems in one process: round r of each, then round r + 1; a problem's pause is
+# what the others' rounds did not fill (a stand-in clock: each timing takes 0.1 s)
+now = [0.0]
+def timed(tag):
+    def m(n, mo, r):
+        now[0] += 0.1
+        calls.append((tag, r, n, mo))
+        return sb.timing_of([5.0 + r])
+    return m
+calls.clear()
+slept.clear()
+def nap(s):
+    slept.append(round(s, 6))
+    now[0] += s
+out = sb.interleave_rounds([(["flash"], ["hot"], timed("A")), (["flash", "cudnn"], ["hot"], timed("B"))],
+                           2, pause=0.25, sleep=nap, clock=lambda: now[0])
+assert [c[:2] for c in calls] == [("A", 0), ("B", 0), ("B", 0), ("A", 1), ("B", 1), ("B", 1)], calls
+# A waited 0.25 - 0.2 (B's two timings) = 0.05 s; B: A's one timing (0.1) plus that nap
+assert slept == [0.05, 0.1], slept
+assert [len(out[k][0][("flash", "hot")]) for k in (0, 1)] == [2, 2] and out[1][1] == {}, out
 PY
 }
 
