@@ -206,11 +206,19 @@ FA_WG_PURE int fa_wg_regs_ok(int head_dim, int block_n, int consumer_wg, int pip
 
 /* The ring needs two stages (K of tile j+1 loads while tile j computes); PIPELINE is 0..5,
  * the ping-pong (2, 3, 4) needs a second consumer warpgroup to alternate with, and the key
- * split (5) exactly two (the drained ring holds one warpgroup's O, max and sum). */
+ * split (5) exactly two (the drained ring holds one warpgroup's O, max and sum) and an even
+ * ring: tile j goes to slot j % STAGES and to warpgroup j % 2, so with an odd STAGES both
+ * warpgroups use every slot, and one that runs a ring ahead waits on a slot's mbarrier for
+ * a phase of the parity it wants that already completed, the phase before the one it
+ * needs: it reads a tile not yet loaded (measured: NaN outputs, wrong results and launch
+ * failures of d64/d128 .m64.n64/128.c2.s3.p5 in about one sweep of two; kernels/wgmma/
+ * NOTES.md). With an even STAGES each slot belongs to one warpgroup, whose waits on it
+ * come in phase order. */
 FA_WG_PURE int fa_wg_pipeline_ok(int consumer_wg, int stages, int pipeline)
 {
     return stages >= 2 && pipeline >= 0 && pipeline <= FA_WG_PIPELINE_MAX &&
-           (pipeline < 2 || consumer_wg >= 2) && (pipeline != FA_WG_SPLIT || consumer_wg == 2);
+           (pipeline < 2 || consumer_wg >= 2) &&
+           (pipeline != FA_WG_SPLIT || (consumer_wg == 2 && stages % 2 == 0));
 }
 
 /* Whether a point may exist (1) or not (0): every rule above, then shared memory against

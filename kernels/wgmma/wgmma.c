@@ -78,11 +78,17 @@ static int wg_pipeline_text(const fa_config *c, char *buf, unsigned long n)
     if (c->axis[WG_PIPELINE] < 0 || c->axis[WG_PIPELINE] > FA_WG_PIPELINE_MAX)
         return snprintf(buf, n, "PIPELINE %d unknown (0 to %d)", c->axis[WG_PIPELINE],
                         FA_WG_PIPELINE_MAX);
-    if (c->axis[WG_PIPELINE] == FA_WG_SPLIT)
+    if (c->axis[WG_PIPELINE] == FA_WG_SPLIT && c->axis[WG_CONSUMER_WG] != 2)
         return snprintf(buf, n,
                         "PIPELINE %d splits the keys between exactly 2 consumer warpgroups, got "
                         "%d",
                         FA_WG_SPLIT, c->axis[WG_CONSUMER_WG]);
+    if (c->axis[WG_PIPELINE] == FA_WG_SPLIT)
+        return snprintf(buf, n,
+                        "PIPELINE %d needs an even STAGES, got %d (its 2 warpgroups alternate "
+                        "key tiles: with an odd ring both use every slot and one can wait on a "
+                        "slot's stale mbarrier phase)",
+                        FA_WG_SPLIT, c->axis[WG_STAGES]);
     return snprintf(buf, n,
                     "PIPELINE %d is a ping-pong between consumer warpgroups: needs CONSUMER_WG "
                     ">= 2, got %d",
@@ -178,7 +184,7 @@ static int wg_kt_restrictions(int head_dim, long smem_limit, char (*out)[FA_KT_R
              FA_WG_TMA_BOX_MAX);
     snprintf(out[n++], FA_KT_RESTRICTION_LEN,
              "STAGES >= 2 and PIPELINE >= 0 and PIPELINE <= %d and (PIPELINE < 2 or "
-             "CONSUMER_WG >= 2) and (PIPELINE != %d or CONSUMER_WG == 2)",
+             "CONSUMER_WG >= 2) and (PIPELINE != %d or (CONSUMER_WG == 2 and STAGES %% 2 == 0))",
              FA_WG_PIPELINE_MAX, FA_WG_SPLIT);
     snprintf(out[n++], FA_KT_RESTRICTION_LEN,
              "BLOCK_N//2 + (2 if PIPELINE in (1, 2, 4) else 1)*(BLOCK_N//4) + %d <= (%d if "
@@ -227,7 +233,8 @@ const fa_family wgmma_family = {
              [FA_REJ_TILE] = "BLOCK_N has a wgmma m64nNk16 wrapper and every TMA box is at most "
                              "256 rows",
              [FA_REJ_PIPELINE] = "STAGES >= 2, PIPELINE 0 to 5, a ping-pong (PIPELINE 2, 3, 4) "
-                                 "has CONSUMER_WG >= 2 and the key split (5) exactly 2",
+                                 "has CONSUMER_WG >= 2 and the key split (5) exactly 2 and an "
+                                 "even STAGES",
              [FA_REJ_REGS] = "the registers per consumer thread fit the setmaxnreg budget (it "
                              "would spill)",
              [FA_REJ_SMEM] = "1 KB + Q + 2 x STAGES K/V tiles + mbarriers fit the space's shared "

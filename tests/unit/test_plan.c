@@ -505,7 +505,8 @@ static void test_wgmma_rules(void **state)
     static const int good[][6] = {{64, 192, 128, 3, 2, 3},  {64, 128, 128, 2, 3, 2},
                                   {64, 128, 128, 2, 2, 2},  {128, 128, 128, 2, 2, 2},
                                   {128, 128, 128, 2, 3, 2}, {64, 128, 160, 2, 2, 2},
-                                  {64, 64, 64, 1, 2, 1},    {128, 128, 128, 2, 2, 4}};
+                                  {64, 64, 64, 1, 2, 1},    {128, 128, 128, 2, 2, 4},
+                                  {64, 64, 128, 2, 2, 5},   {64, 64, 64, 2, 4, 5}};
     for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
         const int *g = good[i];
         fa_config c = wcfg(g[0], g[1], g[2], g[3], g[4], g[5]);
@@ -530,6 +531,13 @@ static void test_wgmma_rules(void **state)
          "PIPELINE 2 is a ping-pong between consumer warpgroups: needs CONSUMER_WG >= 2, got 1"},
         {64, 128, 128, 2, 1, 0, PLAN_REJ_PIPELINE,
          "STAGES 1: the TMA ring needs at least 2 stages"},
+        /* the key split on an odd ring: a warpgroup a ring ahead waits on a stale phase */
+        {64, 64, 128, 2, 3, 5, PLAN_REJ_PIPELINE,
+         "PIPELINE 5 needs an even STAGES, got 3 (its 2 warpgroups alternate key tiles: with an "
+         "odd ring both use every slot and one can wait on a slot's stale mbarrier phase)"},
+        {128, 64, 64, 2, 3, 5, PLAN_REJ_PIPELINE, NULL},
+        {64, 64, 128, 3, 2, 5, PLAN_REJ_PIPELINE,
+         "PIPELINE 5 splits the keys between exactly 2 consumer warpgroups, got 3"},
         {64, 192, 128, 3, 2, 4, PLAN_REJ_REGS,
          "needs about 184 registers per consumer thread, the budget with 3 consumer warpgroups "
          "is 160 (it would spill)"},
@@ -653,16 +661,16 @@ static void test_h100_wgmma(void **state)
     /* 3 problems (D = 64, 64, 128) x M 3 x N 1 x CW 2 x S 2 x P 3 (2, 3, 5):
      * rows (BLOCK_M = 64 x CW, or 64 for the key split P = 5) fail for 8
      * of the 12 (CW, S, P) of each M per problem: 3 x 3 x 8 = 72; the key
-     * split with 3 warpgroups (64/3, P = 5, S 2 or 3) is the pipeline's:
-     * 2 per problem; 192/3 runs P = 3 only at D = 64 (P = 2 needs 184 of
-     * 160 registers; D = 128 needs 184 with either): regs 2 + 2 + 4;
-     * 128/2 all 4 (S, P) per problem, 192/3 2 per D = 64 problem, 64/2/P5
-     * 2 per problem. */
+     * split with 3 warpgroups (64/3, P = 5, S 2 or 3) and on an odd ring
+     * (64/2, P = 5, S 3) are the pipeline's: 3 per problem; 192/3 runs P = 3
+     * only at D = 64 (P = 2 needs 184 of 160 registers; D = 128 needs 184
+     * with either): regs 2 + 2 + 4; 128/2 all 4 (S, P) per problem, 192/3 2
+     * per D = 64 problem, 64/2/P5 with S 2 1 per problem. */
     assert_int_equal(n_wg, 108);
     assert_int_equal(wg[PLAN_REJ_WARP_ROWS], 72);
-    assert_int_equal(wg[PLAN_REJ_PIPELINE], 6);
+    assert_int_equal(wg[PLAN_REJ_PIPELINE], 9);
     assert_int_equal(wg[PLAN_REJ_REGS], 2 + 2 + 4);
-    assert_int_equal(wg[PLAN_OK], 16 + 6);
+    assert_int_equal(wg[PLAN_OK], 16 + 3);
     check_counts(&p);
     plan_free(&p);
 }
