@@ -200,3 +200,18 @@ assert got == {"problems": want}, (got, want)' "$output" "$FASWEEP" "$s" || flun
     [ -z "$output" ] || flunk "stdout on a refusal: $output"
     expect_in "$stderr" "geninst: bad.json:"
 }
+
+@test "README: the default build's instance counts are what geninst makes of the Makefile's SPACES" {
+    local spaces gi
+    spaces=$(printf 'print-spaces:\n\t@echo $(SPACES)\n' |
+        env -u MAKEFLAGS -u MFLAGS make -s --no-print-directory -C "$REPO" -f Makefile -f - print-spaces)
+    gi="$(kbuild)/geninst"
+    mkdir gen
+    (cd "$REPO" && "$gi" --out "$WORK/gen" --shards 1 --arch-shards 1 --archs "89 90" $spaces) 2>/dev/null ||
+        flunk "geninst over $spaces"
+    local all wg readme
+    all=$(wc -l <gen/instances.txt)
+    wg=$(grep -c '^wgmma:' gen/instances.txt)
+    readme=$(tr '\n' ' ' <"$REPO/README.md")
+    expect_in "$readme" "with the $all instances of the default spaces ($((all - wg)) of family \`mma\` for sm_89 and sm_90, $wg of family \`wgmma\` for sm_90a"
+}
