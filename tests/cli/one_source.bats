@@ -204,7 +204,7 @@ assert got == {"problems": want}, (got, want)' "$output" "$FASWEEP" "$s" || flun
 @test "README: the default build's instance counts are what geninst makes of the Makefile's SPACES" {
     local spaces gi
     spaces=$(printf 'print-spaces:\n\t@echo $(SPACES)\n' |
-        env -u MAKEFLAGS -u MFLAGS make -s --no-print-directory -C "$REPO" -f Makefile -f - print-spaces)
+        env -u MAKEFLAGS -u MFLAGS -u SPACES make -s --no-print-directory -C "$REPO" -f Makefile -f - print-spaces)
     gi="$(kbuild)/geninst"
     mkdir gen
     (cd "$REPO" && "$gi" --out "$WORK/gen" --shards 1 --arch-shards 1 --archs "89 90" $spaces) 2>/dev/null ||
