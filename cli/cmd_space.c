@@ -208,7 +208,7 @@ static void plan_space_json(json_b *b, const space *s, cJSON *doc)
     cJSON *modes = json_arr(b, doc, "modes");
     for (int i = 0; i < s->measure.n_modes; i++)
         json_push(b, modes, json_check(b, cJSON_CreateString(s->measure.modes[i])));
-    space_problems_json(b, doc, s);
+    space_problems_json(b, json_arr(b, doc, "problems"), s);
 }
 
 /* Prints the JSON document of the plan. */

@@ -18,12 +18,11 @@ void space_problem_json(json_b *b, cJSON *o, const space_problem *sp)
     json_num(b, o, "bytes", space_problem_bytes(sp));
 }
 
-void space_problems_json(json_b *b, cJSON *doc, const space *s)
+void space_problems_json(json_b *b, cJSON *arr, const space *s)
 {
-    cJSON *probs = json_arr(b, doc, "problems");
     for (int i = 0; b->ok && i < s->n_problems; i++) {
         cJSON *o = json_check(b, cJSON_CreateObject());
         space_problem_json(b, o, &s->problems[i]);
-        json_push(b, probs, o);
+        json_push(b, arr, o);
     }
 }

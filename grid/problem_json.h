@@ -1,6 +1,6 @@
 /* problem_json.h - a space's problems as JSON: the one description of a
  * problem the scripts read (`fasweep plan --json`'s "problems", `fasweep
- * problem --json`, and `geninst --check --problems` before anything is
+ * problem --json`, and `geninst --check` before anything is
  * built: scripts/run_default_sweep.sh) instead of parsing a space
  * themselves. Built with store/json.h's adders (failures noted in b).
  */
@@ -16,8 +16,9 @@
  * causal) and bytes (space_problem_bytes: the minimum DRAM traffic). */
 void space_problem_json(json_b *b, struct cJSON *o, const space_problem *sp);
 
-/* "problems": the array of every problem of s (space_problem_json), in
- * the space's order, under doc. */
-void space_problems_json(json_b *b, struct cJSON *doc, const space *s);
+/* Every problem of s (space_problem_json), in the space's order, appended
+ * to the array arr (plan --json's "problems"; geninst --check's, over
+ * several spaces). */
+void space_problems_json(json_b *b, struct cJSON *arr, const space *s);
 
 #endif /* PROBLEM_JSON_H */

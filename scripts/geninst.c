@@ -151,7 +151,6 @@ static void inst_name(const fa_config *c, char *buf, size_t n)
         snprintf(buf, n, "%s:%s", fa_family_of(c)->name, text);
 }
 
-/* Collects the accepted points of one space into set (deduplicated later). */
 /* The accepted points of the space at path appended to set; with probs,
  * its problems appended to that array (grid/problem_json.h). 0 or -1. */
 static int collect(const char *path, fa_config *set, int *n, json_b *jb, cJSON *probs)
@@ -169,11 +168,8 @@ static int collect(const char *path, fa_config *set, int *n, json_b *jb, cJSON *
         free(s);
         return -1;
     }
-    for (int i = 0; probs && i < s->n_problems; i++) {
-        cJSON *o = json_check(jb, cJSON_CreateObject());
-        space_problem_json(jb, o, &s->problems[i]);
-        json_push(jb, probs, o);
-    }
+    if (probs)
+        space_problems_json(jb, probs, s);
     for (size_t i = 0; i < p.n; i++) {
         if (p.points[i].reason != PLAN_OK)
             continue;

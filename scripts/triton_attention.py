@@ -364,16 +364,6 @@ def precompile_shapes(shapes, device=0, workers=None, timeout_s=600.0):
     return done, notes
 
 
-def precompile(q, k, v, causal=False, workers=None, timeout_s=600.0):
-    """precompile_shapes for the problem of these tensors (check_inputs refuses what the
-    kernel would: then (0, [why]))."""
-    try:
-        problem = _problem(q, k, v, causal)
-    except ValueError as e:
-        return 0, [str(e)]
-    return precompile_shapes([problem], q.device.index or 0, workers, timeout_s)
-
-
 def attention(q, k, v, causal=False, scale=None, config=None):
     """softmax(q k^T * scale) v (causal: query row m sees keys n <= m) as a
     new tensor of q's shape and dtype; scale defaults to 1/sqrt(D). config

@@ -256,7 +256,7 @@ int worker_gpu_count(char *msg, size_t n)
     if (pid >= 0)
         close(fd);
     if (pid >= 0 && r == WORKER_RD_OK) {
-        /* answered: its exit is not waited for (reaped by worker_reap_probes) */
+        /* answered: its exit is not waited for (reaped in worker_quit_all) */
         kill(pid, SIGKILL);
         worker_probe_pid = pid;
         p.msg[sizeof p.msg - 1] = '\0';
