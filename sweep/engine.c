@@ -193,14 +193,9 @@ static struct {
     double t0; /* when engine_measure began */
 } engine_trace = {0, 0, 0, 0};
 
-static int engine_tracing(void)
-{
-    return progress_tracing();
-}
-
 static void engine_trace_say(void)
 {
-    if (engine_tracing())
+    if (progress_tracing())
         fprintf(stderr,
                 "TRACE engine: %ld records stored in %.3f s (the caller's hooks included), "
                 "intervals updated in %.3f s\n",
@@ -211,9 +206,9 @@ static void engine_trace_say(void)
 static int engine_finish(engine *e, store *st, const engine_job *job, worker_job *j,
                          engine_keep keep, const engine_sink *sink)
 {
-    const double t0 = engine_tracing() ? progress_now() : 0;
+    const double t0 = progress_tracing() ? progress_now() : 0;
     const int rc = engine_store_task(e, st, job, j, keep, sink);
-    if (engine_tracing()) {
+    if (progress_tracing()) {
         engine_trace.store_s += progress_now() - t0;
         engine_trace.records += j->t.n_configs * j->t.n_modes;
     }
@@ -310,29 +305,34 @@ static int engine_dispatch_first(void)
 
 /* work[i]: the seconds job i is estimated to run still: 0 once done; else the
  * mean wall time of its group's finished tasks, of all finished tasks when its
- * group has none, 1 when none has finished. */
+ * group has none, 1 when none has finished. Two passes over the list with a
+ * table of its groups (a few problems: a linear search). */
 static void engine_work(const engine_job *jobs, size_t n, double *work)
 {
+    int *gid = malloc((n + 1) * sizeof *gid);
+    double *sum = calloc(n + 1, sizeof *sum);
+    size_t *cnt = calloc(n + 1, sizeof *cnt), *of = malloc((n + 1) * sizeof *of), ng = 0;
     double all = 0;
     size_t n_all = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; gid && sum && cnt && of && i < n; i++) {
+        size_t g = 0;
+        while (g < ng && gid[g] != jobs[i].group)
+            g++;
+        if (g == ng)
+            gid[ng++] = jobs[i].group;
+        of[i] = g;
         if (jobs[i].ran_s > 0)
-            all += jobs[i].ran_s, n_all++;
-    for (size_t i = 0; i < n; i++) {
-        work[i] = 0;
-        if (jobs[i].done)
-            continue;
-        if (i > 0 && jobs[i - 1].group == jobs[i].group && !jobs[i - 1].done) {
-            work[i] = work[i - 1]; /* the same group's estimate (groups are runs of the list) */
-            continue;
-        }
-        double sum = 0;
-        size_t cnt = 0;
-        for (size_t j = 0; j < n; j++)
-            if (jobs[j].group == jobs[i].group && jobs[j].ran_s > 0)
-                sum += jobs[j].ran_s, cnt++;
-        work[i] = cnt ? sum / (double)cnt : n_all ? all / (double)n_all : 1.0;
+            sum[g] += jobs[i].ran_s, cnt[g]++, all += jobs[i].ran_s, n_all++;
     }
+    const double dflt = n_all ? all / (double)n_all : 1.0;
+    for (size_t i = 0; i < n; i++) /* out of memory: no group estimates, the default */
+        work[i] = jobs[i].done                            ? 0
+                  : gid && sum && cnt && of && cnt[of[i]] ? sum[of[i]] / (double)cnt[of[i]]
+                                                          : dflt;
+    free(gid);
+    free(sum);
+    free(cnt);
+    free(of);
 }
 
 /* The pending job a slot should take next, or n when none is left: the
@@ -407,7 +407,7 @@ static void engine_assign(engine *e, engine_slot *sl, engine_job *jobs, size_t n
  * round and label (sweep/NOTES-engine.md: where the GPUs wait). */
 static void engine_trace_task(const engine_slot *sl, const engine_job *j, double end)
 {
-    if (!engine_tracing())
+    if (!progress_tracing())
         return;
     char label[160];
     engine_label(&j->t, label, sizeof label);
@@ -585,7 +585,7 @@ static int engine_seen(const engine_job *rj, size_t i, int m)
 static int engine_round_intervals(engine *e, store *st, const engine_job *rj, size_t k,
                                   double since)
 {
-    const double t0 = engine_tracing() ? progress_now() : 0;
+    const double t0 = progress_tracing() ? progress_now() : 0;
     for (size_t i = 0; i < k; i++) {
         char prob[48];
         space_problem_format(&rj[i].t.problem, prob, sizeof prob);
@@ -601,7 +601,7 @@ static int engine_round_intervals(engine *e, store *st, const engine_job *rj, si
             }
         }
     }
-    if (engine_tracing())
+    if (progress_tracing())
         engine_trace.intervals_s += progress_now() - t0;
     return 0;
 }
@@ -633,9 +633,8 @@ typedef struct engine_block {
 } engine_block;
 
 typedef struct engine_pipe {
-    engine_job *rj;      /* every round's jobs */
-    size_t *src;         /* rj[i] is jobs[src[i]] in round rj[i].round */
-    unsigned char *done; /* rj[i] ran, or was dropped (its job failed) */
+    engine_job *rj; /* every round's jobs; rj[i].done once it ran or was dropped */
+    size_t *src;    /* rj[i] is jobs[src[i]] in round rj[i].round */
     size_t n;
     engine_block *blk; /* in list order: round-major, then group */
     size_t n_blk;
@@ -646,7 +645,6 @@ static void engine_pipe_free(engine_pipe *p)
 {
     free(p->rj);
     free(p->src);
-    free(p->done);
     free(p->blk);
 }
 
@@ -659,9 +657,8 @@ static int engine_pipe_open(engine *e, engine_pipe *p, engine_job *jobs, size_t 
     p->since = since;
     p->rj = malloc(cap * sizeof *p->rj);
     p->src = malloc(cap * sizeof *p->src);
-    p->done = calloc(cap, 1);
     p->blk = malloc(cap * sizeof *p->blk);
-    if (!p->rj || !p->src || !p->done || !p->blk) {
+    if (!p->rj || !p->src || !p->blk) {
         engine_pipe_free(p);
         engine_fail(e, "out of memory for %zu tasks in %d rounds", n, rounds);
         return 1;
@@ -694,12 +691,10 @@ static int engine_pipe_behind(const engine_pipe *p, size_t b)
     return 0;
 }
 
-/* Marks rj[i] done (its block one job fewer). */
+/* rj[i] counted off its block, once: when it ran (engine_wait marked it
+ * done) or when its block is released without it (its job failed). */
 static void engine_pipe_done(engine_pipe *p, size_t i)
 {
-    if (p->done[i])
-        return;
-    p->done[i] = 1;
     p->rj[i].done = 1; /* a dropped job too: no work left (engine_work) */
     for (size_t b = 0; b < p->n_blk; b++)
         if (i >= p->blk[b].i0 && i < p->blk[b].i1)
@@ -772,7 +767,7 @@ static int engine_run_pipelined(engine *e, store *st, engine_job *jobs, size_t n
     }
     size_t left = 0; /* jobs that never ran */
     for (size_t i = 0; i < p.n; i++)
-        if (!p.done[i]) {
+        if (!p.rj[i].done) {
             left++;
             jobs[p.src[i]].pending = 1;
         }
@@ -798,23 +793,21 @@ int engine_measure(engine *e, store *st, engine_job *jobs, size_t n, engine_keep
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     const double since = (double)ts.tv_sec - 1; /* records this call writes are newer */
-    engine_job *rj = malloc((n + 1) * sizeof *rj);
-    size_t *src = malloc((n + 1) * sizeof *src);
-    int rc = rj && src ? 0 : 1;
-    if (rc)
-        engine_fail(e, "out of memory for %zu tasks", n);
     for (size_t i = 0; i < n; i++) {
         jobs[i].pending = 1, jobs[i].failed = 0, jobs[i].gated_by = 0;
         jobs[i].done = 0, jobs[i].ran_s = 0;
     }
     engine_trace.t0 = progress_now();
-    if (rc == 0 && e->n_slots > 0 && !engine_round_fresh()) {
-        rc = engine_run_pipelined(e, st, jobs, n, rounds, keep, sink, since);
-        free(rj);
-        free(src);
+    if (e->n_slots > 0 && !engine_round_fresh()) {
+        const int rp = engine_run_pipelined(e, st, jobs, n, rounds, keep, sink, since);
         engine_trace_say();
-        return rc;
+        return rp;
     }
+    engine_job *rj = malloc((n + 1) * sizeof *rj);
+    size_t *src = malloc((n + 1) * sizeof *src);
+    int rc = rj && src ? 0 : 1;
+    if (rc)
+        engine_fail(e, "out of memory for %zu tasks", n);
     for (int r = 0; r < rounds && rc == 0; r++) {
         const size_t k = engine_round_jobs(jobs, n, r, rounds, rj, src);
         if (k == 0)

@@ -262,11 +262,8 @@ static int ms_calibrate(measure_gpu *g, const space_measure *m)
  * time since the last line (the worker's fixed costs, sweep/NOTES-engine.md). */
 static void ms_trace(const char *what)
 {
-    static int on = -1;
     static double last;
-    if (on < 0)
-        on = getenv("FASWEEP_TRACE") != NULL;
-    if (!on)
+    if (!progress_tracing())
         return;
     const double t = progress_now();
     fprintf(stderr, "TRACE %-28s %9.3f ms pid %d\n", what, last > 0 ? (t - last) * 1e3 : 0.0,
