@@ -154,14 +154,22 @@ __device__ __forceinline__ void named_bar_sync(int id, int threads)
 // byte offset, sbo = stride-dimension byte offset (8-row groups). Base offset 0: every
 // tile is 1024-B aligned and a k-step moves the start by 32 B inside the atom (the
 // hardware applies the XOR on the absolute address, as TMA wrote it).
-__device__ __forceinline__ uint64_t make_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo)
+// Built in two steps so that a GEMM's k-steps cost one add each: desc_word() is the low
+// word of an operand's first k-step (start address in 16-B units, bits 0-13; lbo, bits
+// 16-29), computed once per operand; desc() adds a k-step's byte offset to it and the
+// constant high word (sbo, SWIZZLE_128B). A CTA's shared addresses are below 2^18, so the
+// 14-bit start field never carries into lbo. (Built whole per k-step they cost four to five
+// uniform instructions each: 542 -> 494 SASS instructions per unmasked D=128 key step; no
+// measurable speed change, kernels/NOTES-perf.md.)
+__device__ __forceinline__ uint32_t desc_word(uint32_t saddr, uint32_t lbo)
 {
-    uint64_t d = 0;
-    d |= (uint64_t)((saddr & 0x3FFFF) >> 4);
-    d |= (uint64_t)((lbo >> 4) & 0x3FFF) << 16;
-    d |= (uint64_t)((sbo >> 4) & 0x3FFF) << 32;
-    d |= (uint64_t)1 << 62; // SWIZZLE_128B
-    return d;
+    return ((saddr & 0x3FFFF) >> 4) | (((lbo >> 4) & 0x3FFF) << 16);
+}
+
+__device__ __forceinline__ uint64_t desc(uint32_t word, uint32_t byte_off, uint32_t sbo)
+{
+    const uint32_t hi = ((sbo >> 4) & 0x3FFF) | (1u << 30); // bit 62: SWIZZLE_128B
+    return ((uint64_t)hi << 32) | (word + (byte_off >> 4));
 }
 
 __device__ __forceinline__ float fast_exp2(float x)
@@ -375,7 +383,8 @@ template <typename C> struct Producer {
         // K (v false) or V (v true) of key tile j into ring slot (ring0 + j) % STAGES, once
         // the consumers have freed it.
         auto load = [&](int j, bool v) {
-            const int r = ring0 + j, s = r % C::STAGES;
+            const uint32_t r = (uint32_t)ring0 + j; // unsigned: % and / by STAGES stay cheap
+            const int s = (int)(r % C::STAGES);
             mbar_wait(v ? sm.v_empty(s) : sm.k_empty(s), ((r / C::STAGES) & 1) ^ 1);
             const uint32_t full = v ? sm.v_full(s) : sm.k_full(s);
             mbar_expect_tx(full, C::KV_BYTES);
@@ -510,11 +519,12 @@ template <typename C> struct Mainloop {
     static __device__ __forceinline__ void qk(float (&s)[C::NS], uint32_t sQw, uint32_t sKs,
                                               int block_m, int block_n)
     {
+        const uint32_t qw = desc_word(sQw, 16), kw = desc_word(sKs, 16);
 #pragma unroll
         for (int k = 0; k < C::KQ; k++) {
             const uint32_t off = (k % 4) * 32; // 16 columns = 32 B inside the 128-B row
-            const uint64_t da = make_desc(sQw + (k / 4) * block_m * 128 + off, 16, 1024);
-            const uint64_t db = make_desc(sKs + (k / 4) * block_n * 128 + off, 16, 1024);
+            const uint64_t da = desc(qw, (k / 4) * block_m * 128 + off, 1024);
+            const uint64_t db = desc(kw, (k / 4) * block_n * 128 + off, 1024);
             Wgmma<C::NS * 2, C::DT>::ss(s, da, db, k > 0 ? 1 : 0);
         }
         wg_commit();
@@ -525,9 +535,10 @@ template <typename C> struct Mainloop {
     // (keys) 8-row groups at SBO = 1024 B; a k-step of 16 keys moves 2048 B.
     __device__ __forceinline__ void pv(const uint32_t (&p)[C::KP][4], uint32_t sVs, int block_n)
     {
+        const uint32_t vw = desc_word(sVs, block_n * 128);
 #pragma unroll
         for (int k = 0; k < C::KP; k++) {
-            const uint64_t db = make_desc(sVs + k * 2048, block_n * 128, 1024);
+            const uint64_t db = desc(vw, k * 2048, 1024);
             Wgmma<C::NO * 2, C::DT>::rs(o, p[k], db, 1);
         }
         wg_commit();
@@ -573,8 +584,9 @@ template <typename C> struct Mainloop {
         };
 
         // Ring slot and phase of key tile j.
-        auto slot_of = [&](int j) { return (ring0 + j) % STAGES; };
-        auto par_of = [&](int j) { return (uint32_t)(((ring0 + j) / STAGES) & 1); };
+        // Unsigned: a power-of-two STAGES is a mask and a shift, not a signed division.
+        auto slot_of = [&](int j) { return (int)(((uint32_t)ring0 + j) % STAGES); };
+        auto par_of = [&](int j) { return (((uint32_t)ring0 + j) / STAGES) & 1u; };
         // S of key tile j is done: K's slot is free, and after the tile's last Q K^T so is
         // Q where the epilogue does not stage through it (C::Q_FREED_EARLY).
         auto s_done = [&](int j) {
