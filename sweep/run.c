@@ -426,7 +426,7 @@ void run_print_summary(const run_summary *sum, FILE *out)
                 sum->ref_mhz, sum->discarded, sum->below);
     if (sum->rounds > 0)
         fprintf(out,
-                "rounds: %d per config, each round on a fresh worker; median 95 %% interval "
+                "rounds: %d per config, spread over the run; median 95 %% interval "
                 "+-%.2f %% (docs/measurement.md, \"Intervals\")\n",
                 sum->rounds, 100 * sum->ci_half_med);
     fprintf(out, "time: wall %.2f s, timed %.4f s", sum->wall_s, sum->timed_s);
