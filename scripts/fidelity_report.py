@@ -201,6 +201,21 @@ def within(a, b):
     return not math.isnan(h) and d <= h
 
 
+def round_bias(run):
+    """Per round r of a sweep's records of one group: the median over its configs
+    of 100 log(round r / the median of the config's other rounds), in %. A round
+    that sits above the others for every config (the first round of a process,
+    sweep/NOTES-engine.md) shows here; [] when no config has two rounds."""
+    n = min((len(r["rounds"]) for r in run.values()), default=0)
+    out = []
+    for i in range(n if n >= 2 else 0):
+        d = [100 * math.log(r["rounds"][i] / statistics.median(r["rounds"][:i] +
+                                                                r["rounds"][i + 1:n]))
+             for r in run.values()]
+        out.append(statistics.median(d))
+    return out
+
+
 def group_numbers(g, runs, k):
     asw, bsw = runs["a_sweep"].get(g, {}), runs["b_sweep"].get(g, {})
     ar, br = runs["a_refined"].get(g, {}), runs["b_refined"].get(g, {})
@@ -232,7 +247,8 @@ def group_numbers(g, runs, k):
             "no_interval": sum(math.isnan(r["hi"]) for run in (asw, bsw) for r in run.values()),
             "top_ab_max_pct": 100 * max(ab) if ab else math.nan,
             "refine_vs_sweep_max_pct": 100 * max(rs) if rs else math.nan,
-            "top1_a": ranked(ar)[0] if ar else None, "top1_b": ranked(br)[0] if br else None}
+            "top1_a": ranked(ar)[0] if ar else None, "top1_b": ranked(br)[0] if br else None,
+            "round_bias_pct": {"a": round_bias(asw), "b": round_bias(bsw)}}
 
 
 def passes(n, args):
@@ -324,6 +340,13 @@ def main():
         print("%-8s no group of ok kernel records in any input: nothing was measured, FAIL"
               % name)
     ok = ok and bool(groups) and not missing
+    for n in rows:
+        if n["round_bias_pct"]["a"] or n["round_bias_pct"]["b"]:
+            print("%-8s %-22s %-5s round bias (not the verdict; each round against the run's "
+                  "other rounds, median over configs): A %s, B %s" % (
+                      name, esc(n["problem"], 22), esc(n["mode"], 5),
+                      " ".join("%+.2f%%" % x for x in n["round_bias_pct"]["a"]) or "-",
+                      " ".join("%+.2f%%" % x for x in n["round_bias_pct"]["b"]) or "-"))
     if args.wall_a is not None or args.wall_b is not None:
         print("%-8s (d) sweep wall time: A %s, B %s" % (
             name, fmt(args.wall_a, "%.2f s"), fmt(args.wall_b, "%.2f s")))

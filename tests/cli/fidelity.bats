@@ -85,3 +85,20 @@ PY
     expect_in "$output" " common "
     expect_not_in "$stderr" "Traceback"
 }
+
+@test "fidelity_report: the round bias names a round that sits above the others for every config" {
+    python3 "$REPO/tests/cli/fidelity_gen.py" a 1 0.01,0,0 0
+    python3 "$REPO/tests/cli/fidelity_gen.py" b 2 0,0,0 0
+    run --separate-stderr python3 "$REPO/scripts/fidelity_report.py" a.sweep.jsonl \
+        a.refined.jsonl b.sweep.jsonl b.refined.jsonl --name syn --json f.json
+    expect_in "$output" "round bias (not the verdict"
+    python3 - <<'PY' || flunk "round bias: $(cat f.json)"
+import json
+g = json.load(open("f.json"))["groups"][0]["round_bias_pct"]
+a, b = g["a"], g["b"]
+assert len(a) == 3 and len(b) == 3, g
+# A's first round is 1 % above its others (noise 0.2 %); its others -0.5 %; B has none.
+assert 0.8 < a[0] < 1.2 and -0.7 < a[1] < -0.3 and -0.7 < a[2] < -0.3, a
+assert all(abs(x) < 0.2 for x in b), b
+PY
+}
