@@ -61,6 +61,12 @@ EOF
 # Checks a store against a space: every accepted (problem, config, mode)
 # exactly once, nothing else; statuses "ok" except those given as
 # CONFIG=STATUS[~TEXT] (TEXT must occur in the error). Prints what is off.
+# COLLATERAL=TRACE_FILE:CONFIG (several workers on one GPU only): a timeout of
+# another config is accepted when its task ran, by TRACE_FILE's "TRACE task"
+# timeline, on the same GPU while CONFIG's injected fault did. Two CUDA contexts
+# on one GPU are not isolated from a fault: measured on the H100 (2026-11-26,
+# sweep/NOTES-engine.md), the other worker's wgmma kernel running at the moment
+# of the illegal address never completed; on separate GPUs this cannot happen.
 verify() { # store space [CONFIG=STATUS[~TEXT]...]
     local store=$1 space=$2
     shift 2
@@ -68,7 +74,7 @@ verify() { # store space [CONFIG=STATUS[~TEXT]...]
     "$FASWEEP" export --format jsonl --store "$store" >"$tmp/export.jsonl" ||
         { echo "export failed"; return 1; }
     python3 - "$tmp/plan.json" "$tmp/export.jsonl" "$space" "$@" <<'EOF'
-import collections, json, sys
+import collections, json, os, sys
 plan = json.load(open(sys.argv[1]))
 modes = json.load(open(sys.argv[3]))["measure"].get("modes", ["hot"])
 want = {(p["problem"], p["config"], m) for p in plan["points"] if p["accepted"] for m in modes}
@@ -79,11 +85,31 @@ for arg in sys.argv[4:]:
     special[cfg] = (st, text)
 seen = collections.Counter()
 bad = []
+# COLLATERAL: the tasks (gpu, t0, t1) of each (problem, config) by the trace
+spans = collections.defaultdict(list)
+coll = os.environ.get("COLLATERAL", "")
+trace, _, faulty = coll.rpartition(":")
+if coll:
+    for l in open(trace, errors="replace"):
+        w = l.split()
+        if len(w) >= 9 and w[:2] == ["TRACE", "task"]:
+            spans[(w[7], w[8])].append((w[2], float(w[3]), float(w[4])))
+def collateral(r):
+    k = r["key"]
+    if not coll or r["status"] != "timeout" or k["config"] == faulty:
+        return False
+    hit = [(g, a, b) for (p, c), v in spans.items() if c == faulty for g, a, b in v]
+    return any(g == g2 and a < b2 and a2 < b for g, a, b in spans[(k["problem"], k["config"])]
+               for g2, a2, b2 in hit)
 for line in open(sys.argv[2]):
     r = json.loads(line)
     k = r["key"]
     seen[(k["problem"], k["config"], k["mode"])] += 1
     st, text = special.get(k["config"], ("ok", ""))
+    if collateral(r):
+        print("collateral: %s %s %s timed out while %s's fault ran on the same GPU" % (
+            k["problem"], k["config"], k["mode"], faulty))
+        continue
     if r["status"] != st or text not in r.get("error", ""):
         bad.append("%s %s %s: %s (%s), expected %s%s" % (k["problem"], k["config"], k["mode"],
                    r["status"], r.get("error", ""), st, " with '%s'" % text if text else ""))
@@ -174,13 +200,15 @@ grid_two_faults() { # name space store grid-args...
     cfgs=$(two_configs "$space")
     fault=${cfgs%% *}
     hang=${cfgs#* }
-    FASWEEP_INJECT="fault:$fault,hang:$hang" "$FASWEEP" grid --space "$space" --store "$st" "$@" \
-        >"$tmp/$name.out" 2>"$tmp/$name.err"
+    # SHARED=1: several workers on one GPU; the trace shows which tasks ran beside the fault
+    FASWEEP_INJECT="fault:$fault,hang:$hang" env ${SHARED:+FASWEEP_TRACE=1} "$FASWEEP" grid \
+        --space "$space" --store "$st" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
     local rc=$?
     cat "$tmp/$name.out"
-    [ $rc -eq 0 ] || { why="exit $rc: $(tail -3 "$tmp/$name.err")"; return 1; }
+    [ $rc -eq 0 ] || { why="exit $rc: $(grep -v '^TRACE' "$tmp/$name.err" | tail -3)"; return 1; }
     local v
-    v=$(verify "$st" "$space" "$fault=crashed~cudaErrorIllegalAddress" "$hang=timeout~timeout_s") ||
+    v=$(COLLATERAL=${SHARED:+$tmp/$name.err:$fault} verify "$st" "$space" \
+        "$fault=crashed~cudaErrorIllegalAddress" "$hang=timeout~timeout_s") ||
         { why="store: $v"; return 1; }
     echo "$v"
 }
@@ -425,7 +453,8 @@ sys.exit(0 if len(uu) >= 2 else 1)' || { why="all records came from one GPU"; re
 t_multi_shared() {
     local space=$tmp/shared.json st=$tmp/shared.lmdb
     space_with "$space" '{"timeout_s": 3, "modes": ["hot", "batch"], "rounds": 3}'
-    FASWEEP_TEST_SHARE_GPU=1 grid_two_faults shared "$space" "$st" --devices 0,0 || return 1
+    SHARED=1 FASWEEP_TEST_SHARE_GPU=1 grid_two_faults shared "$space" "$st" --devices 0,0 ||
+        return 1
     # several workers run the rounds pipelined (a barrier per problem, engine.c):
     # every ok record still holds its three rounds and an interval around its median
     check_ok_records "$st" "three rounds and an interval each (pipelined rounds)" '
