@@ -88,10 +88,6 @@ int worker_step(worker *w, worker_job *j, int readable);
  * it too). */
 void worker_await(worker *w, worker_job *j);
 
-/* worker_start, then worker_wait. Returns 0, or -1 when no worker can be
- * started (err). */
-int worker_run(worker *w, worker_job *j, const task *t, char *err, size_t n);
-
 /* Number of CUDA devices, probed in a short-lived child so the caller
  * stays CUDA-free, once per process (later calls answer the same). Returns
  * the count (0 with a message in msg saying why: no driver, no device,
