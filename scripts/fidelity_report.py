@@ -201,10 +201,22 @@ def within(a, b):
     return not math.isnan(h) and d <= h
 
 
+def median_ci(xs):
+    """The median of xs and a distribution-free 95 % interval for it: the order
+    statistics whose ranks the binomial(n, 1/2) puts 1.96 sigma either side of
+    n/2 (the normal approximation), clipped to the sample."""
+    v = sorted(xs)
+    n = len(v)
+    h = 0.98 * math.sqrt(n)  # 1.96 * sqrt(n) / 2
+    lo, hi = max(0, math.floor(n / 2 - h)), min(n - 1, math.ceil(n / 2 + h) - 1)
+    return statistics.median(v), v[lo], v[hi]
+
+
 def round_bias(run):
     """Per round r of a sweep's records of one group: the median over its configs
-    of 100 log(round r / the median of the config's other rounds), in %. A round
-    that sits above the others for every config (the first round of a process,
+    of 100 log(round r / the median of the config's other rounds), in %, with its
+    95 % interval over the configs (median_ci): [median, lo, hi]. A round that
+    sits above the others for every config (the first round of a process,
     sweep/NOTES-engine.md) shows here; [] when no config has two rounds."""
     n = min((len(r["rounds"]) for r in run.values()), default=0)
     out = []
@@ -212,7 +224,7 @@ def round_bias(run):
         d = [100 * math.log(r["rounds"][i] / statistics.median(r["rounds"][:i] +
                                                                 r["rounds"][i + 1:n]))
              for r in run.values()]
-        out.append(statistics.median(d))
+        out.append(list(median_ci(d)))
     return out
 
 
@@ -343,10 +355,12 @@ def main():
     for n in rows:
         if n["round_bias_pct"]["a"] or n["round_bias_pct"]["b"]:
             print("%-8s %-22s %-5s round bias (not the verdict; each round against the run's "
-                  "other rounds, median over configs): A %s, B %s" % (
-                      name, esc(n["problem"], 22), esc(n["mode"], 5),
-                      " ".join("%+.2f%%" % x for x in n["round_bias_pct"]["a"]) or "-",
-                      " ".join("%+.2f%%" % x for x in n["round_bias_pct"]["b"]) or "-"))
+                  "other rounds, median over configs [95 %% interval over configs]): A %s, B %s"
+                  % (name, esc(n["problem"], 22), esc(n["mode"], 5),
+                     " ".join("%+.2f%% [%+.2f, %+.2f]" % tuple(x)
+                              for x in n["round_bias_pct"]["a"]) or "-",
+                     " ".join("%+.2f%% [%+.2f, %+.2f]" % tuple(x)
+                              for x in n["round_bias_pct"]["b"]) or "-"))
     if args.wall_a is not None or args.wall_b is not None:
         print("%-8s (d) sweep wall time: A %s, B %s" % (
             name, fmt(args.wall_a, "%.2f s"), fmt(args.wall_b, "%.2f s")))

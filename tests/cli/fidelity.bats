@@ -95,10 +95,14 @@ PY
     python3 - <<'PY' || flunk "round bias: $(cat f.json)"
 import json
 g = json.load(open("f.json"))["groups"][0]["round_bias_pct"]
-a, b = g["a"], g["b"]
-assert len(a) == 3 and len(b) == 3, g
+assert len(g["a"]) == 3 and len(g["b"]) == 3, g
+a, b = [x[0] for x in g["a"]], [x[0] for x in g["b"]]
 # A's first round is 1 % above its others (noise 0.2 %); its others -0.5 %; B has none.
 assert 0.8 < a[0] < 1.2 and -0.7 < a[1] < -0.3 and -0.7 < a[2] < -0.3, a
 assert all(abs(x) < 0.2 for x in b), b
+# each median inside its 95 % interval; the intervals tell A's first round from zero
+# and leave B's rounds at zero
+assert all(lo <= m <= hi for m, lo, hi in g["a"] + g["b"]), g
+assert g["a"][0][1] > 0 and all(lo < 0 < hi for _, lo, hi in g["b"]), g
 PY
 }
