@@ -58,7 +58,11 @@ typedef struct check_shape {
  * the last ones group query heads (GQA: kv < h; MQA: kv 1) and use head
  * dim 256; the last three have more query tiles than an H100's 132 SMs and no
  * multiple of them (the persistent wgmma kernel's partial last round), with the
- * rescale ramps and GQA. */
+ * rescale ramps and GQA; the two after them too: three query heads per K/V head
+ * at S = 1100 (an odd count of query tiles per slice at BLOCK_M 128, even at 64
+ * and 192), and 300 heads of 90 keys (persistent CTAs of many short tiles, a key
+ * tile mostly past the end; measured with the cluster-of-two K/V multicast tried
+ * on 2026-11-26, kernels/NOTES-perf.md, and kept). */
 static const check_shape SHAPES[] = {
     {1, 1, 1, 64, 0, 0, 0},      {1, 1, 1, 128, 1, 0, 0},     {1, 1, 37, 64, 0, 0, 0},
     {2, 3, 300, 64, 0, 0, 0},    {2, 3, 300, 64, 1, 0, 0},    {1, 2, 200, 128, 1, 0, 0},
@@ -69,6 +73,7 @@ static const check_shape SHAPES[] = {
     {1, 4, 1000, 128, 1, 1, 1},  {1, 1, 1, 256, 0, 0, 0},     {1, 2, 300, 256, 0, 0, 0},
     {2, 4, 700, 256, 1, 0, 2},   {1, 2, 129, 256, 1, 0, 1},   {1, 2, 2048, 256, 0, 0, 1},
     {3, 20, 1000, 128, 0, 1, 0}, {3, 20, 1000, 64, 0, -1, 4}, {2, 20, 700, 256, 0, 1, 5},
+    {2, 24, 1100, 128, 0, 0, 8}, {1, 300, 90, 64, 0, 0, 0},
 };
 #define N_SHAPES (int)(sizeof SHAPES / sizeof SHAPES[0])
 
