@@ -365,19 +365,33 @@ CLI_COMMAND(
 
 /* ---- grid ----------------------------------------------------------------------------------- */
 
-/* --devices all|N[,N...]: one worker per listed GPU. "all" asks the driver
- * (only when probe is set: a dry run needs no GPU). Returns 0, or 1 after
- * printing a usage error. */
-static int parse_devices(const char *text, int probe, run_options *o)
+/* The list o->devices[0..n_devices) made current: its first GPU is o->device, and one GPU
+ * takes the plain single-worker path (n_devices 0). */
+static void devices_listed(run_options *o)
 {
-    if (strcmp(text, "all") == 0) {
-        char msg[512] = "";
-        const int n = probe ? worker_gpu_count(msg, sizeof msg) : 1; /* msg: grid says it again */
-        if (probe && n <= 0)
-            return 0; /* grid's own check says there is no GPU (exit 1) */
-        o->n_devices = n < RUN_MAX_DEVICES ? n : RUN_MAX_DEVICES;
-        for (int i = 0; i < o->n_devices; i++)
-            o->devices[i] = i;
+    o->device = o->devices[0];
+    if (o->n_devices == 1)
+        o->n_devices = 0;
+}
+
+/* Every GPU the probe counted (n of them): one worker each. */
+static void all_devices(run_options *o, int n)
+{
+    o->n_devices = n < RUN_MAX_DEVICES ? n : RUN_MAX_DEVICES;
+    for (int i = 0; i < o->n_devices; i++)
+        o->devices[i] = i;
+    devices_listed(o);
+}
+
+/* --devices all|N[,N...]: one worker per listed GPU; "all" sets *all (grid_run
+ * asks the driver how many, so a dry run needs no GPU). Returns 0, or 1 after
+ * printing a usage error. */
+static int parse_devices(const char *text, run_options *o, int *all)
+{
+    *all = strcmp(text, "all") == 0;
+    if (*all) {
+        all_devices(o, 1); /* GPU 0 until the probe has counted them */
+        return 0;
     } else {
         const char *p = text;
         o->n_devices = 0;
@@ -407,9 +421,7 @@ static int parse_devices(const char *text, int probe, run_options *o)
             p = end + 1;
         }
     }
-    o->device = o->devices[0];
-    if (o->n_devices == 1)
-        o->n_devices = 0; /* one GPU: the plain single-worker path */
+    devices_listed(o);
     return 0;
 }
 
@@ -438,11 +450,24 @@ static void grid_install_sigint(void)
     sigaction(SIGINT, &sa, NULL);
 }
 
-static int grid_run(const space *s, const plan *p, const char *path, run_options *o)
+/* all: --devices all (the probe's count decides the list). */
+static int grid_run(const space *s, const plan *p, const char *path, run_options *o, int all)
 {
     char msg[512] = "";
+    /* The workers start before the probe, their CUDA starts beside its own (about 0.5 s each,
+     * sweep/NOTES-engine.md); a worker for GPU 0 only while "all" is not counted yet. Nothing
+     * is written before the probe has answered; workers no engine adopts are killed. */
+    if (p->n_accepted > 0)
+        worker_prestart(o->n_devices > 1 ? o->devices : &o->device,
+                        o->n_devices > 1 ? o->n_devices : 1);
     const int n_gpus = worker_gpu_count(msg, sizeof msg);
     progress_phase("gpu probe");
+    if (all && n_gpus > 1) {
+        all_devices(o, n_gpus);
+        worker_prestart(o->devices + 1, o->n_devices - 1);
+    }
+    if (n_gpus <= 0 || p->n_accepted == 0)
+        worker_quit_all(NULL, 0); /* no engine: its prestarted workers and the probe reaped */
     if (n_gpus <= 0) {
         cli_say("no CUDA GPU found: %s -- grid needs a GPU; use `fasweep plan` to inspect a space "
                 "without one",
@@ -471,7 +496,7 @@ static int grid_run(const space *s, const plan *p, const char *path, run_options
 
 typedef struct grid_args {
     const char *path, *store, *shard, *devices;
-    int dry;
+    int dry, all; /* all: --devices all */
     run_options o;
 } grid_args;
 
@@ -497,14 +522,14 @@ static const cli_opt grid_opts[] = {
 static int grid_step(const space *s, const plan *p, void *ctx)
 {
     grid_args *a = ctx;
-    return a->dry ? show_plan(s, p, 0, 0) : grid_run(s, p, cli_store_path(a->store), &a->o);
+    return a->dry ? show_plan(s, p, 0, 0) : grid_run(s, p, cli_store_path(a->store), &a->o, a->all);
 }
 
 /* --devices is checked once --space is given (a missing --space is the
  * error to report first). */
 static int grid_cmd(grid_args *a)
 {
-    if (a->path && a->devices && parse_devices(a->devices, !a->dry, &a->o))
+    if (a->path && a->devices && parse_devices(a->devices, &a->o, &a->all))
         return CLI_USAGE;
     return with_sharded_plan(a->path, a->shard, grid_step, a);
 }

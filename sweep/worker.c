@@ -375,7 +375,12 @@ static void worker_reap(worker *w, int kill_now, char *how, size_t n)
     w->pid = 0;
 }
 
-int worker_fork(worker *w, char *err, size_t n)
+/* Prestarted workers (worker_prestart); pid 0 once adopted or dropped. */
+static worker worker_early[WORKER_EARLY_MAX];
+static int worker_n_early;
+
+/* Forks w's process (the one place that does). */
+static int worker_fork_new(worker *w, char *err, size_t n)
 {
     w->pid = worker_fork_child(worker_child, w->device, &w->msg_fd, &w->task_fd, "the CUDA worker",
                                err, n);
@@ -384,6 +389,44 @@ int worker_fork(worker *w, char *err, size_t n)
         return -1;
     }
     return 0;
+}
+
+void worker_prestart(const int *devices, int n)
+{
+    for (int i = 0; i < n && worker_n_early < WORKER_EARLY_MAX; i++) {
+        worker *w = &worker_early[worker_n_early];
+        memset(w, 0, sizeof *w);
+        w->device = devices[i];
+        char err[256];
+        if (worker_fork_new(w, err, sizeof err) == 0)
+            worker_n_early++;
+    }
+}
+
+/* Kills and reaps the prestarted workers nobody adopted. */
+static void worker_prestart_drop(void)
+{
+    for (int i = 0; i < worker_n_early; i++) {
+        char how[96];
+        if (worker_early[i].pid)
+            worker_reap(&worker_early[i], 1, how, sizeof how);
+    }
+    worker_n_early = 0;
+}
+
+int worker_fork(worker *w, char *err, size_t n)
+{
+    for (int i = 0; i < worker_n_early; i++) {
+        worker *e = &worker_early[i];
+        if (e->pid && e->device == w->device) {
+            w->pid = e->pid;
+            w->msg_fd = e->msg_fd;
+            w->task_fd = e->task_fd;
+            e->pid = 0;
+            return 0;
+        }
+    }
+    return worker_fork_new(w, err, n);
 }
 
 int worker_spawn(worker *w, char *err, size_t n)
@@ -425,6 +468,7 @@ static void worker_ask_quit(worker *w)
 
 void worker_quit_all(worker *const *ws, int n)
 {
+    worker_prestart_drop();
     for (int i = 0; i < n; i++)
         worker_ask_quit(ws[i]);
     for (int i = 0; i < n; i++) {

@@ -66,9 +66,20 @@ int worker_spawn(worker *w, char *err, size_t n);
 int worker_fork(worker *w, char *err, size_t n);
 int worker_hello(worker *w, char *err, size_t n);
 
+/* Workers started ahead of the engine that will use them, so that their CUDA starts
+ * overlap the GPU probe (worker_gpu_count) and whatever else the caller does first:
+ * worker_prestart forks one per ordinal of devices[0..n) (at most WORKER_EARLY_MAX in all;
+ * a fork that fails is left to worker_fork to report); worker_fork for the same ordinal
+ * adopts one instead of forking (its HELLO read as usual); worker_quit_all kills and reaps
+ * those nobody adopted. */
+#define WORKER_EARLY_MAX 16
+void worker_prestart(const int *devices, int n);
+
 /* Asks each worker of ws[0..n) to exit, then waits for each (all asked
  * before any is waited for: their CUDA teardowns overlap); a slot with no
- * worker running is skipped. */
+ * worker running is skipped. Also kills and reaps the prestarted workers
+ * nobody adopted and the GPU probe's child: worker_quit_all(NULL, 0) leaves
+ * no child of this module behind. */
 void worker_quit_all(worker *const *ws, int n);
 
 /* Sends t, starting a worker first when none runs (a worker that died
