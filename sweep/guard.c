@@ -388,9 +388,14 @@ static int gd_make_tail(guard *g, const space_problem *p)
     return gd_poisoned(g, &t->o, t->n * sizeof(uint16_t), "cudaMalloc(tails output)");
 }
 
+int guard_holds(const guard *g, const space_problem *p)
+{
+    return g->have && memcmp(&g->prob, p, sizeof *p) == 0;
+}
+
 int guard_problem(guard *g, const space_problem *p)
 {
-    if (g->have && memcmp(&g->prob, p, sizeof *p) == 0)
+    if (guard_holds(g, p))
         return 0;
     gd_free_problem(g);
     if (gd_slots_room(g, GUARD_BLOCK_MAX) ||

@@ -70,6 +70,9 @@ const char *guard_err(const guard *g);
  * not finite (guard_err). */
 int guard_problem(guard *g, const space_problem *p);
 
+/* Whether p's inputs and references are current (guard_problem would make nothing). */
+int guard_holds(const guard *g, const space_problem *p);
+
 /* The gate of instance `in` (inject: run the injected kernel instead, for
  * the isolation tests). *e gets the first launch's errors, *gate_us the
  * event time of one plain launch. Returns 0 when it passed, 1 when refused

@@ -43,6 +43,11 @@
 #define MEASURE_LOAD_CTAS_PER_SM 4
 /* The flush buffer when a GPU reports no L2 size. */
 #define MEASURE_FLUSH_FALLBACK_BYTES ((size_t)128 << 20)
+/* Problems whose inputs and references a worker keeps (ms_guard_for): a worker that comes
+ * back to one (the several-GPU dispatcher moves workers between problems; one worker's
+ * rounds visit them in turn) sets nothing up again. A space of more problems still sets
+ * each up once per visit. */
+#define MEASURE_PROBLEMS_KEPT 4
 
 struct measure_gpu {
     int device;
@@ -60,8 +65,12 @@ struct measure_gpu {
     fa_clock_probe *probe; /* [0] before a block, [1] after it */
     double clock_ref;      /* MHz under the calibration load; 0 not yet, NaN unknown */
     /* The problem's inputs, references, the gate and the checks of the
-     * timed launches (guard.h). */
+     * timed launches (guard.h): guard is the current task's, one of the
+     * guards[] kept for the last problems this worker met (ms_guard_for). */
     guard *guard;
+    guard *guards[MEASURE_PROBLEMS_KEPT];
+    unsigned long long guard_used[MEASURE_PROBLEMS_KEPT]; /* when each last served a task */
+    unsigned long long tasks;
     unsigned long long *d_clock, *h_clock;
     size_t clock_cap; /* entries of d_clock / h_clock */
     double *samples, *block_mhz;
@@ -170,11 +179,44 @@ static int ms_open(measure_gpu *g)
      * should not pass forever. */
     g->seed = ((unsigned long long)ts.tv_sec * 1000000007ULL) ^ (unsigned long long)ts.tv_nsec ^
               ((unsigned long long)getpid() << 32) ^ 0x9E3779B97F4A7C15ULL;
-    g->guard = guard_open(g->stream, g->seed);
-    if (!g->guard) {
-        snprintf(g->err, sizeof g->err, "out of host memory for the checks");
-        return -1;
+    return 0;
+}
+
+/* Makes g->guard one that holds (or, after guard_problem, will hold) problem p: the kept
+ * guard that has it, else an unused slot, else the one that served a task longest ago. A
+ * new problem's setup always finds at least half the GPU's memory free: below that the
+ * other kept problems are given up first. Returns 0, or -1 (g->err). */
+static int ms_guard_for(measure_gpu *g, const space_problem *p)
+{
+    int k = -1;
+    for (int i = 0; i < MEASURE_PROBLEMS_KEPT && k < 0; i++)
+        if (g->guards[i] && guard_holds(g->guards[i], p))
+            k = i;
+    if (k < 0) {
+        k = 0; /* the first unused slot, else the least recently used */
+        for (int i = 0; i < MEASURE_PROBLEMS_KEPT; i++) {
+            if (!g->guards[i]) {
+                k = i;
+                break;
+            }
+            if (g->guard_used[i] < g->guard_used[k])
+                k = i;
+        }
+        size_t free_b = 0, total_b = 0;
+        MS_CHECK(g, cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+        for (int i = 0; free_b < total_b / 2 && i < MEASURE_PROBLEMS_KEPT; i++)
+            if (i != k && g->guards[i]) {
+                guard_close(g->guards[i]);
+                g->guards[i] = NULL;
+            }
+        if (!g->guards[k] &&
+            !(g->guards[k] = guard_open(g->stream, g->seed + (unsigned long long)k))) {
+            snprintf(g->err, sizeof g->err, "out of host memory for the checks");
+            return -1;
+        }
     }
+    g->guard = g->guards[k];
+    g->guard_used[k] = ++g->tasks;
     return 0;
 }
 
@@ -182,7 +224,8 @@ void measure_close(measure_gpu *g)
 {
     if (!g)
         return;
-    guard_close(g->guard);
+    for (int i = 0; i < MEASURE_PROBLEMS_KEPT; i++)
+        guard_close(g->guards[i]);
     (void)cudaFree(g->d_clock);
     free(g->h_clock);
     free(g->samples);
@@ -572,6 +615,8 @@ static void ms_not_compiled(const measure_gpu *g, record *r)
  * STARTED callback. Returns 0, or -1 after a CUDA failure (g->err). */
 static int ms_setup(measure_gpu *g, const task *t, void (*started)(void *ctx), void *ctx)
 {
+    if (ms_guard_for(g, &t->problem))
+        return -1;
     if (guard_problem(g->guard, &t->problem)) {
         ms_guard_fail(g);
         char prob[48], what[96];
