@@ -41,8 +41,9 @@ int intervals_rounds_of(const record *held);
  * in the store whose timestamp is >= since (those this run measured), from
  * the pool of all the group's records with two or more rounds, and the
  * relative floor. A record whose rounds cannot say anything (no pool)
- * keeps no interval. Returns STORE_OK or a store error; *updated (may be
- * NULL) counts the records rewritten. */
+ * keeps no interval. The records whose interval changes are rewritten in
+ * one transaction (all or none). Returns STORE_OK or a store error;
+ * *updated (may be NULL) counts the records rewritten. */
 int intervals_update(store *st, const char *device, const char *problem, const char *mode,
                      double since, double floor, long *updated);
 
