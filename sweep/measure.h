@@ -5,7 +5,8 @@
  *   1. the problem's inputs (guard.h): two sets of q, k, v filled on the
  *      GPU with fresh random fp16 values (uniform in [-1, 1], seeded from
  *      time and pid), their fp32 GPU references and the gate's two small
- *      problems, made once per problem and kept;
+ *      problems, made once per problem and kept (the last
+ *      MEASURE_PROBLEMS_KEPT problems a worker met);
  *   2. the clock calibration, once per worker: the SM clock under a
  *      sustained tensor load of measure.calibrate_ms;
  *   3. each config's resources (fa_instance_attrs) and gate (guard_gate),

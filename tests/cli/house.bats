@@ -87,3 +87,14 @@ print("%d points, %d accepted, %d distinct instances" % (len(w), len(ok), len({p
     expect_status 0
     [ "$output" = "$said" ] || flunk "docs/spaces.md says '$said', the plan says '$output'"
 }
+
+@test "house: docs/measurement.md's count of the problems a worker keeps is MEASURE_PROBLEMS_KEPT" {
+    local n words said
+    n=$(sed -n 's/^#define MEASURE_PROBLEMS_KEPT \([0-9]*\).*/\1/p' "$REPO/sweep/measure.c")
+    [ -n "$n" ] || flunk "sweep/measure.c no longer defines MEASURE_PROBLEMS_KEPT"
+    words=(zero one two three four five six seven eight nine)
+    said=$(grep -oE 'keeps these for the last [a-z]+ problems' "$REPO/docs/measurement.md")
+    [ -n "$said" ] || flunk "docs/measurement.md no longer says how many problems a worker keeps"
+    [ "$said" = "keeps these for the last ${words[$n]:-$n} problems" ] ||
+        flunk "docs/measurement.md says '$said', sweep/measure.c keeps $n"
+}
