@@ -247,6 +247,35 @@ assert d["instances"] and all(i["family"] in ("mma", "wgmma") for i in d["instan
     [ ! -e results.lmdb ] || flunk "./results.lmdb was created"
 }
 
+@test "grid without a GPU leaves no child behind: prestarted workers and the probe reaped" {
+    # fasweep runs under a subreaper (PR_SET_CHILD_SUBREAPER), so every process it leaves,
+    # running or a zombie, becomes the wrapper's child once fasweep exits, and is counted.
+    local d
+    for d in "" "--devices all" "--devices 0,1"; do
+        # shellcheck disable=SC2086  # $d is zero or two words
+        run --separate-stderr python3 -c '
+import ctypes, os, subprocess, sys, time
+if ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_CHILD_SUBREAPER
+    print("SKIP no subreaper"); sys.exit(0)
+rc = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+time.sleep(0.3)
+left = 0
+while True:
+    try:
+        pid, _ = os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        break
+    if pid == 0:  # a child still running: wait for it, it counts all the same
+        os.waitpid(-1, 0)
+    left += 1
+print("rc %d left %d" % (rc, left))' env CUDA_VISIBLE_DEVICES= "$FASWEEP" grid --space "$REPO/spaces/ci.json" --store "$STORE" $d
+        expect_status 0
+        [ "$output" = "SKIP no subreaper" ] && skip "no PR_SET_CHILD_SUBREAPER here"
+        [ "$output" = "rc 1 left 0" ] || flunk "grid $d: $output (want exit 1 and no process left)"
+        [ ! -e "$STORE" ] || flunk "a store was created"
+    done
+}
+
 # Every (problem, config) of a plan --json document on stdin, one per line.
 plan_keys() {
     python3 -c 'import json, sys
