@@ -464,7 +464,8 @@ static int grid_run(const space *s, const plan *p, const char *path, run_options
     progress_phase("gpu probe");
     if (all && n_gpus > 1) {
         all_devices(o, n_gpus);
-        worker_prestart(o->devices + 1, o->n_devices - 1);
+        if (p->n_accepted > 0)
+            worker_prestart(o->devices + 1, o->n_devices - 1);
     }
     if (n_gpus <= 0 || p->n_accepted == 0)
         worker_quit_all(NULL, 0); /* no engine: its prestarted workers and the probe reaped */

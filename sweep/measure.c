@@ -70,7 +70,7 @@ struct measure_gpu {
     guard *guard;
     guard *guards[MEASURE_PROBLEMS_KEPT];
     unsigned long long guard_used[MEASURE_PROBLEMS_KEPT]; /* when each last served a task */
-    unsigned long long tasks;
+    unsigned long long tasks, guards_opened;
     unsigned long long *d_clock, *h_clock;
     size_t clock_cap; /* entries of d_clock / h_clock */
     double *samples, *block_mhz;
@@ -182,10 +182,32 @@ static int ms_open(measure_gpu *g)
     return 0;
 }
 
+/* Closes kept guard i (g->guard too, when it is that one). */
+static void ms_guard_close(measure_gpu *g, int i)
+{
+    if (g->guard == g->guards[i])
+        g->guard = NULL;
+    guard_close(g->guards[i]);
+    g->guards[i] = NULL;
+}
+
+/* Gives up every kept problem but the current one (g->guard); returns how many. */
+static int ms_guards_drop_others(measure_gpu *g)
+{
+    int n = 0;
+    for (int i = 0; i < MEASURE_PROBLEMS_KEPT; i++)
+        if (g->guards[i] && g->guards[i] != g->guard) {
+            ms_guard_close(g, i);
+            n++;
+        }
+    return n;
+}
+
 /* Makes g->guard one that holds (or, after guard_problem, will hold) problem p: the kept
  * guard that has it, else an unused slot, else the one that served a task longest ago. A
  * new problem's setup always finds at least half the GPU's memory free: below that the
- * other kept problems are given up first. Returns 0, or -1 (g->err). */
+ * other kept problems are given up first (and ms_setup, guard_room's caller give them up
+ * and try once more where memory still runs out). Returns 0, or -1 (g->err). */
 static int ms_guard_for(measure_gpu *g, const space_problem *p)
 {
     int k = -1;
@@ -205,12 +227,11 @@ static int ms_guard_for(measure_gpu *g, const space_problem *p)
         size_t free_b = 0, total_b = 0;
         MS_CHECK(g, cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
         for (int i = 0; free_b < total_b / 2 && i < MEASURE_PROBLEMS_KEPT; i++)
-            if (i != k && g->guards[i]) {
-                guard_close(g->guards[i]);
-                g->guards[i] = NULL;
-            }
+            if (i != k && g->guards[i])
+                ms_guard_close(g, i);
+        /* each guard its own inputs' seed, also a slot opened again */
         if (!g->guards[k] &&
-            !(g->guards[k] = guard_open(g->stream, g->seed + (unsigned long long)k))) {
+            !(g->guards[k] = guard_open(g->stream, g->seed + ++g->guards_opened))) {
             snprintf(g->err, sizeof g->err, "out of host memory for the checks");
             return -1;
         }
@@ -615,14 +636,23 @@ static void ms_not_compiled(const measure_gpu *g, record *r)
  * STARTED callback. Returns 0, or -1 after a CUDA failure (g->err). */
 static int ms_setup(measure_gpu *g, const task *t, void (*started)(void *ctx), void *ctx)
 {
-    if (ms_guard_for(g, &t->problem))
-        return -1;
-    if (guard_problem(g->guard, &t->problem)) {
-        ms_guard_fail(g);
-        char prob[48], what[96];
-        space_problem_format(&t->problem, prob, sizeof prob);
-        snprintf(what, sizeof what, "setting up problem %s: ", prob);
+    char prob[48], what[96];
+    space_problem_format(&t->problem, prob, sizeof prob);
+    snprintf(what, sizeof what, "setting up problem %s: ", prob);
+    if (ms_guard_for(g, &t->problem)) {
         ms_prefix(g, what);
+        return -1;
+    }
+    /* The other kept problems may hold the memory this one needs: given up, once more. */
+    int rc = guard_problem(g->guard, &t->problem);
+    if (rc && ms_guards_drop_others(g) > 0)
+        rc = guard_problem(g->guard, &t->problem);
+    if (rc) {
+        ms_guard_fail(g);
+        ms_prefix(g, what);
+        for (int i = 0; i < MEASURE_PROBLEMS_KEPT; i++) /* no half-made problem kept */
+            if (g->guards[i] && g->guards[i] == g->guard)
+                ms_guard_close(g, i);
         return -1;
     }
     if (started)
@@ -762,7 +792,9 @@ static int ms_mode_run(measure_gpu *g, const task *t, int mi, ms_cfg *c, const f
                             : 1;
         /* the output ring and the V pool for its blocks (guard.h); a batch
          * sample may hold fewer launches when memory is short */
-        if ((c[i].nb_max = guard_room(g->guard, &c[i].launches)) < 0) {
+        if ((c[i].nb_max = guard_room(g->guard, &c[i].launches)) < 0 &&
+            (ms_guards_drop_others(g) == 0 || /* their memory given up, once more */
+             (c[i].nb_max = guard_room(g->guard, &c[i].launches)) < 0)) {
             ms_guard_fail(g);
             ms_blame(g, t, mrec[i]);
             return -1;
