@@ -439,6 +439,68 @@ int store_put_many(store *s, const record *r, size_t n)
     return st_write(s, "writing records", st_put_many_txn, &m);
 }
 
+typedef struct st_many_if {
+    const record *r;
+    size_t n;
+    store_still_fn still;
+    void *ctx;
+    size_t written;
+} st_many_if;
+
+static int st_put_many_if_txn(store *s, MDB_txn *txn, void *ctx)
+{
+    st_many_if *m = ctx;
+    m->written = 0; /* a retry after the map grew starts over */
+    for (size_t i = 0; i < m->n; i++) {
+        char key[RECORD_KEY_LEN];
+        if (record_key(&m->r[i], key, sizeof key) != 0)
+            return st_fail(s, STORE_EINVAL, "%s: record with an invalid key", s->path);
+        MDB_val k = {strlen(key), key}, v;
+        record held;
+        const record *hp = NULL;
+        int rc = mdb_get(txn, s->results, &k, &v);
+        if (rc == 0) {
+            rc = st_decode(s, &k, &v, &held);
+            if (rc == STORE_EDAMAGED)
+                continue; /* not the caller's to rewrite */
+            if (rc != STORE_OK)
+                return rc;
+            hp = &held;
+        } else if (rc != MDB_NOTFOUND) {
+            return rc;
+        }
+        if (!m->still(hp, &m->r[i], m->ctx))
+            continue;
+        if ((rc = st_put_txn(s, txn, &m->r[i])) != 0)
+            return rc;
+        m->written++;
+    }
+    return 0;
+}
+
+int store_put_many_if(store *s, const record *r, size_t n, store_still_fn still, void *ctx,
+                      size_t *written)
+{
+    if (written)
+        *written = 0;
+    if (!s)
+        return STORE_EINVAL;
+    if (n == 0)
+        return STORE_OK;
+    if (!r || !still)
+        return st_fail(s, STORE_EINVAL, "store_put_many_if: no records or no check");
+    for (size_t i = 0; i < n; i++) {
+        const int rc = st_check_record(s, &r[i], "store_put_many_if");
+        if (rc)
+            return rc;
+    }
+    st_many_if m = {r, n, still, ctx, 0};
+    const int rc = st_write(s, "writing records", st_put_many_if_txn, &m);
+    if (written && rc == STORE_OK)
+        *written = m.written;
+    return rc;
+}
+
 int store_put(store *s, const record *r)
 {
     if (!s)

@@ -72,6 +72,15 @@ int store_put_if_better(store *s, const record *r, int *written);
 /* Writes all n records in one transaction: all or none. */
 int store_put_many(store *s, const record *r, size_t n);
 
+/* In one transaction (no other writer can come between a read and its write): writes each
+ * r[i] for which still(held, &r[i], ctx) is non-zero, held being the record the store holds
+ * at its key now (NULL: none); a damaged record there is left alone. For a caller that
+ * computed r from records it read earlier and must not overwrite what another process
+ * wrote since. *written (may be NULL) counts the records written. */
+typedef int (*store_still_fn)(const record *held, const record *r, void *ctx);
+int store_put_many_if(store *s, const record *r, size_t n, store_still_fn still, void *ctx,
+                      size_t *written);
+
 /* Reads the record at key into *out: STORE_OK, STORE_NOTFOUND,
  * STORE_EDAMAGED (the value is there but does not decode; err says why),
  * or another error. */

@@ -136,6 +136,18 @@ static int intervals_set_visit(const record *r, void *ctx)
     return 0;
 }
 
+/* Whether the store's record (held) is still the one r was computed from: the same rounds
+ * and build, not a round folded in by another process since the scan read it. */
+static int intervals_still(const record *held, const record *r, void *ctx)
+{
+    (void)ctx;
+    return held && held->timestamp == r->timestamp && strcmp(held->build, r->build) == 0 &&
+           held->time.round.n == r->time.round.n &&
+           memcmp(held->time.round.us, r->time.round.us,
+                  sizeof r->time.round.us[0] * (size_t)r->time.round.n) == 0 &&
+           held->time.median_us == r->time.median_us;
+}
+
 int intervals_update(store *st, const char *device, const char *problem, const char *mode,
                      double since, double floor, long *updated)
 {
@@ -147,12 +159,15 @@ int intervals_update(store *st, const char *device, const char *problem, const c
         rc = store_scan(st, prefix, intervals_set_visit, &x);
     /* One transaction (one sync) for the group, not one per record: a round's update of a
      * (problem, mode) of a hundred configs was a hundred syncs, tens of ms on the engine's
-     * thread while the workers waited for their next task (sweep/NOTES-engine.md). */
+     * thread while the workers waited for their next task (sweep/NOTES-engine.md). A record
+     * another process (a shard sharing the store) changed since the scan is left as it is:
+     * its own update gives it its interval. */
+    size_t written = 0;
     if (rc == STORE_OK && x.rc == STORE_OK)
-        x.rc = store_put_many(st, x.out, x.n_out);
+        x.rc = store_put_many_if(st, x.out, x.n_out, intervals_still, NULL, &written);
     free(x.pool);
     free(x.out);
     if (updated)
-        *updated = x.rc == STORE_OK ? (long)x.n_out : 0;
+        *updated = rc == STORE_OK && x.rc == STORE_OK ? (long)written : 0;
     return rc != STORE_OK ? rc : x.rc;
 }

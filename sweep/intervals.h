@@ -42,7 +42,9 @@ int intervals_rounds_of(const record *held);
  * the pool of all the group's records with two or more rounds, and the
  * relative floor. A record whose rounds cannot say anything (no pool)
  * keeps no interval. The records whose interval changes are rewritten in
- * one transaction (all or none). Returns STORE_OK or a store error;
+ * one transaction (all or none), each only if it still holds the rounds
+ * the scan read (store_put_many_if: a round another process folded in
+ * since is never overwritten). Returns STORE_OK or a store error;
  * *updated (may be NULL) counts the records rewritten. */
 int intervals_update(store *st, const char *device, const char *problem, const char *mode,
                      double since, double floor, long *updated);

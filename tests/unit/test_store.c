@@ -649,6 +649,57 @@ static void test_damaged_skipped(void **state)
     store_close(s);
 }
 
+/* store_put_many_if's check: the record the store holds at the key now. */
+static int still_samples(const record *held, const record *r, void *ctx)
+{
+    (void)ctx;
+    return held && held->time.samples == r->time.samples;
+}
+
+/* store_put_many_if writes a record only where the check accepts what the store holds now
+ * (another process's write since the caller read it is kept), leaves a missing or damaged
+ * one alone when the check says so, and counts what it wrote. */
+static void test_put_many_if(void **state)
+{
+    const char *dir = *state;
+    store *s = open_rw(dir);
+    record r[3];
+    const char *cfgs[] = {"a", "b", "c"};
+    for (int i = 0; i < 3; i++) {
+        fill_simple(&r[i], "G", "p", cfgs[i]);
+        if (i < 2)
+            assert_int_equal(store_put(s, &r[i]), STORE_OK);
+    }
+    /* "another process" adds samples to b after the caller read it */
+    record later = r[1];
+    later.time.samples = 40;
+    assert_int_equal(store_put(s, &later), STORE_OK);
+    for (int i = 0; i < 3; i++)
+        r[i].time.median_us = 11.5; /* what the caller computed from its read */
+    size_t written = 99;
+    assert_int_equal(store_put_many_if(s, r, 3, still_samples, NULL, &written), STORE_OK);
+    assert_int_equal(written, 1); /* a: unchanged since; b: changed; c: none there */
+    record back;
+    assert_int_equal(store_get(s, "G|p|b0|a|hot", &back), STORE_OK);
+    assert_true(back.time.median_us == 11.5);
+    assert_int_equal(store_get(s, "G|p|b0|b|hot", &back), STORE_OK);
+    assert_int_equal(back.time.samples, 40);
+    assert_true(back.time.median_us == 10.5);
+    assert_int_equal(store_get(s, "G|p|b0|c|hot", &back), STORE_NOTFOUND);
+    assert_int_equal(store_put_many_if(s, r, 0, still_samples, NULL, &written), STORE_OK);
+    assert_int_equal(written, 0);
+    assert_int_equal(store_put_many_if(s, r, 1, NULL, NULL, &written), STORE_EINVAL);
+    store_close(s);
+    /* a damaged value at a key is left alone */
+    raw_put(dir, "results", "G|p|b0|c|hot", "{not json");
+    s = open_rw(dir);
+    damaged_log log = {0};
+    store_on_damaged(s, log_damaged, &log);
+    assert_int_equal(store_put_many_if(s, &r[2], 1, still_samples, NULL, &written), STORE_OK);
+    assert_int_equal(written, 0);
+    store_close(s);
+}
+
 /* store_remove deletes a damaged record, a readable one only by force. */
 static void test_remove(void **state)
 {
@@ -678,4 +729,5 @@ TU_MAIN(cmocka_unit_test(test_strerror), STORE_TEST(test_put_get), STORE_TEST(te
         STORE_TEST(test_resume_replace), STORE_TEST(test_scan_prefix), STORE_TEST(test_schema_meta),
         STORE_TEST(test_open_errors), STORE_TEST(test_map_growth),
         STORE_TEST(test_concurrent_writers), STORE_TEST(test_concurrent_writers_tiny_map),
-        STORE_TEST(test_damaged_value), STORE_TEST(test_damaged_skipped), STORE_TEST(test_remove))
+        STORE_TEST(test_damaged_value), STORE_TEST(test_damaged_skipped),
+        STORE_TEST(test_put_many_if), STORE_TEST(test_remove))
