@@ -439,6 +439,20 @@ int store_put_many(store *s, const record *r, size_t n)
     return st_write(s, "writing records", st_put_many_txn, &m);
 }
 
+/* The record txn holds at r's key into *held: STORE_OK, MDB_NOTFOUND (none), STORE_EDAMAGED (a
+ * value that does not decode; *k and *v say which), or another error. key holds the key text
+ * (RECORD_KEY_LEN) that *k points to. */
+static int st_held(store *s, MDB_txn *txn, const record *r, char *key, MDB_val *k, MDB_val *v,
+                   record *held)
+{
+    if (record_key(r, key, RECORD_KEY_LEN) != 0)
+        return st_fail(s, STORE_EINVAL, "%s: record with an invalid key", s->path);
+    k->mv_size = strlen(key);
+    k->mv_data = key;
+    const int rc = mdb_get(txn, s->results, k, v);
+    return rc == 0 ? st_decode(s, k, v, held) : rc;
+}
+
 typedef struct st_many_if {
     const record *r;
     size_t n;
@@ -453,23 +467,14 @@ static int st_put_many_if_txn(store *s, MDB_txn *txn, void *ctx)
     m->written = 0; /* a retry after the map grew starts over */
     for (size_t i = 0; i < m->n; i++) {
         char key[RECORD_KEY_LEN];
-        if (record_key(&m->r[i], key, sizeof key) != 0)
-            return st_fail(s, STORE_EINVAL, "%s: record with an invalid key", s->path);
-        MDB_val k = {strlen(key), key}, v;
+        MDB_val k, v;
         record held;
-        const record *hp = NULL;
-        int rc = mdb_get(txn, s->results, &k, &v);
-        if (rc == 0) {
-            rc = st_decode(s, &k, &v, &held);
-            if (rc == STORE_EDAMAGED)
-                continue; /* not the caller's to rewrite */
-            if (rc != STORE_OK)
-                return rc;
-            hp = &held;
-        } else if (rc != MDB_NOTFOUND) {
+        int rc = st_held(s, txn, &m->r[i], key, &k, &v, &held);
+        if (rc == STORE_EDAMAGED)
+            continue; /* not the caller's to rewrite */
+        if (rc != STORE_OK && rc != MDB_NOTFOUND)
             return rc;
-        }
-        if (!m->still(hp, &m->r[i], m->ctx))
+        if (!m->still(rc == STORE_OK ? &held : NULL, &m->r[i], m->ctx))
             continue;
         if ((rc = st_put_txn(s, txn, &m->r[i])) != 0)
             return rc;
@@ -520,21 +525,15 @@ static int st_if_better_txn(store *s, MDB_txn *txn, void *ctx)
     st_if_better *b = ctx;
     b->written = 0;
     char key[RECORD_KEY_LEN];
-    if (record_key(b->r, key, sizeof key) != 0)
-        return st_fail(s, STORE_EINVAL, "%s: record with an invalid key", s->path);
-    MDB_val k = {strlen(key), key}, v;
-    int rc = mdb_get(txn, s->results, &k, &v);
-    if (rc == 0) {
-        record old;
-        rc = st_decode(s, &k, &v, &old);
-        /* A damaged record is replaced when the caller skips them. */
-        if (rc != STORE_OK && !(rc == STORE_EDAMAGED && st_note_damaged(s, s->path, &k, &v)))
-            return rc;
-        if (rc == STORE_OK && !record_better(b->r, &old))
-            return 0;
-    } else if (rc != MDB_NOTFOUND) {
+    MDB_val k, v;
+    record old;
+    const int rc = st_held(s, txn, b->r, key, &k, &v, &old);
+    /* A damaged record is replaced when the caller skips them. */
+    if (rc == STORE_OK && !record_better(b->r, &old))
+        return 0;
+    if (rc != STORE_OK && rc != MDB_NOTFOUND &&
+        !(rc == STORE_EDAMAGED && st_note_damaged(s, s->path, &k, &v)))
         return rc;
-    }
     b->written = 1;
     return st_put_txn(s, txn, b->r);
 }
