@@ -634,26 +634,30 @@ static void ms_not_compiled(const measure_gpu *g, record *r)
 
 /* The problem's inputs and reference (made once per problem), then the
  * STARTED callback. Returns 0, or -1 after a CUDA failure (g->err). */
-static int ms_setup(measure_gpu *g, const task *t, void (*started)(void *ctx), void *ctx)
+/* g->err said which problem's setup failed; -1. */
+static int ms_setup_failed(measure_gpu *g, const task *t)
 {
     char prob[48], what[96];
     space_problem_format(&t->problem, prob, sizeof prob);
     snprintf(what, sizeof what, "setting up problem %s: ", prob);
-    if (ms_guard_for(g, &t->problem)) {
-        ms_prefix(g, what);
-        return -1;
-    }
+    ms_prefix(g, what);
+    return -1;
+}
+
+static int ms_setup(measure_gpu *g, const task *t, void (*started)(void *ctx), void *ctx)
+{
+    if (ms_guard_for(g, &t->problem))
+        return ms_setup_failed(g, t);
     /* The other kept problems may hold the memory this one needs: given up, once more. */
     int rc = guard_problem(g->guard, &t->problem);
     if (rc && ms_guards_drop_others(g) > 0)
         rc = guard_problem(g->guard, &t->problem);
     if (rc) {
         ms_guard_fail(g);
-        ms_prefix(g, what);
         for (int i = 0; i < MEASURE_PROBLEMS_KEPT; i++) /* no half-made problem kept */
-            if (g->guards[i] && g->guards[i] == g->guard)
+            if (g->guards[i] == g->guard)
                 ms_guard_close(g, i);
-        return -1;
+        return ms_setup_failed(g, t);
     }
     if (started)
         started(ctx);
