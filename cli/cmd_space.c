@@ -450,22 +450,35 @@ static void grid_install_sigint(void)
     sigaction(SIGINT, &sa, NULL);
 }
 
+/* A worker for each GPU of o's list not started yet (worker_prestart). */
+static void grid_prestart(const run_options *o)
+{
+    worker_prestart(o->n_devices > 1 ? o->devices : &o->device,
+                    o->n_devices > 1 ? o->n_devices : 1);
+}
+
 /* all: --devices all (the probe's count decides the list). */
 static int grid_run(const space *s, const plan *p, const char *path, run_options *o, int all)
 {
     char msg[512] = "";
     /* The workers start before the probe, their CUDA starts beside its own (about 0.5 s each,
-     * sweep/NOTES-engine.md); a worker for GPU 0 only while "all" is not counted yet. Nothing
-     * is written before the probe has answered; workers no engine adopts are killed. */
+     * sweep/NOTES-engine.md); for "all", one per GPU the driver lists (a hint without CUDA),
+     * the probe's count decides after. Nothing is written before the probe has answered;
+     * workers no engine adopts are killed. */
+    const int hint = all ? worker_gpu_hint() : 0;
+    if (hint > 1)
+        all_devices(o, hint);
     if (p->n_accepted > 0)
-        worker_prestart(o->n_devices > 1 ? o->devices : &o->device,
-                        o->n_devices > 1 ? o->n_devices : 1);
+        grid_prestart(o);
+    if (progress_tracing())
+        fprintf(stderr, "TRACE gpu hint %d: %d worker(s) started before the probe\n", hint,
+                p->n_accepted > 0 ? (o->n_devices > 1 ? o->n_devices : 1) : 0);
     const int n_gpus = worker_gpu_count(msg, sizeof msg);
     progress_phase("gpu probe");
-    if (all && n_gpus > 1) {
+    if (all && n_gpus > 0) {
         all_devices(o, n_gpus);
         if (p->n_accepted > 0)
-            worker_prestart(o->devices + 1, o->n_devices - 1);
+            grid_prestart(o); /* those the hint missed */
     }
     if (n_gpus <= 0 || p->n_accepted == 0)
         worker_quit_all(NULL, 0); /* no engine: its prestarted workers and the probe reaped */

@@ -22,6 +22,7 @@
 
 #include "../kernels/fa_launch.h"
 #include "../kernels/family.h"
+#include "../store/mode.h"
 #include "../store/text.h"
 #include "dispatch.h"
 #include "variant.h"
@@ -568,42 +569,50 @@ static size_t engine_round_jobs(const engine_job *jobs, size_t n, int r, int rou
     return k;
 }
 
-/* Whether (group, mode) comes before job i, mode m, in the round's jobs
- * (a group is one problem: engine_job). */
-static int engine_seen(const engine_job *rj, size_t i, int m)
+/* The intervals of the problem of group rj[i].group, every mode the round's jobs of that group
+ * touched, in one intervals_update (one pair of scans of the problem's records). */
+static int engine_group_intervals(engine *e, store *st, const engine_job *rj, size_t k, size_t i,
+                                  double since)
 {
-    for (size_t j = 0; j <= i; j++) {
-        const int upto = j < i ? rj[j].t.n_modes : m;
-        for (int q = 0; q < upto && rj[j].group == rj[i].group; q++)
-            if (strcmp(rj[j].t.modes[q], rj[i].t.modes[m]) == 0)
-                return 1;
+    const char *modes[MODE_COUNT];
+    int n_modes = 0;
+    for (size_t j = i; j < k; j++)
+        for (int m = 0; rj[j].group == rj[i].group && m < rj[j].t.n_modes; m++) {
+            int q = 0;
+            while (q < n_modes && strcmp(modes[q], rj[j].t.modes[m]) != 0)
+                q++;
+            if (q == n_modes && n_modes < MODE_COUNT)
+                modes[n_modes++] = rj[j].t.modes[m];
+        }
+    char prob[48];
+    space_problem_format(&rj[i].t.problem, prob, sizeof prob);
+    const int rc =
+        intervals_update(st, e->dev.name, prob, modes, n_modes, since, e->o.ci_floor, NULL);
+    if (rc != STORE_OK) {
+        engine_fail(e, "updating the intervals of %s failed: %s (%s)", prob, store_strerror(rc),
+                    store_last_error(st));
+        return -1;
     }
     return 0;
 }
 
-/* The intervals of every (problem, mode) the round's jobs touched. */
+/* The intervals of every (problem, mode) the round's jobs touched: a problem (group) at a
+ * time, at its first job. */
 static int engine_round_intervals(engine *e, store *st, const engine_job *rj, size_t k,
                                   double since)
 {
     const double t0 = progress_tracing() ? progress_now() : 0;
-    for (size_t i = 0; i < k; i++) {
-        char prob[48];
-        space_problem_format(&rj[i].t.problem, prob, sizeof prob);
-        for (int m = 0; m < rj[i].t.n_modes; m++) {
-            if (engine_seen(rj, i, m))
-                continue;
-            const int rc = intervals_update(st, e->dev.name, prob, rj[i].t.modes[m], since,
-                                            e->o.ci_floor, NULL);
-            if (rc != STORE_OK) {
-                engine_fail(e, "updating the intervals of %s %s failed: %s (%s)", prob,
-                            rj[i].t.modes[m], store_strerror(rc), store_last_error(st));
-                return -1;
-            }
-        }
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < k; i++) {
+        size_t j = 0;
+        while (j < i && rj[j].group != rj[i].group)
+            j++;
+        if (j == i)
+            rc = engine_group_intervals(e, st, rj, k, i, since);
     }
     if (progress_tracing())
         engine_trace.intervals_s += progress_now() - t0;
-    return 0;
+    return rc;
 }
 
 /* One round's jobs, run. */
@@ -703,8 +712,8 @@ static void engine_pipe_done(engine_pipe *p, size_t i)
 
 /* Releases every block whose group has nothing left in an earlier round
  * (its jobs pending, with the worker that gated their job; a failed job's
- * dropped), then gives each block done the intervals of its round. 0 or -1. */
-static int engine_pipe_release(engine *e, store *st, engine_pipe *p, engine_job *jobs)
+ * dropped). */
+static void engine_pipe_release(engine_pipe *p, engine_job *jobs)
 {
     for (size_t b = 0; b < p->n_blk; b++) {
         engine_block *x = &p->blk[b];
@@ -720,13 +729,33 @@ static int engine_pipe_release(engine *e, store *st, engine_pipe *p, engine_job 
             p->rj[i].pending = 1;
         }
     }
+}
+
+/* Whether a busy worker has something to say now (a finished task waits for the engine). */
+static int engine_any_ready(const engine *e)
+{
+    struct pollfd fds[ENGINE_MAX_DEVICES];
+    nfds_t nf = 0;
+    for (int k = 0; k < e->n_slots; k++)
+        if (e->slots[k].busy)
+            fds[nf++] = (struct pollfd){.fd = e->slots[k].w.msg_fd, .events = POLLIN};
+    return nf > 0 && poll(fds, nf, 0) > 0;
+}
+
+/* Gives each block done the intervals of its round, one block (one problem) at a time and
+ * only while no worker has finished a task (a GPU never waits for them: they are done
+ * while every GPU is busy, sweep/NOTES-engine.md); all of them when `all`. 0 or -1. */
+static int engine_pipe_intervals(engine *e, store *st, engine_pipe *p, int all)
+{
     for (size_t b = 0; b < p->n_blk; b++) {
         engine_block *x = &p->blk[b];
-        if (x->released == 1 && x->left == 0) {
-            x->released = 2; /* its intervals said */
-            if (engine_round_intervals(e, st, p->rj + x->i0, x->i1 - x->i0, p->since) != 0)
-                return -1;
-        }
+        if (x->released != 1 || x->left != 0)
+            continue;
+        if (!all && engine_any_ready(e))
+            return 0;
+        x->released = 2; /* its intervals said */
+        if (engine_round_intervals(e, st, p->rj + x->i0, x->i1 - x->i0, p->since) != 0)
+            return -1;
     }
     return 0;
 }
@@ -748,9 +777,10 @@ static int engine_run_pipelined(engine *e, store *st, engine_job *jobs, size_t n
     engine_pipe p;
     if (engine_pipe_open(e, &p, jobs, n, rounds, since))
         return 1;
-    int rc = engine_pipe_release(e, st, &p, jobs);
+    engine_pipe_release(&p, jobs);
+    int rc = 0;
     while (rc == 0) {
-        int busy = 0, n_fin;
+        int busy = 0, n_fin = 0;
         size_t fin[ENGINE_MAX_DEVICES];
         for (int k = 0; k < e->n_slots; k++) {
             if (!e->slots[k].busy && !e->slots[k].dead)
@@ -759,12 +789,16 @@ static int engine_run_pipelined(engine *e, store *st, engine_job *jobs, size_t n
         }
         if (!busy)
             break;
-        rc = engine_wait(e, st, p.rj, p.n, keep, sink, fin, &n_fin);
+        rc = engine_pipe_intervals(e, st, &p, 0);
+        if (rc == 0)
+            rc = engine_wait(e, st, p.rj, p.n, keep, sink, fin, &n_fin);
         for (int f = 0; rc == 0 && f < n_fin; f++)
             engine_pipe_finished(&p, jobs, fin[f]);
         if (rc == 0)
-            rc = engine_pipe_release(e, st, &p, jobs);
+            engine_pipe_release(&p, jobs);
     }
+    if (rc >= 0 && engine_pipe_intervals(e, st, &p, 1) != 0)
+        rc = -1;
     size_t left = 0; /* jobs that never ran */
     for (size_t i = 0; i < p.n; i++)
         if (!p.rj[i].done) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../store/mode.h"
 #include "../store/rounds.h"
 
 int intervals_rounds_of(const record *held)
@@ -69,52 +70,66 @@ void intervals_combine(const record *held, const record *fresh, record *out)
 
 /* ---- the interval pass ----------------------------------------------------------------------- */
 
+/* One mode's pool: pass 1 gathers it, pass 2 sets each record's interval from it. */
+typedef struct intervals_pool {
+    double *us;
+    int n, cap, groups;
+} intervals_pool;
+
 typedef struct intervals_scan {
-    const char *mode;
+    const char *const *modes;
+    int n_modes;
     double since, floor;
-    /* pass 1: the pool */
-    double *pool;
-    int npool, cap, groups;
+    intervals_pool pool[MODE_COUNT];
     /* pass 2: the records whose interval changes, written in one transaction after it */
     record *out;
     size_t n_out, cap_out;
     int rc;
 } intervals_scan;
 
-static int intervals_in_group(const record *r, const intervals_scan *x)
+/* The index of r's mode among the scan's modes, or -1 when r is outside the groups. */
+static int intervals_group_of(const record *r, const intervals_scan *x)
 {
-    return r->status == RECORD_ST_OK && r->kind == RECORD_KIND_KERNEL &&
-           strcmp(r->mode, x->mode) == 0;
+    if (r->status != RECORD_ST_OK || r->kind != RECORD_KIND_KERNEL)
+        return -1;
+    for (int m = 0; m < x->n_modes; m++)
+        if (strcmp(r->mode, x->modes[m]) == 0)
+            return m;
+    return -1;
 }
 
 static int intervals_pool_visit(const record *r, void *ctx)
 {
     intervals_scan *x = ctx;
-    if (!intervals_in_group(r, x) || r->time.round.n < 2)
+    const int m = intervals_group_of(r, x);
+    if (m < 0 || r->time.round.n < 2)
         return 0;
-    if (x->npool + r->time.round.n > x->cap) {
-        const int cap = 2 * x->cap + RECORD_MAX_ROUNDS;
-        double *p = realloc(x->pool, sizeof *p * (size_t)cap);
-        if (!p) {
+    intervals_pool *p = &x->pool[m];
+    if (p->n + r->time.round.n > p->cap) {
+        const int cap = 2 * p->cap + RECORD_MAX_ROUNDS;
+        double *us = realloc(p->us, sizeof *us * (size_t)cap);
+        if (!us) {
             x->rc = STORE_ENOMEM;
             return 1;
         }
-        x->pool = p;
-        x->cap = cap;
+        p->us = us;
+        p->cap = cap;
     }
-    rounds_pool_add(r->time.round.us, r->time.round.n, x->pool, &x->npool);
-    x->groups++;
+    rounds_pool_add(r->time.round.us, r->time.round.n, p->us, &p->n);
+    p->groups++;
     return 0;
 }
 
 static int intervals_set_visit(const record *r, void *ctx)
 {
     intervals_scan *x = ctx;
-    if (!intervals_in_group(r, x) || r->timestamp < x->since || r->time.round.n < 1)
+    const int m = intervals_group_of(r, x);
+    if (m < 0 || r->timestamp < x->since || r->time.round.n < 1)
         return 0;
+    const intervals_pool *p = &x->pool[m];
     double lo, hi;
     record nr = *r;
-    if (rounds_interval(r->time.round.n, x->pool, x->npool, x->groups, x->floor, &lo, &hi) == 0) {
+    if (rounds_interval(r->time.round.n, p->us, p->n, p->groups, x->floor, &lo, &hi) == 0) {
         nr.time.ci_lo_us = r->time.median_us * (1 + lo);
         nr.time.ci_hi_us = r->time.median_us * (1 + hi);
     } else {
@@ -124,12 +139,12 @@ static int intervals_set_visit(const record *r, void *ctx)
         return 0;
     if (x->n_out == x->cap_out) {
         const size_t cap = 2 * x->cap_out + 64;
-        record *p = realloc(x->out, sizeof *p * cap);
-        if (!p) {
+        record *o = realloc(x->out, sizeof *o * cap);
+        if (!o) {
             x->rc = STORE_ENOMEM;
             return 1;
         }
-        x->out = p;
+        x->out = o;
         x->cap_out = cap;
     }
     x->out[x->n_out++] = nr;
@@ -148,16 +163,22 @@ static int intervals_still(const record *held, const record *r, void *ctx)
            held->time.median_us == r->time.median_us;
 }
 
-int intervals_update(store *st, const char *device, const char *problem, const char *mode,
-                     double since, double floor, long *updated)
+int intervals_update(store *st, const char *device, const char *problem, const char *const *modes,
+                     int n_modes, double since, double floor, long *updated)
 {
+    if (updated)
+        *updated = 0;
+    if (n_modes < 0 || n_modes > MODE_COUNT || (n_modes > 0 && !modes))
+        return STORE_EINVAL;
     char prefix[RECORD_KEY_LEN];
     snprintf(prefix, sizeof prefix, "%s|%s|", device, problem);
-    intervals_scan x = {.mode = mode, .since = since, .floor = floor};
+    intervals_scan x = {.modes = modes, .n_modes = n_modes, .since = since, .floor = floor};
+    /* Every mode of the problem from the same two scans: the key's prefix is the problem's,
+     * so a scan per mode decoded every mode's records again (sweep/NOTES-engine.md). */
     int rc = store_scan(st, prefix, intervals_pool_visit, &x);
     if (rc == STORE_OK && x.rc == STORE_OK)
         rc = store_scan(st, prefix, intervals_set_visit, &x);
-    /* One transaction (one sync) for the group, not one per record: a round's update of a
+    /* One transaction (one sync) for the problem, not one per record: a round's update of a
      * (problem, mode) of a hundred configs was a hundred syncs, tens of ms on the engine's
      * thread while the workers waited for their next task (sweep/NOTES-engine.md). A record
      * another process (a shard sharing the store) changed since the scan is left as it is:
@@ -165,7 +186,8 @@ int intervals_update(store *st, const char *device, const char *problem, const c
     size_t written = 0;
     if (rc == STORE_OK && x.rc == STORE_OK)
         x.rc = store_put_many_if(st, x.out, x.n_out, intervals_still, NULL, &written);
-    free(x.pool);
+    for (int m = 0; m < MODE_COUNT; m++)
+        free(x.pool[m].us);
     free(x.out);
     if (updated)
         *updated = rc == STORE_OK && x.rc == STORE_OK ? (long)written : 0;

@@ -37,16 +37,19 @@ void intervals_combine(const record *held, const record *fresh, record *out);
 /* Rounds a stored record of this key already has (0: none, or not ok). */
 int intervals_rounds_of(const record *held);
 
-/* Recomputes the interval of every ok record of (device, problem, mode)
- * in the store whose timestamp is >= since (those this run measured), from
- * the pool of all the group's records with two or more rounds, and the
- * relative floor. A record whose rounds cannot say anything (no pool)
+/* Recomputes the interval of every ok record of (device, problem, mode), for
+ * each of the n_modes modes (at most MODE_COUNT, each once), in the store
+ * whose timestamp is >= since (those this run measured), from the pool of
+ * all the (device, problem, mode) group's records with two or more rounds,
+ * and the relative floor; one pair of scans over the problem's records
+ * serves every mode. A record whose rounds cannot say anything (no pool)
  * keeps no interval. The records whose interval changes are rewritten in
  * one transaction (all or none), each only if it still holds the rounds
  * the scan read (store_put_many_if: a round another process folded in
- * since is never overwritten). Returns STORE_OK or a store error;
- * *updated (may be NULL) counts the records rewritten. */
-int intervals_update(store *st, const char *device, const char *problem, const char *mode,
-                     double since, double floor, long *updated);
+ * since is never overwritten). Returns STORE_OK, STORE_EINVAL (a bad mode
+ * count) or a store error; *updated (may be NULL) counts the records
+ * rewritten. */
+int intervals_update(store *st, const char *device, const char *problem, const char *const *modes,
+                     int n_modes, double since, double floor, long *updated);
 
 #endif /* INTERVALS_H */

@@ -7,10 +7,12 @@
 #include "worker.h"
 
 #include <cuda_runtime_api.h>
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -274,6 +276,43 @@ int worker_gpu_count(char *msg, size_t n)
     return count;
 }
 
+/* How many of CUDA_VISIBLE_DEVICES's entries (v) CUDA would see among n GPUs (0: n
+ * unknown): entries up to the first that names none (an ordinal not below n, or text that
+ * is neither an ordinal nor a UUID, "GPU-..." or "MIG-..."). */
+static int worker_visible(const char *v, int n)
+{
+    int count = 0;
+    for (const char *p = v; *p;) {
+        while (*p == ' ')
+            p++;
+        char *end;
+        errno = 0;
+        const long idx = strtol(p, &end, 10);
+        const int ordinal = end != p && *p != '-' && *p != '+' && !errno;
+        if (ordinal ? n > 0 && idx >= n : strncmp(p, "GPU-", 4) != 0 && strncmp(p, "MIG-", 4) != 0)
+            break;
+        count++;
+        p = strchr(p, ',');
+        if (!p)
+            break;
+        p++;
+    }
+    return n > 0 && count > n ? n : count;
+}
+
+int worker_gpu_hint(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/driver/nvidia/gpus"); /* one folder per GPU (its PCI bus id) */
+    if (d) {
+        for (const struct dirent *e; (e = readdir(d));)
+            n += e->d_name[0] != '.';
+        closedir(d);
+    }
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    return v ? worker_visible(v, n) : n;
+}
+
 /* ---- the worker's end ----------------------------------------------------------------------- */
 
 /* Tells the engine the task's kernel starts now (its timeout runs from
@@ -391,9 +430,20 @@ static int worker_fork_new(worker *w, char *err, size_t n)
     return 0;
 }
 
+/* Whether a prestarted worker for GPU `device` is there to adopt. */
+static int worker_is_early(int device)
+{
+    for (int i = 0; i < worker_n_early; i++)
+        if (worker_early[i].pid && worker_early[i].device == device)
+            return 1;
+    return 0;
+}
+
 void worker_prestart(const int *devices, int n)
 {
     for (int i = 0; i < n && worker_n_early < WORKER_EARLY_MAX; i++) {
+        if (worker_is_early(devices[i]))
+            continue;
         worker *w = &worker_early[worker_n_early];
         memset(w, 0, sizeof *w);
         w->device = devices[i];

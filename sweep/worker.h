@@ -106,4 +106,10 @@ void worker_await(worker *w, worker_job *j);
  * teardown would add to the sweep's start): killed, and reaped later. */
 int worker_gpu_count(char *msg, size_t n);
 
+/* How many GPUs CUDA will likely count, without CUDA (so without its start-up): the
+ * driver's /proc/driver/nvidia/gpus entries, and CUDA_VISIBLE_DEVICES as CUDA reads it;
+ * 0 when unknown. Only a hint, to start the workers of `--devices all` beside the probe
+ * (worker_prestart): worker_gpu_count decides. */
+int worker_gpu_hint(void);
+
 #endif /* WORKER_H */

@@ -250,8 +250,11 @@ assert d["instances"] and all(i["family"] in ("mma", "wgmma") for i in d["instan
 @test "grid without a GPU leaves no child behind: prestarted workers and the probe reaped" {
     # fasweep runs under a subreaper (PR_SET_CHILD_SUBREAPER), so every process it leaves,
     # running or a zombie, becomes the wrapper's child once fasweep exits, and is counted.
-    local d
-    for d in "" "--devices all" "--devices 0,1"; do
+    # CUDA_VISIBLE_DEVICES=0,1,2 with --devices all: the CUDA-free count (worker_gpu_hint)
+    # starts three workers before the probe says there is no GPU (the trace says how many).
+    local d v
+    for d in "|" "|--devices all" "|--devices 0,1" "0,1,2|--devices all"; do
+        v=${d%%|*} d=${d#*|}
         # shellcheck disable=SC2086  # $d is zero or two words
         run --separate-stderr python3 -c '
 import ctypes, os, subprocess, sys, time
@@ -268,10 +271,15 @@ while True:
     if pid == 0:  # a child still running: wait for it, it counts all the same
         os.waitpid(-1, 0)
     left += 1
-print("rc %d left %d" % (rc, left))' env CUDA_VISIBLE_DEVICES= "$FASWEEP" grid --space "$REPO/spaces/ci.json" --store "$STORE" $d
+print("rc %d left %d" % (rc, left))' env CUDA_VISIBLE_DEVICES="$v" "$FASWEEP" grid --space "$REPO/spaces/ci.json" --store "$STORE" $d
         expect_status 0
         [ "$output" = "SKIP no subreaper" ] && skip "no PR_SET_CHILD_SUBREAPER here"
         [ "$output" = "rc 1 left 0" ] || flunk "grid $d: $output (want exit 1 and no process left)"
+        if [ -n "$v" ]; then # the same run again for its trace: three workers started early
+            run --separate-stderr env FASWEEP_TRACE=1 CUDA_VISIBLE_DEVICES="$v" "$FASWEEP" grid \
+                --space "$REPO/spaces/ci.json" --store "$STORE" $d
+            expect_in "$stderr" "TRACE gpu hint 3: 3 worker(s) started before the probe"
+        fi
         [ ! -e "$STORE" ] || flunk "a store was created"
     done
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "store/mode.h"
 #include "store/record.h"
 #include "store/store.h"
 #include "sweep/intervals.h"
@@ -192,33 +193,40 @@ static void test_combine(void **st)
     assert_true(acc.time.round.us[0] == 20.0);
 }
 
+/* 20 configs of mode `mode`, 3 rounds each spread by +-spread around their truth. */
+static void put_group(store *s, const char *mode, double spread)
+{
+    for (int c = 0; c < 20; c++) {
+        char cfg[32];
+        snprintf(cfg, sizeof cfg, "d64.m%d.n64.w1.s2.z1", 16 * (c + 1));
+        record acc, r = ok_rec(cfg, 100 + c);
+        snprintf(r.mode, sizeof r.mode, "%s", mode);
+        intervals_combine(NULL, &r, &acc);
+        for (int k = 1; k < 3; k++) {
+            record nr = ok_rec(cfg, (100 + c) * (k == 1 ? 1 + spread : 1 - spread)), out;
+            snprintf(nr.mode, sizeof nr.mode, "%s", mode);
+            intervals_combine(&acc, &nr, &out);
+            acc = out;
+        }
+        assert_int_equal(store_put(s, &acc), STORE_OK);
+    }
+}
+
 static void test_update_pass(void **state)
 {
     const char *dir = *state;
     store *s;
     char err[512];
     assert_int_equal(store_open(dir, 0, &s, err, sizeof err), STORE_OK);
-    /* 20 configs, 3 rounds each, +-1 % around their truth */
-    for (int c = 0; c < 20; c++) {
-        char cfg[32];
-        /* real mma configs: a kernel record's config is its family's */
-        snprintf(cfg, sizeof cfg, "d64.m%d.n64.w1.s2.z1", 16 * (c + 1));
-        record acc, r = ok_rec(cfg, 100 + c);
-        intervals_combine(NULL, &r, &acc);
-        for (int k = 1; k < 3; k++) {
-            record nr = ok_rec(cfg, (100 + c) * (k == 1 ? 1.01 : 0.99)), out;
-            intervals_combine(&acc, &nr, &out);
-            acc = out;
-        }
-        assert_int_equal(store_put(s, &acc), STORE_OK);
-    }
+    put_group(s, "hot", 0.01); /* 20 configs, 3 rounds each, +-1 % around their truth */
     /* an old record of the group (no rounds) is left alone */
     record old = ok_rec("d64.m512.n64.w1.s2.z1", 50);
     old.timestamp = 1;
     assert_int_equal(store_put(s, &old), STORE_OK);
     long n = 0;
-    assert_int_equal(intervals_update(s, "NVIDIA H100", "b4.h8.s512.d64.nc", "hot", 1e8, 0.003, &n),
-                     STORE_OK);
+    const char *const hot[] = {"hot"};
+    assert_int_equal(
+        intervals_update(s, "NVIDIA H100", "b4.h8.s512.d64.nc", hot, 1, 1e8, 0.003, &n), STORE_OK);
     assert_int_equal(n, 20);
     record r;
     assert_int_equal(
@@ -234,8 +242,52 @@ static void test_update_pass(void **state)
         STORE_OK);
     assert_false(record_has_ci(&r));
     /* the same data: the same interval (fixed seed), nothing rewritten */
-    assert_int_equal(intervals_update(s, "NVIDIA H100", "b4.h8.s512.d64.nc", "hot", 1e8, 0.003, &n),
-                     STORE_OK);
+    assert_int_equal(
+        intervals_update(s, "NVIDIA H100", "b4.h8.s512.d64.nc", hot, 1, 1e8, 0.003, &n), STORE_OK);
+    assert_int_equal(n, 0);
+    store_close(s);
+}
+
+static double half_width(store *s, const char *mode)
+{
+    char key[RECORD_KEY_LEN];
+    snprintf(key, sizeof key,
+             "NVIDIA H100|b4.h8.s512.d64.nc|0123456789abcdef|d64.m96.n64.w1.s2.z1|%s", mode);
+    record r;
+    assert_int_equal(store_get(s, key, &r), STORE_OK);
+    assert_true(record_has_ci(&r));
+    return (r.time.ci_hi_us - r.time.ci_lo_us) / 2 / r.time.median_us;
+}
+
+/* Several modes of a problem in one update: each mode's intervals from its own pool, the
+ * same as one update per mode (which then has nothing to rewrite). */
+static void test_update_modes(void **state)
+{
+    const char *dir = *state;
+    store *s;
+    char err[512];
+    assert_int_equal(store_open(dir, 0, &s, err, sizeof err), STORE_OK);
+    put_group(s, "hot", 0.01);
+    put_group(s, "cold", 0.05);
+    const char *const both[] = {"hot", "cold"}, *const hot[] = {"hot"}, *const cold[] = {"cold"};
+    long n = 0;
+    assert_int_equal(
+        intervals_update(s, "NVIDIA H100", "b4.h8.s512.d64.nc", both, 2, 1e8, 0.003, &n), STORE_OK);
+    assert_int_equal(n, 40);
+    const double h = half_width(s, "hot"), c = half_width(s, "cold");
+    assert_true(h > 0.005 && h < 0.02);
+    assert_true(c > 3 * h); /* cold's own pool, five times the spread */
+    assert_int_equal(
+        intervals_update(s, "NVIDIA H100", "b4.h8.s512.d64.nc", hot, 1, 1e8, 0.003, &n), STORE_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(
+        intervals_update(s, "NVIDIA H100", "b4.h8.s512.d64.nc", cold, 1, 1e8, 0.003, &n), STORE_OK);
+    assert_int_equal(n, 0);
+    /* more modes than the table has: refused, nothing written */
+    const char *const many[MODE_COUNT + 1] = {"hot"};
+    assert_int_equal(intervals_update(s, "NVIDIA H100", "b4.h8.s512.d64.nc", many, MODE_COUNT + 1,
+                                      1e8, 0.003, &n),
+                     STORE_EINVAL);
     assert_int_equal(n, 0);
     store_close(s);
 }
@@ -250,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_merge_rule),
         cmocka_unit_test(test_combine),
         cmocka_unit_test_setup_teardown(test_update_pass, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_update_modes, setup_dir, teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
