@@ -38,6 +38,28 @@ if ! command -v nvidia-smi >/dev/null || ! gpus=$(nvidia-smi -L 2>/dev/null); th
 fi
 ngpu=$(grep -c '^GPU' <<<"$gpus" || true)
 [ "$ngpu" -ge 1 ] || { echo "$me: nvidia-smi -L lists no GPU: nothing measured" >&2; exit 1; }
+# CUDA_VISIBLE_DEVICES as CUDA reads it (sweep/worker.c, worker_gpu_hint: the same rule): its
+# entries up to the first that names no GPU (an ordinal not below the count, or neither an
+# ordinal nor a GPU-/MIG- UUID); --devices all takes those.
+if [ -n "${CUDA_VISIBLE_DEVICES+set}" ]; then
+    vis=0
+    IFS=',' read -ra ents <<<"$CUDA_VISIBLE_DEVICES"
+    for e in "${ents[@]}"; do
+        e=${e// /}
+        if { [[ $e =~ ^[0-9]+$ ]] && [ $((10#$e)) -lt "$ngpu" ]; } || [[ $e == GPU-* || $e == MIG-* ]]; then
+            vis=$((vis + 1))
+        else
+            break
+        fi
+    done
+    [ "$vis" -le "$ngpu" ] || vis=$ngpu
+    [ "$vis" -ge 1 ] || {
+        printf '%s: CUDA_VISIBLE_DEVICES=%q leaves none of the %s GPUs visible: nothing measured\n' \
+            "$me" "$CUDA_VISIBLE_DEVICES" "$ngpu" >&2
+        exit 1
+    }
+    ngpu=$vis
+fi
 [ "$ngpu" -le 16 ] || ngpu=16 # ENGINE_MAX_DEVICES: what --devices all takes
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

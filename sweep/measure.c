@@ -117,6 +117,22 @@ static void ms_uuid_text(const cudaUUID_t *u, char *buf, size_t n)
              b[14], b[15]);
 }
 
+/* FASWEEP_TRACE set: one line on stderr per step of a task (and of the worker's start), with
+ * the time since the last line (the worker's fixed costs, sweep/NOTES-engine.md); NULL
+ * starts over (the next line says 0: the wait for a first task is no step). */
+static void ms_trace(const char *what)
+{
+    static double last;
+    if (!what)
+        last = 0;
+    if (!what || !progress_tracing())
+        return;
+    const double t = progress_now();
+    fprintf(stderr, "TRACE %-28s %9.3f ms pid %d\n", what, last > 0 ? (t - last) * 1e3 : 0.0,
+            (int)getpid()); /* several workers write to one stderr */
+    last = t;
+}
+
 static int ms_device_info(measure_gpu *g)
 {
     task_device *in = &g->info;
@@ -142,7 +158,9 @@ static int ms_device_info(measure_gpu *g)
              "cudaDeviceGetAttribute(memory bus width)");
     stats_peak_of(in->cc, in->sm_count, in->clock_khz, mem_khz, bus_bits, in->l2_bytes, &g->peak);
     snprintf(in->runtime, sizeof in->runtime, "%d.%d", rt / 1000, rt % 1000 / 10);
+    ms_trace("cuda start");
     nvml_open(&g->nvml, in->pci);
+    ms_trace("nvml open");
     if (g->nvml.driver[0])
         text_copy_utf8(in->driver, sizeof in->driver, g->nvml.driver);
     else
@@ -161,6 +179,7 @@ static int ms_mapped(measure_gpu *g, void **p, size_t bytes, const char *what)
 
 static int ms_open(measure_gpu *g)
 {
+    ms_trace("worker start");
     if (ms_device_info(g))
         return -1;
     MS_CHECK(g, cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking),
@@ -172,6 +191,8 @@ static int ms_open(measure_gpu *g)
     MS_CHECK(g, cudaMalloc(&g->flush, g->flush_bytes), "cudaMalloc(L2 flush buffer)");
     if (ms_mapped(g, (void **)&g->probe, 2 * sizeof *g->probe, "cudaHostAlloc(clock probes)"))
         return -1;
+    ms_trace("stream, events, buffers");
+    ms_trace(NULL);
     g->enqueue_us = MEASURE_ENQUEUE_GUESS_US;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -321,19 +342,6 @@ static int ms_calibrate(measure_gpu *g, const space_measure *m)
 }
 
 /* ---- the problem and the gate (guard.h) -------------------------------------------------- */
-
-/* FASWEEP_TRACE set: one line on stderr per step of a task, with the
- * time since the last line (the worker's fixed costs, sweep/NOTES-engine.md). */
-static void ms_trace(const char *what)
-{
-    static double last;
-    if (!progress_tracing())
-        return;
-    const double t = progress_now();
-    fprintf(stderr, "TRACE %-28s %9.3f ms pid %d\n", what, last > 0 ? (t - last) * 1e3 : 0.0,
-            (int)getpid()); /* several workers write to one stderr */
-    last = t;
-}
 
 /* Copies the guard's last CUDA failure into g->err: -1. */
 static int ms_guard_fail(measure_gpu *g)

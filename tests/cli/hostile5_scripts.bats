@@ -484,6 +484,19 @@ PY
     run --separate-stderr bash "$REPO/scripts/bench_devices.sh" "$REPO/spaces/l4.json"
     expect_status 0 # the control
     expect_in "$output" "bench_devices: l4.json on 1 GPU"
+    # the GPUs CUDA_VISIBLE_DEVICES leaves, not every GPU nvidia-smi lists
+    NGPU=4 CUDA_VISIBLE_DEVICES=2,3 run --separate-stderr bash "$REPO/scripts/bench_devices.sh" \
+        "$REPO/spaces/l4.json"
+    expect_in "$output" "on 2 GPUs"
+    expect_in "$output" "at most 0.55 on 2 GPUs"
+    NGPU=4 CUDA_VISIBLE_DEVICES="1,GPU-x,7,2" run --separate-stderr bash \
+        "$REPO/scripts/bench_devices.sh" "$REPO/spaces/l4.json"
+    expect_in "$output" "on 2 GPUs" # CUDA stops at the first entry that names no GPU
+    NGPU=4 CUDA_VISIBLE_DEVICES= run --separate-stderr bash "$REPO/scripts/bench_devices.sh" \
+        "$REPO/spaces/l4.json"
+    expect_status 1
+    expect_in "$stderr" "leaves none of the 4 GPUs visible: nothing measured"
+    one_line "$stderr"
 }
 
 # Two sweeps' fixtures (grid-0.jsonl, grid-all.jsonl in $WORK) of one H100
