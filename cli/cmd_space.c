@@ -450,11 +450,11 @@ static void grid_install_sigint(void)
     sigaction(SIGINT, &sa, NULL);
 }
 
-/* A worker for each GPU of o's list not started yet (worker_prestart). */
-static void grid_prestart(const run_options *o)
+/* A worker for each GPU of o's list not started yet (worker_prestart); how many wait. */
+static int grid_prestart(const run_options *o)
 {
-    worker_prestart(o->n_devices > 1 ? o->devices : &o->device,
-                    o->n_devices > 1 ? o->n_devices : 1);
+    return worker_prestart(o->n_devices > 1 ? o->devices : &o->device,
+                           o->n_devices > 1 ? o->n_devices : 1);
 }
 
 /* all: --devices all (the probe's count decides the list). */
@@ -468,11 +468,9 @@ static int grid_run(const space *s, const plan *p, const char *path, run_options
     const int hint = all ? worker_gpu_hint() : 0;
     if (hint > 1)
         all_devices(o, hint);
-    if (p->n_accepted > 0)
-        grid_prestart(o);
+    const int early = p->n_accepted > 0 ? grid_prestart(o) : 0;
     if (progress_tracing())
-        fprintf(stderr, "TRACE gpu hint %d: %d worker(s) started before the probe\n", hint,
-                p->n_accepted > 0 ? (o->n_devices > 1 ? o->n_devices : 1) : 0);
+        fprintf(stderr, "TRACE gpu hint %d: %d worker(s) started before the probe\n", hint, early);
     const int n_gpus = worker_gpu_count(msg, sizeof msg);
     progress_phase("gpu probe");
     if (all && n_gpus > 0) {

@@ -38,19 +38,24 @@ if ! command -v nvidia-smi >/dev/null || ! gpus=$(nvidia-smi -L 2>/dev/null); th
 fi
 ngpu=$(grep -c '^GPU' <<<"$gpus" || true)
 [ "$ngpu" -ge 1 ] || { echo "$me: nvidia-smi -L lists no GPU: nothing measured" >&2; exit 1; }
-# CUDA_VISIBLE_DEVICES as CUDA reads it (sweep/worker.c, worker_gpu_hint: the same rule): its
-# entries up to the first that names no GPU (an ordinal not below the count, or neither an
-# ordinal nor a GPU-/MIG- UUID); --devices all takes those.
+# CUDA_VISIBLE_DEVICES as CUDA reads it (sweep/worker.c, worker_visible: the same rule, but
+# a UUID is checked here against nvidia-smi's): its entries up to the first that names no GPU
+# (an ordinal not below the count, a UUID no GPU's starts with, or other text); --devices all
+# takes those.
 if [ -n "${CUDA_VISIBLE_DEVICES+set}" ]; then
+    uuids=$(grep -oE '\(UUID: [^)]+\)' <<<"$gpus" | sed 's/^(UUID: //; s/)$//' || true)
     vis=0
     IFS=',' read -ra ents <<<"$CUDA_VISIBLE_DEVICES"
     for e in "${ents[@]}"; do
-        e=${e// /}
-        if { [[ $e =~ ^[0-9]+$ ]] && [ $((10#$e)) -lt "$ngpu" ]; } || [[ $e == GPU-* || $e == MIG-* ]]; then
-            vis=$((vis + 1))
-        else
-            break
+        e=$(sed 's/^[[:blank:]]*//; s/[[:blank:]]*$//' <<<"$e")
+        ok=0
+        if [[ $e =~ ^[0-9]{1,9}$ ]]; then
+            [ $((10#$e)) -lt "$ngpu" ] && ok=1
+        elif [[ $e == GPU-?* || $e == MIG-?* ]]; then
+            while IFS= read -r u; do [[ -n $u && $u == "$e"* ]] && ok=1; done <<<"$uuids"
         fi
+        [ $ok -eq 1 ] || break
+        vis=$((vis + 1))
     done
     [ "$vis" -le "$ngpu" ] || vis=$ngpu
     [ "$vis" -ge 1 ] || {
@@ -88,8 +93,8 @@ done
 # (awk -v would read backslash escapes in it)
 name=$(basename -- "$space" | clean) one=$one all=$all g=$ngpu awk 'BEGIN {
     n = ENVIRON["name"]; one = ENVIRON["one"] + 0; all = ENVIRON["all"] + 0; g = ENVIRON["g"] + 0
-    printf "bench_devices: %s on 1 GPU %.1f s, on %d GPUs %.1f s, ratio %s\n", n, one, g, all,
-        (one > 0 ? sprintf("%.2f", all / one) : "-") }'
+    printf "bench_devices: %s on 1 GPU %.1f s, on %d GPU%s %.1f s, ratio %s\n", n, one, g,
+        (g == 1 ? "" : "s"), all, (one > 0 ? sprintf("%.2f", all / one) : "-") }'
 # the two stores: the same answer? (A: the one-GPU store, B: the all-GPU one)
 bad=0
 for s in one all; do

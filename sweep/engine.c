@@ -638,8 +638,13 @@ static int engine_run_round(engine *e, store *st, engine_job *rj, size_t k, engi
 typedef struct engine_block {
     size_t i0, i1; /* rj[i0..i1): one group's jobs of one round (contiguous) */
     size_t left;   /* of them not done */
-    int released;  /* its jobs were made pending */
+    int released;  /* its jobs were made pending (1); its intervals said too (2) */
+    double owed;   /* when its last job was done (progress_now), 0 before */
 } engine_block;
+
+/* The longest a done block's intervals wait for a moment when no GPU waits for the engine:
+ * past it they are written even if a worker waits (a kill loses no more than this of them). */
+#define ENGINE_INTERVALS_DEFER_S 0.5
 
 typedef struct engine_pipe {
     engine_job *rj; /* every round's jobs; rj[i].done once it ran or was dropped */
@@ -683,6 +688,7 @@ static int engine_pipe_open(engine *e, engine_pipe *p, engine_job *jobs, size_t 
         b->i1 = i;
         b->left = b->i1 - b->i0;
         b->released = 0;
+        b->owed = 0;
     }
     return 0;
 }
@@ -742,18 +748,22 @@ static int engine_any_ready(const engine *e)
     return nf > 0 && poll(fds, nf, 0) > 0;
 }
 
-/* Gives each block done the intervals of its round, one block (one problem) at a time and
- * only while no worker has finished a task (a GPU never waits for them: they are done
- * while every GPU is busy, sweep/NOTES-engine.md); all of them when `all`. 0 or -1. */
+/* Gives each block done the intervals of its round, oldest first, one block (one problem) at
+ * a time and only while no worker has finished a task (a GPU does not wait for them: they are
+ * done while every GPU is busy, sweep/NOTES-engine.md), unless a block has waited
+ * ENGINE_INTERVALS_DEFER_S; all of them when `all`. 0 or -1 (a store error). */
 static int engine_pipe_intervals(engine *e, store *st, engine_pipe *p, int all)
 {
+    const double now = progress_now();
     for (size_t b = 0; b < p->n_blk; b++) {
         engine_block *x = &p->blk[b];
         if (x->released != 1 || x->left != 0)
             continue;
-        if (!all && engine_any_ready(e))
+        if (x->owed == 0)
+            x->owed = now;
+        if (!all && now - x->owed < ENGINE_INTERVALS_DEFER_S && engine_any_ready(e))
             return 0;
-        x->released = 2; /* its intervals said */
+        x->released = 2;
         if (engine_round_intervals(e, st, p->rj + x->i0, x->i1 - x->i0, p->since) != 0)
             return -1;
     }
@@ -797,8 +807,17 @@ static int engine_run_pipelined(engine *e, store *st, engine_job *jobs, size_t n
         if (rc == 0)
             engine_pipe_release(&p, jobs);
     }
-    if (rc >= 0 && engine_pipe_intervals(e, st, &p, 1) != 0)
-        rc = -1;
+    /* After a store error too (best effort, the first error kept): a round done keeps its
+     * intervals, which a resume would not give it (it measures only rounds missing). */
+    if (rc >= 0) {
+        if (engine_pipe_intervals(e, st, &p, 1) != 0)
+            rc = -1;
+    } else {
+        char first[sizeof e->err];
+        memcpy(first, e->err, sizeof first);
+        (void)engine_pipe_intervals(e, st, &p, 1);
+        memcpy(e->err, first, sizeof first);
+    }
     size_t left = 0; /* jobs that never ran */
     for (size_t i = 0; i < p.n; i++)
         if (!p.rj[i].done) {

@@ -277,25 +277,33 @@ int worker_gpu_count(char *msg, size_t n)
 }
 
 /* How many of CUDA_VISIBLE_DEVICES's entries (v) CUDA would see among n GPUs (0: n
- * unknown): entries up to the first that names none (an ordinal not below n, or text that
- * is neither an ordinal nor a UUID, "GPU-..." or "MIG-..."). */
+ * unknown): entries up to the first that names none: an ordinal (decimal digits, blanks
+ * around) not below n, or text that is neither an ordinal nor a UUID ("GPU-..." or
+ * "MIG-...": taken as naming a GPU, which a hint may; scripts/bench_devices.sh checks them
+ * against nvidia-smi's). */
 static int worker_visible(const char *v, int n)
 {
     int count = 0;
-    for (const char *p = v; *p;) {
-        while (*p == ' ')
-            p++;
-        char *end;
-        errno = 0;
-        const long idx = strtol(p, &end, 10);
-        const int ordinal = end != p && *p != '-' && *p != '+' && !errno;
-        if (ordinal ? n > 0 && idx >= n : strncmp(p, "GPU-", 4) != 0 && strncmp(p, "MIG-", 4) != 0)
+    for (const char *p = v;; p++) {
+        const size_t len = strcspn(p, ",");
+        size_t i = 0, j = len;
+        while (i < j && (p[i] == ' ' || p[i] == '\t'))
+            i++;
+        while (j > i && (p[j - 1] == ' ' || p[j - 1] == '\t'))
+            j--;
+        size_t d = i;
+        long idx = 0;
+        while (d < j && d - i < 9 && p[d] >= '0' && p[d] <= '9')
+            idx = 10 * idx + (p[d++] - '0');
+        const int ordinal = d > i && d == j;
+        const int uuid =
+            j - i > 4 && (strncmp(p + i, "GPU-", 4) == 0 || strncmp(p + i, "MIG-", 4) == 0);
+        if (ordinal ? n > 0 && idx >= n : !uuid)
             break;
         count++;
-        p = strchr(p, ',');
-        if (!p)
+        p += len;
+        if (!*p)
             break;
-        p++;
     }
     return n > 0 && count > n ? n : count;
 }
@@ -439,7 +447,7 @@ static int worker_is_early(int device)
     return 0;
 }
 
-void worker_prestart(const int *devices, int n)
+int worker_prestart(const int *devices, int n)
 {
     for (int i = 0; i < n && worker_n_early < WORKER_EARLY_MAX; i++) {
         if (worker_is_early(devices[i]))
@@ -451,6 +459,10 @@ void worker_prestart(const int *devices, int n)
         if (worker_fork_new(w, err, sizeof err) == 0)
             worker_n_early++;
     }
+    int waiting = 0;
+    for (int i = 0; i < worker_n_early; i++)
+        waiting += worker_early[i].pid != 0;
+    return waiting;
 }
 
 /* Kills and reaps the prestarted workers nobody adopted. */

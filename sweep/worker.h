@@ -71,9 +71,9 @@ int worker_hello(worker *w, char *err, size_t n);
  * worker_prestart forks one per ordinal of devices[0..n) (at most WORKER_EARLY_MAX in all;
  * a fork that fails is left to worker_fork to report); worker_fork for the same ordinal
  * adopts one instead of forking (its HELLO read as usual); worker_quit_all kills and reaps
- * those nobody adopted. */
+ * those nobody adopted. Returns how many prestarted workers wait for adoption. */
 #define WORKER_EARLY_MAX 16
-void worker_prestart(const int *devices, int n);
+int worker_prestart(const int *devices, int n);
 
 /* Asks each worker of ws[0..n) to exit, then waits for each (all asked
  * before any is waited for: their CUDA teardowns overlap); a slot with no

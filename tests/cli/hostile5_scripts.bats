@@ -489,9 +489,17 @@ PY
         "$REPO/spaces/l4.json"
     expect_in "$output" "on 2 GPUs"
     expect_in "$output" "at most 0.55 on 2 GPUs"
-    NGPU=4 CUDA_VISIBLE_DEVICES="1,GPU-x,7,2" run --separate-stderr bash \
+    # CUDA stops at the first entry that names no GPU: 7 of 4, a UUID no GPU has, "1a"
+    NGPU=4 CUDA_VISIBLE_DEVICES=" 1 ,GPU-2,7,2" run --separate-stderr bash \
         "$REPO/scripts/bench_devices.sh" "$REPO/spaces/l4.json"
-    expect_in "$output" "on 2 GPUs" # CUDA stops at the first entry that names no GPU
+    expect_in "$output" "on 2 GPUs"
+    NGPU=4 CUDA_VISIBLE_DEVICES="1,GPU-x,2" run --separate-stderr bash \
+        "$REPO/scripts/bench_devices.sh" "$REPO/spaces/l4.json"
+    expect_in "$output" ", on 1 GPU "
+    NGPU=4 CUDA_VISIBLE_DEVICES="1a,2" run --separate-stderr bash \
+        "$REPO/scripts/bench_devices.sh" "$REPO/spaces/l4.json"
+    expect_status 1
+    expect_in "$stderr" "leaves none of the 4 GPUs visible"
     NGPU=4 CUDA_VISIBLE_DEVICES= run --separate-stderr bash "$REPO/scripts/bench_devices.sh" \
         "$REPO/spaces/l4.json"
     expect_status 1
