@@ -461,10 +461,10 @@ static int grid_prestart(const run_options *o)
 static int grid_run(const space *s, const plan *p, const char *path, run_options *o, int all)
 {
     char msg[512] = "";
-    /* The workers start before the probe, their CUDA starts beside its own (about 0.5 s each,
-     * sweep/NOTES-engine.md); for "all", one per GPU the driver lists (a hint without CUDA),
-     * the probe's count decides after. Nothing is written before the probe has answered;
-     * workers no engine adopts are killed. */
+    /* The workers start before the probe, their CUDA starts beside its own (0.7-1.3 s each
+     * on the H200 host, sweep/NOTES-engine.md); for "all", one per GPU the driver lists (a hint
+     * without CUDA), the probe's count decides after. Nothing is written before the probe has
+     * answered; workers no engine adopts are killed. */
     const int hint = all ? worker_gpu_hint() : 0;
     if (hint > 1)
         all_devices(o, hint);

@@ -422,24 +422,30 @@ static void engine_trace_task(const engine_slot *sl, const engine_job *j, double
  * finished are stored, so a GPU never waits for the store. fin[] gets the
  * finished jobs' indices (*n_fin of them, at most ENGINE_MAX_DEVICES).
  * Returns 0 or -1 (store error). */
+/* The busy slots' message pipes into fds (idx[i]: fds[i]'s slot); returns how many. */
+static int engine_busy_fds(const engine *e, struct pollfd *fds, int *idx)
+{
+    int nf = 0;
+    for (int k = 0; k < e->n_slots; k++)
+        if (e->slots[k].busy) {
+            fds[nf] = (struct pollfd){.fd = e->slots[k].w.msg_fd, .events = POLLIN};
+            idx[nf++] = k;
+        }
+    return nf;
+}
+
 static int engine_wait(engine *e, store *st, engine_job *jobs, size_t n, engine_keep keep,
                        const engine_sink *sink, size_t *fin, int *n_fin)
 {
     static worker_job done; /* a finished task's records while its slot runs the next */
     struct pollfd fds[ENGINE_MAX_DEVICES];
-    int idx[ENGINE_MAX_DEVICES], nf = 0;
+    int idx[ENGINE_MAX_DEVICES];
+    const int nf = engine_busy_fds(e, fds, idx);
     double wait_s = 3600;
     const double now = progress_now();
     *n_fin = 0;
-    for (int k = 0; k < e->n_slots; k++) {
-        if (!e->slots[k].busy)
-            continue;
-        fds[nf].fd = e->slots[k].w.msg_fd;
-        fds[nf].events = POLLIN;
-        fds[nf].revents = 0;
-        idx[nf++] = k;
-        wait_s = fmin(wait_s, e->slots[k].j.deadline - now);
-    }
+    for (int i = 0; i < nf; i++)
+        wait_s = fmin(wait_s, e->slots[idx[i]].j.deadline - now);
     const int ms = wait_s <= 0 ? 0 : (int)(wait_s * 1000) + 1;
     if (poll(fds, (nfds_t)nf, ms) < 0 && errno != EINTR) {
         engine_fail(e, "poll on the CUDA workers failed: %s", strerror(errno));
@@ -741,11 +747,9 @@ static void engine_pipe_release(engine_pipe *p, engine_job *jobs)
 static int engine_any_ready(const engine *e)
 {
     struct pollfd fds[ENGINE_MAX_DEVICES];
-    nfds_t nf = 0;
-    for (int k = 0; k < e->n_slots; k++)
-        if (e->slots[k].busy)
-            fds[nf++] = (struct pollfd){.fd = e->slots[k].w.msg_fd, .events = POLLIN};
-    return nf > 0 && poll(fds, nf, 0) > 0;
+    int idx[ENGINE_MAX_DEVICES];
+    const int nf = engine_busy_fds(e, fds, idx);
+    return nf > 0 && poll(fds, (nfds_t)nf, 0) > 0;
 }
 
 /* Gives each block done the intervals of its round, oldest first, one block (one problem) at

@@ -640,8 +640,6 @@ static void ms_not_compiled(const measure_gpu *g, record *r)
              r->config, g->info.build);
 }
 
-/* The problem's inputs and reference (made once per problem), then the
- * STARTED callback. Returns 0, or -1 after a CUDA failure (g->err). */
 /* g->err said which problem's setup failed; -1. */
 static int ms_setup_failed(measure_gpu *g, const task *t)
 {
@@ -652,6 +650,8 @@ static int ms_setup_failed(measure_gpu *g, const task *t)
     return -1;
 }
 
+/* The problem's inputs and reference (made once per problem and kept, ms_guard_for), then
+ * the STARTED callback. Returns 0, or -1 after a CUDA failure (g->err). */
 static int ms_setup(measure_gpu *g, const task *t, void (*started)(void *ctx), void *ctx)
 {
     if (ms_guard_for(g, &t->problem))

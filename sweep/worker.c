@@ -438,19 +438,19 @@ static int worker_fork_new(worker *w, char *err, size_t n)
     return 0;
 }
 
-/* Whether a prestarted worker for GPU `device` is there to adopt. */
-static int worker_is_early(int device)
+/* The prestarted worker for GPU `device` still there to adopt, or NULL. */
+static worker *worker_early_for(int device)
 {
     for (int i = 0; i < worker_n_early; i++)
         if (worker_early[i].pid && worker_early[i].device == device)
-            return 1;
-    return 0;
+            return &worker_early[i];
+    return NULL;
 }
 
 int worker_prestart(const int *devices, int n)
 {
     for (int i = 0; i < n && worker_n_early < WORKER_EARLY_MAX; i++) {
-        if (worker_is_early(devices[i]))
+        if (worker_early_for(devices[i]))
             continue;
         worker *w = &worker_early[worker_n_early];
         memset(w, 0, sizeof *w);
@@ -478,17 +478,14 @@ static void worker_prestart_drop(void)
 
 int worker_fork(worker *w, char *err, size_t n)
 {
-    for (int i = 0; i < worker_n_early; i++) {
-        worker *e = &worker_early[i];
-        if (e->pid && e->device == w->device) {
-            w->pid = e->pid;
-            w->msg_fd = e->msg_fd;
-            w->task_fd = e->task_fd;
-            e->pid = 0;
-            return 0;
-        }
-    }
-    return worker_fork_new(w, err, n);
+    worker *e = worker_early_for(w->device);
+    if (!e)
+        return worker_fork_new(w, err, n);
+    w->pid = e->pid;
+    w->msg_fd = e->msg_fd;
+    w->task_fd = e->task_fd;
+    e->pid = 0;
+    return 0;
 }
 
 int worker_spawn(worker *w, char *err, size_t n)
