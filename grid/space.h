@@ -45,7 +45,7 @@ typedef struct space_problem {
 
 /* Measurement settings; every field has a default (docs/spaces.md). */
 typedef struct space_measure {
-    int warmup_runs;    /* launches before timing (default 3) */
+    int warmup_runs;    /* launches before a config's first timed mode (default 3) */
     int min_samples;    /* timed samples at least (default 10) */
     int max_samples;    /* timed samples at most (default 200) */
     double noise;       /* stop once stdev/mean of the median's estimate

@@ -28,6 +28,7 @@ import math
 BOOT = 2000  # ROUNDS_BOOT
 POOL_MIN = 30  # ROUNDS_POOL_MIN
 SEED = 0x5EED2024  # ROUNDS_SEED
+MIN_US = 1e-6  # RECORD_MIN_US: the least time a record holds, an interval's lower end too
 MAX_ROUNDS = 8  # RECORD_MAX_ROUNDS (store/record.h)
 T975 = [(1, 12.706), (2, 4.303), (3, 3.182), (4, 2.776), (5, 2.571), (6, 2.447), (7, 2.365),
         (8, 2.306), (9, 2.262), (10, 2.228), (12, 2.179), (15, 2.131), (20, 2.086),
@@ -131,9 +132,10 @@ def pool_of(rounds_lists):
 
 def interval_us(median, n, pool, groups, floor):
     """(ci_lo_us, ci_hi_us) of a record of median `median` measured in n
-    rounds, as intervals_set_visit writes them (median * (1 + lo), median *
-    (1 + hi)), or (NaN, NaN) when the pool says nothing."""
+    rounds, as rounds_interval_us writes them (median * (1 + lo), median *
+    (1 + hi), the lower end at least MIN_US), or (NaN, NaN) when the pool
+    says nothing."""
     iv = interval(n, pool, groups, floor)
     if iv is None:
         return math.nan, math.nan
-    return median * (1 + iv[0]), median * (1 + iv[1])
+    return max(median * (1 + iv[0]), MIN_US), median * (1 + iv[1])

@@ -700,9 +700,11 @@ def set_intervals(recs, floor, warn=None):
     that group's ok records with two or more rounds, taken in the store's key
     order (the bootstrap draws by index, so the order is part of the
     arithmetic), and each interval is scripts/rounds.py's (store/rounds.c)
-    with the floor. No interval (None) when the pool says nothing, or when
-    its lower end would not be a positive time (a spread of rounds so wide
-    that the store would refuse it: said through warn). Returns recs."""
+    with the floor; a lower end that would not be a time a record holds is
+    the least one (rounds.MIN_US: rounds_interval_us's rule). No interval
+    (None) when the pool says nothing, or when the store would refuse it
+    anyway (an upper end past CI_MAX_RATIO times the median: said through
+    warn). Returns recs."""
     groups = {}
     for r in recs:
         if r["status"] == "ok":
@@ -889,13 +891,16 @@ def prepare_problem(torch, args, p, names, tri, dev, timer, nvml, prov0, version
 
     gates = {}
     for n in names:
+        t_gate = time.monotonic()
         gates[n] = gate_backend(torch, n, lambda: call(n)(q, k, v), ref, args.tol)
         stamp((n, None))
         if n == TRITON and gates[n][0] == "ok":
             cfg = tri.best_config(q, k, v, p["causal"])
             if cfg:
                 print("sdpa_baseline: triton: autotuned to BLOCK_M %d, BLOCK_N %d, num_warps %d, "
-                      "num_stages %d for %s" % (cfg + (problem_text_of(p),)), file=sys.stderr)
+                      "num_stages %d for %s (tuning and gate %.1f s; do_bench %g/%g ms)" % (
+                          cfg + (problem_text_of(p), time.monotonic() - t_gate) + tri.tune_ms()),
+                      file=sys.stderr)
     del ref  # the gates are done: its memory goes to the next problem's
 
     def measure(n, mode, r):
@@ -967,6 +972,14 @@ def main():
     for n in names:
         if n not in BACKENDS:
             die("--backends takes %s, got %r" % (",".join(BACKENDS), n))
+    if TRITON in names:  # its tuning hook (triton_attention.TUNE_ENV) is input: exit 2 if bad
+        try:
+            import triton_attention
+            triton_attention.tune_ms()
+        except ValueError as e:
+            die(str(e))
+        except Exception:  # a broken install: triton_probe below says so
+            pass
     per, notes = [], []  # each problem's backends, and the notes of what is left out
     for p in probs:
         if p["head_dim"] > 256:

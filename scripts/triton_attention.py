@@ -46,6 +46,7 @@ attention(q, k, v, causal, scale) runs it; attention(..., config=(BLOCK_M,
 BLOCK_N, num_warps, num_stages)) runs one config without autotuning."""
 
 import math
+import os
 import re
 import sys
 
@@ -60,6 +61,13 @@ CONFIG_SPACE = [(m, n, w, s) for m in BLOCK_MS for n in BLOCK_NS for w in WARPS 
 REG_FRACTION = 0.63  # of a thread's registers the fp32 accumulator and scores may take
 SMEM_FALLBACK = 227 * 1024  # shared memory per block (H100) when the GPU's is unknown
 MAX_GRID_Y = 65535  # CUDA's limit on the grid's y dimension (one program column per b * h)
+# Autotuning's benchmark of each config (triton.testing.do_bench): warm-up and timing budget in
+# ms. Triton's defaults (25, 100) took about 11 s of the main job's baselines for the h100
+# space's 89 configs; 5 and 25 ms (at least 40 launches of the slowest config there) picked
+# the same configs in the runs compared (sweep/NOTES-engine.md, tenth session).
+# FASWEEP_TRITON_TUNE_MS="WARMUP,REP" overrides them (a measurement hook).
+TUNE_MS = (5.0, 25.0)
+TUNE_ENV = "FASWEEP_TRITON_TUNE_MS"
 
 
 def regs_per_thread(warps):
@@ -101,6 +109,23 @@ def _one_line(e):
     return (str(e).splitlines() or [type(e).__name__])[0]
 
 
+def tune_ms(environ=None):
+    """(warm-up, rep) in ms for autotuning's benchmark: TUNE_ENV's two positive numbers, else
+    (unset or empty) TUNE_MS; ValueError naming the variable when it holds anything else."""
+    text = (os.environ if environ is None else environ).get(TUNE_ENV, "")
+    if not text:
+        return TUNE_MS
+    parts = text.split(",")
+    try:
+        w, r = (float(x) for x in parts) if len(parts) == 2 else (None, None)
+    except ValueError:
+        w = r = None
+    if w is None or not (0 < w < 1e4 and 0 < r < 1e4):
+        raise ValueError("%s=%r: expected WARMUP,REP, two numbers of milliseconds in (0, 10000), "
+                         "e.g. 25,100 (Triton's own defaults)" % (TUNE_ENV, text))
+    return w, r
+
+
 def version_tuple(text):
     """(major, minor) of a version text ("3.1.0", "3.2.0+git1234"); (0, 0) when unreadable."""
     m = re.match(r"([0-9]+)\.([0-9]+)", str(text))
@@ -117,6 +142,10 @@ except Exception as e:  # ImportError, or a triton that breaks on import
 
 if triton is not None and version_tuple(triton.__version__) < MIN_TRITON:
     _WHY = "triton %s is older than %d.%d" % ((triton.__version__,) + MIN_TRITON)
+try:
+    _TUNE = tune_ms()
+except ValueError as e:  # sdpa_baseline.py says it first, as a usage error (exit 2)
+    _TUNE, _WHY = TUNE_MS, _WHY or str(e)
 
 
 def available(device=False):
@@ -230,11 +259,17 @@ if not _WHY:
         return keep or [min(configs, key=lambda c: (c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"],
                                                     c.num_warps, c.num_stages))]
 
+    def _tune_bench(fn, quantiles):
+        """Autotuning's benchmark of one config: Triton's own, with the budget of tune_ms()."""
+        import triton.testing
+        return triton.testing.do_bench(fn, warmup=_TUNE[0], rep=_TUNE[1], quantiles=quantiles)
+
     _attn_tuned = triton.autotune(
         configs=[triton.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w, num_stages=st)
                  for m, n, w, st in CONFIG_SPACE],
         key=["BH", "S", "HEAD_DIM", "CAUSAL", "IS_BF16"],
         prune_configs_by={"early_config_prune": _prune},
+        do_bench=_tune_bench,
     )(_attn_fwd)
 
 

@@ -22,11 +22,10 @@
 #define FASWEEP_VERSION "unknown"
 #endif
 
-/* The times a record may hold, in us: from one picosecond to 1000 s.
- * Outside them a time is no measurement, and every ratio of two of them (a
- * speedup, its interval's ends: at most 1e9 / 1e-6 x REC_CI_MAX_RATIO) stays
- * finite, so no reader ever meets an inf. */
-#define REC_MIN_US 1e-6
+/* The times a record may hold, in us: from one picosecond (RECORD_MIN_US) to
+ * 1000 s. Outside them a time is no measurement, and every ratio of two of
+ * them (a speedup, its interval's ends: at most 1e9 / 1e-6 x REC_CI_MAX_RATIO)
+ * stays finite, so no reader ever meets an inf. */
 #define REC_MAX_US 1e9
 
 /* A record's timestamp (Unix seconds): 0 (unknown) up to the last second of
@@ -670,9 +669,9 @@ static int rec_get_members(const rec_jctx *c, const char *group, const cJSON *ob
     return 0;
 }
 
-/* An ok record's times: a finite median of at least REC_MIN_US (what it
+/* An ok record's times: a finite median of at least RECORD_MIN_US (what it
  * is ranked by), and the other times finite and not negative (0: left
- * out); each round's median at least REC_MIN_US. */
+ * out); each round's median at least RECORD_MIN_US. */
 static int rec_times_bad(const record *r, const char **field, double *got)
 {
     const struct {
@@ -684,13 +683,13 @@ static int rec_times_bad(const record *r, const char **field, double *got)
              {"time.stdev_us", r->time.stdev_us}};
     for (size_t i = 0; i < sizeof t / sizeof *t; i++)
         if (!isfinite(t[i].v) || t[i].v < 0 || t[i].v > REC_MAX_US ||
-            (i == 0 && t[i].v < REC_MIN_US)) {
+            (i == 0 && t[i].v < RECORD_MIN_US)) {
             *field = t[i].name;
             *got = t[i].v;
             return 1;
         }
     for (int i = 0; i < r->time.round.n; i++)
-        if (!isfinite(r->time.round.us[i]) || r->time.round.us[i] < REC_MIN_US ||
+        if (!isfinite(r->time.round.us[i]) || r->time.round.us[i] < RECORD_MIN_US ||
             r->time.round.us[i] > REC_MAX_US) {
             *field = "time.round_us";
             *got = r->time.round.us[i];
@@ -779,14 +778,15 @@ static int rec_config_bad(const record *r, char *why, size_t n)
  * (100 * (hi - lo) / 2 / median), which a bound such as 1e308 overflows
  * to "inf". The engine's intervals are a few times the median at most
  * (store/rounds.c: relative spreads of at most 8 rounds, widened by
- * Student's t), so the limit refuses only hand-made numbers. */
+ * Student's t; a lower end that reaches zero is RECORD_MIN_US,
+ * rounds_interval_us), so the limit refuses only hand-made numbers. */
 #define REC_CI_MAX_RATIO 1e6
 static int rec_ci_bad(const record *r)
 {
     const double lo = r->time.ci_lo_us, hi = r->time.ci_hi_us, m = r->time.median_us;
     if ((isnan(lo) && isnan(hi)) || (lo == 0 && hi == 0))
         return 0;
-    return !(isfinite(lo) && isfinite(hi) && lo >= REC_MIN_US && lo <= m && m <= hi &&
+    return !(isfinite(lo) && isfinite(hi) && lo >= RECORD_MIN_US && lo <= m && m <= hi &&
              hi <= REC_CI_MAX_RATIO * m);
 }
 
@@ -897,7 +897,7 @@ static int rec_valid(const record *r, char *field, size_t fn, char *why, size_t 
         return rec_err(why, wn,
                        "an ok record needs a median_us of at least %g and times from 0 to %g "
                        "us, got %g",
-                       REC_MIN_US, REC_MAX_US, got);
+                       RECORD_MIN_US, REC_MAX_US, got);
     }
     if (r->status == RECORD_ST_OK && rec_times_inconsistent(r, &tf, &got, &bound)) {
         rec_err(field, fn, "%s", tf);
@@ -918,7 +918,7 @@ static int rec_valid(const record *r, char *field, size_t fn, char *why, size_t 
         return rec_err(why, wn,
                        "the interval %g..%g must be two numbers of at least %g around median_us "
                        "%g, the upper at most %g times it (or both null: no interval)",
-                       r->time.ci_lo_us, r->time.ci_hi_us, REC_MIN_US, r->time.median_us,
+                       r->time.ci_lo_us, r->time.ci_hi_us, RECORD_MIN_US, r->time.median_us,
                        REC_CI_MAX_RATIO);
     }
     if (!(r->timestamp >= 0 && r->timestamp <= REC_MAX_TIMESTAMP)) {

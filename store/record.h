@@ -60,6 +60,10 @@ typedef enum record_kind {
 
 /* Rounds a record is measured in (store/rounds.h): the median of each. */
 #define RECORD_MAX_ROUNDS 8
+
+/* The least time a record may hold, in us (one picosecond; record.c's rules): an interval's
+ * lower end too (rounds_interval_us). */
+#define RECORD_MIN_US 1e-6
 typedef struct record_rounds {
     int n;
     double us[RECORD_MAX_ROUNDS];

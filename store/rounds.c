@@ -1,6 +1,8 @@
 /* rounds.c - intervals from rounds spread over a run (rounds.h says why). */
 #include "rounds.h"
 
+#include "record.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -99,4 +101,12 @@ int rounds_interval(int n, const double *pool, int npool, int groups, double flo
     *lo = -sqrt(l * l + floor * floor);
     *hi = sqrt(h * h + floor * floor);
     return 0;
+}
+
+void rounds_interval_us(double median, double lo, double hi, double *lo_us, double *hi_us)
+{
+    *lo_us = median * (1 + lo);
+    *hi_us = median * (1 + hi);
+    if (*lo_us < RECORD_MIN_US) /* false for NaN: it stays NaN */
+        *lo_us = RECORD_MIN_US;
 }

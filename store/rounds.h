@@ -57,6 +57,13 @@ double rounds_t975(int df);
 int rounds_interval(int n, const double *pool, int npool, int groups, double floor, double *lo,
                     double *hi);
 
+/* A record's interval in us from rounds_interval's relative ends: median * (1 + lo) and
+ * median * (1 + hi), the lower end at least RECORD_MIN_US (store/record.h). A small pool
+ * widened by Student's t can put lo at -1 or below (measured: two workers sharing one GPU, a
+ * problem of two configs, lo -1.05): such an interval says only that the time is positive,
+ * and a time is never below the least one a record holds. NaNs stay NaNs. */
+void rounds_interval_us(double median, double lo, double hi, double *lo_us, double *hi_us);
+
 /* Comparing two records by their intervals is the store's tie rule
  * (record_tie in store/record.h): the ranking and the report read records,
  * not rounds. */

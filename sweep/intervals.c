@@ -130,8 +130,7 @@ static int intervals_set_visit(const record *r, void *ctx)
     double lo, hi;
     record nr = *r;
     if (rounds_interval(r->time.round.n, p->us, p->n, p->groups, x->floor, &lo, &hi) == 0) {
-        nr.time.ci_lo_us = r->time.median_us * (1 + lo);
-        nr.time.ci_hi_us = r->time.median_us * (1 + hi);
+        rounds_interval_us(r->time.median_us, lo, hi, &nr.time.ci_lo_us, &nr.time.ci_hi_us);
     } else {
         nr.time.ci_lo_us = nr.time.ci_hi_us = NAN;
     }

@@ -16,7 +16,8 @@
  *      repeat, the tails and magnitude problems, the inputs unchanged; a
  *      refusal makes its records "wrong" (the error names the check), not
  *      timed;
- *   4. per mode, warm-up launches, then timed blocks: a spin kernel holds
+ *   4. warm-up launches before a config's first mode (its later modes
+ *      follow its own timed launches), then per mode timed blocks: a spin kernel holds
  *      the stream while the host queues the block, V changes before each
  *      sample and every launch writes its own output, checked after the
  *      block (a wrong one refuses the config in every mode); how a sample

@@ -12,35 +12,47 @@ load helpers
 #include <stdio.h>
 #include <stdlib.h>
 #include "store/rounds.h"
-/* drv N GROUPS FLOOR X...: rounds_interval over the pool X... */
+/* drv N GROUPS FLOOR X...: rounds_interval over the pool X..., and the interval in us of a
+ * median of 17.312 us (rounds_interval_us) */
 int main(int argc, char **argv)
 {
     const int npool = argc - 4;
-    double *pool = malloc(sizeof *pool * (size_t)npool), lo, hi;
+    double *pool = malloc(sizeof *pool * (size_t)npool), lo, hi, lo_us, hi_us;
     for (int i = 0; i < npool; i++)
         pool[i] = atof(argv[4 + i]);
     if (rounds_interval(atoi(argv[1]), pool, npool, atoi(argv[2]), atof(argv[3]), &lo, &hi))
         return puts("none"), 0;
-    printf("%.15g %.15g\n", lo, hi);
+    rounds_interval_us(17.312, lo, hi, &lo_us, &hi_us);
+    printf("%.15g %.15g %.15g %.15g\n", lo, hi, lo_us, hi_us);
     return 0;
 }
 C
     cc -std=c11 -O1 -I"$REPO" "$WORK/drv.c" "$REPO/store/rounds.c" -lm -o "$WORK/drv" ||
         flunk "could not build the driver"
+    # the last pool is a wild one of one config (lo below -1: the lower end is the least time)
+    local groups
     for pool in "0.011 -0.004 0.002 -0.009 0.0005 0.006 -0.003 0.001 -0.0065 0.004" \
-        "$(python3 -c 'import random; r = random.Random(7); print(" ".join("%.6f" % r.gauss(0, 0.01) for _ in range(120)))')"; do
+        "$(python3 -c 'import random; r = random.Random(7); print(" ".join("%.6f" % r.gauss(0, 0.01) for _ in range(120)))')" \
+        "-1.06 2.12 -1.06"; do
+        groups=4
+        [ "$(wc -w <<<"$pool")" -gt 3 ] || groups=1
         for n in 1 3 6; do
             for floor in 0 0.007; do
-                c=$("$WORK/drv" "$n" 4 "$floor" $pool)
+                c=$("$WORK/drv" "$n" "$groups" "$floor" $pool)
                 p=$(cd "$REPO/scripts" && python3 -c '
-import sys, fidelity_report as f
-n, floor, pool = int(sys.argv[1]), float(sys.argv[2]), [float(x) for x in sys.argv[3:]]
-iv = f.boot_interval(n, pool, 4, floor, {})
-print("none" if iv is None else "%.15g %.15g" % iv)' "$n" "$floor" $pool)
+import sys, fidelity_report as f, rounds
+n, g, floor, pool = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), [float(x) for x in sys.argv[4:]]
+iv = f.boot_interval(n, pool, g, floor, {})
+us = rounds.interval_us(17.312, n, pool, g, floor)
+print("none" if iv is None else "%.15g %.15g %.15g %.15g" % (iv + us))' "$n" "$groups" "$floor" $pool)
                 [ "$c" = "$p" ] || flunk "n=$n floor=$floor pool of $(wc -w <<<"$pool"): C '$c', Python '$p'"
             done
         done
     done
+    # not vacuous: the wild pool's interval does reach below zero before the least time
+    c=$("$WORK/drv" 1 1 0 -1.06 2.12 -1.06)
+    awk -v l="${c%% *}" -v u="$(cut -d' ' -f3 <<<"$c")" 'BEGIN { exit !(l < -1 && u == 1e-6) }' ||
+        flunk "the wild pool: $c"
 }
 
 @test "fidelity_report --what-if: a per-round common mode and the refine's shift are removed, the verdict unchanged" {
