@@ -30,11 +30,10 @@
 /* Timed samples queued between two synchronisations (events are reused):
  * the guard's block, whose launches it prepares and checks. */
 #define MEASURE_BLOCK_MAX GUARD_BLOCK_MAX
-/* The spin kernel ahead of a block must outlast the host queuing the block;
- * before the first block is measured, assume this much host time per
- * launch (event, launch, event, and in cold mode a memset). */
+/* The spin kernel ahead of a block must outlast the host queuing the block
+ * (stats_spin_us); before the first block is measured, assume this much host
+ * time per launch (event, launch, event, and in cold mode a memset). */
 #define MEASURE_ENQUEUE_GUESS_US 10.0
-#define MEASURE_SPIN_MIN_US 20.0
 /* The clock probe right after a block: long enough that %globaltimer's
  * granularity is a small part of it (a 20 us probe read 1.5 % high on the
  * H100). */
@@ -396,12 +395,12 @@ static long long ms_cycles(const measure_gpu *g, double us)
  * i's time per launch in µs. Returns 0, 1 when a timed launch's output is
  * wrong (why), -1 after a CUDA failure. */
 static int ms_block(measure_gpu *g, const fa_instance *in, const mode_desc *mode,
-                    const space_tolerance *tol, int nb, int launches, int base, double *out,
-                    double *mhz, char *why, size_t whylen)
+                    const space_tolerance *tol, int nb, int launches, double gpu_min_us, int base,
+                    double *out, double *mhz, char *why, size_t whylen)
 {
     if (guard_block(g->guard, nb, launches))
         return ms_guard_fail(g);
-    const double spin_us = fmax(MEASURE_SPIN_MIN_US, 1.5 * g->enqueue_us * nb * launches);
+    const double spin_us = stats_spin_us(g->enqueue_us, nb * launches, gpu_min_us);
     MS_CHECK(g, fa_spin_launch(ms_cycles(g, spin_us), &g->probe[0], g->stream),
              "launching the spin kernel");
     const double t0 = progress_now();
@@ -459,15 +458,16 @@ static void ms_sleep_ms(double ms)
 /* One config's state while a mode is being sampled. */
 typedef struct ms_cfg {
     const fa_instance *in;
-    int timed;      /* passed the gate: takes part in the rounds */
-    int n;          /* samples kept */
-    int launches;   /* per sample */
-    double est_us;  /* per launch, for the block size */
-    int warmed;     /* its warm-up ran in this task (ms_mode_run) */
-    double warm_us; /* the warm-up's time per launch (ms_warmup) */
-    double spent_s; /* wall time of its blocks (the budget) */
-    int nb_max;     /* samples a block may hold (guard_room) */
-    int refused;    /* a check after the gate refused it: why */
+    int timed;         /* passed the gate: takes part in the rounds */
+    int n;             /* samples kept */
+    int launches;      /* per sample */
+    double est_us;     /* per launch, for the block size */
+    int warmed;        /* its warm-up ran in this task (ms_mode_run) */
+    double gpu_min_us; /* its least time per launch in any timed sample so far; 0: none */
+    double warm_us;    /* the warm-up's time per launch (ms_warmup) */
+    double spent_s;    /* wall time of its blocks (the budget) */
+    int nb_max;        /* samples a block may hold (guard_room) */
+    int refused;       /* a check after the gate refused it: why */
     char why[256];
     stats_stop stop;
     int blocks, discarded, below;
@@ -536,8 +536,8 @@ static int ms_rounds(measure_gpu *g, const space_measure *m, const space_toleran
                 stats_block_size(x->est_us * x->launches, m->max_seconds, per - x->n, x->nb_max);
             const double tb = progress_now();
             double mhz;
-            int rc = ms_block(g, x->in, mode, tol, nb, x->launches, flushes, x->s + x->n, &mhz,
-                              x->why, sizeof x->why);
+            int rc = ms_block(g, x->in, mode, tol, nb, x->launches, x->gpu_min_us, flushes,
+                              x->s + x->n, &mhz, x->why, sizeof x->why);
             /* a head-to-head shares the inputs: each block is checked for
              * writes to them, so the config that wrote is the one refused */
             if (rc == 0 && k > 1 && (rc = guard_inputs(g->guard, x->why, sizeof x->why)) < 0)
@@ -552,6 +552,9 @@ static int ms_rounds(measure_gpu *g, const space_measure *m, const space_toleran
                 continue;
             }
             flushes += nb;
+            for (int t = 0; t < nb; t++) /* the spin's lower bound (ms_spin_us) */
+                if (x->s[x->n + t] > 0 && (x->gpu_min_us == 0 || x->s[x->n + t] < x->gpu_min_us))
+                    x->gpu_min_us = x->s[x->n + t];
             const double took = progress_now() - tb;
             x->spent_s += took;
             x->est_us = took * 1e6 / ((double)nb * x->launches);

@@ -243,6 +243,14 @@ void stats_clock_summary(double *x, int n, int *min_mhz, int *median_mhz, int *m
     *max_mhz = (int)lround(x[n - 1]);
 }
 
+double stats_spin_us(double enqueue_us, int n, double gpu_min_us)
+{
+    const int first = n < STATS_SPIN_COVER_LAUNCHES ? n : STATS_SPIN_COVER_LAUNCHES;
+    const double cover = 1.5 * enqueue_us * first;
+    const double behind = n * (1.5 * enqueue_us - gpu_min_us);
+    return fmax(STATS_SPIN_MIN_US, fmax(cover, behind));
+}
+
 int stats_batch_launches(double est_us, double batch_us)
 {
     if (!(est_us > 0) || !(batch_us > 0))

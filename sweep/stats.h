@@ -170,6 +170,21 @@ int stats_clock_ok(double block_mhz, double ref_mhz, double tolerance);
  * whole MHz; all -1 when n is 0. */
 void stats_clock_summary(double *x, int n, int *min_mhz, int *median_mhz, int *max_mhz);
 
+/* How long the spin kernel ahead of a timed block of n launches holds the stream, in us. The
+ * GPU must never wait for the host inside a timed sample: launch i is queued about
+ * i * enqueue_us after the spin starts (1.5x that, for a host that stalls), and the GPU
+ * reaches it no earlier than spin + i * gpu_min_us, gpu_min_us a lower bound on its time per
+ * launch (the least timed launch of the config so far, any mode: a batch sample's time per
+ * launch is the least; 0 when none is known). So the spin covers n * (1.5 * enqueue_us -
+ * gpu_min_us) where the host is the slower, always the first STATS_SPIN_COVER_LAUNCHES
+ * launches' queuing (a hot block's worth: a host that stalls early still finds work queued),
+ * and at least STATS_SPIN_MIN_US. A 12 us kernel in batch mode (272 launches a block) spun
+ * 1.2 ms of each block when the spin covered the whole block's queuing; now 72 us
+ * (sweep/NOTES-engine.md, tenth session). */
+#define STATS_SPIN_MIN_US 20.0
+#define STATS_SPIN_COVER_LAUNCHES 16
+double stats_spin_us(double enqueue_us, int n, double gpu_min_us);
+
 /* Batch mode: launches per sample so a sample takes about batch_us at
  * est_us per launch, from 1 to 1000 (1 when there is no estimate). */
 int stats_batch_launches(double est_us, double batch_us);

@@ -204,6 +204,25 @@ static void test_block_size(void **state)
 
 static const space_tolerance tol = {5e-3, 3e-2};
 
+/* The spin ahead of a block: the whole block's queuing when nothing says the GPU is slower
+ * than the host (the rule before), a hot block's worth when it is, never under the minimum. */
+static void test_spin(void **state)
+{
+    (void)state;
+    /* no lower bound known: 1.5 x the block's queuing, as before */
+    assert_true(fabs(stats_spin_us(3, 272, 0) - 1.5 * 3 * 272) < 1e-9);
+    /* a 12 us kernel queued at 3 us a launch: the host gets ahead, 16 launches covered */
+    assert_true(fabs(stats_spin_us(3, 272, 12) - 1.5 * 3 * STATS_SPIN_COVER_LAUNCHES) < 1e-9);
+    /* a 3.5 us kernel queued at 3 us (4.5 with the margin): 1 us a launch behind */
+    assert_true(fabs(stats_spin_us(3, 272, 3.5) - 272 * (4.5 - 3.5)) < 1e-9);
+    /* small blocks and fast hosts: the minimum */
+    assert_true(stats_spin_us(1, 4, 50) == STATS_SPIN_MIN_US);
+    assert_true(stats_spin_us(0.5, 16, 0) == STATS_SPIN_MIN_US);
+    /* never shorter than the old rule allowed where the GPU outruns the host */
+    for (double g = 0; g < 10; g += 0.25)
+        assert_true(stats_spin_us(8, 100, g) >= 100 * (1.5 * 8 - g));
+}
+
 static void test_errors_exact(void **state)
 {
     (void)state;
@@ -475,6 +494,7 @@ static void test_cta_clock_invalid(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_spin),
         cmocka_unit_test(test_timing_odd),
         cmocka_unit_test(test_timing_even),
         cmocka_unit_test(test_timing_outlier),
