@@ -463,8 +463,8 @@ typedef struct ms_cfg {
     int launches;      /* per sample */
     double est_us;     /* per launch, for the block size */
     int warmed;        /* its warm-up ran in this task (ms_mode_run) */
-    double gpu_min_us; /* its least time per launch in any timed sample so far; 0: none */
     double warm_us;    /* the warm-up's time per launch (ms_warmup) */
+    double gpu_min_us; /* its least time per launch in any timed sample so far; 0: none */
     double spent_s;    /* wall time of its blocks (the budget) */
     int nb_max;        /* samples a block may hold (guard_room) */
     int refused;       /* a check after the gate refused it: why */
@@ -552,7 +552,7 @@ static int ms_rounds(measure_gpu *g, const space_measure *m, const space_toleran
                 continue;
             }
             flushes += nb;
-            for (int t = 0; t < nb; t++) /* the spin's lower bound (ms_spin_us) */
+            for (int t = 0; t < nb; t++) /* the spin's lower bound (stats_spin_us) */
                 if (x->s[x->n + t] > 0 && (x->gpu_min_us == 0 || x->s[x->n + t] < x->gpu_min_us))
                     x->gpu_min_us = x->s[x->n + t];
             const double took = progress_now() - tb;
