@@ -416,12 +416,6 @@ static void engine_trace_task(const engine_slot *sl, const engine_job *j, double
             sl->t0 - engine_trace.t0, end - engine_trace.t0, j->group, j->round, label);
 }
 
-/* Waits until a busy slot has something to say or reaches its deadline;
- * then lets each such slot handle it: a slot whose task is over takes its
- * next task at once (engine_assign), then the records of the one it
- * finished are stored, so a GPU never waits for the store. fin[] gets the
- * finished jobs' indices (*n_fin of them, at most ENGINE_MAX_DEVICES).
- * Returns 0 or -1 (store error). */
 /* The busy slots' message pipes into fds (idx[i]: fds[i]'s slot); returns how many. */
 static int engine_busy_fds(const engine *e, struct pollfd *fds, int *idx)
 {
@@ -434,6 +428,12 @@ static int engine_busy_fds(const engine *e, struct pollfd *fds, int *idx)
     return nf;
 }
 
+/* Waits until a busy slot has something to say or reaches its deadline;
+ * then lets each such slot handle it: a slot whose task is over takes its
+ * next task at once (engine_assign), then the records of the one it
+ * finished are stored, so a GPU never waits for the store. fin[] gets the
+ * finished jobs' indices (*n_fin of them, at most ENGINE_MAX_DEVICES).
+ * Returns 0 or -1 (store error). */
 static int engine_wait(engine *e, store *st, engine_job *jobs, size_t n, engine_keep keep,
                        const engine_sink *sink, size_t *fin, int *n_fin)
 {
