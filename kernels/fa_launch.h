@@ -103,8 +103,10 @@ static inline int fa_smem_optin(long dynamic, long stat)
 int fa_instance_attrs(const fa_instance *in, fa_attrs *out);
 
 /* fp32 reference attention on the GPU: o_ref is float [B,H,S,D], device
- * memory; a's dtype and kv_heads say how to read Q, K, V. Plain and slow on
- * purpose: one thread per query row. */
+ * memory; a's dtype and kv_heads say how to read Q, K, V. Plain on purpose:
+ * exact expf, two passes over the keys, fp32 throughout, no code shared with
+ * the kernels (kernels/reference.cu: a row is D/32 lanes, K and V tiles in
+ * shared memory). */
 int fa_reference_launch(const fa_args *a, float *o_ref, fa_stream stream);
 /* The same, rounding P (the 16-bit operand of P V) and O to a's dtype as
  * any kernel of that dtype must, into o: [B,H,S,D] of that dtype, as a kernel's output. Its
