@@ -60,6 +60,10 @@ problems=$("$build/geninst" --check "$space_abs" 2>"$build/.space-check") || {
 # Triton's configs for the baselines compiled while the kernels build (CPU work
 # both; the GPU idle): its own process group, stopped with this script; the
 # sweep starts only once it is done, so it never shares the machine with it.
+# Whether torch and triton import is asked there too, not before the build:
+# the import alone took 7.8 s on the lent H100, all of it in series before
+# the first compile (sweep/NOTES-engine.md, eleventh session). Exit 3: they
+# do not import (nothing said; the baselines say why they skip).
 pre_pid=""
 pre_log=$build/.triton-precompile
 stop_precompile() { [ -z "$pre_pid" ] || kill -- "-$pre_pid" 2>/dev/null; }
@@ -68,11 +72,10 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 case ",${BASELINE_BACKENDS:-triton}," in
 *,triton,*)
-    if python3 -c 'import torch, triton' 2>/dev/null; then
-        printf '%s' "$problems" | setsid -w python3 "$here/triton_attention.py" --precompile \
-            2>"$pre_log" &
-        pre_pid=$!
-    fi
+    printf '%s' "$problems" | setsid -w bash -c \
+        'python3 -c "import torch, triton" 2>/dev/null || exit 3; exec python3 "$0" --precompile' \
+        "$here/triton_attention.py" 2>"$pre_log" &
+    pre_pid=$!
     ;;
 esac
 # Only what this sweep runs: the space's instances, for this GPU's architecture
@@ -91,9 +94,11 @@ make -C "$root" --no-print-directory -j"$(nproc)" BUILD="$build" ${narrow[@]+"${
     "$build/fasweep" || exit 1
 precompiled=()
 if [ -n "$pre_pid" ]; then
-    wait "$pre_pid" && precompiled=(BASELINE_PRECOMPILED=1)
+    pre_rc=0
+    wait "$pre_pid" || pre_rc=$?
     pre_pid=""
-    head -1 "$pre_log" | sed 's/$/ (while the build ran)/' >&2
+    [ $pre_rc -ne 0 ] || precompiled=(BASELINE_PRECOMPILED=1)
+    [ $pre_rc -eq 3 ] || head -1 "$pre_log" | sed 's/$/ (while the build ran)/' >&2
 fi
 step build
 echo "fasweep: sweeping $SPACE" >&2

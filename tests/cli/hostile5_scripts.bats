@@ -612,10 +612,11 @@ echo "fa_bench $*"' run --separate-stderr bash "$WORK/repo/scripts/bench_kernel_
     stubs
     mini_repo
     printf '#!/bin/sh\nexit 0\n' >"$WORK/repo/scripts/deps.sh"
-    # stand-ins: torch (a GPU) and triton import; the precompile and sdpa_baseline.py record
-    # what they get
+    # stand-ins: torch (a GPU, slow to import: it says when it is done) and triton import;
+    # the precompile and sdpa_baseline.py record what they get
     mkdir -p py
-    printf '__version__ = "2.5.1"\nclass cuda:\n    @staticmethod\n    def is_available():\n        return True\n' >py/torch.py
+    printf 'import time\ntime.sleep(1)\nopen("%s/calls", "a").write("torch imported\\n")\n__version__ = "2.5.1"\nclass cuda:\n    @staticmethod\n    def is_available():\n        return True\n' \
+        "$WORK" >py/torch.py
     : >py/triton.py
     printf 'import sys\nopen("%s/calls", "a").write("precompile " + " ".join(sys.argv[1:]) + " <" + sys.stdin.read() + ">\\n")\nprint("fasweep: triton: 7 configs of 1 problems precompiled in 0.1 s", file=sys.stderr)\n' \
         "$WORK" >"$WORK/repo/scripts/triton_attention.py"
@@ -633,6 +634,9 @@ echo "{\"problems\": [\"stub\"]}"' PYTHONPATH="$WORK/py" MAKE_WAIT_FOR=^precompi
         flunk "order: $(cat "$WORK/calls")"
     grep -q '^sdpa_baseline .*--precompiled' "$WORK/calls" || flunk "no --precompiled: $(cat "$WORK/calls")"
     expect_in "$stderr" "fasweep: triton: 7 configs of 1 problems precompiled in 0.1 s (while the build ran)"
+    # the kernels' build did not wait for torch's import (asked beside it, not before it)
+    [ "$(grep -n '^make .*build/fasweep$' "$WORK/calls" | head -1 | cut -d: -f1)" -lt "$(grep -n '^torch imported' "$WORK/calls" | head -1 | cut -d: -f1)" ] ||
+        flunk "the build waited for the import: $(cat "$WORK/calls")"
     # BASELINE_BACKENDS without triton: no precompile
     : >"$WORK/calls"
     BASELINE_BACKENDS=flash PYTHONPATH="$WORK/py" run --separate-stderr \
@@ -650,6 +654,8 @@ echo "{\"problems\": [\"stub\"]}"' PYTHONPATH="$WORK/py" MAKE_WAIT_FOR=^precompi
     expect_status 0
     expect_in "$stderr" "fasweep: sweeping $WORK/repo/spaces/l4.json"
     expect_in "$stderr" "SDPA baselines skipped: PyTorch cannot run here"
+    # no torch: no precompile, and nothing said of it (the baselines' line says why)
+    expect_not_in "$stderr" "while the build ran"
     # only what the sweep runs: the space's instances for the GPU's architecture (8.9 here)
     grep -q "^make -C $WORK/repo .*BUILD=$WORK/elsewhere/build SPACES=$WORK/repo/spaces/l4.json ARCHS=89 $WORK/elsewhere/build/fasweep" "$WORK/calls" ||
         flunk "make: $(cat "$WORK/calls")"
