@@ -64,9 +64,16 @@ __device__ __forceinline__ void ref_tile(float *tile, const unsigned short *x, l
     }
 }
 
-// This lane's part of row r's dot product with tile row t: its dims are the
-// float4 chunks c * lanes + part (chunks interleaved, so the row's lanes read
-// adjacent 16 bytes of shared memory), then the xor tree over the row's lanes.
+// A lane's float4 chunk c (of REF_DIMS / 4) of its row, counted in float4s
+// from the row's start: part's chunks interleaved with the row's other lanes',
+// so the row's lanes read adjacent 16 bytes of shared memory.
+template <int D> __device__ __forceinline__ int ref_chunk(int c, int part)
+{
+    return c * REF_LANES(D) + part;
+}
+
+// This lane's part of its row's dot product with tile row t (its chunks,
+// ref_chunk), then the xor tree over the row's lanes.
 template <int D>
 __device__ __forceinline__ float ref_score(const float4 *qf, const float *tile, int t, int part)
 {
@@ -75,7 +82,7 @@ __device__ __forceinline__ float ref_score(const float4 *qf, const float *tile, 
     float s = 0.f;
 #pragma unroll
     for (int c = 0; c < REF_DIMS / 4; c++) {
-        const float4 kk = k[c * L + part];
+        const float4 kk = k[ref_chunk<D>(c, part)];
         s += qf[c].x * kk.x;
         s += qf[c].y * kk.y;
         s += qf[c].z * kk.z;
@@ -108,7 +115,7 @@ __global__ void __launch_bounds__(REF_THREADS)
     float4 qf[REF_DIMS / 4], acc[REF_DIMS / 4];
 #pragma unroll
     for (int c = 0; c < REF_DIMS / 4; c++) {
-        const long d = (long)(c * L + part) * 4, at = (live ? row : head * seq) * D + d;
+        const long d = (long)ref_chunk<D>(c, part) * 4, at = (live ? row : head * seq) * D + d;
         qf[c] = make_float4(ref_in(q, at, dt), ref_in(q, at + 1, dt), ref_in(q, at + 2, dt),
                             ref_in(q, at + 3, dt));
         acc[c] = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -141,7 +148,7 @@ __global__ void __launch_bounds__(REF_THREADS)
             const float4 *vv = (const float4 *)(vs + t * D);
 #pragma unroll
             for (int c = 0; c < REF_DIMS / 4; c++) {
-                const float4 x = vv[c * L + part];
+                const float4 x = vv[ref_chunk<D>(c, part)];
                 acc[c].x += p * x.x;
                 acc[c].y += p * x.y;
                 acc[c].z += p * x.z;
@@ -149,12 +156,13 @@ __global__ void __launch_bounds__(REF_THREADS)
             }
         }
     }
+    // A row past the sequence writes nothing. ROUND: the output is a tensor of
+    // the dtype, as a kernel's; else fp32.
     if (!live)
         return;
-        // ROUND: the output is a tensor of the dtype, as a kernel's; else fp32.
 #pragma unroll
     for (int c = 0; c < REF_DIMS / 4; c++) {
-        const long at = row * D + (long)(c * L + part) * 4;
+        const long at = row * D + (long)ref_chunk<D>(c, part) * 4;
         const float r[4] = {acc[c].x / sum, acc[c].y / sum, acc[c].z / sum, acc[c].w / sum};
         for (int e = 0; e < 4; e++)
             if (ROUND)
