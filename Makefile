@@ -125,6 +125,8 @@ KOBJ      := $(GEN_CU:$(GEN)/%.cu=$(KBUILD)/kobj/%.o) $(GEN_CU_90A:$(GEN)/%.cu=$
              $(KSRC:kernels/%.cu=$(KBUILD)/kobj/%.o)
 FAMILY_HDR := $(wildcard kernels/*/*.cuh kernels/*/*.h)
 KERNEL_HDR := kernels/fa_config.h kernels/fa_launch.h kernels/fa_device.cuh $(FAMILY_HDR)
+# The element rule of the reference and the checks (no instance includes it).
+CHECK_HDR := kernels/fa_elem.cuh
 
 .PHONY: all sweep test test-gpu check unit cli fuzz format format-check includes unused dist \
         clean deps deps-test vendor-deps list-instances test-slurm tuners test-triton FORCE
@@ -190,7 +192,7 @@ $(KBUILD)/kobj/registry.o: kernels/registry.cu $(GEN)/registry_table.inc $(GEN)/
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVALL) -I$(GEN) -c $< -o $@
 
-$(KBUILD)/kobj/%.o: kernels/%.cu $(KERNEL_HDR)
+$(KBUILD)/kobj/%.o: kernels/%.cu $(KERNEL_HDR) $(CHECK_HDR)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVALL) -c $< -o $@
 

@@ -6,13 +6,12 @@
 // order-free hash of an input. Everything stays on the GPU, so a gate of
 // 33 M outputs costs a few milliseconds instead of a 66 MB copy and a host
 // loop.
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "fa_elem.cuh"
 #include "fa_launch.h"
 
 // A fixed grid and block, so the reduction order (and the bits of the
@@ -28,18 +27,6 @@ __device__ __forceinline__ unsigned long long mix64(unsigned long long z)
     return z ^ (z >> 31);
 }
 
-// One 16-bit element of type dt (FA_DTYPE_*) as a float, and a float rounded to one.
-__device__ __forceinline__ float elem_float(unsigned short b, int dt)
-{
-    return dt == FA_DTYPE_BF16 ? __uint_as_float((unsigned)b << 16)
-                               : __half2float(__ushort_as_half(b));
-}
-__device__ __forceinline__ unsigned short elem_of(float x, int dt)
-{
-    return dt == FA_DTYPE_BF16 ? __bfloat16_as_ushort(__float2bfloat16_rn(x))
-                               : __half_as_ushort(__float2half_rn(x));
-}
-
 __global__ void fill_random_kernel(unsigned short *x, size_t n, unsigned long long seed, float lo,
                                    float hi, int dt)
 {
@@ -47,7 +34,7 @@ __global__ void fill_random_kernel(unsigned short *x, size_t n, unsigned long lo
          i += (size_t)gridDim.x * blockDim.x) {
         const unsigned long long r = mix64(seed + 0x9e3779b97f4a7c15ULL * (i + 1));
         const double u = (double)(r >> 11) * (1.0 / 9007199254740992.0); // [0, 1)
-        x[i] = elem_of((float)(lo + (hi - lo) * u), dt);
+        x[i] = fa_elem_bits((float)(lo + (hi - lo) * u), dt);
     }
 }
 
@@ -105,7 +92,7 @@ __device__ __forceinline__ void part_element(compare_part &p, const unsigned sho
         p.ref_nonfinite++;
     if (!out)
         return;
-    const double o = elem_float(out[i], dt);
+    const double o = fa_elem_float(out[i], dt);
     if (!isfinite(o)) {
         p.nonfinite++;
         p.first_bad = i < p.first_bad ? i : p.first_bad;

@@ -21,28 +21,16 @@
 // may keep them. Its error
 // against the fp32 reference is what the dtype itself costs, the yardstick
 // of the tolerance (sweep/guard.h, docs/measurement.md: "Tolerances").
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <math.h>
 
+#include "fa_elem.cuh"
 #include "fa_launch.h"
 
-// Element i of a 16-bit tensor of type dt as a float; a float rounded to dt.
-__device__ __forceinline__ float ref_in(const unsigned short *x, long i, int dt)
-{
-    return dt == FA_DTYPE_BF16 ? __uint_as_float((unsigned)x[i] << 16)
-                               : __half2float(__ushort_as_half(x[i]));
-}
-__device__ __forceinline__ unsigned short ref_bits(float x, int dt)
-{
-    return dt == FA_DTYPE_BF16 ? __bfloat16_as_ushort(__float2bfloat16_rn(x))
-                               : __half_as_ushort(__float2half_rn(x));
-}
+// A float rounded to dt and read back, as a kernel's 16-bit operand holds it.
 __device__ __forceinline__ float ref_round(float x, int dt)
 {
-    const unsigned short b = ref_bits(x, dt);
-    return ref_in(&b, 0, dt);
+    return fa_elem_float(fa_elem_bits(x, dt), dt);
 }
 
 enum {
@@ -60,7 +48,7 @@ __device__ __forceinline__ void ref_tile(float *tile, const unsigned short *x, l
 {
     for (int e = threadIdx.x; e < REF_TILE_FLOATS; e += REF_THREADS) {
         const int j = j0 + e / D;
-        tile[e] = j < seq ? ref_in(x, head0 + (long)j * D + e % D, dt) : 0.f;
+        tile[e] = j < seq ? fa_elem_float(x[head0 + (long)j * D + e % D], dt) : 0.f;
     }
 }
 
@@ -116,8 +104,8 @@ __global__ void __launch_bounds__(REF_THREADS)
 #pragma unroll
     for (int c = 0; c < REF_DIMS / 4; c++) {
         const long d = (long)ref_chunk<D>(c, part) * 4, at = (live ? row : head * seq) * D + d;
-        qf[c] = make_float4(ref_in(q, at, dt), ref_in(q, at + 1, dt), ref_in(q, at + 2, dt),
-                            ref_in(q, at + 3, dt));
+        qf[c] = make_float4(fa_elem_float(q[at], dt), fa_elem_float(q[at + 1], dt),
+                            fa_elem_float(q[at + 2], dt), fa_elem_float(q[at + 3], dt));
         acc[c] = make_float4(0.f, 0.f, 0.f, 0.f);
     }
     float mx = -INFINITY;
@@ -166,7 +154,7 @@ __global__ void __launch_bounds__(REF_THREADS)
         const float r[4] = {acc[c].x / sum, acc[c].y / sum, acc[c].z / sum, acc[c].w / sum};
         for (int e = 0; e < 4; e++)
             if (ROUND)
-                ((unsigned short *)o)[at + e] = ref_bits(r[e], dt);
+                ((unsigned short *)o)[at + e] = fa_elem_bits(r[e], dt);
             else
                 ((float *)o)[at + e] = r[e];
     }
