@@ -13,7 +13,10 @@
 # in the same number of rounds as the kernels and carries its 95 % interval
 # (time.ci_lo_us, ci_hi_us, round_us), pooled over the problem's backends.
 # BASELINE_BACKENDS=B,B,... picks the backends (sdpa_baseline.py --backends;
-# default flash,efficient,cudnn,triton).
+# default flash,efficient,cudnn,triton). BASELINE_PRECOMPILED=1: Triton's
+# configs are compiled already. BASELINE_GO=stdin: PyTorch and Triton are
+# imported at once, and nothing touches the GPU before a line 'go' arrives on
+# stdin (run_default_sweep.sh starts this before its sweep, says 'go' after).
 # When PyTorch cannot run here it says why in one line and exits 0: the
 # sweep's results stand without a baseline.
 # Exit status: 0 imported (or skipped, as above); 1 a failed step (the
@@ -38,30 +41,22 @@ command -v -- "$fasweep" >/dev/null ||
 plan=$("$fasweep" plan --json --space "$space") || exit 2
 problems=$(printf '%s' "$plan" | python3 -c 'import json, sys
 print("\n".join(p["problem"] for p in json.load(sys.stdin)["problems"]))') || exit 2
-why=$(python3 -c 'import torch
-if not torch.cuda.is_available(): raise SystemExit("torch %s sees no CUDA GPU" % torch.__version__)' 2>&1)
-if [ $? -ne 0 ]; then
-    echo "fasweep: SDPA baselines skipped: PyTorch cannot run here ($(printf '%s\n' "$why" | tail -1 | tr -d '\000-\037\177' | cut -c1-200))" >&2
-    exit 0
-fi
 base=$store.baselines.jsonl
 : >"$base" || { printf '%s: %q: cannot write\n' "$me" "$base" >&2; exit 2; }
-opts=()
-[ -z "${BASELINE_BACKENDS:-}" ] || opts=(--backends "$BASELINE_BACKENDS")
-# Triton's configs of every problem compiled at once, in parallel (one pool, not one a
-# problem): each problem's autotuning then loads them (triton_attention.py --precompile;
-# it says how many in one line, and leaves what failed to the autotuning).
-# BASELINE_PRECOMPILED=1: the caller compiled them already (run_default_sweep.sh, while
-# the kernels built).
-case ",${BASELINE_BACKENDS:-triton}," in
-*,triton,*)
-    if [ "${BASELINE_PRECOMPILED:-}" = 1 ]; then
-        opts+=(--precompiled)
-    elif python3 -c 'import triton' 2>/dev/null; then
-        printf '%s' "$plan" | python3 "$here/triton_attention.py" --precompile &&
-            opts+=(--precompiled)
-    fi
-    ;;
+# sdpa_baseline.py asks whether PyTorch can run (no process of its own for that: one more
+# PyTorch import, 5-9 s: sweep/NOTES-engine.md, twelfth session) and compiles Triton's
+# configs of every problem in one parallel pool before their autotuning, unless
+# BASELINE_PRECOMPILED=1 says the caller did (run_default_sweep.sh, while the kernels built).
+# BASELINE_GO=stdin: its imports start now and the GPU waits for 'go' on this script's stdin
+# (run_default_sweep.sh: the imports overlap the sweep).
+opts=(--skip-without-torch)
+[ -z "${BASELINE_BACKENDS:-}" ] || opts+=(--backends "$BASELINE_BACKENDS")
+[ "${BASELINE_PRECOMPILED:-}" != 1 ] || opts+=(--precompiled)
+go=()
+case ${BASELINE_GO:-} in
+stdin) go=(--go-on-stdin) ;;
+'') ;;
+*) printf '%s: BASELINE_GO=%q: only stdin (or unset)\n' "$me" "$BASELINE_GO" >&2; exit 2 ;;
 esac
 # Every problem in one process: one PyTorch start and CUDA context, not one a problem
 # (sweep/NOTES-engine.md: about 5 s each).
@@ -69,9 +64,15 @@ args=()
 for p in $problems; do
     args+=(--problem "$p")
 done
-echo "fasweep: timing PyTorch SDPA and Triton at $(printf '%s\n' "$problems" | paste -sd' ')" >&2
+[ ${#go[@]} -gt 0 ] ||
+    echo "fasweep: timing PyTorch SDPA and Triton at $(printf '%s\n' "$problems" | paste -sd' ')" >&2
+rc=0
 python3 "$here/sdpa_baseline.py" ${args[@]+"${args[@]}"} --space "$space" --fasweep "$fasweep" \
-    ${opts[@]+"${opts[@]}"} >>"$base" ||
-    { echo "$me: timing the baselines failed: no baselines imported" >&2; exit 1; }
+    ${opts[@]+"${opts[@]}"} ${go[@]+"${go[@]}"} >>"$base" || rc=$?
+if [ $rc -eq 3 ]; then # PyTorch cannot run here: its one line said so; nothing to import
+    rm -f -- "$base"
+    exit 0
+fi
+[ $rc -eq 0 ] || { echo "$me: timing the baselines failed: no baselines imported" >&2; exit 1; }
 "$fasweep" import "$base" --store "$store" ||
     { echo "$me: importing $base into the store failed" >&2; exit 1; }

@@ -60,21 +60,24 @@ problems=$("$build/geninst" --check "$space_abs" 2>"$build/.space-check") || {
 # Triton's configs for the baselines compiled while the kernels build (CPU work
 # both; the GPU idle): its own process group, stopped with this script; the
 # sweep starts only once it is done, so it never shares the machine with it.
-# Whether torch and triton import is asked there too, not before the build:
-# the import alone took 7.8 s on the lent H100, all of it in series before
-# the first compile (sweep/NOTES-engine.md, eleventh session). Exit 3: they
-# do not import (nothing said; the baselines say why they skip).
+# Whether torch and triton import is its own first step (exit 3: they do not;
+# nothing said, the baselines say why they skip), asked nowhere else: a check
+# of its own before it imported both a second time, 5-9 s on the precompile's
+# path, which outlasts the kernels' build (sweep/NOTES-engine.md, twelfth session).
 pre_pid=""
+base_pid=""
 pre_log=$build/.triton-precompile
-stop_precompile() { [ -z "$pre_pid" ] || kill -- "-$pre_pid" 2>/dev/null; }
-trap stop_precompile EXIT
+# Both background jobs are process groups of their own, stopped with this script.
+stop_jobs() {
+    [ -z "$pre_pid" ] || kill -- "-$pre_pid" 2>/dev/null
+    [ -z "$base_pid" ] || kill -- "-$base_pid" 2>/dev/null
+}
+trap stop_jobs EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 case ",${BASELINE_BACKENDS:-triton}," in
 *,triton,*)
-    printf '%s' "$problems" | setsid -w bash -c \
-        'python3 -c "import torch, triton" 2>/dev/null || exit 3; exec python3 "$0" --precompile' \
-        "$here/triton_attention.py" 2>"$pre_log" &
+    printf '%s' "$problems" | setsid -w python3 "$here/triton_attention.py" --precompile 2>"$pre_log" &
     pre_pid=$!
     ;;
 esac
@@ -92,6 +95,8 @@ case "$cc" in 8.9) narrow+=(ARCHS=89) ;; 9.0) narrow+=(ARCHS=90) ;; esac
 # make's own status for a failed build is 2, which here would read as a usage error
 make -C "$root" --no-print-directory -j"$(nproc)" BUILD="$build" ${narrow[@]+"${narrow[@]}"} \
     "$build/fasweep" || exit 1
+step build
+# The precompile may outlast the kernels' build: what it adds is its own step.
 precompiled=()
 if [ -n "$pre_pid" ]; then
     pre_rc=0
@@ -99,13 +104,28 @@ if [ -n "$pre_pid" ]; then
     pre_pid=""
     [ $pre_rc -ne 0 ] || precompiled=(BASELINE_PRECOMPILED=1)
     [ $pre_rc -eq 3 ] || head -1 "$pre_log" | sed 's/$/ (while the build ran)/' >&2
+    step "precompile after the build"
 fi
-step build
-echo "fasweep: sweeping $SPACE" >&2
 store=${STORE:-results.lmdb}
+# The baselines' process starts now: its PyTorch and Triton imports (5-9 s of one core)
+# run beside the sweep; it touches the GPU only after the line 'go' on fd 7, written once
+# the sweep is done (sweep/NOTES-engine.md, twelfth session). Should this script stop
+# first, fd 7 closes and it exits having timed nothing.
+exec 7> >(exec setsid -w env ${precompiled[@]+"${precompiled[@]}"} BASELINE_GO=stdin \
+    bash "$here/baselines.sh" "$SPACE" "$store" "$build/fasweep")
+base_pid=$!
+echo "fasweep: sweeping $SPACE" >&2
 "$build/fasweep" grid --space "$SPACE" --store "$store" --refine 4
 step "sweep and refine"
-env ${precompiled[@]+"${precompiled[@]}"} bash "$here/baselines.sh" "$SPACE" "$store" "$build/fasweep"
+echo "fasweep: timing PyTorch SDPA and Triton (scripts/baselines.sh)" >&2
+# in a subshell: should baselines.sh have exited already, the write's SIGPIPE ends only that
+# subshell, and its status comes below
+(echo go >&7) 2>/dev/null || true
+exec 7>&-
+base_rc=0
+wait "$base_pid" || base_rc=$?
+base_pid=""
+[ $base_rc -eq 0 ] || exit $base_rc
 step baselines
 # the space's modes as fasweep reads them (plan --json "modes": without any,
 # the default of the mode table in store/mode.h), never a copy of the list

@@ -75,7 +75,7 @@ usage:
   sdpa_baseline.py --problem P [--problem P ...] [--causal] [--space FILE]
                    [--modes hot,cold,batch] [--backends flash,efficient,cudnn,triton]
                    [--rounds N] [--round-pause S] [--flush memset|fill]
-                   [--precompiled] [-o FILE] [--table]
+                   [--precompiled] [--go-on-stdin] [--skip-without-torch] [-o FILE] [--table]
   then: fasweep import FILE
 
 Several problems are timed in one process (one PyTorch start, one CUDA context, one
@@ -176,6 +176,28 @@ def fasweep_modes(binary, space=None):
 def die(msg, code=2):
     print("sdpa_baseline: " + msg, file=sys.stderr)
     sys.exit(code)
+
+
+NO_TORCH = 3  # --skip-without-torch: PyTorch cannot run here (baselines.sh skips, exit 0)
+
+
+def import_torch():
+    """(torch, "") or (None, why it does not import: its error's type and first line)."""
+    try:
+        import torch
+    except Exception as e:  # ImportError, or a broken install's own error: one line
+        return None, clip_utf8("%s: %s" % (type(e).__name__,
+                                           (str(e).splitlines() or [""])[0]), 200)
+    return torch, ""
+
+
+def wait_for_go():
+    """Blocks until stdin says 'go' (--go-on-stdin): the caller's sweep has the GPU until
+    then. End of input (the caller exited) or anything else: exit 1, nothing timed."""
+    line = sys.stdin.readline()
+    if line.strip() != "go":
+        die("--go-on-stdin: %s before 'go': nothing timed" % (
+            "end of input" if not line else "%r" % clip_utf8(line.strip(), 40)), 1)
 
 
 # ---- problem and space -------------------------------------------------------------------------
@@ -950,6 +972,13 @@ def main():
     ap.add_argument("--precompiled", action="store_true",
                     help="Triton's configs of the problems are compiled already (baselines.sh: "
                          "triton_attention.py --precompile): no parallel precompile here")
+    ap.add_argument("--go-on-stdin", action="store_true",
+                    help="import PyTorch and Triton, then wait for the line 'go' on stdin before "
+                         "anything touches the GPU (run_default_sweep.sh: the imports overlap "
+                         "the sweep); end of input or another line: exit 1, nothing timed")
+    ap.add_argument("--skip-without-torch", action="store_true",
+                    help="where PyTorch cannot run: one line 'fasweep: SDPA baselines skipped: "
+                         "...' and exit %d, no records (baselines.sh), not exit 1" % NO_TORCH)
     ap.add_argument("-o", "--output", help="write JSON lines here (default stdout)")
     ap.add_argument("--table", action="store_true",
                     help="also print a table (to stdout with -o, else stderr)")
@@ -990,12 +1019,17 @@ def main():
         per.append(keep)
         notes += why
 
-    try:
-        import torch
-    except ImportError:
-        die("PyTorch is not installed (pip install torch)", 1)
-    if not torch.cuda.is_available():
-        die("no CUDA GPU visible to PyTorch", 1)
+    torch, no_torch = import_torch()
+    if args.go_on_stdin:
+        wait_for_go()
+    if torch is not None and not torch.cuda.is_available():
+        torch, no_torch = None, "torch %s sees no CUDA GPU" % torch.__version__
+    if torch is None:
+        if args.skip_without_torch:
+            print("fasweep: SDPA baselines skipped: PyTorch cannot run here (%s)" % no_torch,
+                  file=sys.stderr)
+            sys.exit(NO_TORCH)
+        die("PyTorch cannot run here (%s; pip install torch)" % no_torch, 1)
     for p in probs:
         if is_gqa(p) and torch_version(torch.__version__) < GQA_TORCH:
             die("PyTorch %s has no enable_gqa for kv_heads < heads (%s): PyTorch %d.%d or "

@@ -438,13 +438,26 @@ def best_config(q, k, v, causal=False):
 def main(argv):
     """--precompile: fasweep's plan (`fasweep plan --json`) on stdin; every problem of it
     precompiled (precompile_shapes), one line on stderr saying how many configs in how
-    long. Exit 0 (what failed is left to the autotuning, which reports it), 2 bad input."""
+    long. Exit 0 (what failed is left to the autotuning, which reports it), 2 bad input,
+    3 Triton or PyTorch does not import here (one line, before stdin is read;
+    run_default_sweep.sh says nothing then: the baselines say why they skip). The main job
+    asks no other process whether they import: a check of its own imported both once more
+    (sweep/NOTES-engine.md, twelfth session)."""
     import json
     import time
     if argv != ["--precompile"]:
         print("triton_attention.py: usage: fasweep plan --json --space S | "
               "triton_attention.py --precompile", file=sys.stderr)
         return 2
+    ok, why = available()
+    if ok:
+        try:
+            import torch  # noqa: F401  (the workers pick their GPU and dtypes with it)
+        except Exception as e:  # ImportError, or a torch that breaks on import
+            ok, why = False, "import torch: %s" % _one_line(e)
+    if not ok:
+        print("triton_attention.py: --precompile: not available (%s)" % why, file=sys.stderr)
+        return 3
     try:
         probs = json.load(sys.stdin)["problems"]
         shapes = [shape_of(p) for p in probs if p["head_dim"] in HEAD_DIMS]

@@ -52,6 +52,10 @@ if how == "store" and cmd == "grid":  # a real store, of the fixture for these -
 elif how == "store" and cmd in ("export", "topk"):
     os.execv(os.environ["REAL_FASWEEP"], ["fasweep"] + a)
 elif cmd == "grid":
+    import time
+    if how == "gridfail":
+        sys.exit("fasweep: the sweep failed (stub)")
+    time.sleep(float(os.environ.get("STUB_GRID_SLEEP", "0")))
     space, store = json.load(open(opt("--space"))), opt("--store")
     recs = []
     for p in space["problems"]:
@@ -71,6 +75,8 @@ elif cmd == "grid":
     with open(store + "/records.jsonl", "w") as f:
         f.write("".join(json.dumps(r) + "\n" for r in recs))
     print("sweep: %d points" % len(recs))
+    with open(os.environ["STUB_CALLS"], "a") as f:
+        f.write("grid done\n")
 elif cmd == "export":
     store = opt("--store")
     if not os.path.exists(store + "/records.jsonl"):
@@ -618,7 +624,7 @@ echo "fa_bench $*"' run --separate-stderr bash "$WORK/repo/scripts/bench_kernel_
     printf 'import time\ntime.sleep(1)\nopen("%s/calls", "a").write("torch imported\\n")\n__version__ = "2.5.1"\nclass cuda:\n    @staticmethod\n    def is_available():\n        return True\n' \
         "$WORK" >py/torch.py
     : >py/triton.py
-    printf 'import sys\nopen("%s/calls", "a").write("precompile " + " ".join(sys.argv[1:]) + " <" + sys.stdin.read() + ">\\n")\nprint("fasweep: triton: 7 configs of 1 problems precompiled in 0.1 s", file=sys.stderr)\n' \
+    printf 'import sys\nimport torch, triton\nopen("%s/calls", "a").write("precompile " + " ".join(sys.argv[1:]) + " <" + sys.stdin.read() + ">\\n")\nprint("fasweep: triton: 7 configs of 1 problems precompiled in 0.1 s", file=sys.stderr)\n' \
         "$WORK" >"$WORK/repo/scripts/triton_attention.py"
     printf 'import sys\nopen("%s/calls", "a").write("sdpa_baseline " + " ".join(sys.argv[1:]) + "\\n")\n' \
         "$WORK" >"$WORK/repo/scripts/sdpa_baseline.py"
@@ -634,6 +640,11 @@ echo "{\"problems\": [\"stub\"]}"' PYTHONPATH="$WORK/py" MAKE_WAIT_FOR=^precompi
         flunk "order: $(cat "$WORK/calls")"
     grep -q '^sdpa_baseline .*--precompiled' "$WORK/calls" || flunk "no --precompiled: $(cat "$WORK/calls")"
     expect_in "$stderr" "fasweep: triton: 7 configs of 1 problems precompiled in 0.1 s (while the build ran)"
+    # what the precompile adds after the kernels' build is a step of its own
+    [[ $stderr =~ "build "[0-9]+\.[0-9]" s, precompile after the build "[0-9]+\.[0-9]" s, sweep and refine" ]] ||
+        flunk "no precompile step: $stderr"
+    # torch imported once while the kernels built: by the precompile itself, no check before it
+    [ "$(grep -c '^torch imported' "$WORK/calls")" -eq 1 ] || flunk "imports: $(cat "$WORK/calls")"
     # the kernels' build did not wait for torch's import (asked beside it, not before it)
     [ "$(grep -n '^make .*build/fasweep$' "$WORK/calls" | head -1 | cut -d: -f1)" -lt "$(grep -n '^torch imported' "$WORK/calls" | head -1 | cut -d: -f1)" ] ||
         flunk "the build waited for the import: $(cat "$WORK/calls")"
@@ -643,6 +654,80 @@ echo "{\"problems\": [\"stub\"]}"' PYTHONPATH="$WORK/py" MAKE_WAIT_FOR=^precompi
         bash "$WORK/repo/scripts/run_default_sweep.sh" build
     expect_status 0
     ! grep -q '^precompile' "$WORK/calls" || flunk "precompiled: $(cat "$WORK/calls")"
+}
+
+@test "run_default_sweep: the baselines' PyTorch import runs beside the sweep, and nothing of theirs touches the GPU before the sweep is done; a failed sweep leaves no baseline process" {
+    stubs
+    mini_repo
+    printf '#!/bin/sh\nexit 0\n' >"$WORK/repo/scripts/deps.sh"
+    # a stand-in torch: says when it is imported and when CUDA is first asked for (no GPU)
+    printf 'open("%s/calls", "a").write("torch imported\\n")\n__version__ = "2.5.1"\nclass cuda:\n    @staticmethod\n    def is_available():\n        open("%s/calls", "a").write("torch cuda\\n")\n        return False\n' \
+        "$WORK" "$WORK" >"$WORK/py/torch.py"
+    BASELINE_BACKENDS=flash,efficient,cudnn STUB_GRID_SLEEP=2 \
+        run --separate-stderr bash "$WORK/repo/scripts/run_default_sweep.sh" build
+    expect_status 0
+    expect_in "$stderr" "fasweep: SDPA baselines skipped: PyTorch cannot run here (torch 2.5.1 sees no CUDA GPU)"
+    local imported done cuda
+    imported=$(grep -n '^torch imported$' "$WORK/calls" | head -1 | cut -d: -f1)
+    done=$(grep -n '^grid done$' "$WORK/calls" | head -1 | cut -d: -f1)
+    cuda=$(grep -n '^torch cuda$' "$WORK/calls" | head -1 | cut -d: -f1)
+    [ -n "$imported" ] && [ -n "$done" ] && [ -n "$cuda" ] || flunk "calls: $(cat "$WORK/calls")"
+    [ "$imported" -lt "$done" ] || flunk "the import waited for the sweep: $(cat "$WORK/calls")"
+    [ "$done" -lt "$cuda" ] || flunk "CUDA asked for during the sweep: $(cat "$WORK/calls")"
+    [ ! -e results.lmdb.baselines.jsonl ] || flunk "a baselines file without baselines"
+    expect_in "$stderr" "fasweep: main job: deps"
+    # the sweep fails: its status, and the waiting baselines' process does not outlive it
+    : >"$WORK/calls"
+    BASELINE_BACKENDS=flash,efficient,cudnn STUB=gridfail \
+        run --separate-stderr bash "$WORK/repo/scripts/run_default_sweep.sh" build
+    expect_status 1
+    expect_in "$stderr" "fasweep: the sweep failed (stub)"
+    sleep 0.5
+    ! pgrep -f "$WORK/repo/scripts/sdpa_baseline.py" >/dev/null || flunk "a baseline process outlived the job"
+    ! grep -q '^torch cuda$' "$WORK/calls" || flunk "the baselines ran: $(cat "$WORK/calls")"
+    expect_not_in "$stderr" "Traceback"
+}
+
+@test "sdpa_baseline --go-on-stdin: no 'go' (end of input, another line) is one line, exit 1, nothing timed; without PyTorch --skip-without-torch is its one line, exit 3" {
+    stubs
+    printf 'open("%s/calls", "a").write("torch imported\\n")\n__version__ = "2.5.1"\nclass cuda:\n    @staticmethod\n    def is_available():\n        open("%s/calls", "a").write("torch cuda\\n")\n        return True\n' \
+        "$WORK" "$WORK" >"$WORK/py/torch.py"
+    run --separate-stderr python3 "$REPO/scripts/sdpa_baseline.py" --problem 4,8,512,64 \
+        --backends flash --fasweep "$REAL_FASWEEP" --go-on-stdin </dev/null
+    expect_status 1
+    expect_in "$stderr" "sdpa_baseline: --go-on-stdin: end of input before 'go': nothing timed"
+    one_line "$stderr"
+    run --separate-stderr python3 "$REPO/scripts/sdpa_baseline.py" --problem 4,8,512,64 \
+        --backends flash --fasweep "$REAL_FASWEEP" --go-on-stdin <<<"stop"
+    expect_status 1
+    expect_in "$stderr" "sdpa_baseline: --go-on-stdin: 'stop' before 'go': nothing timed"
+    [ "$output" = "" ] || flunk "records: $output"
+    ! grep -q '^torch cuda$' "$WORK/calls" || flunk "CUDA asked for without a go: $(cat "$WORK/calls")"
+    grep -q '^torch imported$' "$WORK/calls" || flunk "not imported before the go: $(cat "$WORK/calls")"
+    # PyTorch missing (stubs' torch): the skip line and exit 3 with the option, exit 1 without
+    printf 'raise ImportError("No module named torch (stub)")\n' >"$WORK/py/torch.py"
+    run --separate-stderr python3 "$REPO/scripts/sdpa_baseline.py" --problem 4,8,512,64 \
+        --backends flash --fasweep "$REAL_FASWEEP" --skip-without-torch
+    expect_status 3
+    expect_in "$stderr" "fasweep: SDPA baselines skipped: PyTorch cannot run here (ImportError: No module named torch (stub))"
+    one_line "$stderr"
+    run --separate-stderr python3 "$REPO/scripts/sdpa_baseline.py" --problem 4,8,512,64 \
+        --backends flash --fasweep "$REAL_FASWEEP"
+    expect_status 1
+    expect_in "$stderr" "sdpa_baseline: PyTorch cannot run here (ImportError: No module named torch (stub); pip install torch)"
+    no_traceback
+}
+
+@test "triton_attention --precompile: Triton or PyTorch that does not import is one line and exit 3, before stdin is read" {
+    stubs
+    run --separate-stderr bash -c "printf '{\"problems\": []}' | python3 '$REPO/scripts/triton_attention.py' --precompile"
+    expect_status 3
+    expect_in "$stderr" "triton_attention.py: --precompile: not available ("
+    one_line "$stderr"
+    run --separate-stderr bash -c "printf 'nope' | python3 '$REPO/scripts/triton_attention.py' --precompile"
+    expect_status 3
+    expect_in "$stderr" "triton_attention.py: --precompile: not available ("
+    one_line "$stderr"
 }
 
 @test "run_default_sweep: runs from any folder (its Makefile, baselines.sh and spaces found next to it)" {
@@ -661,7 +746,7 @@ echo "{\"problems\": [\"stub\"]}"' PYTHONPATH="$WORK/py" MAKE_WAIT_FOR=^precompi
         flunk "make: $(cat "$WORK/calls")"
     [ -s report.html ] || flunk "no report"
     # where the time went: every step, in order, and the total (one stderr line)
-    [[ $stderr =~ "fasweep: main job: deps "[0-9]+\.[0-9]" s, build "[0-9]+\.[0-9]" s, sweep and refine "[0-9]+\.[0-9]" s, baselines "[0-9]+\.[0-9]" s, topk "[0-9]+\.[0-9]" s, report "[0-9]+\.[0-9]" s; total "[0-9]+\.[0-9]" s" ]] ||
+    [[ $stderr =~ "fasweep: main job: deps "[0-9]+\.[0-9]" s, build "[0-9]+\.[0-9]" s, "("precompile after the build "[0-9]+\.[0-9]" s, ")?"sweep and refine "[0-9]+\.[0-9]" s, baselines "[0-9]+\.[0-9]" s, topk "[0-9]+\.[0-9]" s, report "[0-9]+\.[0-9]" s; total "[0-9]+\.[0-9]" s" ]] ||
         flunk "no step times: $stderr"
     SPACE=nope.json run --separate-stderr bash "$WORK/repo/scripts/run_default_sweep.sh" build
     expect_status 2
