@@ -9,7 +9,11 @@
 #   4. the adversarial kernels: cheats every check must refuse, controls it
 #      must pass (tests/gpu/test_adversarial.sh)
 # Prints a summary line per part and "N passed, N failed"; exits non-zero
-# on any failure.
+# on any failure. TEST_GPU_PARTS=check,sanitizers,engine,adversarial picks
+# parts (default all). The sanitizer runs are spread over the visible GPUs,
+# one queue per GPU (CUDA_VISIBLE_DEVICES=k each): on four H200s they took
+# the whole 600 s of a lent call one after another (sweep/NOTES-engine.md,
+# eleventh session).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 : "${FASWEEP:?set FASWEEP to the fasweep binary}" "${FA_CHECK:?set FA_CHECK to the fa_check binary}"
@@ -26,12 +30,27 @@ part() { # name, command...
         fail=$((fail + 1))
     fi
 }
+parts=",${TEST_GPU_PARTS:-check,sanitizers,engine,adversarial},"
+want() { [[ $parts == *",$1,"* ]]; }
+for p in ${parts//,/ }; do
+    case $p in check | sanitizers | engine | adversarial) ;;
+    *) echo "test-gpu: TEST_GPU_PARTS: unknown part '$p' (check, sanitizers, engine, adversarial)" >&2; exit 2 ;;
+    esac
+done
 if ! nvidia-smi -L >/dev/null 2>&1; then
     echo "test-gpu: no NVIDIA GPU here (nvidia-smi sees none); run this on a GPU machine" >&2
     exit 1
 fi
-part "kernels vs reference (every instance)" "$FA_CHECK"
-if command -v compute-sanitizer >/dev/null; then
+# The GPUs CUDA will see: CUDA_VISIBLE_DEVICES's entries as given, else nvidia-smi's count.
+gpus() {
+    if [ -n "${CUDA_VISIBLE_DEVICES+x}" ]; then
+        printf '%s\n' "${CUDA_VISIBLE_DEVICES//,/$'\n'}" | sed 's/[[:space:]]//g' | grep -v '^$'
+    else
+        seq 0 $(($(nvidia-smi -L | grep -c '^GPU ') - 1))
+    fi
+}
+want check && part "kernels vs reference (every instance)" "$FA_CHECK"
+if want sanitizers && command -v compute-sanitizer >/dev/null; then
     # a small plain point, a swizzled multi-stage one, a head_dim-128 one, a wgmma one and
     # a wgmma key split (PIPELINE 5)
     first=$("$FASWEEP" list --json | python3 -c '
@@ -44,16 +63,44 @@ pick += [i for i in d if i["family"] == "wgmma"][:1]
 # the key split: its warpgroups meet in shared memory (Combine), racecheck reads that
 pick += [i for i in d if i["family"] == "wgmma" and i.get("PIPELINE") == 5][:1]
 print(" ".join(sorted({i["name"] for i in pick})))')
+    runs=()
     for inst in $first; do
-        part "memcheck $inst" timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$FA_CHECK" --quick --filter "$inst"
-        part "racecheck $inst" timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$FA_CHECK" --quick --filter "$inst"
+        runs+=("memcheck $inst" "racecheck $inst")
     done
-else
+    mapfile -t devs < <(gpus)
+    [ ${#devs[@]} -gt 0 ] || devs=(0)
+    logs=$(mktemp -d)
+    trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$logs"' EXIT
+    # run i on queue i % GPUs; each queue one after another on its own GPU
+    for q in "${!devs[@]}"; do
+        (
+            for i in "${!runs[@]}"; do
+                [ $((i % ${#devs[@]})) -eq "$q" ] || continue
+                read -r tool inst <<<"${runs[$i]}"
+                CUDA_VISIBLE_DEVICES=${devs[$q]} timeout 300 compute-sanitizer --tool "$tool" \
+                    --error-exitcode 9 "$FA_CHECK" --quick --filter "$inst" >"$logs/$i" 2>&1
+                echo $? >"$logs/$i.rc"
+            done
+        ) &
+    done
+    wait
+    for i in "${!runs[@]}"; do
+        echo "== ${runs[$i]} (GPU ${devs[$((i % ${#devs[@]}))]})"
+        cat "$logs/$i" 2>/dev/null
+        if [ "$(cat "$logs/$i.rc" 2>/dev/null)" = 0 ]; then
+            echo "PASS ${runs[$i]}"
+            pass=$((pass + 1))
+        else
+            echo "FAIL ${runs[$i]} (exit $(cat "$logs/$i.rc" 2>/dev/null || echo none))"
+            fail=$((fail + 1))
+        fi
+    done
+elif want sanitizers; then
     echo "test-gpu: compute-sanitizer not found: memcheck/racecheck skipped"
 fi
-if [ -f "$here/test_engine.sh" ]; then
+if want engine && [ -f "$here/test_engine.sh" ]; then
     part "sweep engine" bash "$here/test_engine.sh"
 fi
-part "adversarial kernels" bash "$here/test_adversarial.sh"
+want adversarial && part "adversarial kernels" bash "$here/test_adversarial.sh"
 echo "test-gpu: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,75 @@
+#!/usr/bin/env bats
+# gpu_run.bats - tests/gpu/run.sh (make test-gpu) against stand-ins, no GPU: the
+# sanitizer runs spread over the GPUs CUDA will see (one queue each, in parallel), every
+# run reported PASS or FAIL by its own exit status, TEST_GPU_PARTS's choice and refusals.
+
+load helpers
+
+# Stand-ins: nvidia-smi (NGPU GPUs), compute-sanitizer (records its GPU and times, sleeps
+# 1 s; exit 9 for the instance named in SAN_BAD), fasweep list --json (two instances).
+gpu_stubs() {
+    mkdir -p "$WORK/stub"
+    printf '#!/bin/sh\ni=0\nwhile [ $i -lt ${NGPU:-1} ]; do echo "GPU $i: Stub GPU (UUID: GPU-$i)"; i=$((i+1)); done\n' \
+        >"$WORK/stub/nvidia-smi"
+    cat >"$WORK/stub/compute-sanitizer" <<SH
+#!/bin/sh
+inst=\$(echo "\$*" | sed 's/.*--filter //')
+echo "start \$CUDA_VISIBLE_DEVICES \$(date +%s.%N) \$*" >>"$WORK/calls"
+sleep 1
+echo "end \$CUDA_VISIBLE_DEVICES \$(date +%s.%N)" >>"$WORK/calls"
+echo "sanitizer output for \$inst"
+[ "\$inst" != "\${SAN_BAD:-}" ] || exit 9
+exit 0
+SH
+    printf '#!/bin/sh\necho %s\n' \
+        "'{\"instances\": [{\"name\": \"a1\", \"family\": \"mma\", \"STAGES\": 1, \"HEAD_DIM\": 64}, {\"name\": \"w1\", \"family\": \"wgmma\", \"STAGES\": 2, \"HEAD_DIM\": 128, \"PIPELINE\": 5}]}'" \
+        >"$WORK/stub/fasweep"
+    printf '#!/bin/sh\necho "fa_check $*" >>"%s/calls"\n' "$WORK" >"$WORK/stub/fa_check"
+    chmod +x "$WORK"/stub/*
+    : >"$WORK/calls"
+    export PATH="$WORK/stub:$PATH"
+    unset CUDA_VISIBLE_DEVICES TEST_GPU_PARTS SAN_BAD
+}
+
+@test "test-gpu: the sanitizer runs go one queue per visible GPU, in parallel; each is PASS or FAIL by its own exit" {
+    gpu_stubs
+    NGPU=3 TEST_GPU_PARTS=sanitizers FASWEEP="$WORK/stub/fasweep" FA_CHECK="$WORK/stub/fa_check" \
+        run bash "$REPO/tests/gpu/run.sh"
+    expect_status 0
+    expect_in "$output" "test-gpu: 4 passed, 0 failed"
+    expect_in "$output" "PASS memcheck a1"
+    expect_in "$output" "PASS racecheck w1"
+    expect_in "$output" "sanitizer output for w1"
+    # three GPUs used, each run on one of 0, 1, 2
+    [ "$(grep '^start' "$WORK/calls" | cut -d' ' -f2 | sort -u | tr '\n' ' ')" = "0 1 2 " ] ||
+        flunk "GPUs: $(cat "$WORK/calls")"
+    # in parallel: the first three started before any ended
+    [ "$(head -3 "$WORK/calls" | grep -c '^start')" -eq 3 ] || flunk "not parallel: $(cat "$WORK/calls")"
+    ! grep -q '^fa_check' "$WORK/calls" || flunk "ran a part not asked for: $(cat "$WORK/calls")"
+}
+
+@test "test-gpu: CUDA_VISIBLE_DEVICES's GPUs are the queues; a sanitizer that fails is FAIL and a failed run" {
+    gpu_stubs
+    CUDA_VISIBLE_DEVICES="5, 7" NGPU=8 SAN_BAD=w1 TEST_GPU_PARTS=sanitizers FASWEEP="$WORK/stub/fasweep" \
+        FA_CHECK="$WORK/stub/fa_check" run bash "$REPO/tests/gpu/run.sh"
+    expect_status 1
+    expect_in "$output" "FAIL memcheck w1 (exit 9)"
+    expect_in "$output" "FAIL racecheck w1 (exit 9)"
+    expect_in "$output" "test-gpu: 2 passed, 2 failed"
+    [ "$(grep '^start' "$WORK/calls" | cut -d' ' -f2 | sort -u | tr '\n' ' ')" = "5 7 " ] ||
+        flunk "GPUs: $(cat "$WORK/calls")"
+}
+
+@test "test-gpu: TEST_GPU_PARTS with an unknown part is one line and exit 2, before anything runs" {
+    gpu_stubs
+    TEST_GPU_PARTS=check,sanitiser FASWEEP="$WORK/stub/fasweep" FA_CHECK="$WORK/stub/fa_check" \
+        run --separate-stderr bash "$REPO/tests/gpu/run.sh"
+    expect_status 2
+    expect_in "$stderr" "test-gpu: TEST_GPU_PARTS: unknown part 'sanitiser'"
+    [ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ] || flunk "not one line: $stderr"
+    [ ! -s "$WORK/calls" ] || flunk "ran: $(cat "$WORK/calls")"
+    TEST_GPU_PARTS=check FASWEEP="$WORK/stub/fasweep" FA_CHECK="$WORK/stub/fa_check" \
+        run bash "$REPO/tests/gpu/run.sh"
+    expect_status 0
+    expect_in "$output" "test-gpu: 1 passed, 0 failed"
+}
