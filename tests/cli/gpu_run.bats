@@ -6,7 +6,8 @@
 load helpers
 
 # Stand-ins: nvidia-smi (NGPU GPUs), compute-sanitizer (records its GPU and times, sleeps
-# 1 s; exit 9 for the instance named in SAN_BAD), fasweep list --json (two instances).
+# SAN_SLEEP s, 1 by default, and 3 s for the racecheck of the instance SAN_SLOW names; exit 9
+# for the instance named in SAN_BAD), fasweep list --json (two instances).
 gpu_stubs() {
     mkdir -p "$WORK/stub"
     printf '#!/bin/sh\ni=0\nwhile [ $i -lt ${NGPU:-1} ]; do echo "GPU $i: Stub GPU (UUID: GPU-$i)"; i=$((i+1)); done\n' \
@@ -15,7 +16,10 @@ gpu_stubs() {
 #!/bin/sh
 inst=\$(echo "\$*" | sed 's/.*--filter //')
 echo "start \$CUDA_VISIBLE_DEVICES \$(date +%s.%N) \$*" >>"$WORK/calls"
-sleep 1
+case "\$*" in
+*"--tool racecheck "*"--filter \${SAN_SLOW:-none}") sleep 3 ;;
+*) sleep \${SAN_SLEEP:-1} ;;
+esac
 echo "end \$CUDA_VISIBLE_DEVICES \$(date +%s.%N)" >>"$WORK/calls"
 echo "sanitizer output for \$inst"
 [ "\$inst" != "\${SAN_BAD:-}" ] || exit 9
@@ -28,7 +32,7 @@ SH
     chmod +x "$WORK"/stub/*
     : >"$WORK/calls"
     export PATH="$WORK/stub:$PATH"
-    unset CUDA_VISIBLE_DEVICES TEST_GPU_PARTS SAN_BAD
+    unset CUDA_VISIBLE_DEVICES TEST_GPU_PARTS SAN_BAD SAN_SLOW SAN_SLEEP
 }
 
 @test "test-gpu: the sanitizer runs go one queue per visible GPU, in parallel; each is PASS or FAIL by its own exit" {
@@ -46,6 +50,22 @@ SH
     # in parallel: the first three started before any ended
     [ "$(head -3 "$WORK/calls" | grep -c '^start')" -eq 3 ] || flunk "not parallel: $(cat "$WORK/calls")"
     ! grep -q '^fa_check' "$WORK/calls" || flunk "ran a part not asked for: $(cat "$WORK/calls")"
+    # the slow kind first: both racechecks start before any memcheck
+    [ "$(grep '^start' "$WORK/calls" | head -2 | grep -c -- '--tool racecheck')" -eq 2 ] ||
+        flunk "order: $(cat "$WORK/calls")"
+}
+
+@test "test-gpu: a GPU busy with a long run takes no more; the free one takes every run left" {
+    gpu_stubs
+    NGPU=2 SAN_SLOW=a1 SAN_SLEEP=0.2 TEST_GPU_PARTS=sanitizers FASWEEP="$WORK/stub/fasweep" \
+        FA_CHECK="$WORK/stub/fa_check" run bash "$REPO/tests/gpu/run.sh"
+    expect_status 0
+    expect_in "$output" "test-gpu: 4 passed, 0 failed"
+    local slow
+    slow=$(grep -- '--tool racecheck .*--filter a1$' "$WORK/calls" | cut -d' ' -f2)
+    [ -n "$slow" ] || flunk "calls: $(cat "$WORK/calls")"
+    [ "$(grep '^start' "$WORK/calls" | grep -c "^start $slow ")" -eq 1 ] ||
+        flunk "the busy GPU took more: $(cat "$WORK/calls")"
 }
 
 @test "test-gpu: CUDA_VISIBLE_DEVICES's GPUs are the queues; a sanitizer that fails is FAIL and a failed run" {

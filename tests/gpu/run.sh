@@ -11,9 +11,10 @@
 # Prints a summary line per part and "N passed, N failed"; exits non-zero
 # on any failure. TEST_GPU_PARTS=check,sanitizers,engine,adversarial picks
 # parts (default all). The sanitizer runs are spread over the visible GPUs,
-# one queue per GPU (CUDA_VISIBLE_DEVICES=k each): on four H200s they took
-# the whole 600 s of a lent call one after another (sweep/NOTES-engine.md,
-# eleventh session).
+# one queue per GPU (CUDA_VISIBLE_DEVICES=k each) taking the next run left,
+# the slow racechecks first: on four H200s they took the whole 600 s of a
+# lent call one after another (sweep/NOTES-engine.md, eleventh and twelfth
+# sessions).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 : "${FASWEEP:?set FASWEEP to the fasweep binary}" "${FA_CHECK:?set FA_CHECK to the fa_check binary}"
@@ -63,35 +64,57 @@ pick += [i for i in d if i["family"] == "wgmma"][:1]
 # the key split: its warpgroups meet in shared memory (Combine), racecheck reads that
 pick += [i for i in d if i["family"] == "wgmma" and i.get("PIPELINE") == 5][:1]
 print(" ".join(sorted({i["name"] for i in pick})))')
+    # the slow runs first: racecheck took 138-208 s an instance on an H200, memcheck 6-11 s
+    # (sweep/NOTES-engine.md, twelfth session)
     runs=()
     for inst in $first; do
-        runs+=("memcheck $inst" "racecheck $inst")
+        runs+=("racecheck $inst")
+    done
+    for inst in $first; do
+        runs+=("memcheck $inst")
     done
     mapfile -t devs < <(gpus)
     [ ${#devs[@]} -gt 0 ] || devs=(0)
     logs=$(mktemp -d)
     trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$logs"' EXIT
-    # run i on queue i % GPUs; each queue one after another on its own GPU
+    # one queue per GPU, each taking the next run not yet taken (a counter under a lock),
+    # each run said as soon as it ends (under a lock: whole, never interleaved), so a run
+    # cut short still shows the ones done
+    echo 0 >"$logs/next"
+    next_run() { # the next run's index, or nothing when every run is taken
+        {
+            flock 9
+            local i
+            i=$(cat "$logs/next")
+            if [ "$i" -lt ${#runs[@]} ]; then
+                echo $((i + 1)) >"$logs/next"
+                echo "$i"
+            fi
+        } 9>>"$logs/lock.next"
+    }
     for q in "${!devs[@]}"; do
         (
-            for i in "${!runs[@]}"; do
-                [ $((i % ${#devs[@]})) -eq "$q" ] || continue
+            while i=$(next_run) && [ -n "$i" ]; do
                 read -r tool inst <<<"${runs[$i]}"
+                t0=$SECONDS
                 CUDA_VISIBLE_DEVICES=${devs[$q]} timeout 300 compute-sanitizer --tool "$tool" \
                     --error-exitcode 9 "$FA_CHECK" --quick --filter "$inst" >"$logs/$i" 2>&1
-                echo $? >"$logs/$i.rc"
+                rc=$?
+                echo $rc >"$logs/$i.rc"
+                {
+                    flock 8
+                    echo "== ${runs[$i]} (GPU ${devs[$q]}, $((SECONDS - t0)) s)"
+                    cat "$logs/$i"
+                    if [ $rc -eq 0 ]; then echo "PASS ${runs[$i]}"; else echo "FAIL ${runs[$i]} (exit $rc)"; fi
+                } 8>>"$logs/lock"
             done
         ) &
     done
     wait
     for i in "${!runs[@]}"; do
-        echo "== ${runs[$i]} (GPU ${devs[$((i % ${#devs[@]}))]})"
-        cat "$logs/$i" 2>/dev/null
         if [ "$(cat "$logs/$i.rc" 2>/dev/null)" = 0 ]; then
-            echo "PASS ${runs[$i]}"
             pass=$((pass + 1))
         else
-            echo "FAIL ${runs[$i]} (exit $(cat "$logs/$i.rc" 2>/dev/null || echo none))"
             fail=$((fail + 1))
         fi
     done
