@@ -50,9 +50,26 @@ SH
     # in parallel: the first three started before any ended
     [ "$(head -3 "$WORK/calls" | grep -c '^start')" -eq 3 ] || flunk "not parallel: $(cat "$WORK/calls")"
     ! grep -q '^fa_check' "$WORK/calls" || flunk "ran a part not asked for: $(cat "$WORK/calls")"
+    # the reference kernel left out of every racecheck, and said so; never out of a memcheck
+    [ "$(grep -c -- '--tool racecheck --kernel-name-exclude kns=reference_kernel ' "$WORK/calls")" -eq 2 ] ||
+        flunk "racechecks: $(cat "$WORK/calls")"
+    ! grep -q -- '--tool memcheck --kernel-name-exclude' "$WORK/calls" || flunk "memcheck: $(cat "$WORK/calls")"
+    expect_in "$output" "SKIP racecheck of the fp32 reference kernel"
     # the slow kind first: both racechecks start before any memcheck
     [ "$(grep '^start' "$WORK/calls" | head -2 | grep -c -- '--tool racecheck')" -eq 2 ] ||
         flunk "order: $(cat "$WORK/calls")"
+}
+
+@test "test-gpu: TEST_GPU_REF_RACECHECK=1 racechecks the reference kernel in the first racecheck, and no SKIP is said" {
+    gpu_stubs
+    NGPU=1 SAN_SLEEP=0 TEST_GPU_REF_RACECHECK=1 TEST_GPU_PARTS=sanitizers FASWEEP="$WORK/stub/fasweep" \
+        FA_CHECK="$WORK/stub/fa_check" run bash "$REPO/tests/gpu/run.sh"
+    expect_status 0
+    [ "$(grep '^start' "$WORK/calls" | head -1 | grep -c -- '--tool racecheck --error-exitcode')" -eq 1 ] ||
+        flunk "first racecheck: $(cat "$WORK/calls")"
+    [ "$(grep -c -- '--kernel-name-exclude kns=reference_kernel ' "$WORK/calls")" -eq 1 ] ||
+        flunk "racechecks: $(cat "$WORK/calls")"
+    expect_not_in "$output" "SKIP racecheck"
 }
 
 @test "test-gpu: a GPU busy with a long run takes no more; the free one takes every run left" {
