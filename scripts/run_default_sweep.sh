@@ -60,10 +60,10 @@ problems=$("$build/geninst" --check "$space_abs" 2>"$build/.space-check") || {
 # Triton's configs for the baselines compiled while the kernels build (CPU work
 # both; the GPU idle): its own process group, stopped with this script; the
 # sweep starts only once it is done, so it never shares the machine with it.
-# Whether torch and triton import is its own first step (exit 3: they do not;
-# nothing said, the baselines say why they skip), asked nowhere else: a check
-# of its own before it imported both a second time, 5-9 s on the precompile's
-# path, which outlasts the kernels' build (sweep/NOTES-engine.md, twelfth session).
+# Whether torch and triton import is the precompile's own first step (exit 3:
+# they do not; nothing said, the baselines say why they skip); a separate check
+# before it imported both once more, 5-9 s on the precompile's path
+# (sweep/NOTES-engine.md, twelfth session).
 pre_pid=""
 base_pid=""
 pre_log=$build/.triton-precompile
@@ -115,7 +115,7 @@ exec 7> >(exec setsid -w env ${precompiled[@]+"${precompiled[@]}"} BASELINE_GO=s
     bash "$here/baselines.sh" "$SPACE" "$store" "$build/fasweep")
 base_pid=$!
 echo "fasweep: sweeping $SPACE" >&2
-"$build/fasweep" grid --space "$SPACE" --store "$store" --refine 4
+"$build/fasweep" grid --space "$SPACE" --store "$store" --refine 4 7>&- # fd 7 is not the sweep's
 step "sweep and refine"
 echo "fasweep: timing PyTorch SDPA and Triton (scripts/baselines.sh)" >&2
 # in a subshell: should baselines.sh have exited already, the write's SIGPIPE ends only that

@@ -1020,6 +1020,7 @@ def main():
         notes += why
 
     torch, no_torch = import_torch()
+    hint = "; pip install torch" if torch is None else ""
     if args.go_on_stdin:
         wait_for_go()
     if torch is not None and not torch.cuda.is_available():
@@ -1029,7 +1030,7 @@ def main():
             print("fasweep: SDPA baselines skipped: PyTorch cannot run here (%s)" % no_torch,
                   file=sys.stderr)
             sys.exit(NO_TORCH)
-        die("PyTorch cannot run here (%s; pip install torch)" % no_torch, 1)
+        die("PyTorch cannot run here (%s%s)" % (no_torch, hint), 1)
     for p in probs:
         if is_gqa(p) and torch_version(torch.__version__) < GQA_TORCH:
             die("PyTorch %s has no enable_gqa for kv_heads < heads (%s): PyTorch %d.%d or "

@@ -501,7 +501,7 @@ PY
     BASELINE_BACKENDS=cudnn,triton PYTHONPATH="$WORK/py" bash repo/scripts/baselines.sh \
         repo/spaces/ci.json "$WORK/st" "$WORK/stub/fasweep" 2>/dev/null || flunk "baselines.sh BASELINE_BACKENDS"
     run cat calls
-    expect_in "$output" "--problem b2.h3.s300.d64.nc --problem b1.h2.s200.d128.c --problem b1.h4.kv2.s257.d64.nc.bf16 --space repo/spaces/ci.json --fasweep $WORK/stub/fasweep --backends cudnn,triton"
+    expect_in "$output" "--problem b2.h3.s300.d64.nc --problem b1.h2.s200.d128.c --problem b1.h4.kv2.s257.d64.nc.bf16 --space repo/spaces/ci.json --fasweep $WORK/stub/fasweep --skip-without-torch --backends cudnn,triton"
     local bad want
     while IFS='|' read -r bad want; do
         python3 -c 'import json, sys
