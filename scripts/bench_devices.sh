@@ -25,6 +25,7 @@
 set -euo pipefail
 me=bench_devices.sh
 here=$(cd "$(dirname "$0")/.." && pwd)
+. "$here/scripts/cuda_visible.sh" # cuda_visible
 [ $# -le 1 ] || { echo "$me: usage: $me [SPACE]" >&2; exit 2; }
 space=${1:-$here/spaces/h100.json}
 [ -f "$space" ] && [ -r "$space" ] ||
@@ -38,25 +39,10 @@ if ! command -v nvidia-smi >/dev/null || ! gpus=$(nvidia-smi -L 2>/dev/null); th
 fi
 ngpu=$(grep -c '^GPU' <<<"$gpus" || true)
 [ "$ngpu" -ge 1 ] || { echo "$me: nvidia-smi -L lists no GPU: nothing measured" >&2; exit 1; }
-# CUDA_VISIBLE_DEVICES as CUDA reads it (sweep/worker.c, worker_visible: the same rule, but
-# a UUID is checked here against nvidia-smi's): its entries up to the first that names no GPU
-# (an ordinal not below the count, a UUID no GPU's starts with, or other text); --devices all
-# takes those.
+# CUDA_VISIBLE_DEVICES as CUDA reads it (scripts/cuda_visible.sh): --devices all takes the
+# GPUs it leaves.
 if [ -n "${CUDA_VISIBLE_DEVICES+set}" ]; then
-    uuids=$(grep -oE '\(UUID: [^)]+\)' <<<"$gpus" | sed 's/^(UUID: //; s/)$//' || true)
-    vis=0
-    IFS=',' read -ra ents <<<"$CUDA_VISIBLE_DEVICES"
-    for e in "${ents[@]}"; do
-        e=$(sed 's/^[[:blank:]]*//; s/[[:blank:]]*$//' <<<"$e")
-        ok=0
-        if [[ $e =~ ^[0-9]{1,9}$ ]]; then
-            [ $((10#$e)) -lt "$ngpu" ] && ok=1
-        elif [[ $e == GPU-?* || $e == MIG-?* ]]; then
-            while IFS= read -r u; do [[ -n $u && $u == "$e"* ]] && ok=1; done <<<"$uuids"
-        fi
-        [ $ok -eq 1 ] || break
-        vis=$((vis + 1))
-    done
+    vis=$(cuda_visible "$gpus" | grep -c . || true)
     [ "$vis" -le "$ngpu" ] || vis=$ngpu
     [ "$vis" -ge 1 ] || {
         printf '%s: CUDA_VISIBLE_DEVICES=%q leaves none of the %s GPUs visible: nothing measured\n' \

@@ -42,14 +42,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
     echo "test-gpu: no NVIDIA GPU here (nvidia-smi sees none); run this on a GPU machine" >&2
     exit 1
 fi
-# The GPUs CUDA will see: CUDA_VISIBLE_DEVICES's entries as given, else nvidia-smi's count.
-gpus() {
-    if [ -n "${CUDA_VISIBLE_DEVICES+x}" ]; then
-        printf '%s\n' "${CUDA_VISIBLE_DEVICES//,/$'\n'}" | sed 's/[[:space:]]//g' | grep -v '^$'
-    else
-        seq 0 $(($(nvidia-smi -L | grep -c '^GPU ') - 1))
-    fi
-}
+. "$here/../../scripts/cuda_visible.sh" # cuda_visible: the GPUs CUDA will see
 want check && part "kernels vs reference (every instance)" "$FA_CHECK"
 if want sanitizers && command -v compute-sanitizer >/dev/null; then
     # a small plain point, a swizzled multi-stage one, a head_dim-128 one, a wgmma one and
@@ -78,7 +71,7 @@ print(" ".join(sorted({i["name"] for i in pick})))')
     for inst in $first; do
         runs+=("memcheck $inst")
     done
-    mapfile -t devs < <(gpus)
+    mapfile -t devs < <(cuda_visible "$(nvidia-smi -L)")
     [ ${#devs[@]} -gt 0 ] || devs=(0)
     logs=$(mktemp -d)
     trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$logs"' EXIT
