@@ -181,13 +181,17 @@ def die(msg, code=2):
 NO_TORCH = 3  # --skip-without-torch: PyTorch cannot run here (baselines.sh skips, exit 0)
 
 
+def error_line(e):
+    """An exception as one line: its type's name and its text's first line."""
+    return "%s: %s" % (type(e).__name__, (str(e).splitlines() or [""])[0])
+
+
 def import_torch():
-    """(torch, "") or (None, why it does not import: its error's type and first line)."""
+    """(torch, "") or (None, why it does not import: error_line, clipped)."""
     try:
         import torch
     except Exception as e:  # ImportError, or a broken install's own error: one line
-        return None, clip_utf8("%s: %s" % (type(e).__name__,
-                                           (str(e).splitlines() or [""])[0]), 200)
+        return None, clip_utf8(error_line(e), 200)
     return torch, ""
 
 
@@ -933,8 +937,7 @@ def prepare_problem(torch, args, p, names, tri, dev, timer, nvml, prov0, version
             except RuntimeError:
                 raise
             except Exception as e:  # Triton's errors: a failed backend, as PyTorch's
-                raise RuntimeError("%s: %s" % (type(e).__name__, (str(e).splitlines() or
-                                                                  [""])[0])) from e
+                raise RuntimeError(error_line(e)) from e
         stamp((n, mode))
         return t
 
