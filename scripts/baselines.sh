@@ -34,6 +34,14 @@ store=$2
 fasweep=${3:-${FASWEEP:-$here/../build/fasweep}}
 command -v -- "$fasweep" >/dev/null ||
     { printf '%s: %q is not an executable fasweep\n' "$me" "$fasweep" >&2; exit 2; }
+# BASELINE_GO=stdin: the imports start now and the GPU waits for 'go' on this script's stdin
+# (run_default_sweep.sh: the imports overlap the sweep); checked before anything is written.
+go=()
+case ${BASELINE_GO:-} in
+stdin) go=(--go-on-stdin) ;;
+'') ;;
+*) printf '%s: BASELINE_GO=%q: only stdin (or unset)\n' "$me" "$BASELINE_GO" >&2; exit 2 ;;
+esac
 # The space's problems as their canonical texts, as fasweep reads them
 # (`fasweep plan --json`'s "problems": grid/space.c's rules, dtype and
 # kv_heads included, "b1.h32.kv8.s4096.d128.c.bf16"), one a line; a file
@@ -47,17 +55,9 @@ base=$store.baselines.jsonl
 # PyTorch import, 5-9 s: sweep/NOTES-engine.md, twelfth session) and compiles Triton's
 # configs of every problem in one parallel pool before their autotuning, unless
 # BASELINE_PRECOMPILED=1 says the caller did (run_default_sweep.sh, while the kernels built).
-# BASELINE_GO=stdin: its imports start now and the GPU waits for 'go' on this script's stdin
-# (run_default_sweep.sh: the imports overlap the sweep).
 opts=(--skip-without-torch)
 [ -z "${BASELINE_BACKENDS:-}" ] || opts+=(--backends "$BASELINE_BACKENDS")
 [ "${BASELINE_PRECOMPILED:-}" != 1 ] || opts+=(--precompiled)
-go=()
-case ${BASELINE_GO:-} in
-stdin) go=(--go-on-stdin) ;;
-'') ;;
-*) printf '%s: BASELINE_GO=%q: only stdin (or unset)\n' "$me" "$BASELINE_GO" >&2; exit 2 ;;
-esac
 # Every problem in one process: one PyTorch start and CUDA context, not one a problem
 # (sweep/NOTES-engine.md: about 5 s each).
 args=()

@@ -467,6 +467,12 @@ PY
     expect_status 2
     expect_in "$stderr" "fasweep: nope.json: cannot open: No such file or directory"
     no_traceback
+    # BASELINE_GO other than stdin: one line, exit 2, nothing timed
+    BASELINE_GO=pipe run --separate-stderr bash "$REPO/scripts/baselines.sh" "$REPO/spaces/l4.json" "$STORE" "$real"
+    expect_status 2
+    expect_in "$stderr" "baselines.sh: BASELINE_GO=pipe: only stdin (or unset)"
+    one_line "$stderr"
+    [ ! -e "$STORE.baselines.jsonl" ] || flunk "a baselines file was written"
     # a good space without PyTorch: skipped, as documented (the sweep stands alone)
     run --separate-stderr bash "$REPO/scripts/baselines.sh" "$REPO/spaces/l4.json" "$STORE" "$real"
     expect_status 0
