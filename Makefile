@@ -13,7 +13,8 @@
 # DEPS (a prefix holding include/ and lib/ for lmdb, cjson, cmocka when the
 # system has none, e.g. on a GPU node without a package registry; with it
 # set nothing is installed, scripts/deps.sh only checks), NVEXTRA
-# (extra nvcc flags, e.g. a kernel variant for scripts/bench_kernel_ab.sh).
+# (extra nvcc flags, e.g. a kernel variant for scripts/bench_kernel_ab.sh),
+# LOCAL=1 (a build for this machine alone: no PTX, a faster fat binary).
 
 CUDA    ?= /usr/local/cuda
 NVCC    ?= $(CUDA)/bin/nvcc
@@ -73,11 +74,23 @@ RPATH := -Wl,-rpath,'$$ORIGIN/lib:$$ORIGIN/../lib:$(CUDA)/lib64'
 
 
 # SASS for each arch in ARCHS, plus PTX for the newest so later GPUs can JIT.
-LAST_ARCH := $(lastword $(ARCHS))
-GENCODE := $(foreach a,$(ARCHS),-gencode=arch=compute_$(a),code=sm_$(a)) \
-           -gencode=arch=compute_$(LAST_ARCH),code=compute_$(LAST_ARCH)
 # --compress-mode=size: the fat binary is about 5x smaller than nvcc's
 # default compression (1.66 MB -> 0.30 MB for 4 instances x 2 archs).
+# LOCAL=1 (the main job, scripts/run_default_sweep.sh: a build that runs on
+# this machine's GPU only) leaves both out: the PTX no later GPU will JIT,
+# and the size mode's fatbinary step, 0.6-1.7 s of each unit's 7-10 s of
+# CPU (sweep/NOTES-engine.md, thirteenth session). The SASS is the same.
+LOCAL   ?=
+ifneq ($(filter-out 1,$(LOCAL)),)
+$(error LOCAL=$(LOCAL): only 1 (a build for this machine's GPU alone) or unset)
+endif
+LAST_ARCH := $(lastword $(ARCHS))
+GENCODE := $(foreach a,$(ARCHS),-gencode=arch=compute_$(a),code=sm_$(a))
+FATBIN  :=
+ifneq ($(LOCAL),1)
+GENCODE += -gencode=arch=compute_$(LAST_ARCH),code=compute_$(LAST_ARCH)
+FATBIN  := --compress-mode=size
+endif
 # NVFLAGS (the knob) and NVEXTRA decide the code: NVCODE is every flag that
 # does, the instances' and the kernel variants' alike (geninst writes it
 # into embedded.c as fa_code_flags[], kernels/embedded.h; sweep/variant.c
@@ -86,7 +99,7 @@ GENCODE := $(foreach a,$(ARCHS),-gencode=arch=compute_$(a),code=sm_$(a)) \
 NVFLAGS ?= -O3 -std=c++17 -lineinfo
 NVCODE  := $(NVFLAGS) --expt-relaxed-constexpr $(NVEXTRA)
 NVALL   := $(NVFLAGS) $(GENCODE) -I. -Ikernels -Xcompiler -Wall,-Wextra,-Werror,-fPIC \
-           --compress-mode=size --expt-relaxed-constexpr $(NVEXTRA)
+           $(FATBIN) --expt-relaxed-constexpr $(NVEXTRA)
 
 # ---- host modules (C11, no CUDA) -----------------------------------------
 # Every .c of a folder is part of its layer (add a file, not a Makefile line).

@@ -16,7 +16,8 @@ MAKE_BIN=$(command -v make) # the real make, before any stub goes on PATH
 # Under `make cli` (inside make test) the caller's make variables are in the
 # environment (MAKEFLAGS, and command-line ones like BUILD=build/ci or SAN=1):
 # the makes run here must see the Makefile's defaults.
-unset MAKEFLAGS MFLAGS MAKELEVEL BUILD KBUILD SPACES SAN DEPS CUDA ARCHS SHARDS SPACE STORE NVEXTRA
+unset MAKEFLAGS MFLAGS MAKELEVEL BUILD KBUILD SPACES SAN DEPS CUDA ARCHS SHARDS SHARDS_90A SPACE STORE NVEXTRA \
+    LOCAL
 
 # Stubs in $WORK/stub, first on PATH. apt-get and sudo record and fail;
 # dpkg-query says nothing is installed (a GPU node without the -dev packages,
@@ -164,6 +165,24 @@ expect_no_install() {
     expect_in "$readme" "\`make test\` leaves its binary in \`$test_bin\`"
     expect_in "$readme" "\`make\` builds \`$all_bin\`"
     expect_in "$("$MAKE_BIN" -C "$REPO" -n test 2>/dev/null)" "the binary tested is $test_bin"
+}
+
+@test "LOCAL=1 (the main job's build): the instances' SASS only, no PTX, no size-compressed fat binary; a bad value is one line" {
+    # the nvcc line of one instance unit in each dry run
+    unit() { "$MAKE_BIN" -C "$REPO" -nB BUILD="$WORK/b" ARCHS=90 "$@" "$WORK/b/kobj/inst_0.o" \
+        2>/dev/null | grep -- "-c $WORK/b/gen/inst_0.cu" | head -1; }
+    plain=$(unit)
+    local_=$(unit LOCAL=1)
+    [ -n "$plain" ] && [ -n "$local_" ] || flunk "no nvcc line: '$plain' '$local_'"
+    expect_in "$plain" "-gencode=arch=compute_90,code=sm_90 "
+    expect_in "$plain" "-gencode=arch=compute_90,code=compute_90"
+    expect_in "$plain" "--compress-mode=size"
+    expect_in "$local_" "-gencode=arch=compute_90,code=sm_90 "
+    expect_not_in "$local_" "code=compute_90"
+    expect_not_in "$local_" "--compress-mode"
+    run --separate-stderr "$MAKE_BIN" -C "$REPO" -n BUILD="$WORK/b" LOCAL=yes
+    [ "$status" -ne 0 ] || flunk "LOCAL=yes was taken"
+    expect_in "$stderr" "LOCAL=yes: only 1"
 }
 
 # A copy of the sources without .git (a tarball, an export).
