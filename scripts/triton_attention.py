@@ -331,9 +331,11 @@ def _kernel_args(ptrs, problem, scale=None):
 
 
 def _compile_one(job):
-    """A worker of precompile_shapes: compiles one config of one problem, "" or why not.
-    The pointer arguments are dtypes (Triton's MockTensor): Triton specializes on their
-    dtype and alignment only."""
+    """A worker of precompile_shapes: compiles one config of one problem. Returns ("" or
+    why not, seconds it took). The pointer arguments are dtypes (Triton's MockTensor):
+    Triton specializes on their dtype and alignment only."""
+    import time
+    t0 = time.monotonic()
     dev, problem, (bm, bn, w, st) = job
     try:
         import torch
@@ -341,41 +343,76 @@ def _compile_one(job):
         dt = torch.bfloat16 if problem[6] else torch.float16
         _attn_fwd.warmup(*_kernel_args((dt,) * 4, problem), grid=(1,), BLOCK_M=bm, BLOCK_N=bn,
                          num_warps=w, num_stages=st)
-        return ""
+        err = ""
     except Exception as e:  # the autotuning compiles (and reports) it again
-        return "config %r: %s" % ((bm, bn, w, st), _one_line(e))
+        err = "config %r: %s" % ((bm, bn, w, st), _one_line(e))
+    return err, time.monotonic() - t0
 
 
-def precompile_shapes(shapes, device=0, workers=None, timeout_s=600.0):
+def _compile_order(job):
+    """Sort key of the precompile's jobs, the likely longest first (fewer workers idle at
+    the end): the head dim, then the tile's area, then the stages."""
+    problem, (bm, bn, _, st) = job[1], job[2]
+    return (-problem[4], -bm * bn, -st)
+
+
+def _pool_context():
+    """The precompile's worker processes: forked from one server process that imported
+    PyTorch and this module once (multiprocessing's forkserver, preloaded), not each worker
+    importing both again (spawned: 16 imports of PyTorch, each seconds of CPU, beside the
+    main job's build: sweep/NOTES-engine.md, thirteenth session). The server starts as a
+    fresh interpreter, so no CUDA state of this process reaches a worker."""
+    import multiprocessing as mp
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(["torch", __name__])
+    return ctx
+
+
+def start_pool_server():
+    """Starts the precompile's server process now (it imports PyTorch and this module),
+    so that its imports overlap the caller's own; precompile_shapes then finds it up."""
+    _pool_context()
+    from multiprocessing import forkserver
+    forkserver.ensure_running()
+
+
+def precompile_shapes(shapes, device=0, workers=None, timeout_s=600.0, stats=None):
     """Compiles every config autotuning will try for each problem (b, h, kv, s, d, causal,
-    bf16) of `shapes`, spread over worker processes (spawned, at most 16), into Triton's
-    on-disk cache: each problem's autotuning then loads its configs instead of compiling
-    them one after another (H100, Triton 3.6, spaces/h100.json: a problem's first call
-    33-38 s with an empty cache, 11-13 s with a full one). Returns (configs compiled,
-    notes: one line per config that failed, or for the pool); never raises, and leaves no
-    worker behind (one still compiling after timeout_s is terminated)."""
+    bf16) of `shapes`, spread over worker processes (at most 16, _pool_context), into
+    Triton's on-disk cache: each problem's autotuning then loads its configs instead of
+    compiling them one after another (H100, Triton 3.6, spaces/h100.json: a problem's
+    first call 33-38 s with an empty cache, 11-13 s with a full one). Returns (configs
+    compiled, notes: one line per config that failed, or for the pool); never raises, and
+    leaves no worker behind (one still compiling after timeout_s is terminated). stats, a
+    dict, gets "workers" and "longest" (the slowest config's seconds and the config)."""
     ok, why = available()
     if not ok:
         return 0, ["not available: " + why]
     import concurrent.futures as cf
-    import multiprocessing as mp
     import os
     try:
         smem = _smem_limit()
-        jobs = [(device, tuple(sh), c) for sh in dict.fromkeys(tuple(x) for x in shapes)
-                for c in configs_for(sh[4], sh[3], 2, smem)]
+        jobs = sorted([(device, tuple(sh), c) for sh in dict.fromkeys(tuple(x) for x in shapes)
+                       for c in configs_for(sh[4], sh[3], 2, smem)], key=_compile_order)
         if not jobs:
             return 0, []
         n = max(1, min(workers or os.cpu_count() or 1, len(jobs), 16))
-        pool = cf.ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("spawn"))
+        if stats is not None:
+            stats.update(workers=n, longest=(0.0, None))
+        pool = cf.ProcessPoolExecutor(max_workers=n, mp_context=_pool_context())
     except Exception as e:
         return 0, ["precompile: %s" % _one_line(e)]
     notes, done, late = [], 0, True
     try:
-        futs = [pool.submit(_compile_one, j) for j in jobs]
+        futs = {pool.submit(_compile_one, j): j for j in jobs}
         finished, late = cf.wait(futs, timeout=timeout_s)
         for f in finished:
-            err = "worker: %s" % _one_line(f.exception()) if f.exception() else f.result()
+            if f.exception():
+                err = "worker: %s" % _one_line(f.exception())
+            else:
+                err, secs = f.result()
+                if stats is not None and secs > stats["longest"][0]:
+                    stats["longest"] = (secs, futs[f][2])
             if err:
                 notes.append(err)
             else:
@@ -451,6 +488,10 @@ def main(argv):
         return 2
     ok, why = available()
     if ok:
+        try:  # the workers' server imports while this process does
+            start_pool_server()
+        except Exception:  # precompile_shapes says what fails, as a note
+            pass
         try:
             import torch  # noqa: F401  (the workers pick their GPU and dtypes with it)
         except Exception as e:  # ImportError, or a torch that breaks on import
@@ -466,10 +507,13 @@ def main(argv):
               file=sys.stderr)
         return 2
     t0 = time.monotonic()
-    done, notes = precompile_shapes(shapes)
-    print("fasweep: triton: %d configs of %d problems precompiled in %.1f s%s" % (
-        done, len(shapes), time.monotonic() - t0, "; " + notes[0][:200] if notes else ""),
-        file=sys.stderr)
+    stats = {}
+    done, notes = precompile_shapes(shapes, stats=stats)
+    longest = stats.get("longest") or (0.0, None)
+    print("fasweep: triton: %d configs of %d problems precompiled in %.1f s%s%s" % (
+        done, len(shapes), time.monotonic() - t0,
+        " (%d workers; the longest %.1f s, %r)" % ((stats["workers"],) + longest)
+        if longest[1] else "", "; " + notes[0][:200] if notes else ""), file=sys.stderr)
     return 0
 
 
