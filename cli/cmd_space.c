@@ -205,9 +205,7 @@ static void plan_counts_json(json_b *b, const plan *p, cJSON *doc)
  * themselves. */
 static void plan_space_json(json_b *b, const space *s, cJSON *doc)
 {
-    cJSON *modes = json_arr(b, doc, "modes");
-    for (int i = 0; i < s->measure.n_modes; i++)
-        json_push(b, modes, json_check(b, cJSON_CreateString(s->measure.modes[i])));
+    space_modes_json(b, json_arr(b, doc, "modes"), s);
     space_problems_json(b, json_arr(b, doc, "problems"), s);
 }
 

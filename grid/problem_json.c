@@ -1,7 +1,8 @@
-/* problem_json.c - a space's problems as JSON (contract: problem_json.h). */
+/* problem_json.c - a space's problems and modes as JSON (contract: problem_json.h). */
 #include "problem_json.h"
 
 #include <cJSON.h>
+#include <string.h>
 
 void space_problem_json(json_b *b, cJSON *o, const space_problem *sp)
 {
@@ -24,5 +25,17 @@ void space_problems_json(json_b *b, cJSON *arr, const space *s)
         cJSON *o = json_check(b, cJSON_CreateObject());
         space_problem_json(b, o, &s->problems[i]);
         json_push(b, arr, o);
+    }
+}
+
+void space_modes_json(json_b *b, cJSON *arr, const space *s)
+{
+    for (int i = 0; b->ok && i < s->measure.n_modes; i++) {
+        int seen = 0;
+        const cJSON *m;
+        cJSON_ArrayForEach(m, arr) seen |=
+            cJSON_IsString(m) && !strcmp(m->valuestring, s->measure.modes[i]);
+        if (!seen)
+            json_push(b, arr, json_check(b, cJSON_CreateString(s->measure.modes[i])));
     }
 }

@@ -1,5 +1,5 @@
-/* problem_json.h - a space's problems as JSON: the one description of a
- * problem the scripts read (`fasweep plan --json`'s "problems", `fasweep
+/* problem_json.h - a space's problems and modes as JSON: the one description
+ * of a problem the scripts read (`fasweep plan --json`'s "problems", `fasweep
  * problem --json`, and `geninst --check` before anything is
  * built: scripts/run_default_sweep.sh) instead of parsing a space
  * themselves. Built with store/json.h's adders (failures noted in b).
@@ -20,5 +20,11 @@ void space_problem_json(json_b *b, struct cJSON *o, const space_problem *sp);
  * to the array arr (plan --json's "problems"; geninst --check's, over
  * several spaces). */
 void space_problems_json(json_b *b, struct cJSON *arr, const space *s);
+
+/* The modes s measures (measure.modes, in order), appended to the array arr
+ * as their names, each only when arr does not hold it yet (plan --json's
+ * "modes"; geninst --check's, over several spaces: one space's modes as
+ * they are). */
+void space_modes_json(json_b *b, struct cJSON *arr, const space *s);
 
 #endif /* PROBLEM_JSON_H */

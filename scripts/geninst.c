@@ -34,11 +34,12 @@
  *                SPACE.json...
  *        geninst --check SPACE.json...
  *                reads and plans the spaces only, no file written: their
- *                problems as one JSON line on stdout ({"problems": [...]},
- *                grid/problem_json.h, as `fasweep plan --json` says them),
- *                exit 0; or 2 with the refusal. scripts/run_default_sweep.sh
- *                asks before it builds a space's instances alone, and hands
- *                the problems to Triton's precompile while the build runs
+ *                problems and modes as one JSON line on stdout
+ *                ({"problems": [...], "modes": [...]}, grid/problem_json.h,
+ *                as `fasweep plan --json` says them), exit 0; or 2 with the
+ *                refusal. scripts/run_default_sweep.sh asks before it builds
+ *                a space's instances alone, and hands the plan to Triton's
+ *                precompile and to the baselines while the build runs
  */
 #include <cJSON.h>
 #include <stdint.h>
@@ -152,8 +153,9 @@ static void inst_name(const fa_config *c, char *buf, size_t n)
 }
 
 /* The accepted points of the space at path appended to set; with probs,
- * its problems appended to that array (grid/problem_json.h). 0 or -1. */
-static int collect(const char *path, fa_config *set, int *n, json_b *jb, cJSON *probs)
+ * its problems appended to that array and its modes to modes
+ * (grid/problem_json.h). 0 or -1. */
+static int collect(const char *path, fa_config *set, int *n, json_b *jb, cJSON *probs, cJSON *modes)
 {
     char err[SPACE_ERR_LEN];
     space *s = malloc(sizeof *s);
@@ -168,8 +170,10 @@ static int collect(const char *path, fa_config *set, int *n, json_b *jb, cJSON *
         free(s);
         return -1;
     }
-    if (probs)
+    if (probs) {
         space_problems_json(jb, probs, s);
+        space_modes_json(jb, modes, s);
+    }
     for (size_t i = 0; i < p.n; i++) {
         if (p.points[i].reason != PLAN_OK)
             continue;
@@ -492,8 +496,9 @@ int main(int argc, char **argv)
     json_b jb = JSON_B_INIT;
     cJSON *doc = a.check ? json_check(&jb, cJSON_CreateObject()) : NULL;
     cJSON *probs = doc ? json_arr(&jb, doc, "problems") : NULL;
+    cJSON *modes = doc ? json_arr(&jb, doc, "modes") : NULL;
     for (int i = 0; i < a.n_spaces; i++)
-        if (collect(a.spaces[i], set, &n, &jb, probs) != 0) {
+        if (collect(a.spaces[i], set, &n, &jb, probs, modes) != 0) {
             cJSON_Delete(doc);
             free(set);
             return 2;

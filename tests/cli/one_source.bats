@@ -181,7 +181,7 @@ SH
     expect_in "$output" "fa_planted_unused"
 }
 
-@test "geninst --check: the space's problems as fasweep plan --json says them, nothing written; a refused space is its line, exit 2" {
+@test "geninst --check: the space's problems and modes as fasweep plan --json says them, nothing written; a refused space is its line, exit 2" {
     local gi
     gi="$(kbuild)/geninst"
     for s in "$REPO"/spaces/*.json; do
@@ -190,10 +190,23 @@ SH
         [ -z "$(ls -A)" ] || flunk "geninst --check wrote files: $(ls -A)"
         python3 -c 'import json, subprocess, sys
 got = json.loads(sys.argv[1])
-want = json.loads(subprocess.run([sys.argv[2], "plan", "--json", "--space", sys.argv[3]],
-                                 capture_output=True, check=True).stdout)["problems"]
-assert got == {"problems": want}, (got, want)' "$output" "$FASWEEP" "$s" || flunk "$s: $output"
+plan = json.loads(subprocess.run([sys.argv[2], "plan", "--json", "--space", sys.argv[3]],
+                                 capture_output=True, check=True).stdout)
+want = {"problems": plan["problems"], "modes": plan["modes"]}
+assert got == want, (got, want)' "$output" "$FASWEEP" "$s" || flunk "$s: $output"
     done
+    # over several spaces: every problem, and each mode once, in the order first met
+    run --separate-stderr "$gi" --check "$REPO/spaces/ci.json" "$REPO/spaces/l4.json"
+    expect_status 0
+    python3 -c 'import json, subprocess, sys
+got = json.loads(sys.argv[1])
+plans = [json.loads(subprocess.run([sys.argv[2], "plan", "--json", "--space", s],
+                                   capture_output=True, check=True).stdout) for s in sys.argv[3:]]
+modes = []
+for p in plans:
+    modes += [m for m in p["modes"] if m not in modes]
+assert got == {"problems": plans[0]["problems"] + plans[1]["problems"], "modes": modes}, got' \
+        "$output" "$FASWEEP" "$REPO/spaces/ci.json" "$REPO/spaces/l4.json" || flunk "two spaces: $output"
     echo '{"name": "x"}' >bad.json
     run --separate-stderr "$gi" --check bad.json
     expect_status 2
