@@ -57,63 +57,100 @@ problems=$("$build/geninst" --check "$space_abs" 2>"$build/.space-check") || {
     [ $rc -eq 2 ] && exit 2
     exit 1
 }
-# Triton's configs for the baselines compiled while the kernels build (CPU work
-# both; the GPU idle): its own process group, stopped with this script; the
-# sweep starts only once it is done, so it never shares the machine with it.
-# Whether torch and triton import is the precompile's own first step (exit 3:
-# they do not; nothing said, the baselines say why they skip); a separate check
-# before it imported both once more, 5-9 s on the precompile's path
-# (sweep/NOTES-engine.md, twelfth session).
+# While the kernels build (CPU work; the GPU idle), in process groups of their own,
+# stopped with this script:
+# - Triton's configs for the baselines compile (triton_attention.py --precompile, from the
+#   planner's problems). Whether torch and triton import is its own first step (exit 3:
+#   they do not; nothing said, the baselines say why they skip).
+# - The baselines' process (baselines.sh, BASELINE_GO=stdin) imports PyTorch and Triton at
+#   once; told 'prepare' once Triton's configs are compiled, it sets everything up (inputs,
+#   references, the gates, Triton's autotuning: no timed round) on the idle GPU and
+#   creates $ready; told 'go' after the sweep, it times the rounds. The sweep starts only
+#   once it is ready (or gone), so nothing of it shares the GPU with the sweep.
+# - The build runs at nice 10, so that the precompile, and then the baselines' setup, come
+#   first and finish under it rather than after it (sweep/NOTES-engine.md, thirteenth
+#   session: the CPU work is the same, its order decides what the GPU can do meanwhile).
 pre_pid=""
 base_pid=""
+make_pid=""
 pre_log=$build/.triton-precompile
-# Both background jobs are process groups of their own, stopped with this script.
+plan_file=$build/.plan.json
+ready=$build/.baselines-ready
 stop_jobs() {
-    [ -z "$pre_pid" ] || kill -- "-$pre_pid" 2>/dev/null
-    [ -z "$base_pid" ] || kill -- "-$base_pid" 2>/dev/null
+    local p
+    for p in "$pre_pid" "$base_pid" "$make_pid"; do
+        [ -z "$p" ] || kill -- "-$p" 2>/dev/null
+    done
 }
 trap stop_jobs EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+printf '%s\n' "$problems" >"$plan_file" || exit 1
+rm -f -- "$ready"
+precompiled=()
 case ",${BASELINE_BACKENDS:-triton}," in
 *,triton,*)
     printf '%s' "$problems" | setsid -w python3 "$here/triton_attention.py" --precompile 2>"$pre_log" &
     pre_pid=$!
+    # what it leaves uncompiled (a failed config, a crash) the autotuning compiles itself
+    precompiled=(BASELINE_PRECOMPILED=1)
     ;;
 esac
+store=${STORE:-results.lmdb}
+# The baselines' imports (5-9 s of one core) run under the build rather than beside the
+# sweep, whose intervals were 0.03-0.05 points wider for it (sweep/NOTES-engine.md,
+# twelfth session). Should this script stop first, fd 7 closes and it exits having timed
+# nothing.
+exec 7> >(exec setsid -w env ${precompiled[@]+"${precompiled[@]}"} BASELINE_GO=stdin \
+    BASELINE_READY="$ready" BASELINE_PLAN="$plan_file" \
+    bash "$here/baselines.sh" "$SPACE" "$store" "$build/fasweep")
+base_pid=$!
+# 'prepare' to the baselines (the write's SIGPIPE, should they have exited, ends only the
+# subshell: their status comes after the sweep)
+prepare() { (echo prepare >&7) 2>/dev/null || true; }
+[ -n "$pre_pid" ] || prepare
 # Only what this sweep runs: the space's instances, for this GPU's architecture
 # where the build knows it (8.9, 9.0), the Makefile's defaults otherwise (and
 # for a space path make cannot take as one word): 108 of the default build's 185
 # instances for spaces/h100.json (sweep/NOTES-engine.md); a later `make` in the same
-# folder builds the rest.
+# folder builds the rest. For a known architecture LOCAL=1 too: no PTX for later
+# GPUs (this GPU runs the SASS) and no size-compressed fat binary, the CPU that
+# step took (sweep/NOTES-engine.md, thirteenth session).
 narrow=()
 case "$space_abs" in
 *[[:space:]\$\#:\;\'\"\\%=]*) ;;
 *) narrow=(SPACES="$space_abs") ;;
 esac
-case "$cc" in 8.9) narrow+=(ARCHS=89) ;; 9.0) narrow+=(ARCHS=90) ;; esac
-# make's own status for a failed build is 2, which here would read as a usage error
-make -C "$root" --no-print-directory -j"$(nproc)" BUILD="$build" ${narrow[@]+"${narrow[@]}"} \
-    "$build/fasweep" || exit 1
-step build
-# The precompile may outlast the kernels' build: what it adds is its own step.
-precompiled=()
+case "$cc" in 8.9) narrow+=(ARCHS=89 LOCAL=1) ;; 9.0) narrow+=(ARCHS=90 LOCAL=1) ;; esac
+setsid -w nice -n 10 make -C "$root" --no-print-directory -j"$(nproc)" BUILD="$build" \
+    ${narrow[@]+"${narrow[@]}"} "$build/fasweep" 7>&- &
+make_pid=$!
+# the precompile's end (before the build's, as a rule) is the baselines' 'prepare'
 if [ -n "$pre_pid" ]; then
-    pre_rc=0
+    while kill -0 "$pre_pid" 2>/dev/null && kill -0 "$make_pid" 2>/dev/null; do
+        sleep 0.05
+    done
+fi
+finish_precompile() { # its line (unless it said nothing: exit 3), then 'prepare'
+    local pre_rc=0
     wait "$pre_pid" || pre_rc=$?
     pre_pid=""
-    [ $pre_rc -ne 0 ] || precompiled=(BASELINE_PRECOMPILED=1)
     [ $pre_rc -eq 3 ] || head -1 "$pre_log" | sed 's/$/ (while the build ran)/' >&2
-    step "precompile after the build"
-fi
-store=${STORE:-results.lmdb}
-# The baselines' process starts now: its PyTorch and Triton imports (5-9 s of one core)
-# run beside the sweep; it touches the GPU only after the line 'go' on fd 7, written once
-# the sweep is done (sweep/NOTES-engine.md, twelfth session). Should this script stop
-# first, fd 7 closes and it exits having timed nothing.
-exec 7> >(exec setsid -w env ${precompiled[@]+"${precompiled[@]}"} BASELINE_GO=stdin \
-    bash "$here/baselines.sh" "$SPACE" "$store" "$build/fasweep")
-base_pid=$!
+    prepare
+}
+[ -z "$pre_pid" ] || kill -0 "$pre_pid" 2>/dev/null || finish_precompile
+# make's own status for a failed build is 2, which here would read as a usage error
+make_rc=0
+wait "$make_pid" || make_rc=$?
+make_pid=""
+[ $make_rc -eq 0 ] || exit 1
+step build
+# What the precompile and the baselines' setup still had to do once the kernels were built.
+[ -z "$pre_pid" ] || finish_precompile
+while [ ! -e "$ready" ] && kill -0 "$base_pid" 2>/dev/null; do
+    sleep 0.05
+done
+step "baselines' setup after the build"
 echo "fasweep: sweeping $SPACE" >&2
 "$build/fasweep" grid --space "$SPACE" --store "$store" --refine 4 7>&- # fd 7 is not the sweep's
 step "sweep and refine"

@@ -72,7 +72,8 @@ The measurement settings and tolerances come from --space FILE when given
 (the space's "measure" and "tolerance"), else the engine's defaults.
 
 usage:
-  sdpa_baseline.py --problem P [--problem P ...] [--causal] [--space FILE]
+  sdpa_baseline.py {--problem P [--problem P ...] | --space-problems} [--causal] [--space FILE]
+                   [--plan FILE] [--ready-file PATH]
                    [--modes hot,cold,batch] [--backends flash,efficient,cudnn,triton]
                    [--rounds N] [--round-pause S] [--flush memset|fill]
                    [--precompiled] [--go-on-stdin] [--skip-without-torch] [-o FILE] [--table]
@@ -195,13 +196,47 @@ def import_torch():
     return torch, ""
 
 
-def wait_for_go():
-    """Blocks until stdin says 'go' (--go-on-stdin): the caller's sweep has the GPU until
-    then. End of input (the caller exited) or anything else: exit 1, nothing timed."""
+def wait_for_go(words=("go",)):
+    """Blocks until stdin says one of words (--go-on-stdin: 'go', or first 'prepare'), and
+    returns it: the caller's sweep has the GPU until 'go'. End of input (the caller exited)
+    or anything else: exit 1, nothing timed."""
     line = sys.stdin.readline()
-    if line.strip() != "go":
+    if line.strip() not in words:
         die("--go-on-stdin: %s before 'go': nothing timed" % (
             "end of input" if not line else "%r" % clip_utf8(line.strip(), 40)), 1)
+    return line.strip()
+
+
+def read_plan(path):
+    """(problems, modes) of a plan file: what `fasweep plan --json --space S` prints (or
+    geninst --check: the same planner), its "problems" (grid/problem_json.h's objects, as
+    `fasweep problem --json` gives them) and "modes"; exit 2 naming the file otherwise."""
+    try:
+        with open(path, "rb") as f:
+            doc = json.loads(f.read())
+        probs, modes = doc["problems"], doc["modes"]
+        if not (isinstance(probs, list) and isinstance(modes, list) and modes and
+                all(isinstance(m, str) for m in modes)):
+            raise ValueError("problems and modes must be lists, modes of names")
+        for p in probs:
+            for key in ("problem", "batch", "heads", "seq_len", "head_dim", "causal", "flops",
+                        "bytes"):
+                p[key]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        die("--plan %s: no fasweep plan (%s)" % (clip_utf8(str(path), 200),
+                                                 clip_utf8(error_line(e), 200)))
+    return probs, modes
+
+
+def signal_ready(path):
+    """Creates path whole (a temporary beside it, renamed): the caller waits for it."""
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    try:
+        with open(tmp, "w") as f:
+            f.write("ready\n")
+        os.replace(tmp, path)
+    except OSError as e:
+        die("--ready-file %s: cannot write (%s)" % (clip_utf8(str(path), 200), error_line(e)), 1)
 
 
 # ---- problem and space -------------------------------------------------------------------------
@@ -951,10 +986,26 @@ def prepare_problem(torch, args, p, names, tri, dev, timer, nvml, prov0, version
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--problem", required=True, action="append",
+    ap.add_argument("--problem", action="append", default=[],
                     help="B,H,S,D; B,H:KV,S,D[,bf16]; or b4.h8.s512.d64.nc, "
                          "b1.h32.kv8.s4096.d128.c.bf16; again for more problems, timed one "
                          "after another in this one process")
+    ap.add_argument("--space-problems", action="store_true",
+                    help="every problem of --space (`fasweep plan --json`, or --plan's), "
+                         "after any --problem (baselines.sh: asked of fasweep only after "
+                         "--go-on-stdin's first line, so the process can start before fasweep "
+                         "is built)")
+    ap.add_argument("--plan", metavar="FILE",
+                    help="the space's problems (with --space-problems) and modes from this "
+                         "plan, what `fasweep plan --json --space S` prints, instead of asking "
+                         "fasweep (run_default_sweep.sh: geninst --check's, before fasweep is "
+                         "built)")
+    ap.add_argument("--ready-file", metavar="PATH",
+                    help="with --go-on-stdin: a first line 'prepare' sets everything up at "
+                         "once (inputs, references, the gates, Triton's autotuning: no timed "
+                         "round), then creates PATH and waits for 'go' to time the rounds "
+                         "(run_default_sweep.sh: under its build, the GPU idle; its sweep "
+                         "starts once PATH is there)")
     ap.add_argument("--causal", action="store_true")
     ap.add_argument("--space", help="take measure settings and tolerances from this space")
     ap.add_argument("--modes", help="M,M,...: fasweep's modes (`fasweep version --json`; "
@@ -976,9 +1027,10 @@ def main():
                     help="Triton's configs of the problems are compiled already (baselines.sh: "
                          "triton_attention.py --precompile): no parallel precompile here")
     ap.add_argument("--go-on-stdin", action="store_true",
-                    help="import PyTorch and Triton, then wait for the line 'go' on stdin before "
-                         "anything touches the GPU (run_default_sweep.sh: the imports overlap "
-                         "the sweep); end of input or another line: exit 1, nothing timed")
+                    help="import PyTorch and Triton first, then wait for a line on stdin, "
+                         "'go' (or 'prepare': --ready-file) before anything touches the GPU or "
+                         "runs fasweep (run_default_sweep.sh: the imports overlap the build); "
+                         "end of input or another line: exit 1, nothing timed")
     ap.add_argument("--skip-without-torch", action="store_true",
                     help="where PyTorch cannot run: one line 'fasweep: SDPA baselines skipped: "
                          "...' and exit %d, no records (baselines.sh), not exit 1" % NO_TORCH)
@@ -986,9 +1038,33 @@ def main():
     ap.add_argument("--table", action="store_true",
                     help="also print a table (to stdout with -o, else stderr)")
     args = ap.parse_args()
-    probs = [parse_problem(t, args.causal, args.fasweep) for t in args.problem]
+    if not args.problem and not args.space_problems:
+        die("no problem: --problem P, or --space-problems with --space")
+    if args.space_problems and not args.space:
+        die("--space-problems takes the problems of --space FILE: no --space given")
+    if args.ready_file and not args.go_on_stdin:
+        die("--ready-file goes with --go-on-stdin (its 'prepare')")
+    prepare_first = False
+    if args.go_on_stdin:  # the imports first, under the caller's build; then wait for it
+        torch, no_torch = import_torch()
+        if TRITON in args.backends.split(","):  # imported now; probed and said after 'go'
+            with contextlib.suppress(Exception):
+                import triton_attention  # noqa: F401
+        prepare_first = wait_for_go(("go", "prepare") if args.ready_file else ("go",)) \
+            == "prepare"
+    binary = fasweep_cli.binary(args.fasweep)
     args.measure, args.tol, space_name, space_hash = load_space(args.space)
-    known, args.measure["modes"] = fasweep_modes(fasweep_cli.binary(args.fasweep), args.space)
+    plan_probs, plan_modes = read_plan(args.plan) if args.plan else (None, None)
+    probs = [parse_problem(t, args.causal, args.fasweep) for t in args.problem]
+    if args.space_problems:
+        probs += plan_probs if plan_probs is not None else fasweep_json(  # problem --json's
+            binary, "plan", "--json", "--space", args.space)["problems"]
+        if not probs:
+            die("%s: a space without problems" % args.space)
+    if plan_modes is not None:  # the planner's: every one of them is fasweep's
+        known = args.measure["modes"] = list(plan_modes)
+    else:
+        known, args.measure["modes"] = fasweep_modes(binary, args.space)
     if args.modes:
         args.measure["modes"] = args.modes.split(",")
     for mo in args.measure["modes"]:
@@ -1022,10 +1098,9 @@ def main():
         per.append(keep)
         notes += why
 
-    torch, no_torch = import_torch()
+    if not args.go_on_stdin:
+        torch, no_torch = import_torch()
     hint = "; pip install torch" if torch is None else ""
-    if args.go_on_stdin:
-        wait_for_go()
     if torch is not None and not torch.cuda.is_available():
         torch, no_torch = None, "torch %s sees no CUDA GPU" % torch.__version__
     if torch is None:
@@ -1066,6 +1141,10 @@ def main():
             "; " + clip_utf8(pre_notes[0], 200) if pre_notes else ""), file=sys.stderr)
     ready = [prepare_problem(torch, args, p, keep, tri, dev, timer, nvml, prov0, versions)
              for p, keep in zip(probs, per)]
+    if prepare_first:  # set up under the caller's build: the rounds wait for its sweep
+        torch.cuda.synchronize()
+        signal_ready(args.ready_file)
+        wait_for_go()
     # Every problem's round r, then round r + 1: a problem's rounds are apart by the others'
     # (at least --round-pause seconds; only what they do not fill is slept).
     results = interleave_rounds([(timed, args.measure["modes"], measure)

@@ -136,11 +136,24 @@ for t in "\$@"; do
         done
         echo "make done \$t" >>"$WORK/calls" ;;
     */fa_bench) mkdir -p "\$(dirname "\$t")" && printf '%s\n' "\${FA_BENCH:-#!/bin/sh}" >"\$t" && chmod +x "\$t" ;;
-    */geninst) mkdir -p "\$(dirname "\$t")" && printf '%s\n' "\${GENINST:-#!/bin/sh}" >"\$t" && chmod +x "\$t" ;;
+    */geninst) mkdir -p "\$(dirname "\$t")" &&
+        printf '%s\n' "\${GENINST:-#!/bin/sh
+exec python3 $WORK/stub/geninst.py \"\\\$@\"}" >"\$t" && chmod +x "\$t" ;;
     esac
 done
 exit 0
 SH
+    # geninst --check SPACE: the space's plan, as the real planner prints it
+    cat >"$WORK/stub/geninst.py" <<'PY'
+import json, sys
+space = json.load(open(sys.argv[-1]))
+probs = [{"problem": "b%d.h%d.s%d.d%d.%s" % (q["batch"], q["heads"], q["seq_len"], q["head_dim"],
+                                             "c" if q.get("causal") else "nc"),
+          "batch": q["batch"], "heads": q["heads"], "kv_heads": q["heads"], "seq_len": q["seq_len"],
+          "head_dim": q["head_dim"], "causal": bool(q.get("causal")), "dtype": "fp16",
+          "flops": 1, "bytes": 1} for q in space["problems"]]
+print(json.dumps({"problems": probs, "modes": space.get("measure", {}).get("modes", ["hot"])}))
+PY
     chmod +x "$WORK/stub/make"
 }
 
@@ -646,9 +659,9 @@ echo "{\"problems\": [\"stub\"]}"' PYTHONPATH="$WORK/py" MAKE_WAIT_FOR=^precompi
         flunk "order: $(cat "$WORK/calls")"
     grep -q '^sdpa_baseline .*--precompiled' "$WORK/calls" || flunk "no --precompiled: $(cat "$WORK/calls")"
     expect_in "$stderr" "fasweep: triton: 7 configs of 1 problems precompiled in 0.1 s (while the build ran)"
-    # what the precompile adds after the kernels' build is a step of its own
-    [[ $stderr =~ "build "[0-9]+\.[0-9]" s, precompile after the build "[0-9]+\.[0-9]" s, sweep and refine" ]] ||
-        flunk "no precompile step: $stderr"
+    # what the precompile and the baselines' setup add after the kernels' build is a step
+    [[ $stderr =~ "build "[0-9]+\.[0-9]" s, baselines' setup after the build "[0-9]+\.[0-9]" s, sweep and refine" ]] ||
+        flunk "no setup step: $stderr"
     # torch imported once while the kernels built: by the precompile itself, no check before it
     [ "$(grep -c '^torch imported' "$WORK/calls")" -eq 1 ] || flunk "imports: $(cat "$WORK/calls")"
     # the kernels' build did not wait for torch's import (asked beside it, not before it)
@@ -662,24 +675,34 @@ echo "{\"problems\": [\"stub\"]}"' PYTHONPATH="$WORK/py" MAKE_WAIT_FOR=^precompi
     ! grep -q '^precompile' "$WORK/calls" || flunk "precompiled: $(cat "$WORK/calls")"
 }
 
-@test "run_default_sweep: the baselines' PyTorch import runs beside the sweep, and nothing of theirs touches the GPU before the sweep is done; a failed sweep leaves no baseline process" {
+@test "run_default_sweep: the baselines' PyTorch import and setup run under the build, the sweep waits for them, and nothing of theirs runs fasweep before the sweep is done; a failed sweep leaves no baseline process" {
     stubs
     mini_repo
     printf '#!/bin/sh\nexit 0\n' >"$WORK/repo/scripts/deps.sh"
-    # a stand-in torch: says when it is imported and when CUDA is first asked for (no GPU)
-    printf 'open("%s/calls", "a").write("torch imported\\n")\n__version__ = "2.5.1"\nclass cuda:\n    @staticmethod\n    def is_available():\n        open("%s/calls", "a").write("torch cuda\\n")\n        return False\n' \
+    # a stand-in torch: says when it is imported and when CUDA is first asked for (no GPU),
+    # after half a second: a sweep that did not wait for the setup starts before that
+    printf 'import time\nopen("%s/calls", "a").write("torch imported\\n")\n__version__ = "2.5.1"\nclass cuda:\n    @staticmethod\n    def is_available():\n        time.sleep(0.5)\n        open("%s/calls", "a").write("torch cuda\\n")\n        return False\n' \
         "$WORK" "$WORK" >"$WORK/py/torch.py"
-    BASELINE_BACKENDS=flash,efficient,cudnn STUB_GRID_SLEEP=2 \
+    # the build lasts until the import is done (10 s at most): an import that waits for the
+    # build comes after it
+    BASELINE_BACKENDS=flash,efficient,cudnn STUB_GRID_SLEEP=2 MAKE_WAIT_FOR='^torch imported$' \
         run --separate-stderr bash "$WORK/repo/scripts/run_default_sweep.sh" build
     expect_status 0
     expect_in "$stderr" "fasweep: SDPA baselines skipped: PyTorch cannot run here (torch 2.5.1 sees no CUDA GPU)"
-    local imported done cuda
+    local imported built started done cuda asked
     imported=$(grep -n '^torch imported$' "$WORK/calls" | head -1 | cut -d: -f1)
+    built=$(grep -n '^make done .*/build/fasweep$' "$WORK/calls" | head -1 | cut -d: -f1)
+    started=$(grep -n '^fasweep grid ' "$WORK/calls" | head -1 | cut -d: -f1)
     done=$(grep -n '^grid done$' "$WORK/calls" | head -1 | cut -d: -f1)
     cuda=$(grep -n '^torch cuda$' "$WORK/calls" | head -1 | cut -d: -f1)
-    [ -n "$imported" ] && [ -n "$done" ] && [ -n "$cuda" ] || flunk "calls: $(cat "$WORK/calls")"
-    [ "$imported" -lt "$done" ] || flunk "the import waited for the sweep: $(cat "$WORK/calls")"
-    [ "$done" -lt "$cuda" ] || flunk "CUDA asked for during the sweep: $(cat "$WORK/calls")"
+    asked=$(grep -nE '^fasweep (plan|version|problem) ' "$WORK/calls" | head -1 | cut -d: -f1)
+    [ -n "$imported" ] && [ -n "$built" ] && [ -n "$started" ] && [ -n "$done" ] &&
+        [ -n "$cuda" ] && [ -n "$asked" ] || flunk "calls: $(cat "$WORK/calls")"
+    [ "$imported" -lt "$built" ] || flunk "the import waited for the build: $(cat "$WORK/calls")"
+    # the setup (here: CUDA asked for, and none) is done before the sweep starts
+    [ "$cuda" -lt "$started" ] || flunk "the sweep did not wait for the setup: $(cat "$WORK/calls")"
+    # the problems and modes came from the planner's plan (geninst --check), not from fasweep
+    [ "$done" -lt "$asked" ] || flunk "fasweep asked before the sweep was done: $(cat "$WORK/calls")"
     [ ! -e results.lmdb.baselines.jsonl ] || flunk "a baselines file without baselines"
     expect_in "$stderr" "fasweep: main job: deps"
     # the sweep fails: its status, and the waiting baselines' process does not outlive it
@@ -690,7 +713,7 @@ echo "{\"problems\": [\"stub\"]}"' PYTHONPATH="$WORK/py" MAKE_WAIT_FOR=^precompi
     expect_in "$stderr" "fasweep: the sweep failed (stub)"
     sleep 0.5
     ! pgrep -f "$WORK/repo/scripts/sdpa_baseline.py" >/dev/null || flunk "a baseline process outlived the job"
-    ! grep -q '^torch cuda$' "$WORK/calls" || flunk "the baselines ran: $(cat "$WORK/calls")"
+    ! grep -q '^fasweep import' "$WORK/calls" || flunk "baselines imported: $(cat "$WORK/calls")"
     expect_not_in "$stderr" "Traceback"
 }
 
@@ -710,6 +733,41 @@ echo "{\"problems\": [\"stub\"]}"' PYTHONPATH="$WORK/py" MAKE_WAIT_FOR=^precompi
     [ "$output" = "" ] || flunk "records: $output"
     ! grep -q '^torch cuda$' "$WORK/calls" || flunk "CUDA asked for without a go: $(cat "$WORK/calls")"
     grep -q '^torch imported$' "$WORK/calls" || flunk "not imported before the go: $(cat "$WORK/calls")"
+    # before 'go' fasweep need not exist yet (the main job's build makes it): the space's
+    # problems are asked of it after; without --space that is one line, exit 2, no import
+    run --separate-stderr python3 "$REPO/scripts/sdpa_baseline.py" --space-problems \
+        --space "$REPO/spaces/ci.json" --backends flash --fasweep "$WORK/not-built-yet" \
+        --go-on-stdin </dev/null
+    expect_status 1
+    expect_in "$stderr" "sdpa_baseline: --go-on-stdin: end of input before 'go': nothing timed"
+    one_line "$stderr"
+    : >"$WORK/calls"
+    run --separate-stderr python3 "$REPO/scripts/sdpa_baseline.py" --space-problems \
+        --backends flash --fasweep "$REAL_FASWEEP" --go-on-stdin <<<"go"
+    expect_status 2
+    expect_in "$stderr" "sdpa_baseline: --space-problems takes the problems of --space FILE: no --space given"
+    one_line "$stderr"
+    run --separate-stderr python3 "$REPO/scripts/sdpa_baseline.py" --fasweep "$REAL_FASWEEP"
+    expect_status 2
+    expect_in "$stderr" "sdpa_baseline: no problem: --problem P, or --space-problems with --space"
+    ! grep -q '^torch imported$' "$WORK/calls" || flunk "imported for bad arguments: $(cat "$WORK/calls")"
+    run --separate-stderr python3 "$REPO/scripts/sdpa_baseline.py" --problem 4,8,512,64 \
+        --fasweep "$REAL_FASWEEP" --ready-file "$WORK/ready"
+    expect_status 2
+    expect_in "$stderr" "sdpa_baseline: --ready-file goes with --go-on-stdin (its 'prepare')"
+    # 'prepare' only where a ready file is named; a plan that is none is one line, exit 2
+    run --separate-stderr python3 "$REPO/scripts/sdpa_baseline.py" --problem 4,8,512,64 \
+        --backends flash --fasweep "$REAL_FASWEEP" --go-on-stdin <<<"prepare"
+    expect_status 1
+    expect_in "$stderr" "sdpa_baseline: --go-on-stdin: 'prepare' before 'go': nothing timed"
+    echo '{"problems": [{"problem": "x"}], "modes": ["hot"]}' >"$WORK/plan.json"
+    run --separate-stderr python3 "$REPO/scripts/sdpa_baseline.py" --space-problems \
+        --space "$REPO/spaces/ci.json" --plan "$WORK/plan.json" --backends flash \
+        --fasweep "$REAL_FASWEEP" --go-on-stdin --ready-file "$WORK/ready" <<<"prepare"
+    expect_status 2
+    expect_in "$stderr" "sdpa_baseline: --plan $WORK/plan.json: no fasweep plan (KeyError: 'batch')"
+    one_line "$stderr"
+    [ ! -e "$WORK/ready" ] || flunk "ready without a setup"
     # PyTorch missing (stubs' torch): the skip line and exit 3 with the option, exit 1 without
     printf 'raise ImportError("No module named torch (stub)")\n' >"$WORK/py/torch.py"
     run --separate-stderr python3 "$REPO/scripts/sdpa_baseline.py" --problem 4,8,512,64 \
@@ -747,12 +805,13 @@ echo "{\"problems\": [\"stub\"]}"' PYTHONPATH="$WORK/py" MAKE_WAIT_FOR=^precompi
     expect_in "$stderr" "SDPA baselines skipped: PyTorch cannot run here"
     # no torch: no precompile, and nothing said of it (the baselines' line says why)
     expect_not_in "$stderr" "while the build ran"
-    # only what the sweep runs: the space's instances for the GPU's architecture (8.9 here)
-    grep -q "^make -C $WORK/repo .*BUILD=$WORK/elsewhere/build SPACES=$WORK/repo/spaces/l4.json ARCHS=89 $WORK/elsewhere/build/fasweep" "$WORK/calls" ||
+    # only what the sweep runs: the space's instances for the GPU's architecture (8.9 here),
+    # built for this GPU alone (LOCAL=1: no PTX, no size-compressed fat binary)
+    grep -q "^make -C $WORK/repo .*BUILD=$WORK/elsewhere/build SPACES=$WORK/repo/spaces/l4.json ARCHS=89 LOCAL=1 $WORK/elsewhere/build/fasweep" "$WORK/calls" ||
         flunk "make: $(cat "$WORK/calls")"
     [ -s report.html ] || flunk "no report"
     # where the time went: every step, in order, and the total (one stderr line)
-    [[ $stderr =~ "fasweep: main job: deps "[0-9]+\.[0-9]" s, build "[0-9]+\.[0-9]" s, "("precompile after the build "[0-9]+\.[0-9]" s, ")?"sweep and refine "[0-9]+\.[0-9]" s, baselines "[0-9]+\.[0-9]" s, topk "[0-9]+\.[0-9]" s, report "[0-9]+\.[0-9]" s; total "[0-9]+\.[0-9]" s" ]] ||
+    [[ $stderr =~ "fasweep: main job: deps "[0-9]+\.[0-9]" s, build "[0-9]+\.[0-9]" s, baselines' setup after the build "[0-9]+\.[0-9]" s, sweep and refine "[0-9]+\.[0-9]" s, baselines "[0-9]+\.[0-9]" s, topk "[0-9]+\.[0-9]" s, report "[0-9]+\.[0-9]" s; total "[0-9]+\.[0-9]" s" ]] ||
         flunk "no step times: $stderr"
     SPACE=nope.json run --separate-stderr bash "$WORK/repo/scripts/run_default_sweep.sh" build
     expect_status 2
@@ -772,6 +831,6 @@ echo "geninst: $2: target: missing required key (stub)" >&2; exit 2' SPACE=bad.j
     : >"$WORK/calls"
     SPACE="a b/s.json" run --separate-stderr bash "$WORK/repo/scripts/run_default_sweep.sh" build
     expect_status 0
-    grep -q "^make -C $WORK/repo .*BUILD=$WORK/elsewhere/build ARCHS=89 $WORK/elsewhere/build/fasweep" "$WORK/calls" ||
+    grep -q "^make -C $WORK/repo .*BUILD=$WORK/elsewhere/build ARCHS=89 LOCAL=1 $WORK/elsewhere/build/fasweep" "$WORK/calls" ||
         flunk "make: $(cat "$WORK/calls")"
 }
