@@ -330,22 +330,66 @@ def _kernel_args(ptrs, problem, scale=None):
                           bool(causal), bool(bf16))
 
 
+class _CompileOnly:
+    """A Triton driver that only names the target: what a warm-up (compile, no launch) asks
+    of one. A precompile worker compiles through it for the target its caller's driver
+    named, so it starts no CUDA of its own: with CUDA, each of 16 workers' first config
+    took 3.3-3.6 s on an H200 against 0.6-0.7 s for the others (sweep/NOTES-engine.md,
+    thirteenth session). Triton's file cache keys a kernel by its target, not by the
+    driver, so the autotuning later finds what these compiled (tests/triton checks it)."""
+
+    def __init__(self, target):
+        self._target = target
+
+    def get_current_device(self):
+        return 0
+
+    def get_current_stream(self, device=None):
+        return 0
+
+    def get_current_target(self):
+        return self._target
+
+
+def _compile_target():
+    """(backend, arch, warp size) of the GPU Triton's driver compiles for here, or None."""
+    try:
+        t = triton.runtime.driver.active.get_current_target()
+        return (t.backend, t.arch, t.warp_size)
+    except Exception:  # the workers then ask their own driver
+        return None
+
+
+def _warmup(problem, config):
+    """Compiles one config of one problem without launching it. The pointer arguments are
+    dtypes (Triton's MockTensor): Triton specializes on their dtype and alignment only."""
+    import torch
+    bm, bn, w, st = config
+    dt = torch.bfloat16 if problem[6] else torch.float16
+    _attn_fwd.warmup(*_kernel_args((dt,) * 4, problem), grid=(1,), BLOCK_M=bm, BLOCK_N=bn,
+                     num_warps=w, num_stages=st)
+
+
 def _compile_one(job):
-    """A worker of precompile_shapes: compiles one config of one problem. Returns ("" or
-    why not, seconds it took). The pointer arguments are dtypes (Triton's MockTensor):
-    Triton specializes on their dtype and alignment only."""
+    """A worker of precompile_shapes: compiles one config of one problem, for the target
+    the job names through _CompileOnly (its own CUDA device where that cannot be used).
+    Returns ("" or why not, seconds it took)."""
     import time
     t0 = time.monotonic()
-    dev, problem, (bm, bn, w, st) = job
+    dev, problem, config, target = job
+    err = ""
     try:
-        import torch
-        torch.cuda.set_device(dev)
-        dt = torch.bfloat16 if problem[6] else torch.float16
-        _attn_fwd.warmup(*_kernel_args((dt,) * 4, problem), grid=(1,), BLOCK_M=bm, BLOCK_N=bn,
-                         num_warps=w, num_stages=st)
-        err = ""
-    except Exception as e:  # the autotuning compiles (and reports) it again
-        err = "config %r: %s" % ((bm, bn, w, st), _one_line(e))
+        from triton.backends.compiler import GPUTarget
+        triton.runtime.driver.set_active(_CompileOnly(GPUTarget(*target)))
+        _warmup(problem, config)
+    except Exception:  # no target, an older Triton, or a failed compile: the plain way
+        try:
+            triton.runtime.driver.reset_active()
+            import torch
+            torch.cuda.set_device(dev)
+            _warmup(problem, config)
+        except Exception as e:  # the autotuning compiles (and reports) it again
+            err = "config %r: %s" % (tuple(config), _one_line(e))
     return err, time.monotonic() - t0
 
 
@@ -391,8 +435,9 @@ def precompile_shapes(shapes, device=0, workers=None, timeout_s=600.0, stats=Non
     import concurrent.futures as cf
     import os
     try:
-        smem = _smem_limit()
-        jobs = sorted([(device, tuple(sh), c) for sh in dict.fromkeys(tuple(x) for x in shapes)
+        smem, target = _smem_limit(), _compile_target()
+        jobs = sorted([(device, tuple(sh), c, target)
+                       for sh in dict.fromkeys(tuple(x) for x in shapes)
                        for c in configs_for(sh[4], sh[3], 2, smem)], key=_compile_order)
         if not jobs:
             return 0, []

@@ -253,6 +253,43 @@ class Kernel(unittest.TestCase):
             self.assertTrue(n.startswith("config ("), n)
             self.assertNotIn("\n", n)
 
+    def test_precompile_is_what_the_autotuning_loads(self):
+        """On a GPU: the precompile's workers compile through a driver that only names the
+        target (no CUDA of theirs); the autotuning of the same problem, in another process
+        with the same cache, then compiles no kernel of its own: every config it tries is
+        in the cache under the key it looks up."""
+        if not ON_GPU:
+            self.skipTest("needs a GPU (FASWEEP_TRITON_GPU=1: run.sh where one is visible)")
+        import json
+        import subprocess
+        import tempfile
+        script = os.path.join(HERE, "..", "..", "scripts", "triton_attention.py")
+        plan = json.dumps({"problems": [{"batch": 1, "heads": 3, "kv_heads": 1, "seq_len": 77,
+                                         "head_dim": 64, "causal": True, "dtype": "fp16"}]})
+
+        def kernels(d):  # the cache's compiled kernels (not its launcher and utilities)
+            return {e for e in os.listdir(d)
+                    if any(f.startswith("_attn_fwd") and f.endswith(".cubin")
+                           for f in os.listdir(os.path.join(d, e)))}
+        with tempfile.TemporaryDirectory() as d:
+            env = dict(os.environ, TRITON_CACHE_DIR=d)
+            env.pop("TRITON_INTERPRET", None)
+            r = subprocess.run([sys.executable, script, "--precompile"], input=plan, env=env,
+                               capture_output=True, text=True, timeout=300)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            pre = kernels(d)
+            want = len(ta.configs_for(64, 77, 2, ta._smem_limit()))
+            self.assertEqual(len(pre), want, r.stderr)
+            tune = ("import sys, torch; sys.path.insert(0, %r); import triton_attention as ta\n"
+                    "q = torch.randn(1, 3, 77, 64, device='cuda', dtype=torch.float16)\n"
+                    "k = torch.randn(1, 1, 77, 64, device='cuda', dtype=torch.float16)\n"
+                    "ta.attention(q, k, k.clone(), True); torch.cuda.synchronize()\n"
+                    % os.path.dirname(script))
+            r = subprocess.run([sys.executable, "-c", tune], env=env, capture_output=True,
+                               text=True, timeout=300)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(kernels(d), pre, "the autotuning compiled kernels of its own")
+
     def test_precompile_command_line(self):
         """--precompile reads fasweep's plan on stdin: exit 2 with one line for what is
         no plan or a wrong invocation; exit 0 and one summary line for a plan (head dims
