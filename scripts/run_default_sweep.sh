@@ -9,9 +9,11 @@
 # Order: the GPU check first, so a machine without one installs nothing; then
 # scripts/deps.sh build (with DEPS=DIR it only checks the bundle); then the
 # build. Exit status: 0 done; 1 no GPU, missing dependencies, or a failed
-# step (`make sweep` itself then exits 2, make's status for a failed recipe);
-# 2 a SPACE=... that is no readable file (one line, before anything is
-# installed) or that fasweep refuses.
+# step (`make sweep` itself then exits 2, make's status for a failed recipe),
+# or baselines not set up within BASELINE_SETUP_TIMEOUT (the sweep, topk and
+# report still run); 2 a SPACE=... that is no readable file or a
+# BASELINE_SETUP_TIMEOUT that is no number of seconds (one line, before
+# anything is installed), or a space fasweep refuses.
 # Paths (BUILD, SPACE, STORE) are the caller's, relative to where it runs;
 # the script finds its own files (the Makefile, deps.sh, baselines.sh, the
 # default spaces) next to itself, so it runs from any folder.
@@ -28,6 +30,16 @@ if [ -n "${SPACE:-}" ] && ! { [ -f "$SPACE" ] && [ -r "$SPACE" ]; }; then
     printf 'fasweep: SPACE=%q: no such readable space file\n' "$SPACE" >&2
     exit 2
 fi
+# BASELINE_SETUP_TIMEOUT=S: the most seconds the sweep waits for the baselines' setup after
+# the build (default 600); past it they are stopped and the sweep goes on without them.
+setup_timeout=${BASELINE_SETUP_TIMEOUT:-600}
+case $setup_timeout in
+'' | *[!0-9]* | 0*)
+    printf 'fasweep: BASELINE_SETUP_TIMEOUT=%q: a whole number of seconds, 1 or more\n' \
+        "$setup_timeout" >&2
+    exit 2
+    ;;
+esac
 # Where the main job's time goes: each step's wall seconds, said at the end (stderr).
 t_step=$(date +%s.%N)
 t_start=$t_step
@@ -147,28 +159,44 @@ make_pid=""
 step build
 # What the precompile and the baselines' setup still had to do once the kernels were built.
 [ -z "$pre_pid" ] || finish_precompile
+# A setup that hangs must not hold the sweep: past the timeout the baselines are stopped
+# (their group), said, and the job ends with status 1 after its sweep, topk and report.
+setup_rc=0
+waited=$SECONDS
 while [ ! -e "$ready" ] && kill -0 "$base_pid" 2>/dev/null; do
+    if [ $((SECONDS - waited)) -ge "$setup_timeout" ]; then
+        kill -- "-$base_pid" 2>/dev/null || true
+        wait "$base_pid" 2>/dev/null || true
+        base_pid=""
+        exec 7>&-
+        printf 'fasweep: the baselines were not set up %s s after the build (BASELINE_SETUP_TIMEOUT): stopped, no baselines; the sweep goes on\n' \
+            "$setup_timeout" >&2
+        setup_rc=1
+        break
+    fi
     sleep 0.05
 done
 step "baselines' setup after the build"
 echo "fasweep: sweeping $SPACE" >&2
 "$build/fasweep" grid --space "$SPACE" --store "$store" --refine 4 7>&- # fd 7 is not the sweep's
 step "sweep and refine"
-echo "fasweep: timing PyTorch SDPA and Triton (scripts/baselines.sh)" >&2
-# in a subshell: should baselines.sh have exited already, the write's SIGPIPE ends only that
-# subshell, and its status comes below
-(echo go >&7) 2>/dev/null || true
-exec 7>&-
-base_rc=0
-wait "$base_pid" || base_rc=$?
-base_pid=""
-[ $base_rc -eq 0 ] || exit $base_rc
+if [ -n "$base_pid" ]; then
+    echo "fasweep: timing PyTorch SDPA and Triton (scripts/baselines.sh)" >&2
+    # in a subshell: should baselines.sh have exited already, the write's SIGPIPE ends only
+    # that subshell, and its status comes below
+    (echo go >&7) 2>/dev/null || true
+    exec 7>&-
+    base_rc=0
+    wait "$base_pid" || base_rc=$?
+    base_pid=""
+    [ $base_rc -eq 0 ] || exit $base_rc
+fi
 step baselines
 # the space's modes as fasweep reads them (plan --json "modes": without any,
 # the default of the mode table in store/mode.h), never a copy of the list
 modes=$("$build/fasweep" plan --json --space "$SPACE" |
     python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["modes"]))') || exit 1
-rc=0
+rc=$setup_rc
 for mode in $modes; do # a group with only failed results is exit 1: the report still follows
     "$build/fasweep" topk -k 8 --mode "$mode" --store "$store" || rc=1
 done

@@ -794,6 +794,32 @@ echo "{\"problems\": [\"stub\"]}"' PYTHONPATH="$WORK/py" MAKE_WAIT_FOR=^precompi
     one_line "$stderr"
 }
 
+@test "run_default_sweep: a baselines' setup that hangs does not hold the sweep: stopped after BASELINE_SETUP_TIMEOUT, said, the sweep, topk and report run, exit 1; a bad timeout is exit 2" {
+    stubs
+    mini_repo
+    printf '#!/bin/sh\nexit 0\n' >"$WORK/repo/scripts/deps.sh"
+    # a stand-in torch whose CUDA question never comes back (the setup hangs)
+    printf 'import time\n__version__ = "2.5.1"\nclass cuda:\n    @staticmethod\n    def is_available():\n        open("%s/calls", "a").write("torch cuda\\n")\n        time.sleep(60)\n        return True\n' \
+        "$WORK" >"$WORK/py/torch.py"
+    BASELINE_BACKENDS=flash BASELINE_SETUP_TIMEOUT=2 \
+        run --separate-stderr timeout 40 bash "$WORK/repo/scripts/run_default_sweep.sh" build
+    expect_status 1
+    expect_in "$stderr" "fasweep: the baselines were not set up 2 s after the build (BASELINE_SETUP_TIMEOUT): stopped, no baselines; the sweep goes on"
+    grep -q '^grid done$' "$WORK/calls" || flunk "no sweep: $(cat "$WORK/calls")"
+    [ -s report.html ] || flunk "no report"
+    sleep 0.5
+    ! pgrep -f "$WORK/repo/scripts/sdpa_baseline.py" >/dev/null || flunk "a baseline process outlived the job"
+    no_traceback
+    for bad in abc 0 -3 1.5 07; do
+        : >"$WORK/calls"
+        BASELINE_SETUP_TIMEOUT=$bad run --separate-stderr bash "$WORK/repo/scripts/run_default_sweep.sh" build
+        expect_status 2
+        expect_in "$stderr" "BASELINE_SETUP_TIMEOUT="
+        one_line "$stderr"
+        ! grep -q '^make ' "$WORK/calls" || flunk "built: $(cat "$WORK/calls")"
+    done
+}
+
 @test "run_default_sweep: runs from any folder (its Makefile, baselines.sh and spaces found next to it)" {
     stubs
     mini_repo
