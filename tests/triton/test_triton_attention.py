@@ -237,15 +237,17 @@ class Kernel(unittest.TestCase):
             self.assertEqual((names, notes, mod), (["flash", "triton"], [], ta))
 
     def test_precompile_never_raises_nor_leaves_workers(self):
-        """precompile_shapes spreads the configs over spawned workers; here (no GPU: a
-        worker cannot select a CUDA device) every config fails in its worker, which comes
-        back as one note line per config, nothing raised, no worker left alive."""
+        """precompile_shapes spreads the configs over worker processes (forked from one
+        preloaded server); here (no GPU: the caller's driver names no target, and a worker
+        cannot select a CUDA device) every config fails in its worker, which comes back as
+        one note line per config, nothing raised, no worker left alive."""
         import multiprocessing as mp
         shapes = [(1, 2, 1, 37, 64, False, False), (1, 2, 1, 37, 64, False, False)]
         done, notes = ta.precompile_shapes(shapes, workers=2, timeout_s=120)
         self.assertEqual(mp.active_children(), [])
         if torch.cuda.is_available():
-            self.skipTest("a GPU is visible: the workers compile (tests/gpu covers it)")
+            self.skipTest("a GPU is visible: the workers compile "
+                          "(test_precompile_is_what_the_autotuning_loads covers it)")
         self.assertEqual(done, 0)
         # the duplicate shape is compiled once: one note per config of one problem
         self.assertEqual(len(notes), len(ta.configs_for(64, 37)), notes)
