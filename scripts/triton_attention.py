@@ -393,13 +393,6 @@ def _compile_one(job):
     return err, time.monotonic() - t0
 
 
-def _compile_order(job):
-    """Sort key of the precompile's jobs, the likely longest first (fewer workers idle at
-    the end): the head dim, then the tile's area, then the stages."""
-    problem, (bm, bn, _, st) = job[1], job[2]
-    return (-problem[4], -bm * bn, -st)
-
-
 def _pool_context():
     """The precompile's worker processes: forked from one server process that imported
     PyTorch and this module once (multiprocessing's forkserver, preloaded), not each worker
@@ -436,9 +429,8 @@ def precompile_shapes(shapes, device=0, workers=None, timeout_s=600.0, stats=Non
     import os
     try:
         smem, target = _smem_limit(), _compile_target()
-        jobs = sorted([(device, tuple(sh), c, target)
-                       for sh in dict.fromkeys(tuple(x) for x in shapes)
-                       for c in configs_for(sh[4], sh[3], 2, smem)], key=_compile_order)
+        jobs = [(device, tuple(sh), c, target) for sh in dict.fromkeys(tuple(x) for x in shapes)
+                for c in configs_for(sh[4], sh[3], 2, smem)]
         if not jobs:
             return 0, []
         n = max(1, min(workers or os.cpu_count() or 1, len(jobs), 16))
