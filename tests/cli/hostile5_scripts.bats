@@ -486,6 +486,12 @@ PY
     expect_in "$stderr" "baselines.sh: BASELINE_GO=pipe: only stdin (or unset)"
     one_line "$stderr"
     [ ! -e "$STORE.baselines.jsonl" ] || flunk "a baselines file was written"
+    # BASELINE_READY without BASELINE_GO=stdin (no 'prepare' could come): the same
+    BASELINE_READY=ready run --separate-stderr bash "$REPO/scripts/baselines.sh" "$REPO/spaces/l4.json" "$STORE" "$real"
+    expect_status 2
+    expect_in "$stderr" "baselines.sh: BASELINE_READY goes with BASELINE_GO=stdin"
+    one_line "$stderr"
+    [ ! -e "$STORE.baselines.jsonl" ] || flunk "a baselines file was written"
     # a good space without PyTorch: skipped, as documented (the sweep stands alone)
     run --separate-stderr bash "$REPO/scripts/baselines.sh" "$REPO/spaces/l4.json" "$STORE" "$real"
     expect_status 0
