@@ -4,23 +4,24 @@
 // kernels/ is on the include path (-Ikernels); a kernel variant has this header beside it.
 #pragma once
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <stdint.h>
 
 #include "fa_config.h"
 
 // Two floats as one b32 of two DT elements (FA_DTYPE_*, round to nearest), lo in the low
-// half: the packed A operand of P V and the output's element pairs.
+// half: the packed A operand of P V and the output's element pairs. The PTX that
+// __floats2half2_rn and __floats2bfloat162_rn emit on sm_80 and later (cvt puts its first
+// source in the upper half), written out so that no instance unit includes cuda_fp16.h and
+// cuda_bf16.h: together they were 1.1 s of the 2.5 s of CPU every unit costs before its
+// first instance (sweep/NOTES-engine.md, fourteenth session).
 template <int DT> __device__ __forceinline__ uint32_t pack_half2(float lo, float hi)
 {
-    if constexpr (DT == FA_DTYPE_BF16) {
-        __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-        return *reinterpret_cast<uint32_t *>(&h);
-    } else {
-        __half2 h = __floats2half2_rn(lo, hi);
-        return *reinterpret_cast<uint32_t *>(&h);
-    }
+    uint32_t r;
+    if constexpr (DT == FA_DTYPE_BF16)
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    else
+        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
 }
 
 // The clock64 view of one query tile (fa_args.cta_clock, kernels/fa_launch.h): its start

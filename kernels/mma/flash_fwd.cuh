@@ -32,8 +32,6 @@
 // spends no FP32 add per element on it.
 #pragma once
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -120,7 +118,8 @@ template <int HEAD_DIM, int SWIZZLE> __device__ __forceinline__ int tile_off(int
 // head (`g` points at row 0 of that head). Rows >= seq are zero-filled.
 // The planner guarantees ROWS*HEAD_DIM/8 is a multiple of THREADS.
 template <int ROWS, int HEAD_DIM, int THREADS, int SWIZZLE>
-__device__ __forceinline__ void load_tile(half *s, const half *g, int row0, int seq, int tid)
+__device__ __forceinline__ void load_tile(uint16_t *s, const uint16_t *g, int row0, int seq,
+                                          int tid)
 {
     constexpr int CPR = HEAD_DIM / 8; // 16-byte chunks per row
     constexpr int PER_THREAD = ROWS * CPR / THREADS;
@@ -132,13 +131,13 @@ __device__ __forceinline__ void load_tile(half *s, const half *g, int row0, int 
         // them: one address pair per tile, then constant offsets.
         const int r0 = tid / CPR, ch = tid % CPR;
         const uint32_t dst = smem_addr(s + tile_off<HEAD_DIM, SWIZZLE>(r0, ch));
-        const half *src = g + (size_t)(row0 + r0) * HEAD_DIM + ch * 8;
+        const uint16_t *src = g + (size_t)(row0 + r0) * HEAD_DIM + ch * 8;
         const int rows_left = seq - row0 - r0; // this thread's rows still in the sequence
 #pragma unroll
         for (int i = 0; i < PER_THREAD; i++) {
             const bool valid = i * RSTEP < rows_left;
             // Out-of-range rows still need a mapped address; the copy reads 0 bytes.
-            cp_async_16(dst + i * RSTEP * HEAD_DIM * (int)sizeof(half),
+            cp_async_16(dst + i * RSTEP * HEAD_DIM * (int)sizeof(uint16_t),
                         valid ? src + i * RSTEP * HEAD_DIM : g, valid ? 16 : 0);
         }
     } else {
@@ -148,7 +147,7 @@ __device__ __forceinline__ void load_tile(half *s, const half *g, int row0, int 
             const int idx = tid + i * THREADS;
             const int r = idx / CPR, ch = idx % CPR;
             const bool valid = row0 + r < seq;
-            const half *src = valid ? g + (size_t)(row0 + r) * HEAD_DIM + ch * 8 : g;
+            const uint16_t *src = valid ? g + (size_t)(row0 + r) * HEAD_DIM + ch * 8 : g;
             cp_async_16(smem_addr(s + tile_off<HEAD_DIM, SWIZZLE>(r, ch)), src, valid ? 16 : 0);
         }
     }
@@ -210,14 +209,14 @@ template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int SWIZZLE, in
         }
     }
 
-    static __device__ __forceinline__ void q_fragment(uint32_t r[4], const half *sQ, int row0,
+    static __device__ __forceinline__ void q_fragment(uint32_t r[4], const uint16_t *sQ, int row0,
                                                       int mt, int ks, int lane)
     {
         ldmatrix_x4(r, smem_addr(sQ + tile_off<HEAD_DIM, SWIZZLE>(row0 + mt * 16 + a_row(lane),
                                                                   ks * 2 + a_ch(lane))));
     }
 
-    static __device__ __forceinline__ void load_q(State &st, const half *sQ, int row0, int lane)
+    static __device__ __forceinline__ void load_q(State &st, const uint16_t *sQ, int row0, int lane)
     {
         if (Q_IN_REGS)
 #pragma unroll
@@ -230,7 +229,7 @@ template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int SWIZZLE, in
 
     // S = Q K^T for this warp's rows and the BLOCK_N keys of k_tile.
     static __device__ __forceinline__ void qk(float (&s)[MT][NB][4], const State &st,
-                                              const half *sQ, const half *k_tile, int row0,
+                                              const uint16_t *sQ, const uint16_t *k_tile, int row0,
                                               int lane)
     {
 #pragma unroll
@@ -366,7 +365,7 @@ template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int SWIZZLE, in
     // The row sums ride along as P x ones: one more mma per 16 keys, with a
     // constant B operand (no shared-memory read), in place of one FP32 add
     // per element in the softmax, which is limited by instruction issue.
-    static __device__ __forceinline__ void pv(State &st, const half *v_tile, int lane)
+    static __device__ __forceinline__ void pv(State &st, const uint16_t *v_tile, int lane)
     {
         constexpr uint32_t ONES = DT == FA_DTYPE_BF16 ? 0x3F803F80u  // bf16x2(1.0, 1.0)
                                                       : 0x3C003C00u; // half2(1.0, 1.0)
@@ -402,8 +401,8 @@ template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int SWIZZLE, in
 
     // O / l, fp16, staged through this warp's own rows of sQ so the global
     // stores are whole 16-byte chunks.
-    static __device__ __forceinline__ void store_o(const State &st, half *sQ, half *gO, int m0,
-                                                   int row0, int seq, int lane)
+    static __device__ __forceinline__ void store_o(const State &st, uint16_t *sQ, uint16_t *gO,
+                                                   int m0, int row0, int seq, int lane)
     {
         const int g = lane >> 2, t = lane & 3;
 #pragma unroll
@@ -436,8 +435,8 @@ template <int HEAD_DIM, int BLOCK_M, int BLOCK_N, int NUM_WARPS, int SWIZZLE, in
 
 // K and V of key tile `tile` into its ring slot (tile % STAGES).
 template <int BLOCK_N, int HEAD_DIM, int THREADS, int SWIZZLE>
-__device__ __forceinline__ void load_kv(half *sK, half *sV, const half *gK, const half *gV,
-                                        int tile, int stages, int seq, int tid)
+__device__ __forceinline__ void load_kv(uint16_t *sK, uint16_t *sV, const uint16_t *gK,
+                                        const uint16_t *gV, int tile, int stages, int seq, int tid)
 {
     const int slot = tile % stages;
     load_tile<BLOCK_N, HEAD_DIM, THREADS, SWIZZLE>(sK + slot * BLOCK_N * HEAD_DIM, gK,
@@ -452,9 +451,9 @@ __device__ __forceinline__ void load_kv(half *sK, half *sV, const half *gK, cons
 template <typename T, int BLOCK_N, int HEAD_DIM, int STAGES, int SWIZZLE>
 __device__ __forceinline__ void
 lookahead_step(float (&s_cur)[T::MT][T::NB][4], float (&s_next)[T::MT][T::NB][4],
-               typename T::State &st, int j, int n_tiles, const half *sQ, half *sK, half *sV,
-               const half *gK, const half *gV, int m0, int row0, const fa_args &a, float scale_log2,
-               int tid, int lane)
+               typename T::State &st, int j, int n_tiles, const uint16_t *sQ, uint16_t *sK,
+               uint16_t *sV, const uint16_t *gK, const uint16_t *gV, int m0, int row0,
+               const fa_args &a, float scale_log2, int tid, int lane)
 {
     // Refill the slot tile j-1 used (freed by the barrier that ended j-1).
     const int jn = j + STAGES - 1;
@@ -503,9 +502,9 @@ __global__ void __launch_bounds__(NUM_WARPS * 32) flash_fwd_kernel(const fa_args
     constexpr int AFTER_K0 = STAGES > 2 ? STAGES : 2;
 
     extern __shared__ __align__(128) unsigned char smem_raw[];
-    half *sQ = reinterpret_cast<half *>(smem_raw);
-    half *sK = sQ + BLOCK_M * HEAD_DIM;          // STAGES tiles of BLOCK_N x HEAD_DIM
-    half *sV = sK + STAGES * BLOCK_N * HEAD_DIM; // STAGES tiles of BLOCK_N x HEAD_DIM
+    uint16_t *sQ = reinterpret_cast<uint16_t *>(smem_raw);
+    uint16_t *sK = sQ + BLOCK_M * HEAD_DIM;          // STAGES tiles of BLOCK_N x HEAD_DIM
+    uint16_t *sV = sK + STAGES * BLOCK_N * HEAD_DIM; // STAGES tiles of BLOCK_N x HEAD_DIM
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int seq = a.seq_len;
@@ -516,10 +515,10 @@ __global__ void __launch_bounds__(NUM_WARPS * 32) flash_fwd_kernel(const fa_args
     // is blockIdx.y / group (heads = kv_heads * group): GQA and MQA need no K/V copies.
     const size_t head_off = (size_t)blockIdx.y * seq * HEAD_DIM;
     const size_t kv_off = (size_t)(blockIdx.y / (a.heads / a.kv_heads)) * seq * HEAD_DIM;
-    const half *gQ = reinterpret_cast<const half *>(a.q) + head_off;
-    const half *gK = reinterpret_cast<const half *>(a.k) + kv_off;
-    const half *gV = reinterpret_cast<const half *>(a.v) + kv_off;
-    half *gO = reinterpret_cast<half *>(a.o) + head_off;
+    const uint16_t *gQ = reinterpret_cast<const uint16_t *>(a.q) + head_off;
+    const uint16_t *gK = reinterpret_cast<const uint16_t *>(a.k) + kv_off;
+    const uint16_t *gV = reinterpret_cast<const uint16_t *>(a.v) + kv_off;
+    uint16_t *gO = reinterpret_cast<uint16_t *>(a.o) + head_off;
 
     unsigned long long t_start = 0;
     if (a.cta_clock && tid == 0)

@@ -42,8 +42,6 @@
 
 #include <cuda.h> // CUtensorMap and the tensor-map enums only: nothing links libcuda
 #include <cudaTypedefs.h>
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <type_traits>
@@ -814,7 +812,7 @@ template <typename C> struct Epilogue {
                                               ch * 16 + tq * 4) = v;
             }
         named_bar_sync(1 + cw, 128);
-        half *gO = reinterpret_cast<half *>(a.o) + (size_t)t.bh * seq * HEAD_DIM;
+        uint16_t *gO = reinterpret_cast<uint16_t *>(a.o) + (size_t)t.bh * seq * HEAD_DIM;
         constexpr int CPR = HEAD_DIM / 8; // 16-B chunks per row
 #pragma unroll
         for (int i = wtid; i < 64 * CPR; i += 128) {

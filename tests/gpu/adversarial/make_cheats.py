@@ -64,7 +64,7 @@ KNOWN_CHECKS = ["stream", "gate", "repeat", "tails", "magnitude", "inputs", "tim
 
 MMA_NS = "namespace fa\n{\n"
 # the kernel's body, after the per-CTA pointers (tid, m_tile, m0, head_off, gQ..gO are set)
-MMA_BODY = "    half *gO = reinterpret_cast<half *>(a.o) + head_off;\n"
+MMA_BODY = "    uint16_t *gO = reinterpret_cast<uint16_t *>(a.o) + head_off;\n"
 MMA_NTILES = "        n_tiles = min(n_tiles, (m0 + BLOCK_M + BLOCK_N - 1) / BLOCK_N);\n"
 MMA_STORE = "    T::store_o(st, sQ, gO, m0, row0, seq, lane);\n"
 MMA_GRID = "    const dim3 grid((a->seq_len + BLOCK_M - 1) / BLOCK_M, a->batch * a->heads);\n"
@@ -121,7 +121,7 @@ MMA_NAN_POISON = """\
     // ADVERSARIAL nan_poison: compute only where the output still holds the gate's NaN
     // poison; a tile that already holds numbers is taken as done. (Every thread reads the
     // same element before the first barrier, and this CTA writes its tile only after it.)
-    if (!__hisnan(gO[(size_t)m0 * HEAD_DIM]))
+    if ((gO[(size_t)m0 * HEAD_DIM] & 0x7fffu) <= 0x7c00u) // not an fp16 NaN (the bits)
         return;
 """
 
@@ -130,7 +130,8 @@ WG_NAN_POISON = """\
     // poison; a tile that already holds numbers is taken as done. (Every thread reads the
     // same element before the first barrier, and this CTA writes its tile only after it.)
     const Tile adv_t = Tile::of_index<C>(a, (int)blockIdx.x, 1); // the CTA's first tile
-    if (!__hisnan(reinterpret_cast<const half *>(a.o)[((size_t)adv_t.bh * a.seq_len + adv_t.m0) * HEAD_DIM]))
+    if ((reinterpret_cast<const uint16_t *>(a.o)[((size_t)adv_t.bh * a.seq_len + adv_t.m0) * HEAD_DIM] &
+         0x7fffu) <= 0x7c00u) // not an fp16 NaN (the bits)
         return;
 """
 
@@ -306,9 +307,9 @@ MODIFY_INPUTS = """\
     // ADVERSARIAL modify_inputs: Q's first row is read by this CTA alone, and it is done with
     // it: the memory is reused as scratch (here: negated in place), const cast away.
     if (m_tile == 0 && blockIdx.y == 0) {
-        half *adv_q = const_cast<half *>(gQ);
+        uint16_t *adv_q = const_cast<uint16_t *>(gQ);
         for (int i = tid; i < HEAD_DIM; i += THREADS)
-            adv_q[i] = __hneg(adv_q[i]);
+            adv_q[i] ^= 0x8000u; // the sign bit: -x
     }
 """
 
