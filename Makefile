@@ -158,10 +158,16 @@ $(HOST_LIB): $(HOST_OBJ)
 # The instance generator: the planner, built without CUDA, run over SPACES.
 GENINST_SRC := scripts/geninst.c kernels/family.c $(wildcard kernels/*/*.c) grid/space.c \
                grid/plan.c grid/problem_json.c store/text.c store/mode.c store/json.c
-$(KBUILD)/geninst: $(GENINST_SRC) $(KERNEL_HDR) kernels/family.h grid/space.h grid/plan.h \
-                   grid/problem_json.h store/text.h store/mode.h store/json.h
+GENINST_HDR := $(KERNEL_HDR) kernels/family.h grid/space.h grid/plan.h grid/problem_json.h \
+               store/text.h store/mode.h store/json.h
+# One object per source, so that `make -j` compiles them at once: the main job builds
+# geninst first, alone, before anything else can start (1.4 s of one core as one command).
+GENINST_OBJ := $(GENINST_SRC:%.c=$(KBUILD)/geninst-obj/%.o)
+$(KBUILD)/geninst-obj/%.o: %.c $(GENINST_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) -O1 -std=c11 -D_GNU_SOURCE $(WARN) -I. $(PKG_CFLAGS) $(GENINST_SRC) -o $@ $(PKG_LIBS)
+	$(CC) -O1 -std=c11 -D_GNU_SOURCE $(WARN) -I. $(PKG_CFLAGS) -c $< -o $@
+$(KBUILD)/geninst: $(GENINST_OBJ)
+	$(CC) $^ -o $@ $(PKG_LIBS)
 
 # geninst rewrites a file only when its text changes, so editing a space
 # recompiles only the shards whose instance lists moved.

@@ -61,7 +61,7 @@ build=$(abs "$build")
 # The space checked and its problems read by the planner alone (geninst --check:
 # grid/space.c's rules, the problems as `fasweep plan --json` says them), before
 # anything else is built: a space fasweep refuses is its one line and exit 2.
-make -C "$root" --no-print-directory BUILD="$build" "$build/geninst" >/dev/null || exit 1
+make -C "$root" --no-print-directory -j"$(nproc)" BUILD="$build" "$build/geninst" >/dev/null || exit 1
 space_abs=$(abs "$SPACE")
 problems=$("$build/geninst" --check "$space_abs" 2>"$build/.space-check") || {
     rc=$?
