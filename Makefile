@@ -132,10 +132,13 @@ GENCODE_90A := -gencode=arch=compute_90a,code=sm_90a
 # The shared kernels (every family's instances use them) and each family's
 # folder kernels/<family>/: its template (*.cuh), traits (*.h) and
 # description (*.c, a host module). Adding a family adds a folder, no line.
-KSRC      := kernels/registry.cu kernels/reference.cu kernels/spin.cu kernels/inject.cu \
-             kernels/check.cu
-KOBJ      := $(GEN_CU:$(GEN)/%.cu=$(KBUILD)/kobj/%.o) $(GEN_CU_90A:$(GEN)/%.cu=$(KBUILD)/kobj/%.o) \
-             $(KSRC:kernels/%.cu=$(KBUILD)/kobj/%.o)
+KSRC      := kernels/reference.cu kernels/check.cu kernels/registry.cu kernels/spin.cu \
+             kernels/inject.cu
+# In the order make starts them under -j, the longest first as far as known: the shared
+# kernels (reference.cu is one of the longest units, and last it was the build's tail),
+# then the instance shards (sweep/NOTES-engine.md, fourteenth session).
+KOBJ      := $(KSRC:kernels/%.cu=$(KBUILD)/kobj/%.o) $(GEN_CU:$(GEN)/%.cu=$(KBUILD)/kobj/%.o) \
+             $(GEN_CU_90A:$(GEN)/%.cu=$(KBUILD)/kobj/%.o)
 FAMILY_HDR := $(wildcard kernels/*/*.cuh kernels/*/*.h)
 KERNEL_HDR := kernels/fa_config.h kernels/fa_launch.h kernels/fa_device.cuh $(FAMILY_HDR)
 # The element rule of the reference and the checks (no instance includes it).
@@ -219,7 +222,9 @@ $(KLIB): $(KOBJ)
 	@mkdir -p $(dir $@)
 	$(NVCC) -shared -cudart shared $(GENCODE) $^ -o $@
 
-$(BUILD)/fasweep: $(BUILD)/obj/cli/main.o $(DRIVER_OBJ) $(BUILD)/obj/gen/embedded.o $(HOST_LIB) $(KLIB)
+# The kernel library first: make -j then starts its long nvcc units before the host's short
+# C objects, which fill the gaps.
+$(BUILD)/fasweep: $(KLIB) $(BUILD)/obj/cli/main.o $(DRIVER_OBJ) $(BUILD)/obj/gen/embedded.o $(HOST_LIB)
 	$(CC) $(LDFLAGS) $(RPATH) $(filter-out $(KLIB),$^) -o $@ $(PKG_LIBS) $(CUDA_LIBS)
 
 list-instances: $(GEN)/.stamp

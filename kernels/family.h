@@ -151,6 +151,11 @@ typedef struct fa_family {
     int n_paths;
     const char *paths[FA_FAMILY_MAX_PATHS];
     int (*path)(const fa_config *c, int i);
+    /* The build's estimate of the nvcc CPU seconds one instance of c adds to a translation
+     * unit (the unit's fixed cost, about 1.3 s, left out), which scripts/geninst.c balances
+     * its shards by; NULL: every instance of the family alike. Only the sizes of the shards
+     * depend on it, never what is compiled. */
+    double (*build_cost)(const fa_config *c);
 } fa_family;
 
 /* The table: count, entry i (NULL out of range), the index of a name (-1
@@ -160,6 +165,13 @@ int fa_family_count(void);
 const fa_family *fa_family_get(int i);
 int fa_family_index(const char *name);
 const fa_family *fa_family_of(const fa_config *c);
+
+/* c's family's build_cost, or 1 when it has none (or c has no family). */
+static inline double fa_family_build_cost(const fa_config *c)
+{
+    const fa_family *f = fa_family_of(c);
+    return f && f->build_cost ? f->build_cost(c) : 1.0;
+}
 const char *fa_family_names(void);
 
 #endif /* FA_FAMILY_H */

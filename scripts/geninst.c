@@ -9,7 +9,9 @@
  *   inst_K.cu            each family's registry entry lines (FA_INSTANCE(...)
  *                        for mma; kernels/family.h: instance) under the
  *                        includes of the families' templates, instances
- *                        split round-robin over --shards translation units
+ *                        split over --shards translation units by their
+ *                        estimated compile time (fa_family.build_cost),
+ *                        the longest first into the least-loaded unit
  *   inst_sm90a_K.cu      the same for the families whose code runs on
  *                        sm_90a only (fa_family.arch, e.g. wgmma), over
  *                        --arch-shards units the Makefile compiles with
@@ -244,13 +246,62 @@ static int arch_specific(const fa_config *c)
     return fa_family_of(c)->arch != 0;
 }
 
-/* The k-th of `shards` shards of the instances with arch_specific() == as:
- * their indices in set, round-robin. */
-static int shard_members(const fa_config *set, int n, int as, int k, int shards, int *idx)
+/* The shard of each instance with arch_specific() == as (others -1) in shard[]: the
+ * longest first (fa_family_build_cost), each to the shard with the least estimated work so
+ * far, the lower index on a tie, so the units make -j runs end close together; round robin
+ * had put the six slowest mma instances of spaces/h100.json into one of 16 units (10.4 s of
+ * CPU against 5.2 s for the quickest, sweep/NOTES-engine.md, fourteenth session). The same
+ * instances give the same shards. */
+static int assign_shards(const fa_config *set, int n, int as, int shards, int *shard, double *lo,
+                         double *hi)
 {
-    int m = 0, j = 0;
+    int *order = malloc(sizeof *order * (size_t)(n ? n : 1));
+    double *cost = malloc(sizeof *cost * (size_t)(n ? n : 1));
+    double *load = calloc((size_t)(shards > 0 ? shards : 1), sizeof *load);
+    if (!order || !cost || !load) {
+        free(order);
+        free(cost);
+        free(load);
+        return -1;
+    }
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        shard[i] = -1;
+        cost[i] = fa_family_build_cost(&set[i]);
+        if (arch_specific(&set[i]) == as)
+            order[m++] = i;
+    }
+    for (int i = 1; i < m; i++) /* by cost, descending; stable (insertion) */
+        for (int j = i; j > 0 && cost[order[j]] > cost[order[j - 1]]; j--) {
+            const int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (int i = 0; i < m && shards > 0; i++) {
+        int best = 0;
+        for (int k = 1; k < shards; k++)
+            if (load[k] < load[best])
+                best = k;
+        shard[order[i]] = best;
+        load[best] += cost[order[i]];
+    }
+    *lo = *hi = shards > 0 ? load[0] : 0;
+    for (int k = 1; k < shards; k++) {
+        *lo = load[k] < *lo ? load[k] : *lo;
+        *hi = load[k] > *hi ? load[k] : *hi;
+    }
+    free(order);
+    free(cost);
+    free(load);
+    return 0;
+}
+
+/* The members of shard k (assign_shards) as indices into set, in set's order. */
+static int shard_members(const int *shard, int n, int k, int *idx)
+{
+    int m = 0;
     for (int i = 0; i < n; i++)
-        if (arch_specific(&set[i]) == as && j++ % shards == k)
+        if (shard[i] == k)
             idx[m++] = i;
     return m;
 }
@@ -278,21 +329,23 @@ static int write_shard(const char *path, const fa_config *set, const int *idx, i
     return rc;
 }
 
-static int write_shards(const gen_args *a, const fa_config *set, int n)
+/* The shards of both kinds; lo[as], hi[as]: the least and most estimated work of a shard. */
+static int write_shards(const gen_args *a, const fa_config *set, int n, double lo[2], double hi[2])
 {
     int *idx = malloc(sizeof *idx * (size_t)(n ? n : 1));
-    if (!idx)
-        return -1;
-    int rc = 0;
+    int *shard = malloc(sizeof *shard * (size_t)(n ? n : 1));
+    int rc = idx && shard ? 0 : -1;
     for (int as = 0; as <= 1 && !rc; as++) {
         const int shards = as ? a->arch_shards : a->shards;
+        rc = assign_shards(set, n, as, shards, shard, &lo[as], &hi[as]);
         for (int k = 0; k < shards && !rc; k++) {
             char path[1024];
             snprintf(path, sizeof path, "%s/inst_%s%d.cu", a->out, as ? "sm90a_" : "", k);
-            rc = write_shard(path, set, idx, shard_members(set, n, as, k, shards, idx));
+            rc = write_shard(path, set, idx, shard_members(shard, n, k, idx));
         }
     }
     free(idx);
+    free(shard);
     return rc;
 }
 
@@ -512,11 +565,14 @@ int main(int argc, char **argv)
         free(set);
         return 2;
     }
-    int rc = write_shards(&a, set, n) || write_table(&a, set, n) || write_build_id(&a, set, n) ||
-             write_embedded(&a);
-    if (!rc)
-        fprintf(stderr, "geninst: %d instances from %d space(s) in %d shard(s)\n", n, a.n_spaces,
-                a.shards);
+    double lo[2], hi[2];
+    int rc = write_shards(&a, set, n, lo, hi) || write_table(&a, set, n) ||
+             write_build_id(&a, set, n) || write_embedded(&a);
+    if (!rc) /* the estimates: fa_family_build_cost (1 an instance where a family has none) */
+        fprintf(stderr,
+                "geninst: %d instances from %d space(s) in %d shard(s) of estimated cost %.2f to "
+                "%.2f, and %d for sm_90a of %.2f to %.2f\n",
+                n, a.n_spaces, a.shards, lo[0], hi[0], a.arch_shards, lo[1], hi[1]);
     free(set);
     return rc ? 1 : 0;
 }

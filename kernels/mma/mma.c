@@ -131,6 +131,17 @@ static long mma_smem(const fa_config *c)
     return fa_smem_bytes(c);
 }
 
+/* nvcc's CPU for one instance grows with each thread's share of the S and O tiles, which
+ * the template unrolls: 2.15e-4 s x BLOCK_M (BLOCK_N + HEAD_DIM) / NUM_WARPS, fitted to the
+ * 96 instances of spaces/h100.json compiled one per unit for sm_90 on the build host (0.3 to
+ * 3.8 s above a unit's fixed 1.3 s; mean error 0.26 s, sweep/NOTES-engine.md, fourteenth
+ * session). */
+static double mma_build_cost(const fa_config *c)
+{
+    return 2.15e-4 * c->axis[MMA_BLOCK_M] * (double)(c->axis[MMA_BLOCK_N] + c->head_dim) /
+           c->axis[MMA_NUM_WARPS];
+}
+
 static int mma_path(const fa_config *c, int i)
 {
     return i == 0 ? fa_config_q_in_regs(c) : i == 1 ? fa_config_lookahead(c) : 0;
@@ -169,4 +180,5 @@ const fa_family mma_family = {
     .n_paths = 2,
     .paths = {"q_in_regs", "lookahead"},
     .path = mma_path,
+    .build_cost = mma_build_cost,
 };

@@ -228,3 +228,27 @@ assert got == {"problems": plans[0]["problems"] + plans[1]["problems"], "modes":
     readme=$(tr '\n' ' ' <"$REPO/README.md")
     expect_in "$readme" "with the $all instances of the default spaces ($((all - wg)) of family \`mma\` for sm_89 and sm_90, $wg of family \`wgmma\` for sm_90a"
 }
+
+@test "geninst's shards: every instance in exactly one, the same twice, their estimated costs within 25 % of each other" {
+    local gi="$(kbuild)/geninst" n
+    mkdir gen gen2
+    for out in gen gen2; do
+        (cd "$REPO" && "$gi" --out "$WORK/$out" --shards 16 --arch-shards 4 --archs "89 90" \
+            spaces/h100.json) 2>"$out.err" || flunk "geninst: $(cat "$out.err")"
+    done
+    cmp -s <(cat gen/inst_*.cu) <(cat gen2/inst_*.cu) || flunk "two runs wrote other shards"
+    # every line of instances.txt is one FA_INSTANCE / FA_WG_INSTANCE line of one shard
+    n=$(grep -hc '_INSTANCE[A-Z0-9_]*(' gen/inst_*.cu | paste -sd+ | bc)
+    [ "$n" -eq "$(wc -l <gen/instances.txt)" ] || flunk "$n instance lines in the shards, $(wc -l <gen/instances.txt) instances"
+    [ -z "$(grep -h '_INSTANCE[A-Z0-9_]*(' gen/inst_*.cu | sort | uniq -d)" ] || flunk "an instance in two shards"
+    # the costliest mma instances (BLOCK_N 256 with 4 warps, the slowest to compile) are spread out
+    local lo hi
+    read -r lo hi < <(sed -n 's/.* shard(s) of estimated cost \([0-9.]*\) to \([0-9.]*\),.*/\1 \2/p' gen.err)
+    [ -n "$lo" ] || flunk "no estimate in: $(cat gen.err)"
+    python3 -c "import sys; sys.exit(0 if float('$hi') <= 1.25 * float('$lo') else 1)" ||
+        flunk "the shards' estimated costs are $lo to $hi"
+    local most
+    most=$(grep -l 'FA_INSTANCE(128, 128, 256, 4' gen/inst_*.cu | wc -l)
+    [ "$most" -eq "$(grep -h 'FA_INSTANCE(128, 128, 256, 4' gen/inst_*.cu | wc -l)" ] ||
+        flunk "two of the costliest instances share a shard"
+}
