@@ -157,22 +157,61 @@ __device__ __forceinline__ unsigned slice_bits(const fa_signs &p, int s)
 
 #define CHECK_WARPS (CHECK_THREADS / 32)
 
-// Flips V of each slot by its flip pattern: a warp per row, lanes over the
-// row's columns; a row whose slice flips nothing is not touched.
-__global__ void flip_kernel(const fa_slot *slots, fa_shape sh)
+// The XOR that flips the elements of 16-B vector (8 elements from column c0) of a row whose
+// slice's group bits are `bits`: a word per element pair, 0x8000 on each flipped element.
+__device__ __forceinline__ uint4 flip_mask(unsigned bits, int c0, int group_cols)
+{
+    unsigned w[4];
+    if (group_cols % 8 == 0) { // head_dim a multiple of 64: the vector lies in one group
+        const unsigned on = (bits >> (c0 / group_cols)) & 1u;
+        w[0] = w[1] = w[2] = w[3] = on ? 0x80008000u : 0u;
+    } else {
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            w[k] = (((bits >> ((c0 + 2 * k) / group_cols)) & 1u) ? 0x8000u : 0u) |
+                   (((bits >> ((c0 + 2 * k + 1) / group_cols)) & 1u) ? 0x80000000u : 0u);
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+#define FLIP_UNROLL 4 // vectors a thread reads before it writes any
+
+// Flips V of each slot by its flip pattern, a 16-B vector (8 elements) per thread and step,
+// FLIP_UNROLL vectors read before any is written: memory-bound. A warp per row with two
+// bytes a lane waited for each read and write in turn, about 0.3 ms a launch of four slots
+// at 16,16,2048,64 on an H200, most of what a timed block of that problem cost beyond its
+// samples (sweep/NOTES-engine.md, fourteenth session). A vector none of whose elements
+// flips is neither read nor written. I: the index type (32 bits where the vectors fit:
+// its divisions are a few instructions, 64-bit ones a call).
+template <typename I> __global__ void flip_kernel(const fa_slot *slots, fa_shape sh)
 {
     const fa_slot &sl = slots[blockIdx.y];
-    const long rows = (long)sh.kv_slices * sh.seq_len; // V's rows: K/V slices
-    const int lane = threadIdx.x & 31, group_cols = sh.head_dim / FA_SIGN_GROUPS;
-    unsigned short *v = (unsigned short *)sl.v;
-    for (long r = (long)blockIdx.x * CHECK_WARPS + threadIdx.x / 32; r < rows;
-         r += (long)gridDim.x * CHECK_WARPS) {
-        const unsigned bits = slice_bits(sl.flip, (int)(r / sh.seq_len));
-        if (!bits)
-            continue;
-        for (int c = lane; c < sh.head_dim; c += 32)
-            if ((bits >> (c / group_cols)) & 1u)
-                v[r * sh.head_dim + c] ^= 0x8000u;
+    const I vecs_row = (I)(sh.head_dim / 8), seq = (I)sh.seq_len;
+    const I n = (I)sh.kv_slices * seq * vecs_row; // V's 16-B vectors
+    const int group_cols = sh.head_dim / FA_SIGN_GROUPS;
+    uint4 *v = (uint4 *)sl.v;
+    const I stride = (I)gridDim.x * blockDim.x;
+    for (I i0 = (I)blockIdx.x * blockDim.x + threadIdx.x; i0 < n; i0 += stride * FLIP_UNROLL) {
+        uint4 m[FLIP_UNROLL], x[FLIP_UNROLL];
+#pragma unroll
+        for (int u = 0; u < FLIP_UNROLL; u++) {
+            const I i = i0 + (I)u * stride;
+            m[u] = make_uint4(0u, 0u, 0u, 0u);
+            if (i >= n)
+                continue;
+            const I row = i / vecs_row;
+            const int c0 = (int)(i - row * vecs_row) * 8;
+            m[u] = flip_mask(slice_bits(sl.flip, (int)(row / seq)), c0, group_cols);
+            if (m[u].x | m[u].y | m[u].z | m[u].w)
+                x[u] = v[i];
+        }
+#pragma unroll
+        for (int u = 0; u < FLIP_UNROLL; u++) {
+            if (!(m[u].x | m[u].y | m[u].z | m[u].w))
+                continue;
+            const I i = i0 + (I)u * stride;
+            v[i] = make_uint4(x[u].x ^ m[u].x, x[u].y ^ m[u].y, x[u].z ^ m[u].z, x[u].w ^ m[u].w);
+        }
     }
 }
 
@@ -180,8 +219,16 @@ extern "C" int fa_flip_launch(const fa_slot *slots, int n, fa_shape shape, fa_st
 {
     if (n < 1)
         return 0;
-    flip_kernel<<<dim3(CHECK_BLOCKS / 4, n), CHECK_THREADS, 0, (cudaStream_t)stream>>>(slots,
-                                                                                       shape);
+    // V rows are whole 16-B vectors (head_dim a multiple of FA_SIGN_GROUPS = 8) and every V
+    // buffer is a cudaMalloc (256-B aligned): the uint4 view is exact.
+    if (shape.head_dim % 8 != 0)
+        return (int)cudaErrorInvalidValue;
+    const size_t vecs = (size_t)shape.kv_slices * shape.seq_len * (shape.head_dim / 8);
+    const dim3 grid(CHECK_BLOCKS / 4, n);
+    if (vecs + (size_t)(CHECK_BLOCKS / 4) * CHECK_THREADS * FLIP_UNROLL < UINT32_MAX)
+        flip_kernel<unsigned><<<grid, CHECK_THREADS, 0, (cudaStream_t)stream>>>(slots, shape);
+    else
+        flip_kernel<size_t><<<grid, CHECK_THREADS, 0, (cudaStream_t)stream>>>(slots, shape);
     return (int)cudaGetLastError();
 }
 

@@ -178,6 +178,67 @@ typedef struct check_state {
     double dtype_rel[FA_DTYPE_COUNT], dtype_abs[FA_DTYPE_COUNT]; /* the largest seen */
 } check_state;
 
+/* The sign flips of V that every timed launch's check relies on (fa_flip_launch, the engine's
+ * guard: sweep/guard.h) against this file's model of fa_launch.h's rule: element (slice s,
+ * column c) flips when bit (s mod FA_SIGN_SLICES) * FA_SIGN_GROUPS + c / (head_dim /
+ * FA_SIGN_GROUPS) of the pattern is set. Head dims whose groups are narrower than the kernel's
+ * 16-B vectors (8, 40, 72) and wider (64 to 256), more slices than FA_SIGN_SLICES, several
+ * slots at once, each with its own V and pattern. One check per shape. */
+static void check_flips(uint64_t *seed, check_state *st)
+{
+    static const int SH[][3] = {{3, 37, 8},   {2, 129, 40}, {5, 64, 64},  {1, 100, 72},
+                                {4, 33, 128}, {2, 17, 256}, {200, 9, 64}, {130, 5, 96}};
+    enum { SLOTS = 3 };
+    for (size_t k = 0; k < sizeof SH / sizeof SH[0]; k++) {
+        const fa_shape sh = {SH[k][0], SH[k][1], SH[k][2], SH[k][0], FA_DTYPE_FP16};
+        const size_t n = (size_t)sh.kv_slices * sh.seq_len * sh.head_dim;
+        uint16_t *v = malloc(SLOTS * n * sizeof *v), *got = malloc(n * sizeof *got);
+        fa_slot slots[SLOTS];
+        memset(slots, 0, sizeof slots);
+        if (!v || !got) {
+            fprintf(stderr, "fa_check: out of host memory\n");
+            exit(1);
+        }
+        fill_random(v, SLOTS * n, FA_DTYPE_FP16, seed);
+        for (int j = 0; j < SLOTS; j++) {
+            CHECK_CUDA(cudaMalloc(&slots[j].v, n * sizeof *v));
+            CHECK_CUDA(cudaMemcpy(slots[j].v, v + j * n, n * sizeof *v, cudaMemcpyHostToDevice));
+            for (int w = 0; w < FA_SIGN_WORDS; w++)
+                slots[j].flip.w[w] = rng_next(seed);
+        }
+        fa_slot *d_slots;
+        CHECK_CUDA(cudaMalloc((void **)&d_slots, sizeof slots));
+        CHECK_CUDA(cudaMemcpy(d_slots, slots, sizeof slots, cudaMemcpyHostToDevice));
+        CHECK_CUDA((cudaError_t)fa_flip_launch(d_slots, SLOTS, sh, 0));
+        CHECK_CUDA(cudaDeviceSynchronize());
+        long bad = 0, flipped = 0;
+        for (int j = 0; j < SLOTS; j++) {
+            CHECK_CUDA(cudaMemcpy(got, slots[j].v, n * sizeof *got, cudaMemcpyDeviceToHost));
+            for (size_t i = 0; i < n; i++) {
+                const int c = (int)(i % (size_t)sh.head_dim);
+                const int slice = (int)(i / ((size_t)sh.head_dim * sh.seq_len));
+                const int unit =
+                    (slice % FA_SIGN_SLICES) * FA_SIGN_GROUPS + c / (sh.head_dim / FA_SIGN_GROUPS);
+                const int f = (int)((slots[j].flip.w[unit >> 6] >> (unit & 63)) & 1u);
+                flipped += f;
+                bad += got[i] != (uint16_t)(v[j * n + i] ^ (f ? 0x8000u : 0u));
+            }
+            CHECK_CUDA(cudaFree(slots[j].v));
+        }
+        CHECK_CUDA(cudaFree(d_slots));
+        if (bad || !flipped) {
+            printf("FAIL sign flips of V [%d, %d, %d] x %d slots: %ld of %zu elements wrong, %ld "
+                   "to flip\n",
+                   sh.kv_slices, sh.seq_len, sh.head_dim, SLOTS, bad, SLOTS * n, flipped);
+            st->failed++;
+        } else {
+            st->passed++;
+        }
+        free(v);
+        free(got);
+    }
+}
+
 /* The engine's gate compares on the GPU (fa_compare_launch); it must agree
  * with the host loop (stats_output_errors) on every output checked here.
  * Returns 0, or 1 after printing the disagreement. */
@@ -404,6 +465,7 @@ int main(int argc, char **argv)
                 continue;
             run_shape(&SHAPES[s], dt, &o, &seed, &st);
         }
+    check_flips(&seed, &st);
     for (int dt = 0; dt < FA_DTYPE_COUNT; dt++)
         printf("%s itself (the rounded reference): worst rel_l2 %.3g, max_abs %.3g\n",
                fa_dtype_name(dt), st.dtype_rel[dt], st.dtype_abs[dt]);
