@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../kernels/fa_launch.h"
+#include "../kernels/family.h"
 #include "../store/text.h"
 #include "cudaerr.h"
 #include "guard.h"
@@ -130,6 +131,17 @@ static void ms_trace(const char *what)
     fprintf(stderr, "TRACE %-28s %9.3f ms pid %d\n", what, last > 0 ? (t - last) * 1e3 : 0.0,
             (int)getpid()); /* several workers write to one stderr */
     last = t;
+}
+
+/* FASWEEP_TRACE set: one value line, "TRACE what  x ms", summed by name like ms_trace's
+ * steps but leaving its clock alone: the parts of each timed block (ms_block). */
+static void ms_trace_value(const char *what, const char *sub, double ms)
+{
+    if (!progress_tracing())
+        return;
+    char name[64];
+    snprintf(name, sizeof name, "%s%s%s", what, sub ? " " : "", sub ? sub : "");
+    fprintf(stderr, "TRACE %-28s %9.3f ms pid %d\n", name, ms, (int)getpid());
 }
 
 static int ms_device_info(measure_gpu *g)
@@ -398,6 +410,7 @@ static int ms_block(measure_gpu *g, const fa_instance *in, const mode_desc *mode
                     const space_tolerance *tol, int nb, int launches, double gpu_min_us, int base,
                     double *out, double *mhz, char *why, size_t whylen)
 {
+    const double t_block = progress_now();
     if (guard_block(g->guard, nb, launches))
         return ms_guard_fail(g);
     const double spin_us = stats_spin_us(g->enqueue_us, nb * launches, gpu_min_us);
@@ -421,12 +434,26 @@ static int ms_block(measure_gpu *g, const fa_instance *in, const mode_desc *mode
              "launching the clock probe");
     if (guard_block_check(g->guard))
         return ms_guard_fail(g);
+    const double t_sync = progress_now();
     MS_CHECK(g, cudaStreamSynchronize(g->stream), "running the timed launches");
+    const double t_done = progress_now();
+    double gpu_ms = 0;
     for (int i = 0; i < nb; i++) {
         float ms = 0;
         MS_CHECK(g, cudaEventElapsedTime(&ms, g->ev[2 * i], g->ev[2 * i + 1]),
                  "cudaEventElapsedTime");
         out[i] = ms * 1e3 / launches;
+        gpu_ms += ms;
+    }
+    if (progress_tracing()) { /* where a block's wall goes besides its timed samples */
+        const fa_family *f = fa_family_of(&in->cfg);
+        const char *fam = f ? f->name : "?";
+        ms_trace_value("block: wall", mode->name, (progress_now() - t_block) * 1e3);
+        ms_trace_value("block: samples", mode->name, gpu_ms);
+        ms_trace_value("block: spin asked", mode->name, spin_us * 1e-3);
+        ms_trace_value("block: enqueue", mode->name, g->enqueue_us * nb * launches * 1e-3);
+        ms_trace_value("block: sync wait", mode->name, (t_done - t_sync) * 1e3);
+        ms_trace_value("enqueue per launch", fam, g->enqueue_us * 1e-3);
     }
     const volatile fa_clock_probe *h = &g->probe[0], *t = &g->probe[1];
     *mhz = stats_block_mhz(stats_probe_mhz(h->c0, h->c1, h->g0, h->g1),
