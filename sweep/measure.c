@@ -117,9 +117,21 @@ static void ms_uuid_text(const cudaUUID_t *u, char *buf, size_t n)
              b[14], b[15]);
 }
 
-/* FASWEEP_TRACE set: one line on stderr per step of a task (and of the worker's start), with
- * the time since the last line (the worker's fixed costs, sweep/NOTES-engine.md); NULL
- * starts over (the next line says 0: the wait for a first task is no step). */
+/* FASWEEP_TRACE set: one line on stderr, "TRACE what[ sub]  x ms pid P", for a script
+ * to sum by name (several workers write to one stderr). */
+static void ms_trace_value(const char *what, const char *sub, double ms)
+{
+    if (!progress_tracing())
+        return;
+    char name[64];
+    snprintf(name, sizeof name, "%s%s%s", what, sub ? " " : "", sub ? sub : "");
+    fprintf(stderr, "TRACE %-28s %9.3f ms pid %d\n", name, ms, (int)getpid());
+}
+
+/* FASWEEP_TRACE set: one line per step of a task (and of the worker's start), with the
+ * time since the last step (the worker's fixed costs, sweep/NOTES-engine.md); NULL starts
+ * over (the next line says 0: the wait for a first task is no step). A timed block's parts
+ * are value lines of their own (ms_trace_value, ms_block), outside this clock. */
 static void ms_trace(const char *what)
 {
     static double last;
@@ -128,20 +140,8 @@ static void ms_trace(const char *what)
     if (!what || !progress_tracing())
         return;
     const double t = progress_now();
-    fprintf(stderr, "TRACE %-28s %9.3f ms pid %d\n", what, last > 0 ? (t - last) * 1e3 : 0.0,
-            (int)getpid()); /* several workers write to one stderr */
+    ms_trace_value(what, NULL, last > 0 ? (t - last) * 1e3 : 0.0);
     last = t;
-}
-
-/* FASWEEP_TRACE set: one value line, "TRACE what  x ms", summed by name like ms_trace's
- * steps but leaving its clock alone: the parts of each timed block (ms_block). */
-static void ms_trace_value(const char *what, const char *sub, double ms)
-{
-    if (!progress_tracing())
-        return;
-    char name[64];
-    snprintf(name, sizeof name, "%s%s%s", what, sub ? " " : "", sub ? sub : "");
-    fprintf(stderr, "TRACE %-28s %9.3f ms pid %d\n", name, ms, (int)getpid());
 }
 
 static int ms_device_info(measure_gpu *g)
