@@ -82,26 +82,32 @@ __device__ void block_reduce(compare_part &mine, compare_part *out)
         *out = s[0];
 }
 
-// Output element i (o) against its reference (r) into p: a NaN or inf
-// output is counted and adds nothing to the sums; out NULL: the reference
-// alone is looked at.
-__device__ __forceinline__ void part_element(compare_part &p, const unsigned short *out, int dt,
-                                             double r, size_t i)
+// Output element i, bits o, against its reference r into p: a NaN or inf output is counted
+// and adds nothing to the sums; has_out 0: the reference alone is looked at.
+__device__ __forceinline__ void part_value(compare_part &p, int has_out, unsigned short o, int dt,
+                                           double r, size_t i)
 {
     if (!isfinite(r))
         p.ref_nonfinite++;
-    if (!out)
+    if (!has_out)
         return;
-    const double o = fa_elem_float(out[i], dt);
-    if (!isfinite(o)) {
+    const double x = fa_elem_float(o, dt);
+    if (!isfinite(x)) {
         p.nonfinite++;
         p.first_bad = i < p.first_bad ? i : p.first_bad;
         return;
     }
-    const double d = fabs(o - r);
+    const double d = fabs(x - r);
     p.diff2 += d * d;
     p.ref2 += r * r;
     p.max_abs = max_nan(p.max_abs, d);
+}
+
+// Output element i (out NULL: none) against its reference r into p.
+__device__ __forceinline__ void part_element(compare_part &p, const unsigned short *out, int dt,
+                                             double r, size_t i)
+{
+    part_value(p, out != NULL, out ? out[i] : (unsigned short)0, dt, r, i);
 }
 
 __global__ void compare_kernel(const unsigned short *out, int dt, const float *ref, size_t n,
@@ -244,10 +250,29 @@ __device__ __forceinline__ bool row_sampled(unsigned long long seed, int y, long
     return (h >> (64 - shift)) == 0;
 }
 
-#define CHECK_CHUNKS 64 // blocks per slot: partial sums each, reduced in a fixed order
+// The check of timed outputs is latency-bound: a sampled row is a few hundred bytes, and
+// a warp that walked its rows one at a time (1024 rows, 128 sampled, each waited for) took
+// about 0.1 ms at 16,16,2048,64 however many slots ran beside it. Now each lane hashes one
+// of 32 rows, the warp takes the sampled ones CHECK_ROWS_INFLIGHT at a time with their
+// loads issued together, and the number of blocks per slot follows the rows (a function of
+// the shape alone, so the reduction order, and the bits of the sums, do not depend on the
+// GPU).
+#define CHECK_CHUNKS_MAX 1024 // blocks per slot at most: partial sums each, in a fixed order
+#define CHECK_WARP_ROWS 128   // rows a warp walks (the blocks per slot follow from it)
+#define CHECK_ROWS_INFLIGHT 4 // sampled rows whose loads a warp issues before it uses any
 
-// Each slot's output against its reference with its signs, on the sampled
-// rows: a warp per row, partial sums per (slot, block).
+// Blocks per slot for a shape.
+static int check_chunks(const fa_shape &sh)
+{
+    const long rows = (long)sh.slices * sh.seq_len;
+    const long per_block = (long)CHECK_WARPS * CHECK_WARP_ROWS;
+    const long c = (rows + per_block - 1) / per_block;
+    return c < 1 ? 1 : c > CHECK_CHUNKS_MAX ? CHECK_CHUNKS_MAX : (int)c;
+}
+
+// Each slot's output against its reference with its signs, on the sampled rows: a warp
+// takes 32 rows at a time, the lanes over the columns of each sampled one; partial sums
+// per (slot, block).
 __global__ void check_slots_kernel(const fa_slot *slots, fa_shape sh, int shift,
                                    unsigned long long seed, compare_part *parts)
 {
@@ -257,26 +282,49 @@ __global__ void check_slots_kernel(const fa_slot *slots, fa_shape sh, int shift,
     const int group = sh.slices / sh.kv_slices; // query slices reading one K/V slice
     const unsigned short *o = (const unsigned short *)sl.o;
     compare_part p = {0, 0, 0, 0, ~0ULL, 0};
-    for (long r = (long)blockIdx.x * CHECK_WARPS + threadIdx.x / 32; r < rows;
-         r += (long)gridDim.x * CHECK_WARPS) {
-        if (!row_sampled(seed, blockIdx.y, r, shift))
-            continue;
-        // output row r's slice reads V slice (r / seq_len) / group: its signs
-        const unsigned bits = slice_bits(sl.signs, (int)(r / sh.seq_len / group));
-        for (int c = lane; c < sh.head_dim; c += 32) {
-            const size_t i = (size_t)r * sh.head_dim + c;
-            const double ref = sl.ref[i];
-            part_element(p, o, sh.dtype, (bits >> (c / group_cols)) & 1u ? -ref : ref, i);
+    for (long r0 = ((long)blockIdx.x * CHECK_WARPS + threadIdx.x / 32) * 32; r0 < rows;
+         r0 += (long)gridDim.x * CHECK_WARPS * 32) {
+        const long mine = r0 + lane;
+        unsigned todo =
+            __ballot_sync(0xffffffffu, mine < rows && row_sampled(seed, blockIdx.y, mine, shift));
+        while (todo) {
+            long r[CHECK_ROWS_INFLIGHT];
+            int k = 0;
+            for (; k < CHECK_ROWS_INFLIGHT && todo; k++) {
+                r[k] = r0 + __ffs(todo) - 1;
+                todo &= todo - 1;
+            }
+            for (int c = lane; c < sh.head_dim; c += 32) {
+                double ref[CHECK_ROWS_INFLIGHT];
+                unsigned short out[CHECK_ROWS_INFLIGHT];
+#pragma unroll
+                for (int u = 0; u < CHECK_ROWS_INFLIGHT; u++)
+                    if (u < k) {
+                        const size_t i = (size_t)r[u] * sh.head_dim + c;
+                        ref[u] = sl.ref[i];
+                        out[u] = o ? o[i] : (unsigned short)0;
+                    }
+#pragma unroll
+                for (int u = 0; u < CHECK_ROWS_INFLIGHT; u++)
+                    if (u < k) {
+                        // output row r's slice reads V slice (r / seq_len) / group: its signs
+                        const unsigned bits =
+                            slice_bits(sl.signs, (int)(r[u] / sh.seq_len / group));
+                        const double x = (bits >> (c / group_cols)) & 1u ? -ref[u] : ref[u];
+                        part_value(p, o != NULL, out[u], sh.dtype, x,
+                                   (size_t)r[u] * sh.head_dim + c);
+                    }
+            }
         }
     }
-    block_reduce(p, &parts[(size_t)blockIdx.y * CHECK_CHUNKS + blockIdx.x]);
+    block_reduce(p, &parts[(size_t)blockIdx.y * CHECK_CHUNKS_MAX + blockIdx.x]);
 }
 
-__global__ void check_final_kernel(const compare_part *parts, fa_compare_sums *sums)
+__global__ void check_final_kernel(const compare_part *parts, int chunks, fa_compare_sums *sums)
 {
     compare_part p = {0, 0, 0, 0, ~0ULL, 0};
-    for (int i = threadIdx.x; i < CHECK_CHUNKS; i += CHECK_THREADS)
-        part_add(p, parts[(size_t)blockIdx.x * CHECK_CHUNKS + i]);
+    for (int i = threadIdx.x; i < chunks; i += CHECK_THREADS)
+        part_add(p, parts[(size_t)blockIdx.x * CHECK_CHUNKS_MAX + i]);
     compare_part total;
     block_reduce(p, &total);
     if (threadIdx.x == 0)
@@ -286,7 +334,7 @@ __global__ void check_final_kernel(const compare_part *parts, fa_compare_sums *s
 
 extern "C" size_t fa_check_scratch_bytes(int n_slots)
 {
-    return (size_t)(n_slots > 0 ? n_slots : 1) * CHECK_CHUNKS * sizeof(compare_part);
+    return (size_t)(n_slots > 0 ? n_slots : 1) * CHECK_CHUNKS_MAX * sizeof(compare_part);
 }
 
 extern "C" int fa_check_slots_launch(const fa_slot *slots, int n, fa_shape shape, int row_shift,
@@ -297,12 +345,13 @@ extern "C" int fa_check_slots_launch(const fa_slot *slots, int n, fa_shape shape
         return 0;
     cudaStream_t s = (cudaStream_t)stream;
     compare_part *parts = (compare_part *)scratch;
-    check_slots_kernel<<<dim3(CHECK_CHUNKS, n), CHECK_THREADS, 0, s>>>(slots, shape, row_shift,
-                                                                       seed, parts);
+    const int chunks = check_chunks(shape);
+    check_slots_kernel<<<dim3(chunks, n), CHECK_THREADS, 0, s>>>(slots, shape, row_shift, seed,
+                                                                 parts);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return (int)e;
-    check_final_kernel<<<n, CHECK_THREADS, 0, s>>>(parts, sums);
+    check_final_kernel<<<n, CHECK_THREADS, 0, s>>>(parts, chunks, sums);
     return (int)cudaGetLastError();
 }
 

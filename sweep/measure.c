@@ -43,6 +43,14 @@
 #define MEASURE_LOAD_CTAS_PER_SM 4
 /* The flush buffer when a GPU reports no L2 size. */
 #define MEASURE_FLUSH_FALLBACK_BYTES ((size_t)128 << 20)
+/* FASWEEP_TRACE's events of a block (ms_block): before the spin, before each sample's flips
+ * and after them, after the clock probe and after the check. */
+#define MS_TEV_SPIN 0
+#define MS_TEV_FLIPS(i) (1 + 2 * (i))
+#define MS_TEV_FLIPPED(i) (2 + 2 * (i))
+#define MS_TEV_PROBE (1 + 2 * MEASURE_BLOCK_MAX)
+#define MS_TEV_CHECK (2 + 2 * MEASURE_BLOCK_MAX)
+#define MS_TEV_N (3 + 2 * MEASURE_BLOCK_MAX)
 /* Problems whose inputs and references a worker keeps (ms_guard_for): a worker that comes
  * back to one (the several-GPU dispatcher moves workers between problems; one worker's
  * rounds visit them in turn) sets nothing up again. A space of more problems still sets
@@ -55,6 +63,10 @@ struct measure_gpu {
     cudaStream_t stream;
     cudaEvent_t ev[2 * MEASURE_BLOCK_MAX];
     int n_ev;
+    /* FASWEEP_TRACE only: events between a block's GPU steps (ms_block_trace), made at the
+     * first traced block */
+    cudaEvent_t tev[MS_TEV_N];
+    int n_tev;
     void *flush; /* cold mode: written before every sample to evict L2 */
     size_t flush_bytes;
     nvml nvml;
@@ -287,6 +299,8 @@ void measure_close(measure_gpu *g)
     (void)cudaFreeHost(g->probe);
     for (int i = 0; i < g->n_ev; i++)
         (void)cudaEventDestroy(g->ev[i]);
+    for (int i = 0; i < g->n_tev; i++)
+        (void)cudaEventDestroy(g->tev[i]);
     if (g->stream)
         (void)cudaStreamDestroy(g->stream);
     nvml_close(&g->nvml);
@@ -396,6 +410,50 @@ static long long ms_cycles(const measure_gpu *g, double us)
     return (long long)(us * g->info.clock_khz / 1000.0);
 }
 
+/* FASWEEP_TRACE set: records trace event k of a block (MS_TEV_*) on the stream, the events
+ * made at the first call. Nothing otherwise. Returns 0, or -1 after a CUDA failure. */
+static int ms_tev(measure_gpu *g, int k)
+{
+    if (!progress_tracing())
+        return 0;
+    for (; g->n_tev < MS_TEV_N; g->n_tev++)
+        MS_CHECK(g, cudaEventCreate(&g->tev[g->n_tev]), "cudaEventCreate (trace)");
+    MS_CHECK(g, cudaEventRecord(g->tev[k], g->stream), "cudaEventRecord (trace)");
+    return 0;
+}
+
+/* The GPU time from event a to event b in ms (after a synchronisation). */
+static int ms_between(measure_gpu *g, cudaEvent_t a, cudaEvent_t b, double *ms)
+{
+    float f = 0;
+    MS_CHECK(g, cudaEventElapsedTime(&f, a, b), "cudaEventElapsedTime (trace)");
+    *ms += f;
+    return 0;
+}
+
+/* FASWEEP_TRACE set, after a block of nb samples synchronised: the GPU time of each of its
+ * steps besides the timed samples (what makes up a block's wall beyond them). */
+static int ms_block_trace(measure_gpu *g, const mode_desc *mode, int nb)
+{
+    double spin = 0, flips = 0, flush = 0, gaps = 0, probe = 0, check = 0;
+    if (ms_between(g, g->tev[MS_TEV_SPIN], g->tev[MS_TEV_FLIPS(0)], &spin) ||
+        ms_between(g, g->ev[2 * nb - 1], g->tev[MS_TEV_PROBE], &probe) ||
+        ms_between(g, g->tev[MS_TEV_PROBE], g->tev[MS_TEV_CHECK], &check))
+        return -1;
+    for (int i = 0; i < nb; i++)
+        if (ms_between(g, g->tev[MS_TEV_FLIPS(i)], g->tev[MS_TEV_FLIPPED(i)], &flips) ||
+            ms_between(g, g->tev[MS_TEV_FLIPPED(i)], g->ev[2 * i], &flush) ||
+            (i > 0 && ms_between(g, g->ev[2 * i - 1], g->tev[MS_TEV_FLIPS(i)], &gaps)))
+            return -1;
+    ms_trace_value("block: gpu spin", mode->name, spin);
+    ms_trace_value("block: gpu flips", mode->name, flips);
+    ms_trace_value("block: gpu flush", mode->name, flush);
+    ms_trace_value("block: gpu gaps", mode->name, gaps);
+    ms_trace_value("block: gpu probe", mode->name, probe);
+    ms_trace_value("block: gpu check", mode->name, check);
+    return 0;
+}
+
 /* One block of nb samples, each of `launches` back-to-back launches between
  * one pair of events (1 for hot and cold; cold flushes L2 before each
  * sample, outside its events). Each launch reads inputs no launch read
@@ -414,12 +472,18 @@ static int ms_block(measure_gpu *g, const fa_instance *in, const mode_desc *mode
     if (guard_block(g->guard, nb, launches))
         return ms_guard_fail(g);
     const double spin_us = stats_spin_us(g->enqueue_us, nb * launches, gpu_min_us);
+    if (ms_tev(g, MS_TEV_SPIN))
+        return -1;
     MS_CHECK(g, fa_spin_launch(ms_cycles(g, spin_us), &g->probe[0], g->stream),
              "launching the spin kernel");
     const double t0 = progress_now();
     for (int i = 0; i < nb; i++) {
+        if (ms_tev(g, MS_TEV_FLIPS(i)))
+            return -1;
         if (guard_sample(g->guard, i))
             return ms_guard_fail(g);
+        if (ms_tev(g, MS_TEV_FLIPPED(i)))
+            return -1;
         if (mode->l2 == MODE_L2_FLUSHED) /* a different byte each time: no write can be elided */
             MS_CHECK(g, cudaMemsetAsync(g->flush, (base + i) & 0xff, g->flush_bytes, g->stream),
                      "flushing L2 (cold mode)");
@@ -432,8 +496,12 @@ static int ms_block(measure_gpu *g, const fa_instance *in, const mode_desc *mode
     g->enqueue_us = (progress_now() - t0) * 1e6 / ((double)nb * launches);
     MS_CHECK(g, fa_spin_launch(ms_cycles(g, MEASURE_PROBE_US), &g->probe[1], g->stream),
              "launching the clock probe");
+    if (ms_tev(g, MS_TEV_PROBE))
+        return -1;
     if (guard_block_check(g->guard))
         return ms_guard_fail(g);
+    if (ms_tev(g, MS_TEV_CHECK))
+        return -1;
     const double t_sync = progress_now();
     MS_CHECK(g, cudaStreamSynchronize(g->stream), "running the timed launches");
     const double t_done = progress_now();
@@ -454,6 +522,8 @@ static int ms_block(measure_gpu *g, const fa_instance *in, const mode_desc *mode
         ms_trace_value("block: enqueue", mode->name, g->enqueue_us * nb * launches * 1e-3);
         ms_trace_value("block: sync wait", mode->name, (t_done - t_sync) * 1e3);
         ms_trace_value("enqueue per launch", fam, g->enqueue_us * 1e-3);
+        if (ms_block_trace(g, mode, nb))
+            return -1;
     }
     const volatile fa_clock_probe *h = &g->probe[0], *t = &g->probe[1];
     *mhz = stats_block_mhz(stats_probe_mhz(h->c0, h->c1, h->g0, h->g1),

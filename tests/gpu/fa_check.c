@@ -239,6 +239,150 @@ static void check_flips(uint64_t *seed, check_state *st)
     }
 }
 
+/* mix64 and the row draw of kernels/check.cu (row_sampled), written again: the model. */
+static uint64_t model_mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static int model_row_sampled(uint64_t seed, int y, long r, int shift)
+{
+    if (shift <= 0)
+        return 1;
+    const uint64_t h = model_mix64(seed ^ (0x632be59bd9b4e019ULL * (uint64_t)(y + 1)) ^
+                                   (0x9e3779b97f4a7c15ULL * (uint64_t)(r + 1)));
+    return (h >> (64 - shift)) == 0;
+}
+
+/* The check of timed outputs (fa_check_slots_launch: each slot's output against its reference
+ * under its signs, on the rows a hash draws) against this file's model of it: the same rows,
+ * the same sums (the sums in double to 1e-9, max_abs, the counts and the first bad element
+ * exactly). Outputs are the reference with the slot's signs, rounded, with some rows wrong
+ * (an offset, NaN) and some reference elements not finite; GQA and MQA, head dims 8 to 256,
+ * row counts no multiple of a warp's, more rows than the kernel's largest grid walks in one
+ * pass; every row, the engine's 1 in 8, and 1 in 32. One check per (shape, draw). */
+static void check_slots_sums(uint64_t *seed, check_state *st)
+{
+    static const int SH[][4] = {{3, 37, 8, 3},      {4, 100, 64, 2}, {2, 317, 128, 1},
+                                {40, 64, 256, 40},  {1, 1, 64, 1},   {1000, 70, 64, 500},
+                                {520, 2048, 8, 520}};
+    static const int SHIFT[] = {0, 3, 5};
+    enum { SLOTS = 3 };
+    for (size_t k = 0; k < sizeof SH / sizeof SH[0]; k++) {
+        const fa_shape sh = {SH[k][0], SH[k][1], SH[k][2], SH[k][3], FA_DTYPE_FP16};
+        const long rows = (long)sh.slices * sh.seq_len;
+        const size_t n = (size_t)rows * sh.head_dim;
+        const int group = sh.slices / sh.kv_slices, group_cols = sh.head_dim / FA_SIGN_GROUPS;
+        float *ref = malloc(n * sizeof *ref);
+        uint16_t *o = malloc(SLOTS * n * sizeof *o);
+        if (!ref || !o) {
+            fprintf(stderr, "fa_check: out of host memory\n");
+            exit(1);
+        }
+        for (size_t i = 0; i < n; i++)
+            ref[i] = (float)((double)(rng_next(seed) >> 11) / 4503599627370496.0 - 1.0);
+        ref[n / 3] = INFINITY; /* a reference element not finite */
+        fa_slot slots[SLOTS];
+        memset(slots, 0, sizeof slots);
+        float *d_ref;
+        CHECK_CUDA(cudaMalloc((void **)&d_ref, n * sizeof *ref));
+        CHECK_CUDA(cudaMemcpy(d_ref, ref, n * sizeof *ref, cudaMemcpyHostToDevice));
+        for (int j = 0; j < SLOTS; j++) {
+            for (int w = 0; w < FA_SIGN_WORDS; w++)
+                slots[j].signs.w[w] = rng_next(seed);
+            uint16_t *oj = o + j * n;
+            for (long r = 0; r < rows; r++) {
+                const int slice = (int)(r / sh.seq_len / group) % FA_SIGN_SLICES;
+                const uint64_t wrong = rng_next(seed) % 16; /* 0: NaN row, 1: an offset row */
+                for (int c = 0; c < sh.head_dim; c++) {
+                    const size_t i = (size_t)r * sh.head_dim + c;
+                    const int unit = slice * FA_SIGN_GROUPS + c / group_cols;
+                    const int f = (int)((slots[j].signs.w[unit >> 6] >> (unit & 63)) & 1u);
+                    const float x = (f ? -ref[i] : ref[i]) + (wrong == 1 ? 0.25f : 0.0f);
+                    oj[i] = wrong == 0 && j > 0 ? 0xffffu : ref_float_to_half(x);
+                }
+            }
+            CHECK_CUDA(cudaMalloc(&slots[j].o, n * sizeof *o));
+            CHECK_CUDA(cudaMemcpy(slots[j].o, oj, n * sizeof *o, cudaMemcpyHostToDevice));
+            slots[j].ref = d_ref;
+        }
+        fa_slot *d_slots;
+        void *scratch;
+        fa_compare_sums *d_sums, sums[SLOTS];
+        CHECK_CUDA(cudaMalloc((void **)&d_slots, sizeof slots));
+        CHECK_CUDA(cudaMemcpy(d_slots, slots, sizeof slots, cudaMemcpyHostToDevice));
+        CHECK_CUDA(cudaMalloc(&scratch, fa_check_scratch_bytes(SLOTS)));
+        CHECK_CUDA(cudaMalloc((void **)&d_sums, sizeof sums));
+        for (size_t t = 0; t < sizeof SHIFT / sizeof SHIFT[0]; t++) {
+            const uint64_t draw = rng_next(seed);
+            CHECK_CUDA((cudaError_t)fa_check_slots_launch(d_slots, SLOTS, sh, SHIFT[t], draw,
+                                                          scratch, d_sums, NULL));
+            CHECK_CUDA(cudaMemcpy(sums, d_sums, sizeof sums, cudaMemcpyDeviceToHost));
+            int bad = 0;
+            long looked = 0;
+            for (int j = 0; j < SLOTS && !bad; j++) {
+                double diff2 = 0, ref2 = 0, max_abs = 0;
+                unsigned long long nonfinite = 0, first_bad = ~0ULL, ref_nonfinite = 0;
+                for (long r = 0; r < rows; r++) {
+                    if (!model_row_sampled(draw, j, r, SHIFT[t]))
+                        continue;
+                    const int slice = (int)(r / sh.seq_len / group) % FA_SIGN_SLICES;
+                    for (int c = 0; c < sh.head_dim; c++) {
+                        const size_t i = (size_t)r * sh.head_dim + c;
+                        const int unit = slice * FA_SIGN_GROUPS + c / group_cols;
+                        const int f = (int)((slots[j].signs.w[unit >> 6] >> (unit & 63)) & 1u);
+                        const double want = f ? -(double)ref[i] : (double)ref[i];
+                        const double got = ref_half_to_float(o[j * n + i]);
+                        looked++;
+                        ref_nonfinite += !isfinite(want);
+                        if (!isfinite(got)) {
+                            nonfinite++;
+                            first_bad = i < first_bad ? i : first_bad;
+                            continue;
+                        }
+                        const double d = fabs(got - want);
+                        diff2 += d * d;
+                        ref2 += want * want;
+                        max_abs = (d > max_abs || isnan(d)) ? d : max_abs;
+                    }
+                }
+                const fa_compare_sums *u = &sums[j];
+                const int same_max = u->max_abs == max_abs || (isnan(u->max_abs) && isnan(max_abs));
+                bad = !same_max || u->nonfinite != nonfinite || u->first_bad != first_bad ||
+                      u->ref_nonfinite != ref_nonfinite ||
+                      !(fabs(u->diff2 - diff2) <= 1e-9 * diff2 || u->diff2 == diff2) ||
+                      !(fabs(u->ref2 - ref2) <= 1e-9 * ref2 || u->ref2 == ref2);
+                if (bad)
+                    printf("FAIL check of timed outputs [%d, %d, %d, kv %d] 1 in %d rows, slot %d: "
+                           "diff2 %.17g vs model %.17g, ref2 %.17g vs %.17g, max_abs %.17g vs "
+                           "%.17g, non-finite %llu (first %llu) vs %llu (first %llu), reference "
+                           "non-finite %llu vs %llu\n",
+                           sh.slices, sh.seq_len, sh.head_dim, sh.kv_slices, 1 << SHIFT[t], j,
+                           u->diff2, diff2, u->ref2, ref2, u->max_abs, max_abs, u->nonfinite,
+                           u->first_bad, nonfinite, first_bad, u->ref_nonfinite, ref_nonfinite);
+            }
+            if (!bad && looked == 0 && rows * SLOTS >= (64L << SHIFT[t])) {
+                printf("FAIL check of timed outputs [%d, %d, %d, kv %d] 1 in %d rows: the model "
+                       "drew no row of some 64 expected, the check tests nothing\n",
+                       sh.slices, sh.seq_len, sh.head_dim, sh.kv_slices, 1 << SHIFT[t]);
+                bad = 1;
+            }
+            st->failed += bad;
+            st->passed += !bad;
+        }
+        for (int j = 0; j < SLOTS; j++)
+            CHECK_CUDA(cudaFree(slots[j].o));
+        CHECK_CUDA(cudaFree(d_ref));
+        CHECK_CUDA(cudaFree(d_slots));
+        CHECK_CUDA(cudaFree(scratch));
+        CHECK_CUDA(cudaFree(d_sums));
+        free(ref);
+        free(o);
+    }
+}
+
 /* The engine's gate compares on the GPU (fa_compare_launch); it must agree
  * with the host loop (stats_output_errors) on every output checked here.
  * Returns 0, or 1 after printing the disagreement. */
@@ -466,6 +610,7 @@ int main(int argc, char **argv)
             run_shape(&SHAPES[s], dt, &o, &seed, &st);
         }
     check_flips(&seed, &st);
+    check_slots_sums(&seed, &st);
     for (int dt = 0; dt < FA_DTYPE_COUNT; dt++)
         printf("%s itself (the rounded reference): worst rel_l2 %.3g, max_abs %.3g\n",
                fa_dtype_name(dt), st.dtype_rel[dt], st.dtype_abs[dt]);
