@@ -518,6 +518,11 @@ static const cli_opt grid_opts[] = {
     CLI_OPT_FLAG("remeasure", grid_args, o.remeasure, "measure points the store already has again"),
     CLI_OPT_INT("refine", 0, grid_args, o.refine_k, 0, 1000000, "K",
                 "afterwards measure the K best per problem and mode in more rounds"),
+    CLI_OPT_VAL("between-rounds", CLI_STR, grid_args, o.between_rounds, "CMD",
+                "run CMD (/bin/sh -c, output to stderr) after each of the sweep's\n"
+                "rounds but the last, while no GPU has a task (round r + 1 waits\n"
+                "for it): other work that wants the GPU alone, e.g. a baseline's\n"
+                "round; a failure is said and the sweep goes on"),
     CLI_OPT_CUDA_DEVICE(grid_args, o.device),
     CLI_OPT_VAL("devices", CLI_STR, grid_args, devices, "L",
                 "several GPUs of this host: all, or ordinals like 0,2; one worker\n"

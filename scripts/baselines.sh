@@ -20,8 +20,10 @@
 # FASWEEP not yet there, and says 'go' after its sweep); with it
 # BASELINE_READY=PATH: a line 'prepare' first sets everything up (the gates,
 # Triton's autotuning; no timed round) and creates PATH, and 'go' then times the
-# rounds; BASELINE_PLAN=FILE: the problems and modes from this plan (`fasweep
-# plan --json`, or geninst --check's), not asked of FASWEEP.
+# rounds; with that BASELINE_ROUND_DONE=PATH: a line 'round' after 'prepare' times one
+# round (never the last, which waits for 'go') and creates PATH (run_default_sweep.sh:
+# between its sweep's rounds); BASELINE_PLAN=FILE: the problems and modes from this plan
+# (`fasweep plan --json`, or geninst --check's), not asked of FASWEEP.
 # When PyTorch cannot run here it says why in one line and exits 0: the
 # sweep's results stand without a baseline.
 # Exit status: 0 imported (or skipped, as above); 1 a failed step (the
@@ -49,6 +51,10 @@ esac
 if [ -n "${BASELINE_READY:-}" ]; then
     [ ${#go[@]} -gt 0 ] || { echo "$me: BASELINE_READY goes with BASELINE_GO=stdin" >&2; exit 2; }
     go+=(--ready-file "$BASELINE_READY")
+fi
+if [ -n "${BASELINE_ROUND_DONE:-}" ]; then
+    [ -n "${BASELINE_READY:-}" ] || { echo "$me: BASELINE_ROUND_DONE goes with BASELINE_READY" >&2; exit 2; }
+    go+=(--round-done-file "$BASELINE_ROUND_DONE")
 fi
 plan_arg=()
 [ -z "${BASELINE_PLAN:-}" ] || plan_arg=(--plan "$BASELINE_PLAN")

@@ -88,6 +88,7 @@ make_pid=""
 pre_log=$build/.triton-precompile
 plan_file=$build/.plan.json
 ready=$build/.baselines-ready
+round_done=$build/.baselines-round
 stop_jobs() {
     local p
     for p in "$pre_pid" "$base_pid" "$make_pid"; do
@@ -114,7 +115,7 @@ store=${STORE:-results.lmdb}
 # twelfth session). Should this script stop first, fd 7 closes and it exits having timed
 # nothing.
 exec 7> >(exec setsid -w env ${precompiled[@]+"${precompiled[@]}"} BASELINE_GO=stdin \
-    BASELINE_READY="$ready" BASELINE_PLAN="$plan_file" \
+    BASELINE_READY="$ready" BASELINE_ROUND_DONE="$round_done" BASELINE_PLAN="$plan_file" \
     bash "$here/baselines.sh" "$SPACE" "$store" "$build/fasweep")
 base_pid=$!
 # 'prepare' to the baselines (the write's SIGPIPE, should they have exited, ends only the
@@ -178,7 +179,18 @@ while [ ! -e "$ready" ] && kill -0 "$base_pid" 2>/dev/null; do
 done
 step "baselines' setup after the build"
 echo "fasweep: sweeping $SPACE" >&2
-"$build/fasweep" grid --space "$SPACE" --store "$store" --refine 4 7>&- # fd 7 is not the sweep's
+# With the baselines set up, their rounds but the last run between the sweep's rounds
+# (fasweep grid --between-rounds, while no GPU has a task; scripts/baseline_round.sh says
+# 'round' on fd 9, the baselines' stdin): a baseline's rounds are then as far apart as a
+# kernel's, with no pause to wait out after the sweep (sweep/NOTES-engine.md, fifteenth
+# session). fd 7 itself is not the sweep's.
+if [ -n "$base_pid" ] && [ -e "$ready" ]; then
+    ROUND_SCRIPT=$here/baseline_round.sh ROUND_DONE=$round_done ROUND_PID=$base_pid \
+        "$build/fasweep" grid --space "$SPACE" --store "$store" --refine 4 \
+        --between-rounds 'bash "$ROUND_SCRIPT" "$ROUND_DONE" "$ROUND_PID"' 9>&7 7>&-
+else
+    "$build/fasweep" grid --space "$SPACE" --store "$store" --refine 4 7>&-
+fi
 step "sweep and refine"
 if [ -n "$base_pid" ]; then
     echo "fasweep: timing PyTorch SDPA and Triton (scripts/baselines.sh)" >&2

@@ -228,7 +228,7 @@ def read_plan(path):
     return probs, modes
 
 
-def signal_ready(path):
+def signal_ready(path, option="--ready-file"):
     """Creates path whole (a temporary beside it, renamed): the caller waits for it."""
     tmp = "%s.%d.tmp" % (path, os.getpid())
     try:
@@ -236,7 +236,7 @@ def signal_ready(path):
             f.write("ready\n")
         os.replace(tmp, path)
     except OSError as e:
-        die("--ready-file %s: cannot write (%s)" % (clip_utf8(str(path), 200), error_line(e)), 1)
+        die("%s %s: cannot write (%s)" % (option, clip_utf8(str(path), 200), error_line(e)), 1)
 
 
 # ---- problem and space -------------------------------------------------------------------------
@@ -715,21 +715,43 @@ def interleave_rounds(jobs, rounds, pause=ROUND_PAUSE_S, sleep=time.sleep, clock
     least `pause` seconds pass: with clock (seconds), only what the other problems' rounds
     did not fill is slept (several problems in one process need no idle pause); without,
     the whole pause. Returns one (timings, failed) per job, as measure_rounds."""
-    out = [({(n, mo): [] for n in names for mo in modes}, {}) for names, modes, _ in jobs]
-    last = [None] * len(jobs)
-    for r in range(rounds):
-        for k, (names, modes, measure) in enumerate(jobs):
-            timings, failed = out[k]
-            if all(n in failed for n in names):
-                continue
-            if r > 0 and pause > 0:
-                wait = pause if clock is None or last[k] is None else pause - (clock() - last[k])
-                if wait > 0:
-                    sleep(wait)
-            run_round(names, modes, r, rounds, measure, timings, failed, fail_on)
-            if clock is not None:
-                last[k] = clock()
-    return out
+    rr = RoundRunner(jobs, rounds, pause, sleep, clock, fail_on)
+    rr.run(rounds)
+    return rr.out
+
+
+class RoundRunner:
+    """interleave_rounds one round at a time: run(upto) times the rounds not yet timed below
+    upto (never more than `rounds`), with the same pauses. A caller whose own work fills the
+    time between two calls (run_default_sweep.sh: a sweep round between two baseline rounds,
+    --round-on-stdin) sleeps only what it did not fill. out: as interleave_rounds returns;
+    done: the rounds timed so far."""
+
+    def __init__(self, jobs, rounds, pause=ROUND_PAUSE_S, sleep=time.sleep, clock=None,
+                 fail_on=(RuntimeError,)):
+        self.jobs, self.rounds, self.pause, self.sleep = jobs, rounds, pause, sleep
+        self.clock, self.fail_on, self.done = clock, fail_on, 0
+        self.out = [({(n, mo): [] for n in names for mo in modes}, {})
+                    for names, modes, _ in jobs]
+        self.last = [None] * len(jobs)
+
+    def run(self, upto):
+        while self.done < min(upto, self.rounds):
+            r = self.done
+            for k, (names, modes, measure) in enumerate(self.jobs):
+                timings, failed = self.out[k]
+                if all(n in failed for n in names):
+                    continue
+                if r > 0 and self.pause > 0:
+                    last = self.last[k]
+                    wait = self.pause if self.clock is None or last is None else \
+                        self.pause - (self.clock() - last)
+                    if wait > 0:
+                        self.sleep(wait)
+                run_round(names, modes, r, self.rounds, measure, timings, failed, self.fail_on)
+                if self.clock is not None:
+                    self.last[k] = self.clock()
+            self.done += 1
 
 
 def combine_rounds(ts):
@@ -1006,6 +1028,11 @@ def main():
                          "round), then creates PATH and waits for 'go' to time the rounds "
                          "(run_default_sweep.sh: under its build, the GPU idle; its sweep "
                          "starts once PATH is there)")
+    ap.add_argument("--round-done-file", metavar="PATH",
+                    help="with --ready-file: after 'prepare', a line 'round' times one round "
+                         "(never the last, which waits for 'go') and then creates PATH (the "
+                         "caller removes it before each 'round'; run_default_sweep.sh: between "
+                         "two of its sweep's rounds, fasweep grid --between-rounds)")
     ap.add_argument("--causal", action="store_true")
     ap.add_argument("--space", help="take measure settings and tolerances from this space")
     ap.add_argument("--modes", help="M,M,...: fasweep's modes (`fasweep version --json`; "
@@ -1044,6 +1071,8 @@ def main():
         die("--space-problems takes the problems of --space FILE: no --space given")
     if args.ready_file and not args.go_on_stdin:
         die("--ready-file goes with --go-on-stdin (its 'prepare')")
+    if args.round_done_file and not args.ready_file:
+        die("--round-done-file goes with --ready-file (its 'round' comes after 'prepare')")
     prepare_first = False
     if args.go_on_stdin:  # the imports first, under the caller's build; then wait for it
         torch, no_torch = import_torch()
@@ -1141,15 +1170,22 @@ def main():
             "; " + clip_utf8(pre_notes[0], 200) if pre_notes else ""), file=sys.stderr)
     ready = [prepare_problem(torch, args, p, keep, tri, dev, timer, nvml, prov0, versions)
              for p, keep in zip(probs, per)]
+    # Every problem's round r, then round r + 1: a problem's rounds are apart by the others'
+    # and by the caller's work between them (at least --round-pause seconds; only what they
+    # do not fill is slept).
+    runner = RoundRunner([(timed, args.measure["modes"], measure) for timed, measure, _ in ready],
+                         args.measure["rounds"], args.round_pause, clock=time.monotonic)
     if prepare_first:  # set up under the caller's build: the rounds wait for its sweep
         torch.cuda.synchronize()
         signal_ready(args.ready_file)
-        wait_for_go()
-    # Every problem's round r, then round r + 1: a problem's rounds are apart by the others'
-    # (at least --round-pause seconds; only what they do not fill is slept).
-    results = interleave_rounds([(timed, args.measure["modes"], measure)
-                                 for timed, measure, _ in ready], args.measure["rounds"],
-                                args.round_pause, clock=time.monotonic)
+        # 'round' (--round-done-file): one round now, between two of the caller's sweep
+        # rounds (fasweep grid --between-rounds), the last one always after 'go'
+        while wait_for_go(("go", "round") if args.round_done_file else ("go",)) == "round":
+            runner.run(min(runner.done + 1, args.measure["rounds"] - 1))
+            torch.cuda.synchronize()
+            signal_ready(args.round_done_file, "--round-done-file")
+    runner.run(args.measure["rounds"])
+    results = runner.out
     recs = [r for (_, _, records), (timings, failed) in zip(ready, results)
             for r in records(timings, failed)]
     out = open(args.output, "w") if args.output else sys.stdout

@@ -11,12 +11,15 @@
 #include "intervals.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -231,6 +234,46 @@ static void engine_label(const task *t, char *label, size_t n)
 static int engine_stopping(const engine *e)
 {
     return e->o.stop && *e->o.stop;
+}
+
+/* o.between_rounds after round r (engine_options), while no worker has a task: run with
+ * /bin/sh -c, its standard output sent to standard error (the sweep's stdout is its
+ * summary), waited for; its wall time into e->between_s. */
+static void engine_between_rounds(engine *e, int r)
+{
+    if (!e->o.between_rounds || e->between_off || engine_stopping(e))
+        return;
+    const double t0 = progress_now();
+    char *argv[] = {"sh", "-c", (char *)e->o.between_rounds, NULL};
+    posix_spawn_file_actions_t fa;
+    pid_t pid = -1;
+    int status = 0, rc = posix_spawn_file_actions_init(&fa);
+    if (rc == 0) {
+        rc = posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
+        if (rc == 0)
+            rc = posix_spawn(&pid, "/bin/sh", &fa, NULL, argv, environ);
+        posix_spawn_file_actions_destroy(&fa);
+    }
+    while (rc == 0 && waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) { /* not ours to wait for: said below as a failure */
+            rc = errno;
+            break;
+        }
+    e->between_s += progress_now() - t0;
+    char how[96];
+    if (rc != 0)
+        snprintf(how, sizeof how, "could not run: %s", strerror(rc));
+    else if (WIFSIGNALED(status))
+        snprintf(how, sizeof how, "was killed by signal %d", WTERMSIG(status));
+    else if (WEXITSTATUS(status) != 0)
+        snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(status));
+    else
+        return;
+    e->between_off = 1;
+    progress_say(e->o.prog,
+                 "--between-rounds: the command %s after round %d; it is not run again, the "
+                 "sweep goes on",
+                 how, r + 1);
 }
 
 /* ---- one worker ----------------------------------------------------------------------------- */
@@ -659,6 +702,8 @@ typedef struct engine_pipe {
     engine_block *blk; /* in list order: round-major, then group */
     size_t n_blk;
     double since; /* the intervals' records: newer than this (engine_measure) */
+    int rounds;
+    int held; /* blocks of a later round wait (o.between_rounds: engine_pipe_between) */
 } engine_pipe;
 
 static void engine_pipe_free(engine_pipe *p)
@@ -675,6 +720,8 @@ static int engine_pipe_open(engine *e, engine_pipe *p, engine_job *jobs, size_t 
     const size_t cap = n * (size_t)rounds + 1;
     memset(p, 0, sizeof *p);
     p->since = since;
+    p->rounds = rounds;
+    p->held = e->o.between_rounds && !e->between_off ? 0 : INT_MAX;
     p->rj = malloc(cap * sizeof *p->rj);
     p->src = malloc(cap * sizeof *p->src);
     p->blk = malloc(cap * sizeof *p->blk);
@@ -729,7 +776,7 @@ static void engine_pipe_release(engine_pipe *p, engine_job *jobs)
 {
     for (size_t b = 0; b < p->n_blk; b++) {
         engine_block *x = &p->blk[b];
-        if (x->released || engine_pipe_behind(p, b))
+        if (x->released || engine_pipe_behind(p, b) || p->rj[x->i0].round > p->held)
             continue;
         x->released = 1;
         for (size_t i = x->i0; i < x->i1; i++) {
@@ -784,6 +831,32 @@ static void engine_pipe_finished(engine_pipe *p, engine_job *jobs, size_t i)
     engine_pipe_done(p, i);
 }
 
+/* With o.between_rounds: once no job of round p->held or before is left (so no worker has
+ * a task), that round's intervals are written, the command runs (when the round had jobs)
+ * and the next round's blocks are released. 0, or -1 (a store error). */
+static int engine_pipe_between(engine *e, store *st, engine_pipe *p, engine_job *jobs)
+{
+    while (p->held < p->rounds - 1 && !engine_stopping(e)) {
+        int had = 0;
+        for (size_t b = 0; b < p->n_blk; b++) {
+            const engine_block *x = &p->blk[b];
+            if (p->rj[x->i0].round > p->held)
+                continue;
+            if (x->left)
+                return 0;
+            had |= p->rj[x->i0].round == p->held;
+        }
+        if (had) {
+            if (engine_pipe_intervals(e, st, p, 1) != 0)
+                return -1;
+            engine_between_rounds(e, p->held);
+        }
+        p->held = e->between_off ? INT_MAX : p->held + 1;
+        engine_pipe_release(p, jobs);
+    }
+    return 0;
+}
+
 /* Returns 0, 1 (interrupted, or every GPU gave up), -1. */
 static int engine_run_pipelined(engine *e, store *st, engine_job *jobs, size_t n, int rounds,
                                 engine_keep keep, const engine_sink *sink, double since)
@@ -793,7 +866,7 @@ static int engine_run_pipelined(engine *e, store *st, engine_job *jobs, size_t n
         return 1;
     engine_pipe_release(&p, jobs);
     int rc = 0;
-    while (rc == 0) {
+    while (rc == 0 && (rc = engine_pipe_between(e, st, &p, jobs)) == 0) {
         int busy = 0, n_fin = 0;
         size_t fin[ENGINE_MAX_DEVICES];
         for (int k = 0; k < e->n_slots; k++) {
@@ -885,6 +958,8 @@ int engine_measure(engine *e, store *st, engine_job *jobs, size_t n, engine_keep
         }
         if (rc >= 0 && engine_round_intervals(e, st, rj, k, since) != 0)
             rc = -1;
+        if (rc == 0 && r < rounds - 1)
+            engine_between_rounds(e, r);
     }
     free(rj);
     free(src);

@@ -47,6 +47,13 @@ typedef struct engine_options {
     volatile sig_atomic_t *stop;         /* set (a SIGINT handler): no new task is handed out */
     int rounds;      /* rounds every job is measured in (the space's measure.rounds; 0 is 1) */
     double ci_floor; /* the intervals' floor (measure.ci_floor) */
+    /* A shell command run (/bin/sh -c, its output to stderr, waited for) after each round of
+     * engine_measure but the last that had jobs, while no worker has a task: other work that
+     * wants the GPU alone and its own rounds as far apart as the sweep's (the main job's
+     * baselines, scripts/run_default_sweep.sh). With several workers, round r + 1 then starts
+     * only once every job of round r is done. A command that fails is said once and not run
+     * again; the sweep goes on. NULL: none. */
+    const char *between_rounds;
 } engine_options;
 
 typedef struct engine_slot engine_slot; /* one worker of a several-GPU engine (engine.c) */
@@ -59,8 +66,10 @@ typedef struct engine {
     worker w;           /* the worker of a one-worker engine */
     engine_slot *slots; /* n_slots > 0: one per GPU */
     int n_slots;
-    int interrupted; /* the last engine_measure stopped at o.stop */
-    char err[1024];  /* the last failure, one line */
+    int interrupted;  /* the last engine_measure stopped at o.stop */
+    double between_s; /* wall time in o.between_rounds, summed over engine_measure calls */
+    int between_off;  /* o.between_rounds failed once: not run again */
+    char err[1024];   /* the last failure, one line */
 } engine;
 
 /* Starts the workers (their HELLO names the GPU). Returns 0, or 1 with the

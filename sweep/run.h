@@ -29,8 +29,11 @@ typedef struct run_options {
      * All listed GPUs must be the same model (records are keyed by it). */
     int n_devices;
     int devices[RUN_MAX_DEVICES];
-    int remeasure;  /* 1: measure even what the store has */
-    int refine_k;   /* >0: the top K per problem and mode in more rounds */
+    int remeasure; /* 1: measure even what the store has */
+    int refine_k;  /* >0: the top K per problem and mode in more rounds */
+    /* A shell command run between the sweep's rounds (not the refine's), while no worker has
+     * a task (engine_options.between_rounds); NULL: none. */
+    const char *between_rounds;
     FILE *progress; /* live progress and summary (stderr), NULL = quiet */
     /* Set to 1 (e.g. by a SIGINT handler) to stop after the current task. */
     volatile sig_atomic_t *stop;
@@ -43,11 +46,12 @@ typedef struct run_summary {
     long rejected; /* points the plan rejected */
     long wrong, crashed, timeout;
     int interrupted;
-    double wall_s;  /* whole run */
-    double timed_s; /* summed time inside timed launches */
-    int ref_mhz;    /* the calibrated SM clock under load, -1 unknown */
-    long discarded; /* timed blocks discarded for a clock under the threshold */
-    long below;     /* ok records with blocks kept under it */
+    double wall_s;    /* whole run */
+    double timed_s;   /* summed time inside timed launches */
+    double between_s; /* of wall_s, in the --between-rounds command */
+    int ref_mhz;      /* the calibrated SM clock under load, -1 unknown */
+    long discarded;   /* timed blocks discarded for a clock under the threshold */
+    long below;       /* ok records with blocks kept under it */
     char best_config[64];
     double best_us; /* of the best "ok" hot record this run, or 0 */
     char device[64];

@@ -129,6 +129,98 @@ assert [len(out[k][0][("flash", "hot")]) for k in (0, 1)] == [2, 2] and out[1][1
 PY
 }
 
+@test "rounds one at a time (RoundRunner): the same order as all at once; the caller's work between fills the pause" {
+    py <<'PY' || flunk "see above"
+import sdpa_baseline as sb
+now, calls, slept = [0.0], [], []
+def timed(tag):
+    def m(n, mo, r):
+        now[0] += 0.1
+        calls.append((tag, r, n))
+        return sb.timing_of([5.0 + r])
+    return m
+def nap(s):
+    slept.append(round(s, 6))
+    now[0] += s
+jobs = lambda: [(["flash", "cudnn"], ["hot"], timed("A")), (["flash"], ["hot"], timed("B"))]
+whole = sb.interleave_rounds(jobs(), 3, pause=0.25, sleep=nap, clock=lambda: now[0])
+want_calls, want_slept = list(calls), list(slept)
+assert want_slept, "all at once, the pause is slept"
+calls.clear(); slept.clear()
+rr = sb.RoundRunner(jobs(), 3, pause=0.25, sleep=nap, clock=lambda: now[0])
+rr.run(1)
+assert rr.done == 1 and [c[1] for c in calls] == [0, 0, 0], calls
+now[0] += 5.0  # the caller's sweep round: longer than the pause
+rr.run(2)
+assert slept == [], slept  # nothing left to wait out
+now[0] += 5.0
+rr.run(99)  # never more than the rounds
+assert rr.done == 3 and calls == want_calls, (calls, want_calls)
+assert slept == [] and rr.out == whole, (slept, rr.out, whole)
+rr.run(3)
+assert len(calls) == len(want_calls)  # nothing timed twice
+# no time between the calls: the same pauses as all at once
+calls.clear(); slept.clear()
+rr = sb.RoundRunner(jobs(), 3, pause=0.25, sleep=nap, clock=lambda: now[0])
+rr.run(1); rr.run(2); rr.run(3)
+assert calls == want_calls and slept == want_slept, (slept, want_slept)
+PY
+}
+
+@test "the baselines' rounds between the sweep's: option checks, and baseline_round.sh against a stand-in baselines process" {
+    local s="$REPO/scripts/sdpa_baseline.py" h="$REPO/scripts/baseline_round.sh"
+    run --separate-stderr python3 "$s" --problem 4,8,512,64 --round-done-file x --go-on-stdin
+    expect_status 2
+    expect_in "$stderr" "--round-done-file goes with --ready-file"
+    run --separate-stderr env BASELINE_GO=stdin BASELINE_ROUND_DONE=x bash "$REPO/scripts/baselines.sh" s.json st
+    expect_status 2
+    expect_in "$stderr" "BASELINE_ROUND_DONE goes with BASELINE_READY"
+    run --separate-stderr bash "$h" only-one
+    expect_status 2
+    expect_in "$stderr" "usage: baseline_round.sh DONE PID"
+    run --separate-stderr bash "$h" done 0x1
+    expect_status 2
+    BASELINE_ROUND_TIMEOUT=0 run --separate-stderr bash "$h" done 1
+    expect_status 2
+    expect_in "$stderr" "BASELINE_ROUND_TIMEOUT=0: whole seconds >= 1"
+    # a stand-in for sdpa_baseline.py --round-done-file: each 'round' line creates DONE
+    # (after a moment), 'hang' stops answering; in a process group of its own, as the main
+    # job's baselines are (setsid)
+    mkfifo cmd
+    setsid bash -c 'while read -r w; do
+        case $w in round) sleep 0.2; echo ok > done ;; hang) sleep 1000 ;; esac
+    done' <cmd &
+    local pid=$! t0 gid
+    exec 9>cmd
+    sleep 0.2
+    gid=$(ps -o pgid= -p "$pid" | tr -d ' ')
+    [ "$gid" = "$pid" ] || flunk "setsid did not make the stand-in a group leader: pgid $gid, pid $pid"
+    echo stale > done
+    run --separate-stderr bash "$h" done "$pid"
+    expect_status 0
+    [ "$(cat done)" = ok ] || flunk "DONE is the stale one: the hook did not wait for the round"
+    rm -f done
+    run --separate-stderr bash "$h" done "$pid"
+    expect_status 0
+    [ -e done ] || flunk "no DONE after the second round"
+    # no answer: stopped at the timeout, the group killed
+    echo hang >&9
+    t0=$SECONDS
+    BASELINE_ROUND_TIMEOUT=2 run --separate-stderr bash "$h" done "$pid"
+    expect_status 1
+    expect_in "$stderr" "no baseline round within 2 s (BASELINE_ROUND_TIMEOUT): the baselines were stopped"
+    [ $((SECONDS - t0)) -lt 10 ] || flunk "the timeout took $((SECONDS - t0)) s"
+    sleep 0.3
+    ! kill -0 "$pid" 2>/dev/null || flunk "the stand-in still runs after the timeout"
+    # gone: said, exit 1
+    exec 9>&-
+    exec 9>/dev/null
+    run --separate-stderr bash "$h" done "$pid"
+    expect_status 1
+    expect_in "$stderr" "baseline_round.sh: the baselines' process ended during its round"
+    exec 9>&-
+}
+
 @test "a backend that fails in any round takes no more rounds and is stored crashed in every mode; a wrong gate is never timed" {
     py <<'PY' || flunk "see above"
 import math

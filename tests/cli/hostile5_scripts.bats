@@ -56,6 +56,12 @@ elif cmd == "grid":
     if how == "gridfail":
         sys.exit("fasweep: the sweep failed (stub)")
     time.sleep(float(os.environ.get("STUB_GRID_SLEEP", "0")))
+    if opt("--between-rounds"):  # three rounds: the command after the first two
+        import subprocess
+        for r in (1, 2):
+            with open(os.environ["STUB_CALLS"], "a") as f:
+                f.write("grid round %d\n" % r)
+            subprocess.run(["/bin/sh", "-c", opt("--between-rounds")], close_fds=False)
     space, store = json.load(open(opt("--space"))), opt("--store")
     recs = []
     for p in space["problems"]:
@@ -721,6 +727,49 @@ echo "{\"problems\": [\"stub\"]}"' PYTHONPATH="$WORK/py" MAKE_WAIT_FOR=^precompi
     ! pgrep -f "$WORK/repo/scripts/sdpa_baseline.py" >/dev/null || flunk "a baseline process outlived the job"
     ! grep -q '^fasweep import' "$WORK/calls" || flunk "baselines imported: $(cat "$WORK/calls")"
     expect_not_in "$stderr" "Traceback"
+}
+
+@test "run_default_sweep: the baselines' rounds but the last run between the sweep's rounds (grid --between-rounds), the last after the sweep" {
+    stubs
+    mini_repo
+    printf '#!/bin/sh\nexit 0\n' >"$WORK/repo/scripts/deps.sh"
+    # a stand-in sdpa_baseline.py that speaks the protocol: 'prepare' creates the ready file,
+    # 'round' (with --round-done-file) the done file, 'go' ends
+    cat >"$WORK/repo/scripts/sdpa_baseline.py" <<PY
+import sys
+a = sys.argv[1:]
+opt = lambda n: a[a.index(n) + 1] if n in a else None
+def log(s):
+    with open("$WORK/calls", "a") as f:
+        f.write(s + "\\n")
+log("sdpa_baseline " + " ".join(a))
+for line in sys.stdin:
+    w = line.strip()
+    log("baseline " + w)
+    if w == "prepare":
+        open(opt("--ready-file"), "w").write("ready\\n")
+    elif w == "round":
+        open(opt("--round-done-file"), "w").write("done\\n")
+    elif w == "go":
+        break
+PY
+    BASELINE_BACKENDS=flash run --separate-stderr bash "$WORK/repo/scripts/run_default_sweep.sh" build
+    expect_status 0
+    grep -q '^sdpa_baseline .*--round-done-file ' "$WORK/calls" || flunk "no --round-done-file: $(cat "$WORK/calls")"
+    grep -q '^fasweep grid .*--between-rounds ' "$WORK/calls" || flunk "no --between-rounds: $(cat "$WORK/calls")"
+    local order
+    order=$(grep -E '^(grid round|baseline|grid done)' "$WORK/calls" | paste -sd,)
+    [ "$order" = "baseline prepare,grid round 1,baseline round,grid round 2,baseline round,grid done,baseline go" ] ||
+        flunk "order: $order"
+    expect_not_in "$stderr" "--between-rounds: the command"
+    # baselines that are gone before the sweep (no torch: skipped): no command given to it
+    : >"$WORK/calls"
+    printf 'import sys\nopen("%s/calls", "a").write("sdpa_baseline gone\\n")\nsys.exit(3)\n' "$WORK" \
+        >"$WORK/repo/scripts/sdpa_baseline.py"
+    BASELINE_BACKENDS=flash run --separate-stderr bash "$WORK/repo/scripts/run_default_sweep.sh" build
+    grep -q '^fasweep grid ' "$WORK/calls" || flunk "no sweep: $(cat "$WORK/calls")"
+    ! grep -q '^fasweep grid .*--between-rounds' "$WORK/calls" || flunk "a command for baselines that are gone: $(cat "$WORK/calls")"
+    no_traceback
 }
 
 @test "sdpa_baseline --go-on-stdin: no 'go' (end of input, another line) is one line, exit 1, nothing timed; without PyTorch --skip-without-torch is its one line, exit 3" {

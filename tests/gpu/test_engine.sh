@@ -28,7 +28,11 @@
 #      compile_error (stored), and the next eval is ok; hostile input: a
 #      folder with a quote, an error cut inside UTF-8 text (stored, exported,
 #      imported), a changed cached library refused before any GPU work
-#  11. the several-GPU dispatcher with two workers sharing ONE GPU
+#  11. --between-rounds: the command runs after every round but the last, with one worker
+#      and with two sharing the GPU (pipelined rounds, a barrier then), not in the refine,
+#      its output on stderr and its share in the time line; one that fails is said once
+#      and not run again, and the sweep's records are whole
+#  12. the several-GPU dispatcher with two workers sharing ONE GPU
 #      (FASWEEP_TEST_SHARE_GPU=1 --devices 0,0): injected fault and hang,
 #      kill -9 and resume, no process left; it is not a test of two GPUs
 # Prints PASS/FAIL per test and "N passed, N failed"; exits 1 on failure.
@@ -495,6 +499,43 @@ t_multi_shared() {
     echo "$v"
 }
 
+# --between-rounds: the command runs after each round but the last (one worker; and two
+# sharing the GPU, whose rounds are pipelined: there a barrier), not in the refine; a command
+# that fails is said once and not run again; the sweep's records are whole either way.
+t_between_rounds() {
+    local space=$tmp/between.json st=$tmp/between.lmdb log=$tmp/between.log
+    space_with "$space" '{"modes": ["hot"], "rounds": 3}'
+    local devs v
+    for devs in one shared; do
+        rm -rf "$st" "$log"
+        local extra=() envs=()
+        [ $devs = shared ] && extra=(--devices 0,0) && envs=(FASWEEP_TEST_SHARE_GPU=1)
+        env ${envs[@]+"${envs[@]}"} "$FASWEEP" grid --space "$space" --store "$st" --refine 2 \
+            ${extra[@]+"${extra[@]}"} --between-rounds "echo between >> '$log'; echo said" \
+            >"$tmp/between.out" 2>"$tmp/between.err" ||
+            { why="$devs: exit $?: $(tail -2 "$tmp/between.err")"; return 1; }
+        [ "$(grep -c between "$log" 2>/dev/null)" = 2 ] ||
+            { why="$devs: the command ran $(grep -c between "$log" 2>/dev/null) times, not 2 (3 rounds; the refine's not)"; return 1; }
+        grep -q '^said$' "$tmp/between.err" || { why="$devs: the command's output is not on stderr"; return 1; }
+        ! grep -q '^said$' "$tmp/between.out" || { why="$devs: the command's output is on stdout"; return 1; }
+        grep -q 'of it --between-rounds' "$tmp/between.out" ||
+            { why="$devs: the time line does not say the command's share"; return 1; }
+        v=$(verify "$st" "$space") || { why="$devs: store: $v"; return 1; }
+        check_ok_records "$st" "three rounds each ($devs)" '
+    if len(r["time"].get("round_us", [])) != 3:
+        bad.append("%s: rounds %s" % (r["key"]["config"], r["time"].get("round_us")))' ||
+            { why="$devs: records without their three rounds"; return 1; }
+    done
+    rm -rf "$st" "$log"
+    "$FASWEEP" grid --space "$space" --store "$st" --between-rounds "echo x >> '$log'; exit 3" \
+        >"$tmp/between.out" 2>"$tmp/between.err" || { why="failing command: exit $?"; return 1; }
+    grep -q -- '--between-rounds: the command exited with status 3 after round 1; it is not run again, the sweep goes on' "$tmp/between.err" ||
+        { why="a failed command is not said: $(grep between "$tmp/between.err" | head -2)"; return 1; }
+    [ "$(grep -c x "$log")" = 1 ] || { why="a failed command ran again"; return 1; }
+    v=$(verify "$st" "$space") || { why="failing command: store: $v"; return 1; }
+    echo "$v"
+}
+
 t_records() {
     local st=$tmp/full.lmdb
     [ -d "$st" ] || { why="no store from the full sweep"; return 1; }
@@ -733,6 +774,7 @@ run_test "head-to-head without position bias" t_h2h_unbiased
 run_test "the key split under many checked timed launches" t_split_stress
 run_test "fault and hang injection" t_fault_injection
 run_test "refine: more rounds for the best" t_refine
+run_test "--between-rounds: after every round but the last, one worker and two" t_between_rounds
 run_test "kill -9 and resume" t_kill_resume
 run_test "rounds resume after kill -9" t_round_resume
 run_test "SIGINT stops after the current task" t_sigint
