@@ -521,8 +521,8 @@ t_between_rounds() {
         grep -q 'of it --between-rounds' "$tmp/between.out" ||
             { why="$devs: the time line does not say the command's share"; return 1; }
         v=$(verify "$st" "$space") || { why="$devs: store: $v"; return 1; }
-        check_ok_records "$st" "three rounds each ($devs)" '
-    if len(r["time"].get("round_us", [])) != 3:
+        check_ok_records "$st" "three rounds each, more for the refined ($devs)" '
+    if len(r["time"].get("round_us", [])) < 3:
         bad.append("%s: rounds %s" % (r["key"]["config"], r["time"].get("round_us")))' ||
             { why="$devs: records without their three rounds"; return 1; }
     done
