@@ -193,7 +193,7 @@ PY
     local pid=$! t0 gid
     exec 9>cmd
     sleep 0.2
-    gid=$(ps -o pgid= -p "$pid" | tr -d ' ')
+    gid=$(awk '{print $5}' "/proc/$pid/stat") # its process group (no procps needed)
     [ "$gid" = "$pid" ] || flunk "setsid did not make the stand-in a group leader: pgid $gid, pid $pid"
     echo stale > done
     run --separate-stderr bash "$h" done "$pid"
