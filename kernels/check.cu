@@ -252,9 +252,9 @@ __device__ __forceinline__ bool row_sampled(unsigned long long seed, int y, long
 
 // The check of timed outputs is latency-bound: a sampled row is a few hundred bytes, and
 // a warp that walked its rows one at a time (1024 rows, 128 sampled, each waited for) took
-// about 0.1 ms at 16,16,2048,64 however many slots ran beside it. Now each lane hashes one
-// of 32 rows, the warp takes the sampled ones CHECK_ROWS_INFLIGHT at a time with their
-// loads issued together, and the number of blocks per slot follows the rows (a function of
+// 0.35 ms a block at 16,16,2048,64 on an H200 (sweep/NOTES-engine.md, fifteenth session). Now each
+// lane hashes one of 32 rows, the warp takes the sampled ones CHECK_ROWS_INFLIGHT at a time with
+// their loads issued together, and the number of blocks per slot follows the rows (a function of
 // the shape alone, so the reduction order, and the bits of the sums, do not depend on the
 // GPU).
 #define CHECK_CHUNKS_MAX 1024 // blocks per slot at most: partial sums each, in a fixed order

@@ -724,7 +724,7 @@ class RoundRunner:
     """interleave_rounds one round at a time: run(upto) times the rounds not yet timed below
     upto (never more than `rounds`), with the same pauses. A caller whose own work fills the
     time between two calls (run_default_sweep.sh: a sweep round between two baseline rounds,
-    --round-on-stdin) sleeps only what it did not fill. out: as interleave_rounds returns;
+    --round-done-file) sleeps only what it did not fill. out: as interleave_rounds returns;
     done: the rounds timed so far."""
 
     def __init__(self, jobs, rounds, pause=ROUND_PAUSE_S, sleep=time.sleep, clock=None,

@@ -386,6 +386,16 @@ static int ms_gate(measure_gpu *g, const fa_instance *in, task_inject inject,
 
 /* ---- timed blocks --------------------------------------------------------------------------- */
 
+/* Adds the GPU time from event a to event b, in ms, to *ms (both done: after a
+ * synchronisation). Returns 0, or -1 after a CUDA failure. */
+static int ms_between(measure_gpu *g, cudaEvent_t a, cudaEvent_t b, double *ms)
+{
+    float f = 0;
+    MS_CHECK(g, cudaEventElapsedTime(&f, a, b), "cudaEventElapsedTime");
+    *ms += f;
+    return 0;
+}
+
 /* Launches before timing; *est_us gets their mean time per launch (host
  * gaps included, so an over-estimate: it only makes blocks smaller). */
 static int ms_warmup(measure_gpu *g, const fa_instance *in, int runs, double *est_us)
@@ -399,8 +409,9 @@ static int ms_warmup(measure_gpu *g, const fa_instance *in, int runs, double *es
         MS_CHECK(g, in->launch(a, g->stream), "launching the kernel (warm-up)");
     MS_CHECK(g, cudaEventRecord(g->ev[1], g->stream), "cudaEventRecord");
     MS_CHECK(g, cudaEventSynchronize(g->ev[1]), "running the warm-up launches");
-    float ms = 0;
-    MS_CHECK(g, cudaEventElapsedTime(&ms, g->ev[0], g->ev[1]), "cudaEventElapsedTime");
+    double ms = 0;
+    if (ms_between(g, g->ev[0], g->ev[1], &ms))
+        return -1;
     *est_us = ms * 1e3 / runs;
     return 0;
 }
@@ -419,15 +430,6 @@ static int ms_tev(measure_gpu *g, int k)
     for (; g->n_tev < MS_TEV_N; g->n_tev++)
         MS_CHECK(g, cudaEventCreate(&g->tev[g->n_tev]), "cudaEventCreate (trace)");
     MS_CHECK(g, cudaEventRecord(g->tev[k], g->stream), "cudaEventRecord (trace)");
-    return 0;
-}
-
-/* The GPU time from event a to event b in ms (after a synchronisation). */
-static int ms_between(measure_gpu *g, cudaEvent_t a, cudaEvent_t b, double *ms)
-{
-    float f = 0;
-    MS_CHECK(g, cudaEventElapsedTime(&f, a, b), "cudaEventElapsedTime (trace)");
-    *ms += f;
     return 0;
 }
 
@@ -507,9 +509,9 @@ static int ms_block(measure_gpu *g, const fa_instance *in, const mode_desc *mode
     const double t_done = progress_now();
     double gpu_ms = 0;
     for (int i = 0; i < nb; i++) {
-        float ms = 0;
-        MS_CHECK(g, cudaEventElapsedTime(&ms, g->ev[2 * i], g->ev[2 * i + 1]),
-                 "cudaEventElapsedTime");
+        double ms = 0;
+        if (ms_between(g, g->ev[2 * i], g->ev[2 * i + 1], &ms))
+            return -1;
         out[i] = ms * 1e3 / launches;
         gpu_ms += ms;
     }

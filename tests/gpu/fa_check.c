@@ -84,13 +84,26 @@ typedef struct check_opts {
     double rel_l2, max_abs;
 } check_opts;
 
-static uint64_t rng_next(uint64_t *s)
+/* splitmix64's finalizer, kernels/check.cu's mix64 written again (the checks' models use it) */
+static uint64_t model_mix64(uint64_t z)
 {
-    /* splitmix64: statistically fine test data, seeded fresh each run */
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    /* splitmix64: statistically fine test data, seeded fresh each run */
+    return model_mix64(*s += 0x9e3779b97f4a7c15ULL);
+}
+
+/* fa_launch.h's sign rule, written again: whether pattern p flips element (slice, column c)
+ * of a tensor of head_dim columns. */
+static int model_sign(const fa_signs *p, int slice, int c, int head_dim)
+{
+    const int unit = (slice % FA_SIGN_SLICES) * FA_SIGN_GROUPS + c / (head_dim / FA_SIGN_GROUPS);
+    return (int)((p->w[unit >> 6] >> (unit & 63)) & 1u);
 }
 
 static void fill_random(uint16_t *x, size_t n, int dtype, uint64_t *seed)
@@ -217,9 +230,7 @@ static void check_flips(uint64_t *seed, check_state *st)
             for (size_t i = 0; i < n; i++) {
                 const int c = (int)(i % (size_t)sh.head_dim);
                 const int slice = (int)(i / ((size_t)sh.head_dim * sh.seq_len));
-                const int unit =
-                    (slice % FA_SIGN_SLICES) * FA_SIGN_GROUPS + c / (sh.head_dim / FA_SIGN_GROUPS);
-                const int f = (int)((slots[j].flip.w[unit >> 6] >> (unit & 63)) & 1u);
+                const int f = model_sign(&slots[j].flip, slice, c, sh.head_dim);
                 flipped += f;
                 bad += got[i] != (uint16_t)(v[j * n + i] ^ (f ? 0x8000u : 0u));
             }
@@ -239,14 +250,7 @@ static void check_flips(uint64_t *seed, check_state *st)
     }
 }
 
-/* mix64 and the row draw of kernels/check.cu (row_sampled), written again: the model. */
-static uint64_t model_mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
+/* The row draw of kernels/check.cu (row_sampled), written again: the model. */
 static int model_row_sampled(uint64_t seed, int y, long r, int shift)
 {
     if (shift <= 0)
@@ -274,7 +278,7 @@ static void check_slots_sums(uint64_t *seed, check_state *st)
         const fa_shape sh = {SH[k][0], SH[k][1], SH[k][2], SH[k][3], FA_DTYPE_FP16};
         const long rows = (long)sh.slices * sh.seq_len;
         const size_t n = (size_t)rows * sh.head_dim;
-        const int group = sh.slices / sh.kv_slices, group_cols = sh.head_dim / FA_SIGN_GROUPS;
+        const int group = sh.slices / sh.kv_slices;
         float *ref = malloc(n * sizeof *ref);
         uint16_t *o = malloc(SLOTS * n * sizeof *o);
         if (!ref || !o) {
@@ -294,12 +298,11 @@ static void check_slots_sums(uint64_t *seed, check_state *st)
                 slots[j].signs.w[w] = rng_next(seed);
             uint16_t *oj = o + j * n;
             for (long r = 0; r < rows; r++) {
-                const int slice = (int)(r / sh.seq_len / group) % FA_SIGN_SLICES;
+                const int slice = (int)(r / sh.seq_len / group);
                 const uint64_t wrong = rng_next(seed) % 16; /* 0: NaN row, 1: an offset row */
                 for (int c = 0; c < sh.head_dim; c++) {
                     const size_t i = (size_t)r * sh.head_dim + c;
-                    const int unit = slice * FA_SIGN_GROUPS + c / group_cols;
-                    const int f = (int)((slots[j].signs.w[unit >> 6] >> (unit & 63)) & 1u);
+                    const int f = model_sign(&slots[j].signs, slice, c, sh.head_dim);
                     const float x = (f ? -ref[i] : ref[i]) + (wrong == 1 ? 0.25f : 0.0f);
                     oj[i] = wrong == 0 && j > 0 ? 0xffffu : ref_float_to_half(x);
                 }
@@ -328,11 +331,10 @@ static void check_slots_sums(uint64_t *seed, check_state *st)
                 for (long r = 0; r < rows; r++) {
                     if (!model_row_sampled(draw, j, r, SHIFT[t]))
                         continue;
-                    const int slice = (int)(r / sh.seq_len / group) % FA_SIGN_SLICES;
+                    const int slice = (int)(r / sh.seq_len / group);
                     for (int c = 0; c < sh.head_dim; c++) {
                         const size_t i = (size_t)r * sh.head_dim + c;
-                        const int unit = slice * FA_SIGN_GROUPS + c / group_cols;
-                        const int f = (int)((slots[j].signs.w[unit >> 6] >> (unit & 63)) & 1u);
+                        const int f = model_sign(&slots[j].signs, slice, c, sh.head_dim);
                         const double want = f ? -(double)ref[i] : (double)ref[i];
                         const double got = ref_half_to_float(o[j * n + i]);
                         looked++;
