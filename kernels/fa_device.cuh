@@ -24,6 +24,20 @@ template <int DT> __device__ __forceinline__ uint32_t pack_half2(float lo, float
     return r;
 }
 
+// The clock of the per-tile records: the SM's cycles (clock64), or in a build with
+// -DFA_CTA_CLOCK_NS=1 (a diagnostic: fa_bench --timeline) the GPU's nanosecond timer
+// (%globaltimer), one clock for every SM, so tiles on different SMs line up in time.
+__device__ __forceinline__ unsigned long long fa_cta_clock_now()
+{
+#if defined(FA_CTA_CLOCK_NS) && FA_CTA_CLOCK_NS
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+#else
+    return clock64();
+#endif
+}
+
 // The clock64 view of one query tile (fa_args.cta_clock, kernels/fa_launch.h): its start
 // cycle, its end cycle (now) and the SM it ran on, at cta_clock[3 * tile], tile = the tile's
 // linear index (the CTA's, where a CTA computes one tile; a persistent CTA writes one record
@@ -34,6 +48,6 @@ __device__ __forceinline__ void fa_cta_clock_write(unsigned long long *cta_clock
     unsigned int smid;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
     cta_clock[3 * tile + 0] = t_start;
-    cta_clock[3 * tile + 1] = clock64();
+    cta_clock[3 * tile + 1] = fa_cta_clock_now();
     cta_clock[3 * tile + 2] = smid;
 }

@@ -30,7 +30,8 @@ typedef struct fa_args {
     /* Optional clock64 instrumentation: when non-NULL, one thread writes
      * {start cycle, end cycle, SM id} of each query tile at cta_clock[3*tile]
      * (tile = the CTA's linear index where a CTA computes one tile). Costs two
-     * uniform branches per tile when NULL. */
+     * uniform branches per tile when NULL. In a build with -DFA_CTA_CLOCK_NS=1
+     * (fa_cta_clock_ns) the two times are the GPU's nanosecond timer instead. */
     unsigned long long *cta_clock;
 } fa_args;
 
@@ -66,6 +67,11 @@ typedef struct fa_instance {
  * tile, and the clock64 records it writes (fa_args.cta_clock: one per tile, also
  * from a persistent kernel whose CTAs take several). */
 long fa_instance_grid_ctas(const fa_instance *in, const fa_args *a);
+
+/* 1 where the kernels were built with -DFA_CTA_CLOCK_NS=1: their fa_args.cta_clock
+ * times are %globaltimer nanoseconds, one clock for every SM (a diagnostic:
+ * fa_bench --timeline); 0 where they are each SM's own cycles (clock64). */
+int fa_cta_clock_ns(void);
 
 /* Resource use of one instance on the current device. */
 typedef struct fa_attrs {

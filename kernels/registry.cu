@@ -46,6 +46,15 @@ extern "C" const char *fa_build_archs(void)
     return FA_BUILD_ARCHS;
 }
 
+extern "C" int fa_cta_clock_ns(void)
+{
+#if defined(FA_CTA_CLOCK_NS) && FA_CTA_CLOCK_NS
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 extern "C" long fa_instance_grid_ctas(const fa_instance *in, const fa_args *a)
 {
     return (long)((a->seq_len + in->block_rows - 1) / in->block_rows) * a->batch * a->heads;

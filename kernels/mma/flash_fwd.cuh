@@ -522,7 +522,7 @@ __global__ void __launch_bounds__(NUM_WARPS * 32) flash_fwd_kernel(const fa_args
 
     unsigned long long t_start = 0;
     if (a.cta_clock && tid == 0)
-        t_start = clock64();
+        t_start = fa_cta_clock_now();
 
     // Key tiles this CTA visits: all of them, or up to the diagonal.
     int n_tiles = (seq + BLOCK_N - 1) / BLOCK_N;

@@ -875,7 +875,7 @@ __global__ void __launch_bounds__(fa_wg_threads(CONSUMER_WG), 1)
         const int row_base = t.m0 + (C::SPLIT ? 0 : cw * 64) + warp * 16 + (lane >> 2); // +8
         unsigned long long t_start = 0;
         if (a.cta_clock && wtid == 0 && cw == 0)
-            t_start = clock64();
+            t_start = fa_cta_clock_now();
 
         Mainloop<C> ml;
         ml.init();

@@ -3,11 +3,12 @@
  * times. Independent of the sweep engine on purpose (a second opinion on
  * its numbers), and the quickest way to try a kernel change.
  *
- * usage: fa_bench B H S D [causal] [--reps N] [--top K] [--only CONFIG]
+ * usage: fa_bench B H S D [causal] [--reps N] [--top K] [--only CONFIG] [--timeline PATH]
  * Prints the K fastest by hot median: config, hot µs, cold µs, TFLOPS,
  * registers, local (spill) bytes and CTAs per SM of each, and
  * the clock64 view of the fastest: mean and max CTA cycles against the
  * kernel's own time. --only CONFIG times one instance (for a profiler).
+ * --timeline PATH: where the fastest's time goes on each SM (print_timeline).
  */
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -115,10 +116,124 @@ static void print_cta_clock(const fa_instance *in, const fa_args *a0, int khz)
     free(h);
 }
 
+/* --timeline: one launch queued behind an uninstrumented one (as in a hot
+ * block), each tile's start and end on the GPU's nanosecond timer: needs a
+ * build with NVEXTRA=-DFA_CTA_CLOCK_NS=1 (kernels/fa_device.cuh; in another
+ * build the records are SM cycles, which do not line up across SMs:
+ * fa_cta_clock_ns says which, and this says so). Per SM: how long before its first tile began
+ * (head), after its last tile ended (tail) and between its tiles (gaps), against the span from the
+ * first tile's start to the last one's end; the same launch's event time beside it. Where PATH is
+ * not "-" every tile is written there as CSV (tile,start_ns,end_ns,sm). */
+static int cmp_u64_pair(const void *a, const void *b)
+{
+    const unsigned long long *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+static void print_timeline(const fa_instance *in, const fa_args *a0, const char *path)
+{
+    if (!fa_cta_clock_ns()) {
+        printf("timeline %s: not in this build (its tile records are SM cycles; build with "
+               "NVEXTRA=-DFA_CTA_CLOCK_NS=1)\n",
+               in->name);
+        return;
+    }
+    fa_args a = *a0;
+    const long tiles = fa_instance_grid_ctas(in, &a);
+    const size_t bytes = sizeof(unsigned long long) * 3 * (size_t)tiles;
+    unsigned long long *d, *h = malloc(bytes);
+    CHECK_CUDA(cudaMalloc((void **)&d, bytes));
+    CHECK_CUDA(cudaMemset(d, 0, bytes));
+    cudaEvent_t e0, e1;
+    CHECK_CUDA(cudaEventCreate(&e0));
+    CHECK_CUDA(cudaEventCreate(&e1));
+    CHECK_CUDA((cudaError_t)in->launch(&a, NULL));
+    a.cta_clock = d;
+    CHECK_CUDA(cudaEventRecord(e0, NULL));
+    CHECK_CUDA((cudaError_t)in->launch(&a, NULL));
+    CHECK_CUDA(cudaEventRecord(e1, NULL));
+    CHECK_CUDA(cudaEventSynchronize(e1));
+    float ms = 0;
+    CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
+    CHECK_CUDA(cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost));
+    cudaFree(d);
+    unsigned long long t0 = ~0ULL, t1 = 0;
+    int sms = 0;
+    for (long i = 0; i < tiles; i++) {
+        t0 = h[3 * i] < t0 ? h[3 * i] : t0;
+        t1 = h[3 * i + 1] > t1 ? h[3 * i + 1] : t1;
+        sms = (int)h[3 * i + 2] + 1 > sms ? (int)h[3 * i + 2] + 1 : sms;
+    }
+    if (t1 <= t0 || sms > 4096) { /* a kernel that wrote no records */
+        printf("timeline %s: the launch left no tile records\n", in->name);
+        free(h);
+        return;
+    }
+    FILE *f = NULL;
+    if (strcmp(path, "-") && !(f = fopen(path, "w")))
+        fprintf(stderr, "fa_bench: --timeline %s: cannot write it; the summary only\n", path);
+    if (f) {
+        fprintf(f, "tile,start_ns,end_ns,sm\n");
+        for (long i = 0; i < tiles; i++)
+            fprintf(f, "%ld,%llu,%llu,%llu\n", i, h[3 * i] - t0, h[3 * i + 1] - t0, h[3 * i + 2]);
+        fclose(f);
+    }
+    /* per SM: its tiles' intervals in start order, overlaps merged (CTAs of one-tile
+     * kernels share an SM) */
+    unsigned long long *iv = malloc(sizeof *iv * 2 * (size_t)tiles);
+    double head = 0, tail = 0, gaps = 0, busy = 0, tail_max = 0, head_max = 0;
+    int used = 0, tiles_min = 1 << 30, tiles_max = 0;
+    for (int sm = 0; sm < sms; sm++) {
+        int n = 0;
+        for (long i = 0; i < tiles; i++)
+            if ((int)h[3 * i + 2] == sm) {
+                iv[2 * n] = h[3 * i] - t0;
+                iv[2 * n + 1] = h[3 * i + 1] - t0;
+                n++;
+            }
+        if (n == 0)
+            continue;
+        used++;
+        tiles_min = n < tiles_min ? n : tiles_min;
+        tiles_max = n > tiles_max ? n : tiles_max;
+        qsort(iv, (size_t)n, 2 * sizeof *iv, cmp_u64_pair);
+        unsigned long long end = iv[1], covered = iv[1] - iv[0];
+        double g = 0;
+        for (int k = 1; k < n; k++) {
+            if (iv[2 * k] > end) {
+                g += (double)(iv[2 * k] - end);
+                covered += iv[2 * k + 1] - iv[2 * k];
+                end = iv[2 * k + 1];
+            } else if (iv[2 * k + 1] > end) {
+                covered += iv[2 * k + 1] - end;
+                end = iv[2 * k + 1];
+            }
+        }
+        const double hd = (double)iv[0], tl = (double)(t1 - t0 - end);
+        head += hd;
+        tail += tl;
+        gaps += g;
+        busy += (double)covered;
+        head_max = hd > head_max ? hd : head_max;
+        tail_max = tl > tail_max ? tl : tail_max;
+    }
+    free(iv);
+    free(h);
+    const double span = (double)(t1 - t0);
+    printf("timeline %s: %ld tiles on %d SMs (%d-%d each); event %.2f us, tiles' span %.2f us; "
+           "per SM mean: busy %.2f us, head %.2f (max %.2f), gaps %.2f, tail %.2f (max %.2f) "
+           "us\n",
+           in->name, tiles, used, tiles_min, tiles_max, ms * 1e3, span / 1e3, busy / used / 1e3,
+           head / used / 1e3, head_max / 1e3, gaps / used / 1e3, tail / used / 1e3, tail_max / 1e3);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 5) {
-        fprintf(stderr, "usage: fa_bench B H S D [causal] [--reps N] [--top K]\n");
+        fprintf(stderr, "usage: fa_bench B H S D [causal] [--reps N] [--top K] [--only CONFIG] "
+                        "[--timeline PATH]\n");
         return 2;
     }
     fa_args a = {0};
@@ -129,7 +244,7 @@ int main(int argc, char **argv)
     a.kv_heads = a.heads; /* fp16 multi-head attention (the default problem) */
     a.dtype = FA_DTYPE_FP16;
     int reps = 50, top = 10;
-    const char *only = NULL;
+    const char *only = NULL, *timeline = NULL;
     for (int i = 5; i < argc; i++) {
         if (!strcmp(argv[i], "causal"))
             a.causal = 1;
@@ -139,6 +254,8 @@ int main(int argc, char **argv)
             top = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
+        else if (!strcmp(argv[i], "--timeline") && i + 1 < argc)
+            timeline = argv[++i];
     }
     a.softmax_scale = (float)(1.0 / sqrt((double)a.head_dim));
     const size_t n = (size_t)a.batch * a.heads * a.seq_len * a.head_dim;
@@ -193,6 +310,8 @@ int main(int argc, char **argv)
     }
     if (nr > 0)
         print_cta_clock(rows[0].in, &a, khz);
+    if (nr > 0 && timeline)
+        print_timeline(rows[0].in, &a, timeline);
     free(rows);
     free(h);
     return 0;
