@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "fa_config.h"
+#include "fa_launch.h"
 
 // Two floats as one b32 of two DT elements (FA_DTYPE_*, round to nearest), lo in the low
 // half: the packed A operand of P V and the output's element pairs. The PTX that
@@ -24,18 +25,20 @@ template <int DT> __device__ __forceinline__ uint32_t pack_half2(float lo, float
     return r;
 }
 
-// The clock of the per-tile records: the SM's cycles (clock64), or in a build with
-// -DFA_CTA_CLOCK_NS=1 (a diagnostic: fa_bench --timeline) the GPU's nanosecond timer
-// (%globaltimer), one clock for every SM, so tiles on different SMs line up in time.
-__device__ __forceinline__ unsigned long long fa_cta_clock_now()
+// The GPU's nanosecond timer, one clock for every SM.
+__device__ __forceinline__ unsigned long long fa_globaltimer_ns()
 {
-#if defined(FA_CTA_CLOCK_NS) && FA_CTA_CLOCK_NS
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
-#else
-    return clock64();
-#endif
+}
+
+// The clock of the per-tile records: the SM's cycles (clock64), or in a build with
+// -DFA_CTA_CLOCK_NS=1 (FA_CTA_CLOCK_IS_NS, kernels/fa_launch.h; a diagnostic: fa_bench
+// --timeline) the nanosecond timer, so tiles on different SMs line up in time.
+__device__ __forceinline__ unsigned long long fa_cta_clock_now()
+{
+    return FA_CTA_CLOCK_IS_NS ? fa_globaltimer_ns() : (unsigned long long)clock64();
 }
 
 // The clock64 view of one query tile (fa_args.cta_clock, kernels/fa_launch.h): its start

@@ -70,7 +70,13 @@ long fa_instance_grid_ctas(const fa_instance *in, const fa_args *a);
 
 /* 1 where the kernels were built with -DFA_CTA_CLOCK_NS=1: their fa_args.cta_clock
  * times are %globaltimer nanoseconds, one clock for every SM (a diagnostic:
- * fa_bench --timeline); 0 where they are each SM's own cycles (clock64). */
+ * fa_bench --timeline); 0 where they are each SM's own cycles (clock64). The
+ * kernels' fa_cta_clock_now and fa_cta_clock_ns both read FA_CTA_CLOCK_IS_NS. */
+#if defined(FA_CTA_CLOCK_NS) && FA_CTA_CLOCK_NS
+#define FA_CTA_CLOCK_IS_NS 1
+#else
+#define FA_CTA_CLOCK_IS_NS 0
+#endif
 int fa_cta_clock_ns(void);
 
 /* Resource use of one instance on the current device. */

@@ -48,11 +48,7 @@ extern "C" const char *fa_build_archs(void)
 
 extern "C" int fa_cta_clock_ns(void)
 {
-#if defined(FA_CTA_CLOCK_NS) && FA_CTA_CLOCK_NS
-    return 1;
-#else
-    return 0;
-#endif
+    return FA_CTA_CLOCK_IS_NS;
 }
 
 extern "C" long fa_instance_grid_ctas(const fa_instance *in, const fa_args *a)

@@ -21,23 +21,17 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "fa_device.cuh" // fa_globaltimer_ns
 #include "fa_launch.h"
-
-__device__ __forceinline__ unsigned long long globaltimer_ns()
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 
 // Waits for the next tick of %globaltimer: *g gets its new value, *c the
 // cycle count right after it changed.
 __device__ __forceinline__ void timer_edge(unsigned long long *g, long long *c)
 {
-    const unsigned long long g0 = globaltimer_ns();
+    const unsigned long long g0 = fa_globaltimer_ns();
     unsigned long long g1;
     do
-        g1 = globaltimer_ns();
+        g1 = fa_globaltimer_ns();
     while (g1 == g0);
     *c = clock64();
     *g = g1;
@@ -69,7 +63,7 @@ __global__ void __launch_bounds__(256) load_kernel(unsigned long long ns, fa_clo
 {
     uint32_t a[4] = {threadIdx.x, 1u, 2u, 3u}, b0 = 0x3C003C00u, b1 = blockIdx.x;
     float c[4] = {0.f, 0.f, 0.f, 0.f};
-    const unsigned long long start = globaltimer_ns();
+    const unsigned long long start = fa_globaltimer_ns();
     unsigned long long now = start, g_half = 0, c_half = 0;
     while (now - start < ns) {
 #pragma unroll
@@ -78,7 +72,7 @@ __global__ void __launch_bounds__(256) load_kernel(unsigned long long ns, fa_clo
                          "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                          : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-        now = globaltimer_ns();
+        now = fa_globaltimer_ns();
         if (!g_half && now - start >= ns / 2) {
             g_half = now;
             c_half = clock64();
@@ -87,7 +81,7 @@ __global__ void __launch_bounds__(256) load_kernel(unsigned long long ns, fa_clo
     // (The asm is volatile: the mma are not optimised away, used or not.)
     if (threadIdx.x == 0 && probes)
         probes[blockIdx.x] =
-            fa_clock_probe{c_half, (unsigned long long)clock64(), g_half, globaltimer_ns()};
+            fa_clock_probe{c_half, (unsigned long long)clock64(), g_half, fa_globaltimer_ns()};
 }
 
 extern "C" int fa_load_launch(int ctas, double ms, fa_clock_probe *probes, fa_stream stream)

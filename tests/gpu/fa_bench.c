@@ -90,17 +90,42 @@ static double time_instance(const fa_instance *in, const fa_args *a, int reps, v
     return med;
 }
 
-/* One instrumented launch: how long CTAs ran, against the kernel's time. */
-static void print_cta_clock(const fa_instance *in, const fa_args *a0, int khz)
+/* One launch with its tile records (fa_args.cta_clock: 3 per tile, *tiles of them,
+ * zeroed first), queued behind an uninstrumented launch where `behind` is set; *ms
+ * gets its event time. Returns the records (the caller frees them). */
+static unsigned long long *tile_records(const fa_instance *in, const fa_args *a0, int behind,
+                                        long *tiles, float *ms)
 {
     fa_args a = *a0;
-    const long ctas = fa_instance_grid_ctas(in, &a);
-    unsigned long long *d, *h = malloc(sizeof *h * 3 * (size_t)ctas);
-    CHECK_CUDA(cudaMalloc((void **)&d, sizeof *d * 3 * (size_t)ctas));
+    *tiles = fa_instance_grid_ctas(in, &a);
+    const size_t bytes = sizeof(unsigned long long) * 3 * (size_t)*tiles;
+    unsigned long long *d, *h = malloc(bytes);
+    CHECK_CUDA(cudaMalloc((void **)&d, bytes));
+    CHECK_CUDA(cudaMemset(d, 0, bytes));
+    cudaEvent_t e0, e1;
+    CHECK_CUDA(cudaEventCreate(&e0));
+    CHECK_CUDA(cudaEventCreate(&e1));
+    if (behind)
+        CHECK_CUDA((cudaError_t)in->launch(&a, NULL));
     a.cta_clock = d;
+    CHECK_CUDA(cudaEventRecord(e0, NULL));
     CHECK_CUDA((cudaError_t)in->launch(&a, NULL));
-    CHECK_CUDA(cudaDeviceSynchronize());
-    CHECK_CUDA(cudaMemcpy(h, d, sizeof *h * 3 * (size_t)ctas, cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaEventRecord(e1, NULL));
+    CHECK_CUDA(cudaEventSynchronize(e1));
+    CHECK_CUDA(cudaEventElapsedTime(ms, e0, e1));
+    CHECK_CUDA(cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost));
+    cudaFree(d);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    return h;
+}
+
+/* One instrumented launch: how long CTAs ran, against the kernel's time. */
+static void print_cta_clock(const fa_instance *in, const fa_args *a, int khz)
+{
+    long ctas;
+    float ms;
+    unsigned long long *h = tile_records(in, a, 0, &ctas, &ms);
     double sum = 0, mx = 0;
     for (long i = 0; i < ctas; i++) {
         const double c = (double)(h[3 * i + 1] - h[3 * i]);
@@ -112,7 +137,6 @@ static void print_cta_clock(const fa_instance *in, const fa_args *a0, int khz)
     printf("clock64 %s: %ld CTAs, mean %.0f cycles (%.2f us), max %.0f cycles (%.2f us) "
            "at the %d MHz max clock\n",
            in->name, ctas, sum / ctas, sum / ctas / khz * 1e3, mx, mx / khz * 1e3, khz / 1000);
-    cudaFree(d);
     free(h);
 }
 
@@ -130,7 +154,7 @@ static int cmp_u64_pair(const void *a, const void *b)
     return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-static void print_timeline(const fa_instance *in, const fa_args *a0, const char *path)
+static void print_timeline(const fa_instance *in, const fa_args *a, const char *path)
 {
     if (!fa_cta_clock_ns()) {
         printf("timeline %s: not in this build (its tile records are SM cycles; build with "
@@ -138,25 +162,9 @@ static void print_timeline(const fa_instance *in, const fa_args *a0, const char 
                in->name);
         return;
     }
-    fa_args a = *a0;
-    const long tiles = fa_instance_grid_ctas(in, &a);
-    const size_t bytes = sizeof(unsigned long long) * 3 * (size_t)tiles;
-    unsigned long long *d, *h = malloc(bytes);
-    CHECK_CUDA(cudaMalloc((void **)&d, bytes));
-    CHECK_CUDA(cudaMemset(d, 0, bytes));
-    cudaEvent_t e0, e1;
-    CHECK_CUDA(cudaEventCreate(&e0));
-    CHECK_CUDA(cudaEventCreate(&e1));
-    CHECK_CUDA((cudaError_t)in->launch(&a, NULL));
-    a.cta_clock = d;
-    CHECK_CUDA(cudaEventRecord(e0, NULL));
-    CHECK_CUDA((cudaError_t)in->launch(&a, NULL));
-    CHECK_CUDA(cudaEventRecord(e1, NULL));
-    CHECK_CUDA(cudaEventSynchronize(e1));
-    float ms = 0;
-    CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
-    CHECK_CUDA(cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost));
-    cudaFree(d);
+    long tiles;
+    float ms;
+    unsigned long long *h = tile_records(in, a, 1, &tiles, &ms);
     unsigned long long t0 = ~0ULL, t1 = 0;
     int sms = 0;
     for (long i = 0; i < tiles; i++) {
@@ -225,8 +233,6 @@ static void print_timeline(const fa_instance *in, const fa_args *a0, const char 
            "us\n",
            in->name, tiles, used, tiles_min, tiles_max, ms * 1e3, span / 1e3, busy / used / 1e3,
            head / used / 1e3, head_max / 1e3, gaps / used / 1e3, tail / used / 1e3, tail_max / 1e3);
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
 }
 
 int main(int argc, char **argv)
