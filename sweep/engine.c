@@ -326,15 +326,13 @@ static int engine_run_one(engine *e, store *st, engine_job *jobs, size_t n, engi
 
 /* A later round on the worker that gated the job: only the timing is new
  * (the gate and the clock64 view are the first round's, kept when the
- * round is folded in), and one warm-up launch is enough for a kernel that
- * has run here before. On several GPUs a job goes back to the worker
+ * round is folded in), after a shorter warm-up (sweep/measure.c,
+ * ms_config_warmup). On several GPUs a job goes back to the worker
  * that gated it (engine_pick, engine_assign: gated_by); one that another
  * worker takes is gated again there. */
 static void engine_light(engine_job *j)
 {
     j->t.light = 1;
-    if (j->t.measure.warmup_runs > 1)
-        j->t.measure.warmup_runs = 1;
 }
 
 /* ---- several workers: tasks to whichever is free -------------------------------------------- */
@@ -548,9 +546,9 @@ static int engine_run_multi(engine *e, store *st, engine_job *jobs, size_t n, en
 
 /* FASWEEP_ROUND_WORKER=fresh starts every round on fresh workers (a new
  * process, CUDA context and buffers); by default one worker serves every
- * round: measured on the H100, fresh workers cost about 0.5 s a round and
- * did not make the intervals hold better (docs/measurement.md,
- * "Intervals"). A measurement hook. */
+ * round, with a new stream, events and buffer place each round (sweep/measure.c
+ * ms_new_round), which hold as well for about 0.5 s a round less
+ * (docs/measurement.md, "Intervals"). A measurement hook. */
 static int engine_round_fresh(void)
 {
     const char *v = getenv("FASWEEP_ROUND_WORKER");
@@ -585,6 +583,7 @@ static size_t engine_group_round(const engine_job *jobs, size_t g0, size_t g1, i
                 continue;
             out[k] = jobs[i];
             out[k].round = r;
+            out[k].t.round = r;
             src[k++] = i;
         }
     return k;

@@ -26,6 +26,12 @@
 #define GUARD_CYCLE 4
 /* Allocations start on this boundary (TMA wants 16 B; 256 B is cudaMalloc's). */
 #define GUARD_ALIGN 256
+/* A round's move of the timed buffers (guard_place) allocates a pad of 0 to
+ * GUARD_PAD_STEPS - 1 steps before the new buffers, freed once they are
+ * made, so that the new buffers do not simply take the memory the last
+ * round's left (the driver hands freed memory out again). */
+#define GUARD_PAD_STEP ((size_t)2 << 20)
+#define GUARD_PAD_STEPS 16
 /* The magnitude inputs: q in [1, 3], k in [7, 9], so q.k / sqrt(D) is about
  * 16 sqrt(D) (128 at D 64, 181 at 128) for every key: exp of that is over
  * FLT_MAX (e^88.7). A kernel must subtract the running max to stay finite. */
@@ -56,6 +62,7 @@ struct guard {
     char err[200];
     /* the problem */
     int have;
+    int round; /* the round the timed buffers were placed for (guard_place); -1 none yet */
     space_problem prob;
     fa_shape shape;
     size_t n, bytes;       /* elements of Q (and O); bytes of one output buffer (aligned) */
@@ -452,7 +459,108 @@ int guard_problem(guard *g, const space_problem *p)
     GD_CHECK(g, cudaStreamSynchronize(g->stream), "setting up the problem");
     g->prob = *p;
     g->have = 1;
+    g->round = -1;
     return 0;
+}
+
+/* ---- placement ----------------------------------------------------------------------------- */
+
+/* The buffers a timed launch reads or writes: q and k of both sets, the V
+ * pool, the output ring. Fills ptr[] (where each lives) and bytes[] (its
+ * size) when given; returns how many. */
+static int gd_timed_buffers(guard *g, void ***ptr, size_t *bytes)
+{
+    int n = 0;
+    for (int i = 0; i < 2; i++)
+        for (int t = 0; t < 2; t++, n++)
+            if (ptr) {
+                ptr[n] = t ? &g->set[i].k : &g->set[i].q;
+                bytes[n] = (t ? g->n_kv : g->n) * sizeof(uint16_t);
+            }
+    for (int e = 0; e < g->n_v; e++, n++)
+        if (ptr) {
+            ptr[n] = &g->v[e];
+            bytes[n] = g->kv_bytes;
+        }
+    if (g->n_ring > 0) {
+        if (ptr) {
+            ptr[n] = (void **)&g->ring;
+            bytes[n] = (size_t)g->n_ring * g->bytes;
+        }
+        n++;
+    }
+    return n;
+}
+
+/* The timed buffers *ptr[0..n) (of bytes[i] each) moved into new
+ * allocations fresh[0..n), made behind a pad of random size, contents
+ * copied (the ring's too: each of its buffers must hold an earlier block's
+ * output, never the NaN of a new one, or a kernel that computes only where
+ * it finds NaN would pass every block of the round: tests/gpu/adversarial);
+ * then the old ones freed: 1. Where the memory does not allow it, nothing
+ * moves: 0. -1 after a CUDA failure. */
+static int gd_move_to(guard *g, int n, void ***ptr, void **fresh, const size_t *bytes)
+{
+    GD_CHECK(g, cudaStreamSynchronize(g->stream), "finishing before the timed buffers move");
+    void *pad = NULL;
+    const size_t pad_bytes = (size_t)(gd_rand(g) % GUARD_PAD_STEPS) * GUARD_PAD_STEP;
+    cudaError_t e = pad_bytes > 0 ? cudaMalloc(&pad, pad_bytes) : cudaSuccess;
+    for (int i = 0; e == cudaSuccess && i < n; i++)
+        e = cudaMalloc(&fresh[i], bytes[i]);
+    gd_free(&pad);
+    for (int i = 0; e == cudaSuccess && i < n; i++)
+        e = cudaMemcpyAsync(fresh[i], *ptr[i], bytes[i], cudaMemcpyDeviceToDevice, g->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(g->stream);
+    if (e != cudaSuccess) {
+        for (int i = 0; i < n; i++)
+            gd_free(&fresh[i]);
+        if (e != cudaErrorMemoryAllocation)
+            return gd_fail(g, e, "moving the timed buffers to new memory");
+        (void)cudaGetLastError(); /* not sticky: the buffers stay where they are */
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        gd_free(ptr[i]);
+        *ptr[i] = fresh[i];
+    }
+    for (int i = 0; i < 2; i++) /* V of set i is pool entry i */
+        g->set[i].v = g->v[i];
+    return 1;
+}
+
+/* The timed buffers moved (gd_move_to): 1, 0 (they stay), or -1 (g->err). */
+static int gd_move(guard *g)
+{
+    const int n = gd_timed_buffers(g, NULL, NULL);
+    void ***ptr = malloc((size_t)n * sizeof *ptr);
+    void **fresh = calloc((size_t)n, sizeof *fresh);
+    size_t *bytes = malloc((size_t)n * sizeof *bytes);
+    int rc = -1;
+    if (ptr && fresh && bytes) {
+        gd_timed_buffers(g, ptr, bytes);
+        rc = gd_move_to(g, n, ptr, fresh, bytes);
+    } else {
+        snprintf(g->err, sizeof g->err, "out of host memory moving the timed buffers");
+    }
+    free(ptr);
+    free(fresh);
+    free(bytes);
+    return rc;
+}
+
+void guard_stream(guard *g, fa_stream stream)
+{
+    g->stream = stream;
+}
+
+int guard_place(guard *g, int round)
+{
+    if (!g->have || round == g->round)
+        return 0;
+    const int first = g->round < 0;
+    g->round = round;
+    return first ? 0 : gd_move(g);
 }
 
 /* ---- the arguments ------------------------------------------------------------------------- */

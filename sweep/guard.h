@@ -70,6 +70,22 @@ const char *guard_err(const guard *g);
  * not finite (guard_err). */
 int guard_problem(guard *g, const space_problem *p);
 
+/* The timed buffers (q and k of both input sets, the V pool, the output
+ * ring) placed for a round of the sweep (task.round): the first call after
+ * guard_problem only notes the round; a call for another round moves them
+ * to new device memory, behind a pad of random size (contents kept: the
+ * ring's buffers hold earlier outputs, as before). Where in memory a buffer sits can make a kernel
+ * a little faster or slower for as long as it stays there: moved every round, that is a difference
+ * between rounds, which the pooled intervals see, rather than an offset of the whole run, which
+ * they cannot (docs/measurement.md, "Intervals"; the worker's stream and events are made anew with
+ * them: sweep/measure.c). Where the memory does not allow the move, the buffers stay. Returns 1
+ * when they moved, 0 when not, -1 after a CUDA failure (guard_err). */
+int guard_place(guard *g, int round);
+
+/* The stream the guard queues its work on from now (the worker makes its
+ * stream anew each round: sweep/measure.c). */
+void guard_stream(guard *g, fa_stream stream);
+
 /* Whether p's inputs and references are current (guard_problem would make nothing). */
 int guard_holds(const guard *g, const space_problem *p);
 

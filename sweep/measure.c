@@ -89,6 +89,7 @@ struct measure_gpu {
     int samples_cap, block_mhz_cap;
     double gate_us;    /* event time of the gate launch: the first size estimate */
     double enqueue_us; /* host time to queue one launch, from the last block */
+    int round;         /* the round of the last task (task.round; -1 none yet): ms_new_round */
     char err[200];
 };
 
@@ -217,6 +218,7 @@ static int ms_open(measure_gpu *g)
     ms_trace("stream, events, buffers");
     ms_trace(NULL);
     g->enqueue_us = MEASURE_ENQUEUE_GUESS_US;
+    g->round = -1;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     /* Fresh inputs every run: a kernel that is right only on one data set
@@ -414,6 +416,23 @@ static int ms_warmup(measure_gpu *g, const fa_instance *in, int runs, double *es
         return -1;
     *est_us = ms * 1e3 / runs;
     return 0;
+}
+
+/* A config's warm-up before its first mode: the space's warmup_runs launches. In a light
+ * round (a later round on the worker that gated it: the kernel ran here before) one, and
+ * then the space's count again only where that one was shorter than a batch sample
+ * (measure.batch_us): the batch count (stats_batch_launches) then comes from as many
+ * launches in every round. From one launch, which a config switch makes slower, it was
+ * smaller in the later rounds than in the first, and batch's rounds of a config differed
+ * by that (sweep/NOTES-engine.md, seventeenth session). *est_us as ms_warmup's. */
+static int ms_config_warmup(measure_gpu *g, const task *t, const fa_instance *in, double *est_us)
+{
+    const int runs = t->measure.warmup_runs;
+    if (!t->light || runs <= 1)
+        return ms_warmup(g, in, runs, est_us);
+    if (ms_warmup(g, in, 1, est_us))
+        return -1;
+    return *est_us < t->measure.batch_us ? ms_warmup(g, in, runs, est_us) : 0;
 }
 
 static long long ms_cycles(const measure_gpu *g, double us)
@@ -754,8 +773,58 @@ static int ms_setup_failed(measure_gpu *g, const task *t)
     return -1;
 }
 
-/* The problem's inputs and reference (made once per problem and kept, ms_guard_for), then
- * the STARTED callback. Returns 0, or -1 after a CUDA failure (g->err). */
+/* FASWEEP_ROUND_PLACE=keep: every round's launches go through the stream, events and
+ * buffers of the first (ms_new_round and guard_place do nothing); a measurement hook. */
+static int ms_place_keep(void)
+{
+    const char *v = getenv("FASWEEP_ROUND_PLACE");
+    return v && strcmp(v, "keep") == 0;
+}
+
+/* The first task of a round other than the last task's: the stream and the events of the
+ * timed launches made anew (the old ones destroyed once the stream is idle). Which of the
+ * GPU's hardware queues a stream feeds, and its events, can make every launch of a process
+ * a little slower or faster (up to 1 % at a 10 µs kernel: sweep/NOTES-engine.md, seventeenth
+ * session); made anew each round, that is a difference between rounds, which the pooled
+ * intervals see, not an offset of the whole run, which they cannot. 0, or -1 (g->err). */
+static int ms_new_round(measure_gpu *g, int round)
+{
+    const int first = g->round < 0;
+    if (round == g->round)
+        return 0;
+    g->round = round;
+    if (first)
+        return 0;
+    cudaStream_t s;
+    MS_CHECK(g, cudaStreamSynchronize(g->stream), "finishing the last round's work");
+    MS_CHECK(g, cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking),
+             "cudaStreamCreateWithFlags (a new round)");
+    (void)cudaStreamDestroy(g->stream); /* idle: nothing of it is lost */
+    g->stream = s;
+    for (int i = 0; i < MEASURE_PROBLEMS_KEPT; i++)
+        if (g->guards[i])
+            guard_stream(g->guards[i], s);
+    cudaEvent_t ev[2 * MEASURE_BLOCK_MAX]; /* all made before the old ones go */
+    for (int i = 0; i < g->n_ev; i++) {
+        const cudaError_t e = cudaEventCreate(&ev[i]);
+        if (e != cudaSuccess) {
+            while (i-- > 0)
+                (void)cudaEventDestroy(ev[i]);
+            return ms_fail(g, e, "cudaEventCreate (a new round)");
+        }
+    }
+    for (int i = 0; i < g->n_ev; i++) {
+        (void)cudaEventDestroy(g->ev[i]);
+        g->ev[i] = ev[i];
+    }
+    ms_trace("new round: stream, events");
+    return 0;
+}
+
+/* The problem's inputs and reference (made once per problem and kept, ms_guard_for); for a
+ * task of a new round a new stream and events (ms_new_round) and the problem's timed buffers
+ * in a new place (guard_place); then the STARTED callback. Returns 0, or -1 after a CUDA failure
+ * (g->err). */
 static int ms_setup(measure_gpu *g, const task *t, void (*started)(void *ctx), void *ctx)
 {
     if (ms_guard_for(g, &t->problem))
@@ -770,6 +839,18 @@ static int ms_setup(measure_gpu *g, const task *t, void (*started)(void *ctx), v
             if (g->guards[i] == g->guard)
                 ms_guard_close(g, i);
         return ms_setup_failed(g, t);
+    }
+    /* A new round: a new stream and events, the problem's timed buffers in a new place */
+    if (!ms_place_keep()) {
+        if (ms_new_round(g, t->round))
+            return ms_setup_failed(g, t);
+        const int moved = guard_place(g->guard, t->round);
+        if (moved < 0) {
+            ms_guard_fail(g);
+            return ms_setup_failed(g, t);
+        }
+        if (moved)
+            ms_trace("timed buffers moved");
     }
     if (started)
         started(ctx);
@@ -903,7 +984,7 @@ static int ms_mode_run(measure_gpu *g, const task *t, int mi, ms_cfg *c, const f
          * GPU already runs it (sweep/NOTES-engine.md, tenth session). Every
          * mode sizes its blocks and batches from that one estimate. */
         if (!c[i].warmed) {
-            if (ms_warmup(g, c[i].in, t->measure.warmup_runs, &c[i].warm_us)) {
+            if (ms_config_warmup(g, t, c[i].in, &c[i].warm_us)) {
                 ms_blame(g, t, mrec[i]);
                 return -1;
             }

@@ -32,7 +32,10 @@
 #      and with two sharing the GPU (pipelined rounds, a barrier then), not in the refine,
 #      its output on stderr and its share in the time line; one that fails is said once
 #      and not run again, and the sweep's records are whole
-#  12. the several-GPU dispatcher with two workers sharing ONE GPU
+#  12. later rounds through a new stream, events and buffer place: with 3 rounds the
+#      trace says a new stream twice and each problem's buffers moved twice, none with
+#      FASWEEP_ROUND_PLACE=keep, every record whole with its three rounds
+#  13. the several-GPU dispatcher with two workers sharing ONE GPU
 #      (FASWEEP_TEST_SHARE_GPU=1 --devices 0,0): injected fault and hang,
 #      kill -9 and resume, no process left; it is not a test of two GPUs
 # Prints PASS/FAIL per test and "N passed, N failed"; exits 1 on failure.
@@ -536,6 +539,34 @@ t_between_rounds() {
     echo "$v"
 }
 
+# A worker's later rounds go through a new stream and events and read and write the
+# problem's timed buffers in a new place (sweep/measure.c ms_new_round, guard_place): with
+# 3 rounds, one worker, the trace says each twice (per worker; per problem), every record
+# whole; FASWEEP_ROUND_PLACE=keep (the hook) does neither.
+t_new_rounds() {
+    local space=$tmp/place.json st=$tmp/place.lmdb np
+    space_with "$space" '{"modes": ["hot"], "rounds": 3}'
+    np=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["problems"]))' "$space")
+    local keep want_r want_m v
+    for keep in no keep; do
+        rm -rf "$st"
+        FASWEEP_ROUND_PLACE=$keep FASWEEP_TRACE=1 "$FASWEEP" grid \
+            --space "$space" --store "$st" >"$tmp/place.out" 2>"$tmp/place.err" ||
+            { why="$keep: exit $?: $(grep -v '^TRACE' "$tmp/place.err" | tail -2)"; return 1; }
+        if [ $keep = keep ]; then want_r=0 want_m=0; else want_r=2 want_m=$((2 * np)); fi
+        [ "$(grep -c '^TRACE new round: stream, events' "$tmp/place.err")" = $want_r ] ||
+            { why="$keep: $(grep -c '^TRACE new round' "$tmp/place.err") new streams, not $want_r"; return 1; }
+        [ "$(grep -c '^TRACE timed buffers moved' "$tmp/place.err")" = $want_m ] ||
+            { why="$keep: $(grep -c '^TRACE timed buffers moved' "$tmp/place.err") moves, not $want_m ($np problems, 2 later rounds)"; return 1; }
+        v=$(verify "$st" "$space") || { why="$keep: store: $v"; return 1; }
+        check_ok_records "$st" "three rounds each ($keep)" '
+    if len(r["time"].get("round_us", [])) != 3 or r["time"]["ci_lo_us"] is None:
+        bad.append("%s: rounds %s" % (r["key"]["config"], r["time"].get("round_us")))' ||
+            { why="$keep: records without their three rounds"; return 1; }
+    done
+    echo "$v"
+}
+
 t_records() {
     local st=$tmp/full.lmdb
     [ -d "$st" ] || { why="no store from the full sweep"; return 1; }
@@ -775,6 +806,7 @@ run_test "the key split under many checked timed launches" t_split_stress
 run_test "fault and hang injection" t_fault_injection
 run_test "refine: more rounds for the best" t_refine
 run_test "--between-rounds: after every round but the last, one worker and two" t_between_rounds
+run_test "later rounds: a new stream, events and buffer place" t_new_rounds
 run_test "kill -9 and resume" t_kill_resume
 run_test "rounds resume after kill -9" t_round_resume
 run_test "SIGINT stops after the current task" t_sigint
