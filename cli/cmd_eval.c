@@ -339,7 +339,7 @@ typedef struct eval_out {
 static void eval_measured(void *ctx, const engine_job *job, const record *recs, int n)
 {
     eval_out *o = ctx;
-    if (job->round == 0 && !o->have_ref) { /* before any of this eval's records is in */
+    if (job->t.round == 0 && !o->have_ref) { /* before any of this eval's records is in */
         eval_reference(o->st, recs, n, &o->ref);
         o->have_ref = 1;
     }

@@ -176,7 +176,7 @@ static int engine_store_task(engine *e, store *st, const engine_job *job, worker
     if (sink->measured)
         sink->measured(sink->ctx, job, j->recs, n);
     for (int i = 0; i < n; i++) {
-        if (engine_put(e, st, &j->recs[i], keep, job->round > 0))
+        if (engine_put(e, st, &j->recs[i], keep, job->t.round > 0))
             return -1;
         if (j->recs[i].status != RECORD_ST_OK)
             ((engine_job *)job)->failed = 1;
@@ -454,7 +454,7 @@ static void engine_trace_task(const engine_slot *sl, const engine_job *j, double
     char label[160];
     engine_label(&j->t, label, sizeof label);
     fprintf(stderr, "TRACE task gpu%d %.3f %.3f g%d r%d %s\n", sl->w.device,
-            sl->t0 - engine_trace.t0, end - engine_trace.t0, j->group, j->round, label);
+            sl->t0 - engine_trace.t0, end - engine_trace.t0, j->group, j->t.round, label);
 }
 
 /* The busy slots' message pipes into fds (idx[i]: fds[i]'s slot); returns how many. */
@@ -582,7 +582,6 @@ static size_t engine_group_round(const engine_job *jobs, size_t g0, size_t g1, i
             if (late != (pass == 0))
                 continue;
             out[k] = jobs[i];
-            out[k].round = r;
             out[k].t.round = r;
             src[k++] = i;
         }
@@ -696,7 +695,7 @@ typedef struct engine_block {
 
 typedef struct engine_pipe {
     engine_job *rj; /* every round's jobs; rj[i].done once it ran or was dropped */
-    size_t *src;    /* rj[i] is jobs[src[i]] in round rj[i].round */
+    size_t *src;    /* rj[i] is jobs[src[i]] in round rj[i].t.round */
     size_t n;
     engine_block *blk; /* in list order: round-major, then group */
     size_t n_blk;
@@ -735,7 +734,7 @@ static int engine_pipe_open(engine *e, engine_pipe *p, engine_job *jobs, size_t 
         engine_block *b = &p->blk[p->n_blk++];
         b->i0 = i;
         while (i < p->n && p->rj[i].group == p->rj[b->i0].group &&
-               p->rj[i].round == p->rj[b->i0].round)
+               p->rj[i].t.round == p->rj[b->i0].t.round)
             p->rj[i++].pending = 0;
         b->i1 = i;
         b->left = b->i1 - b->i0;
@@ -752,7 +751,7 @@ static int engine_pipe_behind(const engine_pipe *p, size_t b)
     for (size_t q = 0; q < b; q++) {
         const engine_block *y = &p->blk[q];
         if (y->left && p->rj[y->i0].group == p->rj[x->i0].group &&
-            p->rj[y->i0].round < p->rj[x->i0].round)
+            p->rj[y->i0].t.round < p->rj[x->i0].t.round)
             return 1;
     }
     return 0;
@@ -775,7 +774,7 @@ static void engine_pipe_release(engine_pipe *p, engine_job *jobs)
 {
     for (size_t b = 0; b < p->n_blk; b++) {
         engine_block *x = &p->blk[b];
-        if (x->released || engine_pipe_behind(p, b) || p->rj[x->i0].round > p->held)
+        if (x->released || engine_pipe_behind(p, b) || p->rj[x->i0].t.round > p->held)
             continue;
         x->released = 1;
         for (size_t i = x->i0; i < x->i1; i++) {
@@ -839,11 +838,11 @@ static int engine_pipe_between(engine *e, store *st, engine_pipe *p, engine_job 
         int had = 0;
         for (size_t b = 0; b < p->n_blk; b++) {
             const engine_block *x = &p->blk[b];
-            if (p->rj[x->i0].round > p->held)
+            if (p->rj[x->i0].t.round > p->held)
                 continue;
             if (x->left)
                 return 0;
-            had |= p->rj[x->i0].round == p->held;
+            had |= p->rj[x->i0].t.round == p->held;
         }
         if (had) {
             if (engine_pipe_intervals(e, st, p, 1) != 0)

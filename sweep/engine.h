@@ -91,7 +91,6 @@ typedef struct engine_job {
     int first_round; /* rounds its records hold already (resume): it runs the rest */
     int pending;     /* set by engine_measure: 1 until handed out */
     int failed;      /* set by engine_measure: a record of it failed; no more rounds */
-    int round;       /* set by engine_measure: the round it runs in (0-based) */
     long gated_by;   /* set by engine_measure: the worker process (pid) that gated it in
                         an earlier round of this call, 0 for none: a later round there
                         goes light (time only), and that worker takes it first */

@@ -465,29 +465,25 @@ int guard_problem(guard *g, const space_problem *p)
 
 /* ---- placement ----------------------------------------------------------------------------- */
 
-/* The buffers a timed launch reads or writes: q and k of both sets, the V
- * pool, the output ring. Fills ptr[] (where each lives) and bytes[] (its
- * size) when given; returns how many. */
+/* The buffers a timed launch reads or writes (GD_TIMED_MAX(g) at most): q
+ * and k of both sets, the V pool, the output ring. ptr[i] gets where each
+ * lives, bytes[i] its size; returns how many. */
+#define GD_TIMED_MAX(g) (5 + (size_t)(g)->n_v)
 static int gd_timed_buffers(guard *g, void ***ptr, size_t *bytes)
 {
     int n = 0;
     for (int i = 0; i < 2; i++)
-        for (int t = 0; t < 2; t++, n++)
-            if (ptr) {
-                ptr[n] = t ? &g->set[i].k : &g->set[i].q;
-                bytes[n] = (t ? g->n_kv : g->n) * sizeof(uint16_t);
-            }
-    for (int e = 0; e < g->n_v; e++, n++)
-        if (ptr) {
-            ptr[n] = &g->v[e];
-            bytes[n] = g->kv_bytes;
+        for (int t = 0; t < 2; t++, n++) {
+            ptr[n] = t ? &g->set[i].k : &g->set[i].q;
+            bytes[n] = (t ? g->n_kv : g->n) * sizeof(uint16_t);
         }
+    for (int e = 0; e < g->n_v; e++, n++) {
+        ptr[n] = &g->v[e];
+        bytes[n] = g->kv_bytes;
+    }
     if (g->n_ring > 0) {
-        if (ptr) {
-            ptr[n] = (void **)&g->ring;
-            bytes[n] = (size_t)g->n_ring * g->bytes;
-        }
-        n++;
+        ptr[n] = (void **)&g->ring;
+        bytes[n++] = (size_t)g->n_ring * g->bytes;
     }
     return n;
 }
@@ -532,14 +528,13 @@ static int gd_move_to(guard *g, int n, void ***ptr, void **fresh, const size_t *
 /* The timed buffers moved (gd_move_to): 1, 0 (they stay), or -1 (g->err). */
 static int gd_move(guard *g)
 {
-    const int n = gd_timed_buffers(g, NULL, NULL);
-    void ***ptr = malloc((size_t)n * sizeof *ptr);
-    void **fresh = calloc((size_t)n, sizeof *fresh);
-    size_t *bytes = malloc((size_t)n * sizeof *bytes);
+    const size_t cap = GD_TIMED_MAX(g);
+    void ***ptr = malloc(cap * sizeof *ptr);
+    void **fresh = calloc(cap, sizeof *fresh);
+    size_t *bytes = malloc(cap * sizeof *bytes);
     int rc = -1;
     if (ptr && fresh && bytes) {
-        gd_timed_buffers(g, ptr, bytes);
-        rc = gd_move_to(g, n, ptr, fresh, bytes);
+        rc = gd_move_to(g, gd_timed_buffers(g, ptr, bytes), ptr, fresh, bytes);
     } else {
         snprintf(g->err, sizeof g->err, "out of host memory moving the timed buffers");
     }

@@ -203,7 +203,7 @@ static void run_stored(void *ctx, const engine_job *job, int idx, const record *
     run_ctx *c = ctx;
     const plan_point *pt = &c->p->points[job->tag];
     /* A record is counted once: after its last round, or when it failed. */
-    if (r->status != RECORD_ST_OK || job->round + 1 >= c->s->measure.rounds)
+    if (r->status != RECORD_ST_OK || job->t.round + 1 >= c->s->measure.rounds)
         run_tally(c, pt, r);
     char best[96] = "";
     if (c->best_us[pt->problem] > 0)

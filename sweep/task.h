@@ -52,8 +52,9 @@ typedef struct task {
     space_tolerance tol;
     int light; /* a later round on the worker that gated it: time only (no gate, no clock64
                   launch; sweep/engine.h, rounds); the engine folds it into the stored record */
-    int round; /* the round it runs in (0-based; sweep/engine.h): a worker moves the problem's
-                  timed buffers when a task of another round than the last comes (guard_place) */
+    int round; /* set by engine_measure: the round it runs in (0-based; sweep/engine.h); a
+                  worker makes its stream anew and moves the problem's timed buffers when a task
+                  of another round than the last comes (measure.c ms_new_round, guard_place) */
 } task;
 
 /* Facts about the worker's GPU, sent once when it starts. */
