@@ -355,6 +355,36 @@ extern "C" int fa_check_slots_launch(const fa_slot *slots, int n, fa_shape shape
     return (int)cudaGetLastError();
 }
 
+// Each slot's output written as a launch under the slot's signs computes it: the reference with
+// those signs, rounded to the dtype, every element (a slot per blockIdx.y).
+__global__ void fill_slots_kernel(const fa_slot *slots, fa_shape sh)
+{
+    const fa_slot &sl = slots[blockIdx.y];
+    const size_t n = (size_t)sh.slices * sh.seq_len * sh.head_dim;
+    const size_t row_elems = (size_t)sh.seq_len * sh.head_dim;
+    const int group_cols = sh.head_dim / FA_SIGN_GROUPS;
+    const int group = sh.slices / sh.kv_slices; // query slices reading one K/V slice
+    unsigned short *o = (unsigned short *)sl.o;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        const int c = (int)(i % (size_t)sh.head_dim);
+        const unsigned bits = slice_bits(sl.signs, (int)(i / row_elems) / group);
+        const float x = sl.ref[i];
+        o[i] = fa_elem_bits((bits >> (c / group_cols)) & 1u ? -x : x, sh.dtype);
+    }
+}
+
+extern "C" int fa_fill_slots_launch(const fa_slot *slots, int n, fa_shape shape, fa_stream stream)
+{
+    if (n < 1)
+        return 0;
+    if (n > 65535 || shape.head_dim % FA_SIGN_GROUPS != 0)
+        return (int)cudaErrorInvalidValue;
+    fill_slots_kernel<<<dim3(CHECK_BLOCKS / 8, n), CHECK_THREADS, 0, (cudaStream_t)stream>>>(slots,
+                                                                                             shape);
+    return (int)cudaGetLastError();
+}
+
 // Elements whose 16 bits differ between a and b.
 __global__ void diff_count_kernel(const unsigned short *a, const unsigned short *b, size_t n,
                                   unsigned long long *count)

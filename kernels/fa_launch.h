@@ -223,6 +223,11 @@ int fa_check_slots_launch(const fa_slot *slots, int n, fa_shape shape, int row_s
                           unsigned long long seed, void *scratch, fa_compare_sums *sums,
                           fa_stream stream);
 
+/* Writes every element of slots[i].o, for i < n (at most 65535), as a launch
+ * under slots[i].signs computes it: slots[i].ref with those signs, in the
+ * shape's dtype. */
+int fa_fill_slots_launch(const fa_slot *slots, int n, fa_shape shape, fa_stream stream);
+
 /* *count (device memory) gets the number of fp16 elements whose bits
  * differ between a and b. */
 int fa_diff_count_launch(const void *a, const void *b, size_t n, unsigned long long *count,

@@ -490,10 +490,8 @@ static int gd_timed_buffers(guard *g, void ***ptr, size_t *bytes)
 
 /* The timed buffers *ptr[0..n) (of bytes[i] each) moved into new
  * allocations fresh[0..n), made behind a pad of random size, contents
- * copied (the ring's too: each of its buffers must hold an earlier block's
- * output, never the NaN of a new one, or a kernel that computes only where
- * it finds NaN would pass every block of the round: tests/gpu/adversarial);
- * then the old ones freed: 1. Where the memory does not allow it, nothing
+ * copied (the ring's too: each of its buffers keeps an output of other
+ * inputs, gd_ring); then the old ones freed: 1. Where the memory does not allow it, nothing
  * moves: 0. -1 after a CUDA failure. */
 static int gd_move_to(guard *g, int n, void ***ptr, void **fresh, const size_t *bytes)
 {
@@ -860,7 +858,35 @@ static int gd_pool(guard *g, int want)
     return 0;
 }
 
-/* Grows the output ring to `want` buffers, each new one poisoned. */
+/* A random pattern over the units in use, each unit with probability
+ * 2^-ands, at least one. */
+static void gd_pattern(guard *g, fa_signs *p, int ands)
+{
+    memset(p, 0, sizeof *p);
+    int any = 0;
+    for (int w = 0; w * 64 < g->units; w++) {
+        unsigned long long x = ~0ULL;
+        for (int a = 0; a < ands; a++)
+            x &= gd_rand(g);
+        const int left = g->units - w * 64;
+        if (left < 64)
+            x &= (1ULL << left) - 1;
+        p->w[w] = x;
+        any |= x != 0;
+    }
+    if (!any) {
+        const int u = (int)(gd_rand(g) % (unsigned long long)g->units);
+        p->w[u >> 6] |= 1ULL << (u & 63);
+    }
+}
+
+/* Grows the output ring to `want` buffers (within the slot tables:
+ * gd_slots_room first), each filled as a launch under signs of its own,
+ * drawn at random, computes it. What a buffer holds before a timed launch
+ * writes it is thus always the output of other inputs (wrong for this
+ * launch), never a sentinel such as the gate's NaN poison: a kernel that
+ * computes only where it finds the sentinel leaves wrong values in every
+ * block, a new ring's first included (tests/gpu/adversarial: nan_poison). */
 static int gd_ring(guard *g, int want)
 {
     if (want <= g->n_ring)
@@ -868,8 +894,22 @@ static int gd_ring(guard *g, int want)
     GD_CHECK(g, cudaStreamSynchronize(g->stream), "finishing before the ring grows");
     gd_free((void **)&g->ring);
     g->n_ring = 0;
-    if (gd_poisoned(g, (void **)&g->ring, (size_t)want * g->bytes, "cudaMalloc(output ring)"))
-        return -1;
+    GD_CHECK(g, cudaMalloc((void **)&g->ring, (size_t)want * g->bytes), "cudaMalloc(output ring)");
+    for (int j = 0; j < want; j++) {
+        fa_slot *s = &g->h_slots[j];
+        memset(s, 0, sizeof *s);
+        s->o = g->ring + (size_t)j * g->bytes;
+        s->ref = g->set[j % 2].ref;
+        gd_pattern(g, &s->signs, 1);
+    }
+    GD_CHECK(g,
+             cudaMemcpyAsync(g->d_slots, g->h_slots, (size_t)want * sizeof *g->h_slots,
+                             cudaMemcpyHostToDevice, g->stream),
+             "copying the ring's fill table");
+    GD_CHECK(g, fa_fill_slots_launch(g->d_slots, want, g->shape, g->stream),
+             "launching the fill of the output ring");
+    /* the slot table is the block's next: wait until the fill has read it */
+    GD_CHECK(g, cudaStreamSynchronize(g->stream), "filling the output ring");
     g->n_ring = want;
     return 0;
 }
@@ -884,30 +924,10 @@ int guard_room(guard *g, int *launches)
     *launches = l;
     int nb = g->ring_max / l;
     nb = nb < GUARD_BLOCK_MAX ? nb : GUARD_BLOCK_MAX;
-    if (gd_pool(g, l < GUARD_CYCLE ? GUARD_CYCLE : l) || gd_ring(g, nb * l) ||
-        gd_slots_room(g, nb * l))
+    if (gd_pool(g, l < GUARD_CYCLE ? GUARD_CYCLE : l) || gd_slots_room(g, nb * l) ||
+        gd_ring(g, nb * l))
         return -1;
     return nb;
-}
-
-/* A random pattern over the units in use, each unit with probability 1/16,
- * at least one. */
-static void gd_flip_pattern(guard *g, fa_signs *p)
-{
-    memset(p, 0, sizeof *p);
-    int any = 0;
-    for (int w = 0; w * 64 < g->units; w++) {
-        unsigned long long x = gd_rand(g) & gd_rand(g) & gd_rand(g) & gd_rand(g);
-        const int left = g->units - w * 64;
-        if (left < 64)
-            x &= (1ULL << left) - 1;
-        p->w[w] = x;
-        any |= x != 0;
-    }
-    if (!any) {
-        const int u = (int)(gd_rand(g) % (unsigned long long)g->units);
-        p->w[u >> 6] |= 1ULL << (u & 63);
-    }
 }
 
 /* The pool entry launch l of sample i reads: its own with several
@@ -934,7 +954,7 @@ int guard_block(guard *g, int samples, int launches)
         for (int l = 0; l < launches; l++) {
             const int j = i * launches + l, e = gd_entry(i, launches, l);
             fa_slot *s = &g->h_slots[j];
-            gd_flip_pattern(g, &s->flip);
+            gd_pattern(g, &s->flip, 4); /* a unit in 16 */
             for (int w = 0; w < FA_SIGN_WORDS; w++)
                 g->signs[e].w[w] ^= s->flip.w[w];
             s->signs = g->signs[e];

@@ -18,8 +18,10 @@
  *    a batch sample reads its own V (a pool of copies, flipped apart).
  *  - Outputs: every timed launch of a block writes its own buffer of a
  *    ring, whose content is the output of an earlier block (other signs:
- *    wrong for this launch; a new buffer holds NaN). A launch that skips
- *    any part of its work leaves wrong values there.
+ *    wrong for this launch; a new ring's buffers are filled as outputs of
+ *    random signs, never NaN). A launch that skips any part of its work,
+ *    or computes only where it finds the gate's NaN, leaves wrong values
+ *    there.
  *  - After the block (outside its events), every launch's buffer is
  *    compared with its expected output on a random eighth of its rows, the
  *    rows drawn after the launch ran.

@@ -385,6 +385,73 @@ static void check_slots_sums(uint64_t *seed, check_state *st)
     }
 }
 
+/* The fill of a new output ring (fa_fill_slots_launch: each slot's output as a launch under its
+ * signs computes it) against this file's model, bit for bit: the reference with the slot's
+ * signs, rounded to the dtype. GQA and MQA, head dims 8 to 256, both dtypes, more slots than
+ * the rings of a block usually hold. */
+static void check_fill(uint64_t *seed, check_state *st)
+{
+    static const int SH[][4] = {
+        {3, 37, 8, 3}, {4, 100, 64, 2}, {2, 317, 128, 1}, {40, 64, 256, 40}, {300, 9, 64, 150}};
+    enum { SLOTS = 5 };
+    for (size_t k = 0; k < sizeof SH / sizeof SH[0]; k++)
+        for (int dt = 0; dt < FA_DTYPE_COUNT; dt++) {
+            const fa_shape sh = {SH[k][0], SH[k][1], SH[k][2], SH[k][3], dt};
+            const size_t n = (size_t)sh.slices * sh.seq_len * sh.head_dim;
+            const int group = sh.slices / sh.kv_slices;
+            float *ref = malloc(n * sizeof *ref);
+            uint16_t *got = malloc(n * sizeof *got);
+            if (!ref || !got) {
+                fprintf(stderr, "fa_check: out of host memory\n");
+                exit(1);
+            }
+            for (size_t i = 0; i < n; i++)
+                ref[i] = (float)((double)(rng_next(seed) >> 11) / 4503599627370496.0 - 1.0);
+            float *d_ref;
+            CHECK_CUDA(cudaMalloc((void **)&d_ref, n * sizeof *ref));
+            CHECK_CUDA(cudaMemcpy(d_ref, ref, n * sizeof *ref, cudaMemcpyHostToDevice));
+            fa_slot slots[SLOTS];
+            memset(slots, 0, sizeof slots);
+            for (int j = 0; j < SLOTS; j++) {
+                for (int w = 0; w < FA_SIGN_WORDS; w++)
+                    slots[j].signs.w[w] = rng_next(seed);
+                CHECK_CUDA(cudaMalloc(&slots[j].o, n * sizeof *got));
+                CHECK_CUDA(cudaMemset(slots[j].o, 0xff, n * sizeof *got));
+                slots[j].ref = d_ref;
+            }
+            fa_slot *d_slots;
+            CHECK_CUDA(cudaMalloc((void **)&d_slots, sizeof slots));
+            CHECK_CUDA(cudaMemcpy(d_slots, slots, sizeof slots, cudaMemcpyHostToDevice));
+            CHECK_CUDA((cudaError_t)fa_fill_slots_launch(d_slots, SLOTS, sh, NULL));
+            CHECK_CUDA(cudaDeviceSynchronize());
+            long bad = 0, flipped = 0;
+            for (int j = 0; j < SLOTS; j++) {
+                CHECK_CUDA(cudaMemcpy(got, slots[j].o, n * sizeof *got, cudaMemcpyDeviceToHost));
+                for (size_t i = 0; i < n; i++) {
+                    const int c = (int)(i % (size_t)sh.head_dim);
+                    const int slice = (int)(i / ((size_t)sh.head_dim * sh.seq_len)) / group;
+                    const int f = model_sign(&slots[j].signs, slice, c, sh.head_dim);
+                    flipped += f;
+                    bad += got[i] != ref_float_to_elem(f ? -ref[i] : ref[i], dt);
+                }
+                CHECK_CUDA(cudaFree(slots[j].o));
+            }
+            CHECK_CUDA(cudaFree(d_slots));
+            CHECK_CUDA(cudaFree(d_ref));
+            if (bad || !flipped || flipped == (long)(SLOTS * n)) {
+                printf("FAIL fill of output slots [%d, %d, %d, kv %d] %s x %d slots: %ld of %zu "
+                       "elements wrong, %ld flipped\n",
+                       sh.slices, sh.seq_len, sh.head_dim, sh.kv_slices, fa_dtype_name(dt), SLOTS,
+                       bad, SLOTS * n, flipped);
+                st->failed++;
+            } else {
+                st->passed++;
+            }
+            free(ref);
+            free(got);
+        }
+}
+
 /* The engine's gate compares on the GPU (fa_compare_launch); it must agree
  * with the host loop (stats_output_errors) on every output checked here.
  * Returns 0, or 1 after printing the disagreement. */
@@ -613,6 +680,7 @@ int main(int argc, char **argv)
         }
     check_flips(&seed, &st);
     check_slots_sums(&seed, &st);
+    check_fill(&seed, &st);
     for (int dt = 0; dt < FA_DTYPE_COUNT; dt++)
         printf("%s itself (the rounded reference): worst rel_l2 %.3g, max_abs %.3g\n",
                fa_dtype_name(dt), st.dtype_rel[dt], st.dtype_abs[dt]);
