@@ -153,6 +153,15 @@ static int engine_fold(store *st, record *r, int fold)
     return STORE_OK;
 }
 
+/* Says a failed write of the records r[0..n) (one record, or a task's). -1. */
+static int engine_put_failed(engine *e, store *st, const record *r, int n, int rc)
+{
+    engine_fail(e, "writing %s %s %s%s to the store failed: %s (%s)", r->problem, r->config,
+                r->mode, n > 1 ? " and the task's other records" : "", store_strerror(rc),
+                store_last_error(st));
+    return -1;
+}
+
 int engine_put(engine *e, store *st, record *r, engine_keep keep, int fold)
 {
     engine_provenance(e, r);
@@ -160,24 +169,41 @@ int engine_put(engine *e, store *st, record *r, engine_keep keep, int fold)
     if (rc == STORE_OK)
         rc = keep == ENGINE_PUT || r->status == RECORD_ST_OK ? store_put(st, r)
                                                              : store_put_if_better(st, r, NULL);
-    if (rc != STORE_OK) {
-        engine_fail(e, "writing %s %s %s to the store failed: %s (%s)", r->problem, r->config,
-                    r->mode, store_strerror(rc), store_last_error(st));
-        return -1;
-    }
-    return 0;
+    return rc == STORE_OK ? 0 : engine_put_failed(e, st, r, 1, rc);
 }
 
-/* A finished task's records stored one by one, the hooks told. 0 or -1. */
+/* A task's n records into st by `keep`, each folded as engine_put does. With ENGINE_PUT, all
+ * in one transaction (one sync, not one per record: on several GPUs the engine's thread is
+ * what every worker waits on for its next task; sweep/NOTES-engine.md, eighteenth session);
+ * else one by one. 0, or -1 (e->err said). */
+static int engine_put_task(engine *e, store *st, record *recs, int n, engine_keep keep, int fold)
+{
+    if (keep != ENGINE_PUT) {
+        for (int i = 0; i < n; i++)
+            if (engine_put(e, st, &recs[i], keep, fold))
+                return -1;
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        engine_provenance(e, &recs[i]);
+        const int rc = engine_fold(st, &recs[i], fold);
+        if (rc != STORE_OK)
+            return engine_put_failed(e, st, &recs[i], 1, rc);
+    }
+    const int rc = store_put_many(st, recs, (size_t)n);
+    return rc == STORE_OK ? 0 : engine_put_failed(e, st, recs, n, rc);
+}
+
+/* A finished task's records stored (engine_put_task), the hooks told. 0 or -1. */
 static int engine_store_task(engine *e, store *st, const engine_job *job, worker_job *j,
                              engine_keep keep, const engine_sink *sink)
 {
     const int n = j->t.n_configs * j->t.n_modes;
     if (sink->measured)
         sink->measured(sink->ctx, job, j->recs, n);
+    if (engine_put_task(e, st, j->recs, n, keep, job->t.round > 0))
+        return -1;
     for (int i = 0; i < n; i++) {
-        if (engine_put(e, st, &j->recs[i], keep, job->t.round > 0))
-            return -1;
         if (j->recs[i].status != RECORD_ST_OK)
             ((engine_job *)job)->failed = 1;
         if (sink->stored)

@@ -38,6 +38,9 @@
 #  13. the several-GPU dispatcher with two workers sharing ONE GPU
 #      (FASWEEP_TEST_SHARE_GPU=1 --devices 0,0): injected fault and hang,
 #      kill -9 and resume, no process left; it is not a test of two GPUs
+#  14. several GPUs (--devices all; SKIP with fewer than 2): injected fault and
+#      hang, records from at least 2 GPUs, kill -9 of the group mid-sweep and
+#      the resume on every GPU, no process left, every key once
 # Prints PASS/FAIL per test and "N passed, N failed"; exits 1 on failure.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -429,6 +432,41 @@ print([p["config"] for p in json.load(sys.stdin)["points"] if p["accepted"]][0])
     bg_pid=""
 }
 
+# kill_resume_devices NAME DEVICES: a slow space swept with --devices DEVICES (the caller's
+# environment too), its whole process group killed with -9 once 2 records are stored; no
+# process of it may be left; the resume with the same devices then skips at least what was
+# stored and leaves every key once ($why says what failed).
+kill_resume_devices() { # name devices
+    local slow=$tmp/$1-slow.json st2=$tmp/$1-kill.lmdb n k workers
+    slow_space "$slow"
+    n=$(n_tasks "$slow")
+    setsid "$FASWEEP" grid --space "$slow" --store "$st2" --devices "$2" \
+        >"$tmp/$1-kill1.out" 2>&1 &
+    bg_pid=$!
+    wait_records "$st2" 2 120 || { why="no records appeared"; return 1; }
+    workers=$(ps -o pid= -s "$bg_pid" | wc -l)
+    kill -9 -- "-$bg_pid"
+    wait "$bg_pid" 2>/dev/null
+    local end=$((SECONDS + 10))
+    while [ "$SECONDS" -lt "$end" ] && [ -n "$(ps -o pid= -s "$bg_pid")" ]; do
+        sleep 0.2
+    done
+    [ -z "$(ps -o pid= -s "$bg_pid")" ] || { why="processes left after kill -9"; return 1; }
+    bg_pid=""
+    k=$(n_records "$st2")
+    echo "killed with $k of $n records stored ($workers processes in the group before the kill)"
+    [ "$k" -lt "$n" ] || { why="the sweep ended before the kill; nothing to resume"; return 1; }
+    "$FASWEEP" grid --space "$slow" --store "$st2" --devices "$2" \
+        >"$tmp/$1-kill2.out" 2>"$tmp/$1-kill2.err" ||
+        { why="resume failed: $(tail -3 "$tmp/$1-kill2.err")"; return 1; }
+    cat "$tmp/$1-kill2.out"
+    local skipped v
+    skipped=$(summary_count "$tmp/$1-kill2.out" skipped)
+    [ "${skipped:-0}" -ge "$k" ] || { why="resume skipped '$skipped', expected >= $k"; return 1; }
+    v=$(verify "$st2" "$slow") || { why="store after resume: $v"; return 1; }
+    echo "$v"
+}
+
 # Several GPUs (--devices all): every key once, and crash isolation per
 # worker (one config faults, one hangs; the sweep completes on the others).
 t_multi_gpu() {
@@ -448,6 +486,8 @@ import json, sys
 uu = {json.loads(l)["env"]["gpu_uuid"] for l in sys.stdin}
 print(f"records came from {len(uu)} GPUs")
 sys.exit(0 if len(uu) >= 2 else 1)' || { why="all records came from one GPU"; return 1; }
+    # kill -9 of the whole group mid-sweep on every GPU, then resume on every GPU
+    kill_resume_devices multi all
 }
 
 # The records of the full sweep: batch samples are several launches, every
@@ -472,34 +512,7 @@ t_multi_shared() {
                    t.get("round_us"), t.get("ci_lo_us"), t.get("ci_hi_us")))' ||
         { why="records of the pipelined rounds"; return 1; }
     # kill -9 of the whole group mid-sweep, then resume with two workers again
-    local slow=$tmp/shared-slow.json st2=$tmp/shared-kill.lmdb n k
-    slow_space "$slow"
-    n=$(n_tasks "$slow")
-    FASWEEP_TEST_SHARE_GPU=1 setsid "$FASWEEP" grid --space "$slow" --store "$st2" \
-        --devices 0,0 >"$tmp/shared-kill1.out" 2>&1 &
-    bg_pid=$!
-    wait_records "$st2" 2 120 || { why="no records appeared"; return 1; }
-    local workers
-    workers=$(ps -o pid= -s "$bg_pid" | wc -l)
-    kill -9 -- "-$bg_pid"
-    wait "$bg_pid" 2>/dev/null
-    local end=$((SECONDS + 10))
-    while [ "$SECONDS" -lt "$end" ] && [ -n "$(ps -o pid= -s "$bg_pid")" ]; do
-        sleep 0.2
-    done
-    [ -z "$(ps -o pid= -s "$bg_pid")" ] || { why="processes left after kill -9"; return 1; }
-    bg_pid=""
-    k=$(n_records "$st2")
-    echo "killed with $k of $n records stored ($workers processes in the group before the kill)"
-    [ "$k" -lt "$n" ] || { why="the sweep ended before the kill; nothing to resume"; return 1; }
-    FASWEEP_TEST_SHARE_GPU=1 "$FASWEEP" grid --space "$slow" --store "$st2" --devices 0,0 \
-        >"$tmp/shared-kill2.out" 2>"$tmp/shared-kill2.err" || { why="resume failed"; return 1; }
-    cat "$tmp/shared-kill2.out"
-    local skipped
-    skipped=$(summary_count "$tmp/shared-kill2.out" skipped)
-    [ "${skipped:-0}" -ge "$k" ] || { why="resume skipped '$skipped', expected >= $k"; return 1; }
-    v=$(verify "$st2" "$slow") || { why="store after resume: $v"; return 1; }
-    echo "$v"
+    FASWEEP_TEST_SHARE_GPU=1 kill_resume_devices shared 0,0
 }
 
 # --between-rounds: the command runs after each round but the last (one worker; and two
