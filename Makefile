@@ -243,7 +243,7 @@ unit: $(UNIT_BIN)
 	  CMOCKA_MESSAGE_OUTPUT=stdout FASWEEP_TEST_TMP=$(abspath $(BUILD))/tmp $$t; done
 
 cli: $(BUILD)/fasweep
-	FASWEEP=$(abspath $(BUILD)/fasweep) FASWEEP_ASAN=$(SAN) bats tests/cli
+	FASWEEP=$(abspath $(BUILD)/fasweep) FASWEEP_ASAN=$(SAN) bash tests/cli/run.sh
 
 # Every CPU test against a small build (the CI space), then the same under
 # AddressSanitizer + UBSan, then a short fuzz run of the space parser.

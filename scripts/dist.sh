@@ -4,8 +4,9 @@
 # are not in them), lib/ with the one kernel library KLIB they all load and
 # the shared libraries a bare node may lack (the CUDA runtime, LMDB, cJSON),
 # and spaces/, scripts/, kernels/ (the template, for `fasweep eval
-# --kernel`), tests/gpu/ and the README. The binaries find lib/ through
-# their RPATH ($ORIGIN/../lib), so the folder can live anywhere:
+# --kernel`), tests/gpu/ with tests/queue.sh (its runner sources it) and
+# the README. The binaries find lib/ through their RPATH ($ORIGIN/../lib),
+# so the folder can live anywhere:
 #   tar czf fasweep.tgz -C dist fasweep; ...; fasweep/bin/fasweep grid --space ...
 set -euo pipefail
 build=${1:?usage: dist.sh BUILD OUT KLIB}
@@ -23,6 +24,6 @@ for l in libcudart liblmdb libcjson; do
 done
 cp -r spaces scripts kernels README.md "$out/"
 [ -d docs ] && cp -r docs "$out/"
-cp -r tests/gpu "$out/tests/"
+cp -r tests/gpu tests/queue.sh "$out/tests/"
 echo "dist: $out ($(du -sh "$out" | cut -f1); bin $(du -sh "$out/bin" | cut -f1)," \
     "lib $(du -sh "$out/lib" | cut -f1)): $(ls "$out/bin" "$out/lib" | tr '\n' ' ')"

@@ -1735,5 +1735,56 @@ class Fuzz(unittest.TestCase):
         self.assertGreaterEqual(res["processes"], 40)
 
 
+# The slowest tests (over 10 s each on CI's two cores), taken first by the queues of run.sh so
+# that no queue is left with a long one at the end; the others follow in the order of their ids.
+SLOW_FIRST = ("test_fuzzed_seeds_files_and_journals", "test_interrupted_run_resumes_repeating_nothing",
+              "test_defaults_run_45_trials_and_summarise",
+              "test_same_seed_same_candidates_other_seed_others")
+
+
+def queued_tests(folder):
+    """The module's tests, each taken by the first of the processes sharing `folder` that asks
+    for it (a counter under a lock): run.sh starts several side by side (each test spends most
+    of its time waiting for the processes it starts), and together they run every test once."""
+    import fcntl
+    tests, todo = [], [unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])]
+    while todo:
+        for t in todo.pop():
+            (todo if isinstance(t, unittest.TestSuite) else tests).append(t)
+    tests.sort(key=lambda t: (t.id().rsplit(".", 1)[-1] not in SLOW_FIRST, t.id()))
+    with open(os.path.join(folder, "next"), "a+") as f:
+        while True:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            f.seek(0)
+            i = int(f.read() or "0")
+            f.seek(0)
+            f.truncate()
+            f.write(str(i + 1))
+            f.flush()
+            fcntl.flock(f, fcntl.LOCK_UN)
+            if i >= len(tests):
+                return
+            yield tests[i]
+
+
+class QueuedSuite(unittest.TestSuite):
+    """A suite whose tests come from queued_tests as it runs (TestSuite.run iterates it, so
+    class fixtures are set up and torn down as for any suite)."""
+
+    _cleanup = False  # no list of tests to drop them from
+
+    def __init__(self, folder):
+        super().__init__()
+        self.folder = folder
+
+    def __iter__(self):
+        return queued_tests(self.folder)
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--queue":
+        if not os.path.isdir(sys.argv[2]):
+            sys.exit("test_evolve.py: --queue FOLDER: %r is not a folder" % sys.argv[2])
+        ok = unittest.TextTestRunner(verbosity=2).run(QueuedSuite(sys.argv[2]))
+        sys.exit(0 if ok.wasSuccessful() else 1)
     unittest.main(verbosity=2)

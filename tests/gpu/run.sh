@@ -43,6 +43,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
     exit 1
 fi
 . "$here/../../scripts/cuda_visible.sh" # cuda_visible: the GPUs CUDA will see
+. "$here/../queue.sh"                     # queue_run: items side by side
 want check && part "kernels vs reference (every instance)" "$FA_CHECK"
 if want sanitizers && command -v compute-sanitizer >/dev/null; then
     # a small plain point, a swizzled multi-stage one, a head_dim-128 one, a wgmma one and
@@ -75,52 +76,23 @@ print(" ".join(sorted({i["name"] for i in pick})))')
     [ ${#devs[@]} -gt 0 ] || devs=(0)
     logs=$(mktemp -d)
     trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$logs"' EXIT
-    # one queue per GPU, each taking the next run not yet taken (a counter under a lock),
-    # each run said as soon as it ends (under a lock: whole, never interleaved), so a run
-    # cut short still shows the ones done
-    echo 0 >"$logs/next"
-    next_run() { # the next run's index, or nothing when every run is taken
-        {
-            flock 9
-            local i
-            i=$(cat "$logs/next")
-            if [ "$i" -lt ${#runs[@]} ]; then
-                echo $((i + 1)) >"$logs/next"
-                echo "$i"
-            fi
-        } 9>>"$logs/lock.next"
-    }
-    for q in "${!devs[@]}"; do
-        (
-            while i=$(next_run) && [ -n "$i" ]; do
-                read -r tool inst <<<"${runs[$i]}"
-                x=() # racecheck leaves the reference out, but for run 0 when ref_race is 1
-                if [ "$tool" = racecheck ] && ! { [ $ref_race = 1 ] && [ "$i" -eq 0 ]; }; then
-                    x=(--kernel-name-exclude kns=reference_kernel)
-                fi
-                t0=$SECONDS
-                CUDA_VISIBLE_DEVICES=${devs[$q]} timeout 300 compute-sanitizer --tool "$tool" \
-                    ${x[@]+"${x[@]}"} --error-exitcode 9 "$FA_CHECK" --quick --filter "$inst" \
-                    >"$logs/$i" 2>&1
-                rc=$?
-                echo $rc >"$logs/$i.rc"
-                {
-                    flock 8
-                    echo "== ${runs[$i]} (GPU ${devs[$q]}, $((SECONDS - t0)) s)"
-                    cat "$logs/$i"
-                    if [ $rc -eq 0 ]; then echo "PASS ${runs[$i]}"; else echo "FAIL ${runs[$i]} (exit $rc)"; fi
-                } 8>>"$logs/lock"
-            done
-        ) &
-    done
-    wait
-    for i in "${!runs[@]}"; do
-        if [ "$(cat "$logs/$i.rc" 2>/dev/null)" = 0 ]; then
-            pass=$((pass + 1))
-        else
-            fail=$((fail + 1))
+    # one queue per GPU, each taking the next run not yet taken, each run said as soon as it
+    # ends, so a run cut short still shows the ones done (tests/queue.sh)
+    sanitize() { # queue "tool instance"
+        local tool inst x=() # racecheck leaves the reference out, but the first when ref_race is 1
+        read -r tool inst <<<"$2"
+        if [ "$tool" = racecheck ] && ! { [ $ref_race = 1 ] && [ "$2" = "${runs[0]}" ]; }; then
+            x=(--kernel-name-exclude kns=reference_kernel)
         fi
+        CUDA_VISIBLE_DEVICES=${devs[$1]} timeout 300 compute-sanitizer --tool "$tool" \
+            ${x[@]+"${x[@]}"} --error-exitcode 9 "$FA_CHECK" --quick --filter "$inst"
+    }
+    queue_names=()
+    for q in "${!devs[@]}"; do
+        queue_names+=("GPU ${devs[$q]}")
     done
+    queue_run ${#devs[@]} "$logs" sanitize "${runs[@]}"
+    pass=$((pass + queue_pass)) fail=$((fail + queue_fail))
     [ $ref_race = 1 ] || echo "SKIP racecheck of the fp32 reference kernel (left out of the instances' racechecks: over 250 s a run; TEST_GPU_REF_RACECHECK=1 checks it in the first one)"
 elif want sanitizers; then
     echo "test-gpu: compute-sanitizer not found: memcheck/racecheck skipped"
