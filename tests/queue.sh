@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # queue.sh - runs items side by side, each queue taking the next item left (sourced by
-# tests/cli/run.sh and tests/gpu/run.sh; bash).
+# tests/cli/run.sh, tests/evolve/run.sh and tests/gpu/run.sh; bash).
 #
 #   queue_run QUEUES LOGDIR FN ITEM...
 #
@@ -13,29 +13,35 @@
 # queue_fail (the counts); an item whose status was never written (its queue was killed)
 # counts as failed. LOGDIR must be an empty folder the caller removes.
 queue_run() {
-    local queues=$1 logs=$2 fn=$3
+    # (locals named queue_*: FN sees them, bash's scope being dynamic, and must not find its
+    # caller's variables shadowed)
+    local queue_n=$1 queue_logs=$2 queue_fn=$3
     shift 3
-    local items=("$@") q i
-    echo 0 >"$logs/next"
-    for ((q = 0; q < queues; q++)); do
+    local queue_items=("$@") queue_q queue_i
+    echo 0 >"$queue_logs/next"
+    for ((queue_q = 0; queue_q < queue_n; queue_q++)); do
         (
-            while i=$(queue_next "$logs" ${#items[@]}) && [ -n "$i" ]; do
-                local t0=$SECONDS rc=0
-                "$fn" "$q" "${items[$i]}" >"$logs/$i" 2>&1 || rc=$?
-                echo $rc >"$logs/$i.rc"
+            while queue_i=$(queue_next "$queue_logs" ${#queue_items[@]}) && [ -n "$queue_i" ]; do
+                local queue_t0=$SECONDS queue_rc=0 queue_item=${queue_items[$queue_i]}
+                "$queue_fn" "$queue_q" "$queue_item" >"$queue_logs/$queue_i" 2>&1 || queue_rc=$?
+                echo $queue_rc >"$queue_logs/$queue_i.rc"
                 {
                     flock 8
-                    echo "== ${items[$i]} (${queue_names[$q]:-queue $q}, $((SECONDS - t0)) s)"
-                    cat "$logs/$i"
-                    if [ $rc -eq 0 ]; then echo "PASS ${items[$i]}"; else echo "FAIL ${items[$i]} (exit $rc)"; fi
-                } 8>>"$logs/lock"
+                    echo "== $queue_item (${queue_names[$queue_q]:-queue $queue_q}, $((SECONDS - queue_t0)) s)"
+                    cat "$queue_logs/$queue_i"
+                    if [ $queue_rc -eq 0 ]; then
+                        echo "PASS $queue_item"
+                    else
+                        echo "FAIL $queue_item (exit $queue_rc)"
+                    fi
+                } 8>>"$queue_logs/lock"
             done
         ) &
     done
     wait
     queue_pass=0 queue_fail=0
-    for i in "${!items[@]}"; do
-        if [ "$(cat "$logs/$i.rc" 2>/dev/null)" = 0 ]; then
+    for queue_i in "${!queue_items[@]}"; do
+        if [ "$(cat "$queue_logs/$queue_i.rc" 2>/dev/null)" = 0 ]; then
             queue_pass=$((queue_pass + 1))
         else
             queue_fail=$((queue_fail + 1))

@@ -104,3 +104,14 @@ assert sum("fails" in o and "FAIL" in o for o in outs) == 1, outs
 assert all("Ran " in o for o in outs), outs
 PY
 }
+
+@test "evolve runner: a bad EVOLVE_JOBS is one line and exit 2, before any test runs" {
+    python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' || skip "needs Python 3.11 (evolve/run.sh says SKIP)"
+    for j in 0 x 100; do
+        EVOLVE_JOBS=$j run --separate-stderr bash "$REPO/tests/evolve/run.sh"
+        expect_status 2
+        expect_in "$stderr" "EVOLVE_JOBS=$j is not a count"
+        [ "$(printf '%s\n' "$stderr" | wc -l)" -eq 1 ] || flunk "not one line: $stderr"
+        [ -z "$output" ] || flunk "ran something: $output"
+    done
+}

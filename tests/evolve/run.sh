@@ -13,24 +13,21 @@ if ! "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; th
     exit 77
 fi
 # The tests spend most of their time waiting for the processes they start: EVOLVE_JOBS (2)
-# processes side by side, each taking the next test left (test_evolve.py --queue FOLDER: every
-# test once, the slowest first), each one's output whole after it ends; the status is a failure
-# when any of them failed.
+# processes side by side (tests/queue.sh, one item each), each taking the next test left from
+# one queue of tests (test_evolve.py --queue FOLDER: every test once, the slowest first), each
+# one's output whole after it ends; the status is a failure when any of them failed.
+. tests/queue.sh
 jobs=${EVOLVE_JOBS:-2}
 [[ $jobs =~ ^[1-9][0-9]?$ ]] || { echo "evolve: EVOLVE_JOBS=$jobs is not a count from 1 to 99" >&2; exit 2; }
 logs=$(mktemp -d)
-pids=()
-trap 'kill "${pids[@]}" 2>/dev/null; rm -rf "$logs"' EXIT
-mkdir "$logs/queue"
-for ((i = 0; i < jobs; i++)); do
-    "$py" tests/evolve/test_evolve.py --queue "$logs/queue" >"$logs/$i" 2>&1 &
-    pids+=($!)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$logs"' EXIT
+mkdir "$logs/queue" "$logs/runs"
+evolve_process() { # queue item
+    "$py" tests/evolve/test_evolve.py --queue "$logs/queue"
+}
+procs=()
+for ((i = 1; i <= jobs; i++)); do
+    procs+=("evolve: process $i of $jobs")
 done
-rc=0
-for ((i = 0; i < jobs; i++)); do
-    wait "${pids[$i]}" || rc=1
-    echo "== evolve: process $((i + 1)) of $jobs"
-    cat "$logs/$i"
-done
-pids=()
-exit $rc
+queue_run "$jobs" "$logs/runs" evolve_process "${procs[@]}"
+[ "$queue_fail" -eq 0 ]
