@@ -70,18 +70,40 @@ void intervals_combine(const record *held, const record *fresh, record *out)
 
 /* ---- the interval pass ----------------------------------------------------------------------- */
 
-/* One mode's pool: pass 1 gathers it, pass 2 sets each record's interval from it. */
+/* One mode's pool: pass 1 gathers it, pass 2 sets each record's interval from it. The
+ * relative interval is a function of the pool and a record's count of rounds alone, so pass 2
+ * computes it once per count (lo[n], hi[n]; known[n]: 0 not yet, 1 done, -1 none) instead of
+ * once per record: the bootstrap was most of an update's time, tens of ms per problem on the
+ * engine's thread while the workers waited for their next task (sweep/NOTES-engine.md,
+ * nineteenth session). */
 typedef struct intervals_pool {
     double *us;
     int n, cap, groups;
+    signed char known[RECORD_MAX_ROUNDS + 1];
+    double lo[RECORD_MAX_ROUNDS + 1], hi[RECORD_MAX_ROUNDS + 1];
 } intervals_pool;
+
+/* The pool's relative interval for a record of n rounds (rounds_interval, once per n); 0, or -1
+ * when the pool cannot say anything. */
+static int intervals_of(intervals_pool *p, int n, double floor, double *lo, double *hi)
+{
+    if (n < 1 || n > RECORD_MAX_ROUNDS)
+        return rounds_interval(n, p->us, p->n, p->groups, floor, lo, hi);
+    if (!p->known[n])
+        p->known[n] =
+            rounds_interval(n, p->us, p->n, p->groups, floor, &p->lo[n], &p->hi[n]) == 0 ? 1 : -1;
+    *lo = p->lo[n];
+    *hi = p->hi[n];
+    return p->known[n] > 0 ? 0 : -1;
+}
 
 typedef struct intervals_scan {
     const char *const *modes;
     int n_modes;
     double since, floor;
     intervals_pool pool[MODE_COUNT];
-    /* pass 2: the records whose interval changes, written in one transaction after it */
+    /* the records this run measured (timestamp >= since), kept from the scan; those whose
+     * interval changes are written in one transaction after it */
     record *out;
     size_t n_out, cap_out;
     int rc;
@@ -98,13 +120,8 @@ static int intervals_group_of(const record *r, const intervals_scan *x)
     return -1;
 }
 
-static int intervals_pool_visit(const record *r, void *ctx)
+static int intervals_pool_add(intervals_scan *x, intervals_pool *p, const record *r)
 {
-    intervals_scan *x = ctx;
-    const int m = intervals_group_of(r, x);
-    if (m < 0 || r->time.round.n < 2)
-        return 0;
-    intervals_pool *p = &x->pool[m];
     if (p->n + r->time.round.n > p->cap) {
         const int cap = 2 * p->cap + RECORD_MAX_ROUNDS;
         double *us = realloc(p->us, sizeof *us * (size_t)cap);
@@ -120,22 +137,8 @@ static int intervals_pool_visit(const record *r, void *ctx)
     return 0;
 }
 
-static int intervals_set_visit(const record *r, void *ctx)
+static int intervals_keep(intervals_scan *x, const record *r)
 {
-    intervals_scan *x = ctx;
-    const int m = intervals_group_of(r, x);
-    if (m < 0 || r->timestamp < x->since || r->time.round.n < 1)
-        return 0;
-    const intervals_pool *p = &x->pool[m];
-    double lo, hi;
-    record nr = *r;
-    if (rounds_interval(r->time.round.n, p->us, p->n, p->groups, x->floor, &lo, &hi) == 0) {
-        rounds_interval_us(r->time.median_us, lo, hi, &nr.time.ci_lo_us, &nr.time.ci_hi_us);
-    } else {
-        nr.time.ci_lo_us = nr.time.ci_hi_us = NAN;
-    }
-    if (memcmp(&nr.time, &r->time, sizeof nr.time) == 0)
-        return 0;
     if (x->n_out == x->cap_out) {
         const size_t cap = 2 * x->cap_out + 64;
         record *o = realloc(x->out, sizeof *o * cap);
@@ -146,8 +149,41 @@ static int intervals_set_visit(const record *r, void *ctx)
         x->out = o;
         x->cap_out = cap;
     }
-    x->out[x->n_out++] = nr;
+    x->out[x->n_out++] = *r;
     return 0;
+}
+
+/* The one scan: every record of two or more rounds into its mode's pool, and a copy of every
+ * record this run measured (the pools are whole only once the scan is over). */
+static int intervals_visit(const record *r, void *ctx)
+{
+    intervals_scan *x = ctx;
+    const int m = intervals_group_of(r, x);
+    if (m < 0)
+        return 0;
+    if (r->time.round.n >= 2 && intervals_pool_add(x, &x->pool[m], r))
+        return 1;
+    return r->timestamp >= x->since && r->time.round.n >= 1 ? intervals_keep(x, r) : 0;
+}
+
+/* Each kept record's interval from its mode's pool; x->out keeps those it changes. */
+static void intervals_set(intervals_scan *x)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < x->n_out; i++) {
+        record *r = &x->out[i];
+        record_timing was; /* memcpy: its padding too, for the memcmp below */
+        memcpy(&was, &r->time, sizeof was);
+        double lo, hi;
+        if (intervals_of(&x->pool[intervals_group_of(r, x)], r->time.round.n, x->floor, &lo, &hi) ==
+            0)
+            rounds_interval_us(r->time.median_us, lo, hi, &r->time.ci_lo_us, &r->time.ci_hi_us);
+        else
+            r->time.ci_lo_us = r->time.ci_hi_us = NAN;
+        if (memcmp(&was, &r->time, sizeof was) != 0)
+            x->out[w++] = *r;
+    }
+    x->n_out = w;
 }
 
 /* Whether the store's record (held) is still the one r was computed from: the same rounds
@@ -172,11 +208,12 @@ int intervals_update(store *st, const char *device, const char *problem, const c
     char prefix[RECORD_KEY_LEN];
     snprintf(prefix, sizeof prefix, "%s|%s|", device, problem);
     intervals_scan x = {.modes = modes, .n_modes = n_modes, .since = since, .floor = floor};
-    /* Every mode of the problem from the same two scans: the key's prefix is the problem's,
-     * so a scan per mode decoded every mode's records again (sweep/NOTES-engine.md). */
-    int rc = store_scan(st, prefix, intervals_pool_visit, &x);
+    /* Every mode of the problem from one scan: the key's prefix is the problem's, so a scan
+     * per mode decoded every mode's records again, and a second scan to set the intervals
+     * decoded them twice (sweep/NOTES-engine.md). */
+    int rc = store_scan(st, prefix, intervals_visit, &x);
     if (rc == STORE_OK && x.rc == STORE_OK)
-        rc = store_scan(st, prefix, intervals_set_visit, &x);
+        intervals_set(&x);
     /* One transaction (one sync) for the problem, not one per record: a round's update of a
      * (problem, mode) of a hundred configs was a hundred syncs, tens of ms on the engine's
      * thread while the workers waited for their next task (sweep/NOTES-engine.md). A record

@@ -18,6 +18,7 @@
 
 #include "store/mode.h"
 #include "store/record.h"
+#include "store/rounds.h"
 #include "store/store.h"
 #include "sweep/intervals.h"
 #include "tests/unit/teststore.h"
@@ -292,6 +293,77 @@ static void test_update_modes(void **state)
     store_close(s);
 }
 
+typedef struct counts_pool {
+    double pool[30 * RECORD_MAX_ROUNDS];
+    int np, groups;
+} counts_pool;
+
+static int counts_pool_visit(const record *r, void *ctx)
+{
+    counts_pool *cp = ctx;
+    if (r->time.round.n >= 2) {
+        rounds_pool_add(r->time.round.us, r->time.round.n, cp->pool, &cp->np);
+        cp->groups++;
+    }
+    return 0;
+}
+
+/* Records of one group with 1, 2, 4 and 3 rounds: each gets the interval of its own count of
+ * rounds from the group's pool (the update computes it once per count, not once per record;
+ * here straight from rounds.h, record by record). */
+static void test_update_counts(void **state)
+{
+    const char *dir = *state;
+    store *s;
+    char err[512];
+    assert_int_equal(store_open(dir, 0, &s, err, sizeof err), STORE_OK);
+    put_group(s, "hot", 0.01);
+    static const int rounds[] = {1, 2, 4, 3, 2, 1};
+    const int nc = (int)(sizeof rounds / sizeof rounds[0]);
+    record mixed[sizeof rounds / sizeof rounds[0]];
+    for (int c = 0; c < nc; c++) {
+        char cfg[32];
+        snprintf(cfg, sizeof cfg, "d64.m%d.n128.w1.s2.z1", 16 * (c + 1));
+        record acc, r = ok_rec(cfg, 40 + 7 * c);
+        intervals_combine(NULL, &r, &acc);
+        for (int k = 1; k < rounds[c]; k++) {
+            record nr = ok_rec(cfg, (40 + 7 * c) * (1 + 0.02 * (k % 2 ? 1 : -1) / k)), out;
+            intervals_combine(&acc, &nr, &out);
+            acc = out;
+        }
+        assert_int_equal(acc.time.round.n, rounds[c]);
+        assert_int_equal(store_put(s, &acc), STORE_OK);
+        mixed[c] = acc;
+    }
+    /* the pool: every record of the group with two rounds or more, in the store's order, as
+     * the update makes it */
+    counts_pool cp = {.np = 0, .groups = 0};
+    assert_int_equal(store_scan(s, "NVIDIA H100|b4.h8.s512.d64.nc|", counts_pool_visit, &cp),
+                     STORE_OK);
+    assert_int_equal(cp.groups, 20 + 4);
+    long n = 0;
+    const char *const hot[] = {"hot"};
+    assert_int_equal(
+        intervals_update(s, "NVIDIA H100", "b4.h8.s512.d64.nc", hot, 1, 1e8, 0.003, &n), STORE_OK);
+    assert_int_equal(n, 20 + nc);
+    double half[RECORD_MAX_ROUNDS + 1] = {0};
+    for (int c = 0; c < nc; c++) {
+        char key[RECORD_KEY_LEN];
+        snprintf(key, sizeof key, "NVIDIA H100|b4.h8.s512.d64.nc|0123456789abcdef|%s|hot",
+                 mixed[c].config);
+        record r;
+        assert_int_equal(store_get(s, key, &r), STORE_OK);
+        double lo, hi, lo_us, hi_us;
+        assert_int_equal(rounds_interval(rounds[c], cp.pool, cp.np, cp.groups, 0.003, &lo, &hi), 0);
+        rounds_interval_us(r.time.median_us, lo, hi, &lo_us, &hi_us);
+        assert_true(r.time.ci_lo_us == lo_us && r.time.ci_hi_us == hi_us);
+        half[rounds[c]] = (hi - lo) / 2;
+    }
+    /* and the counts' intervals differ: fewer rounds, wider */
+    assert_true(half[1] > half[2] && half[2] > half[3] && half[3] > half[4]);
+    store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +375,7 @@ int main(void)
         cmocka_unit_test(test_combine),
         cmocka_unit_test_setup_teardown(test_update_pass, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_update_modes, setup_dir, teardown_dir),
+        cmocka_unit_test_setup_teardown(test_update_counts, setup_dir, teardown_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
