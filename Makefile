@@ -104,7 +104,7 @@ NVALL   := $(NVFLAGS) $(GENCODE) -I. -Ikernels -Xcompiler -Wall,-Wextra,-Werror,
 # ---- host modules (C11, no CUDA) -----------------------------------------
 # Every .c of a folder is part of its layer (add a file, not a Makefile line).
 # sweep/'s pure modules (no CUDA) go to the host library the unit tests link.
-SWEEP_PURE := sweep/stats.c sweep/task.c sweep/dispatch.c sweep/intervals.c
+SWEEP_PURE := sweep/stats.c sweep/task.c sweep/dispatch.c sweep/intervals.c sweep/visible.c
 HOST_SRC := $(wildcard kernels/*.c kernels/*/*.c store/*.c grid/*.c seeds/*.c report/*.c export/*.c) $(SWEEP_PURE)
 HOST_OBJ := $(HOST_SRC:%.c=$(BUILD)/obj/%.o)
 HOST_LIB := $(BUILD)/libfasweep_host.a

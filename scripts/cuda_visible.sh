@@ -1,6 +1,6 @@
 # cuda_visible.sh - sourced, not run: cuda_visible LIST prints the GPUs CUDA will see, one
 # entry a line, given LIST, nvidia-smi -L's output. CUDA_VISIBLE_DEVICES read as CUDA reads
-# it (sweep/worker.c, worker_visible: the same rule, but a UUID is checked here against
+# it (sweep/visible.c, visible_count: the same rule, but a UUID is checked here against
 # nvidia-smi's): unset, every GPU's ordinal; set, its entries (blanks around them trimmed)
 # up to the first that names no GPU (an ordinal not below the count, a UUID no GPU's starts
 # with, or other text). Used by scripts/bench_devices.sh and tests/gpu/run.sh.

@@ -58,7 +58,7 @@
 #define MEASURE_PROBLEMS_KEPT 4
 
 struct measure_gpu {
-    int device;
+    int device; /* the CUDA ordinal (measure_open's `ordinal`) */
     task_device info;
     cudaStream_t stream;
     cudaEvent_t ev[2 * MEASURE_BLOCK_MAX];
@@ -309,7 +309,8 @@ void measure_close(measure_gpu *g)
     free(g);
 }
 
-int measure_open(int device, measure_gpu **out, task_device *info, char *err, size_t errlen)
+int measure_open(int device, int ordinal, measure_gpu **out, task_device *info, char *err,
+                 size_t errlen)
 {
     *out = NULL;
     measure_gpu *g = calloc(1, sizeof *g);
@@ -317,7 +318,7 @@ int measure_open(int device, measure_gpu **out, task_device *info, char *err, si
         snprintf(err, errlen, "out of host memory starting the CUDA worker");
         return -1;
     }
-    g->device = device;
+    g->device = ordinal;
     if (ms_open(g) != 0) {
         snprintf(err, errlen, "device %d: %s", device, g->err);
         measure_close(g);

@@ -48,10 +48,12 @@
 
 typedef struct measure_gpu measure_gpu; /* the worker's CUDA state */
 
-/* Selects device `device`, reads its properties, makes the stream, events
- * and L2 flush buffer, opens NVML. Returns 0 and fills *info, or -1 with the
- * reason in err (e.g. "cudaSetDevice(1): cudaErrorInvalidDevice: ..."). */
-int measure_open(int device, measure_gpu **out, task_device *info, char *err, size_t errlen);
+/* Selects GPU `device` (the engine's number for it, which messages name), CUDA ordinal
+ * `ordinal` in this process (0 when the worker sees only that GPU), reads its properties,
+ * makes the stream, events and L2 flush buffer, opens NVML. Returns 0 and fills *info, or
+ * -1 with the reason in err (e.g. "device 1: cudaSetDevice: cudaErrorInvalidDevice: ..."). */
+int measure_open(int device, int ordinal, measure_gpu **out, task_device *info, char *err,
+                 size_t errlen);
 void measure_close(measure_gpu *g);
 
 /* Runs task t: its t->n_configs configs (one, or a head-to-head of up to

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "measure.h"
+#include "visible.h"
 
 /* A fresh CUDA context can take long to create, longer still while the
  * driver tears down the one of a worker just killed. */
@@ -276,49 +277,46 @@ int worker_gpu_count(char *msg, size_t n)
     return count;
 }
 
-/* How many of CUDA_VISIBLE_DEVICES's entries (v) CUDA would see among n GPUs (0: n
- * unknown): entries up to the first that names none: an ordinal (decimal digits, blanks
- * around) not below n, or text that is neither an ordinal nor a UUID ("GPU-..." or
- * "MIG-...": taken as naming a GPU, which a hint may; scripts/bench_devices.sh checks them
- * against nvidia-smi's). */
-static int worker_visible(const char *v, int n)
-{
-    int count = 0;
-    for (const char *p = v;; p++) {
-        const size_t len = strcspn(p, ",");
-        size_t i = 0, j = len;
-        while (i < j && (p[i] == ' ' || p[i] == '\t'))
-            i++;
-        while (j > i && (p[j - 1] == ' ' || p[j - 1] == '\t'))
-            j--;
-        size_t d = i;
-        long idx = 0;
-        while (d < j && d - i < 9 && p[d] >= '0' && p[d] <= '9')
-            idx = 10 * idx + (p[d++] - '0');
-        const int ordinal = d > i && d == j;
-        const int uuid =
-            j - i > 4 && (strncmp(p + i, "GPU-", 4) == 0 || strncmp(p + i, "MIG-", 4) == 0);
-        if (ordinal ? n > 0 && idx >= n : !uuid)
-            break;
-        count++;
-        p += len;
-        if (!*p)
-            break;
-    }
-    return n > 0 && count > n ? n : count;
-}
-
-int worker_gpu_hint(void)
+/* The GPUs the driver lists (one folder each, its PCI bus id), without CUDA. */
+static int worker_driver_gpus(void)
 {
     int n = 0;
-    DIR *d = opendir("/proc/driver/nvidia/gpus"); /* one folder per GPU (its PCI bus id) */
+    DIR *d = opendir("/proc/driver/nvidia/gpus");
     if (d) {
         for (const struct dirent *e; (e = readdir(d));)
             n += e->d_name[0] != '.';
         closedir(d);
     }
+    return n;
+}
+
+int worker_gpu_hint(void)
+{
+    const int n = worker_driver_gpus();
     const char *v = getenv("CUDA_VISIBLE_DEVICES");
-    return v ? worker_visible(v, n) : n;
+    return v ? visible_count(v, n) : n;
+}
+
+/* The CUDA ordinal the worker of GPU `device` (the engine's numbering: CUDA's, under this
+ * process's CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER) opens. Before CUDA starts, the
+ * worker makes its GPU the only one it sees: CUDA_VISIBLE_DEVICES set to the device-th
+ * entry of the list it inherits (or to the ordinal itself when there is none), so the
+ * ordinal is 0. Why: CUDA's start in a process that sees one GPU is shorter when several
+ * workers start at once (two H200s: 0.49-0.52 s against 0.62-0.64 s a worker;
+ * sweep/NOTES-engine.md, nineteenth session). Where the driver's list cannot be read, or the
+ * device is not among those the inherited list names, nothing changes: `device`. */
+static int worker_isolate(int device)
+{
+    const int n = worker_driver_gpus();
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    if (device < 0 || n <= 0 || device >= (v ? visible_count(v, n) : n))
+        return device;
+    char entry[128];
+    if (!v)
+        snprintf(entry, sizeof entry, "%d", device);
+    else if (visible_entry(v, device, entry, sizeof entry) != 0)
+        return device;
+    return setenv("CUDA_VISIBLE_DEVICES", entry, 1) == 0 ? 0 : device;
 }
 
 /* ---- the worker's end ----------------------------------------------------------------------- */
@@ -381,7 +379,7 @@ static void worker_child(int msg_fd, int task_fd, int device)
     memset(&m, 0, sizeof m);
     m.type = WORKER_MSG_HELLO;
     measure_gpu *g = NULL;
-    if (measure_open(device, &g, &m.dev, m.error, sizeof m.error) != 0) {
+    if (measure_open(device, worker_isolate(device), &g, &m.dev, m.error, sizeof m.error) != 0) {
         m.fatal = 1;
         (void)worker_write_full(msg_fd, &m, sizeof m); /* exiting either way */
         _exit(1);
