@@ -250,6 +250,17 @@ __device__ __forceinline__ bool row_sampled(unsigned long long seed, int y, long
     return (h >> (64 - shift)) == 0;
 }
 
+// Whether element (row, c) of a slot's output is negated under the slot's signs: output row
+// `row` (over every slice) belongs to query slice row / seq_len, which reads V slice that over
+// the GQA group; column c is in sign group c / (head_dim / FA_SIGN_GROUPS). The one rule of
+// the check and the fill below.
+__device__ __forceinline__ bool slot_negated(const fa_slot &sl, const fa_shape &sh, long row, int c)
+{
+    const int group = sh.slices / sh.kv_slices; // query slices reading one K/V slice
+    const unsigned bits = slice_bits(sl.signs, (int)(row / sh.seq_len / group));
+    return (bits >> (c / (sh.head_dim / FA_SIGN_GROUPS))) & 1u;
+}
+
 // The check of timed outputs is latency-bound: a sampled row is a few hundred bytes, and
 // a warp that walked its rows one at a time (1024 rows, 128 sampled, each waited for) took
 // 0.35 ms a block at 16,16,2048,64 on an H200 (sweep/NOTES-engine.md, fifteenth session). Now each
@@ -278,8 +289,7 @@ __global__ void check_slots_kernel(const fa_slot *slots, fa_shape sh, int shift,
 {
     const fa_slot &sl = slots[blockIdx.y];
     const long rows = (long)sh.slices * sh.seq_len;
-    const int lane = threadIdx.x & 31, group_cols = sh.head_dim / FA_SIGN_GROUPS;
-    const int group = sh.slices / sh.kv_slices; // query slices reading one K/V slice
+    const int lane = threadIdx.x & 31;
     const unsigned short *o = (const unsigned short *)sl.o;
     compare_part p = {0, 0, 0, 0, ~0ULL, 0};
     for (long r0 = ((long)blockIdx.x * CHECK_WARPS + threadIdx.x / 32) * 32; r0 < rows;
@@ -307,10 +317,7 @@ __global__ void check_slots_kernel(const fa_slot *slots, fa_shape sh, int shift,
 #pragma unroll
                 for (int u = 0; u < CHECK_ROWS_INFLIGHT; u++)
                     if (u < k) {
-                        // output row r's slice reads V slice (r / seq_len) / group: its signs
-                        const unsigned bits =
-                            slice_bits(sl.signs, (int)(r[u] / sh.seq_len / group));
-                        const double x = (bits >> (c / group_cols)) & 1u ? -ref[u] : ref[u];
+                        const double x = slot_negated(sl, sh, r[u], c) ? -ref[u] : ref[u];
                         part_value(p, o != NULL, out[u], sh.dtype, x,
                                    (size_t)r[u] * sh.head_dim + c);
                     }
@@ -361,16 +368,13 @@ __global__ void fill_slots_kernel(const fa_slot *slots, fa_shape sh)
 {
     const fa_slot &sl = slots[blockIdx.y];
     const size_t n = (size_t)sh.slices * sh.seq_len * sh.head_dim;
-    const size_t row_elems = (size_t)sh.seq_len * sh.head_dim;
-    const int group_cols = sh.head_dim / FA_SIGN_GROUPS;
-    const int group = sh.slices / sh.kv_slices; // query slices reading one K/V slice
     unsigned short *o = (unsigned short *)sl.o;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
-        const int c = (int)(i % (size_t)sh.head_dim);
-        const unsigned bits = slice_bits(sl.signs, (int)(i / row_elems) / group);
         const float x = sl.ref[i];
-        o[i] = fa_elem_bits((bits >> (c / group_cols)) & 1u ? -x : x, sh.dtype);
+        const bool neg =
+            slot_negated(sl, sh, (long)(i / (size_t)sh.head_dim), (int)(i % (size_t)sh.head_dim));
+        o[i] = fa_elem_bits(neg ? -x : x, sh.dtype);
     }
 }
 

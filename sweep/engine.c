@@ -162,10 +162,16 @@ static int engine_put_failed(engine *e, store *st, const record *r, int n, int r
     return -1;
 }
 
-int engine_put(engine *e, store *st, record *r, engine_keep keep, int fold)
+/* r as it is stored: e's provenance on it, folded with the record st holds (engine_fold). */
+static int engine_prepare(engine *e, store *st, record *r, int fold)
 {
     engine_provenance(e, r);
-    int rc = engine_fold(st, r, fold);
+    return engine_fold(st, r, fold);
+}
+
+int engine_put(engine *e, store *st, record *r, engine_keep keep, int fold)
+{
+    int rc = engine_prepare(e, st, r, fold);
     if (rc == STORE_OK)
         rc = keep == ENGINE_PUT || r->status == RECORD_ST_OK ? store_put(st, r)
                                                              : store_put_if_better(st, r, NULL);
@@ -185,8 +191,7 @@ static int engine_put_task(engine *e, store *st, record *recs, int n, engine_kee
         return 0;
     }
     for (int i = 0; i < n; i++) {
-        engine_provenance(e, &recs[i]);
-        const int rc = engine_fold(st, &recs[i], fold);
+        const int rc = engine_prepare(e, st, &recs[i], fold);
         if (rc != STORE_OK)
             return engine_put_failed(e, st, &recs[i], 1, rc);
     }
