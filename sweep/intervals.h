@@ -41,8 +41,10 @@ int intervals_rounds_of(const record *held);
  * each of the n_modes modes (at most MODE_COUNT, each once), in the store
  * whose timestamp is >= since (those this run measured), from the pool of
  * all the (device, problem, mode) group's records with two or more rounds,
- * and the relative floor; one pair of scans over the problem's records
- * serves every mode. A record whose rounds cannot say anything (no pool)
+ * and the relative floor; one scan over the problem's records serves every
+ * mode, and the bootstrap runs once per (mode, count of rounds): the records
+ * of one count share their relative interval. A record whose rounds cannot
+ * say anything (no pool)
  * keeps no interval. The records whose interval changes are rewritten in
  * one transaction (all or none), each only if it still holds the rounds
  * the scan read (store_put_many_if: a round another process folded in

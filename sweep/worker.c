@@ -301,10 +301,11 @@ int worker_gpu_hint(void)
  * process's CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER) opens. Before CUDA starts, the
  * worker makes its GPU the only one it sees: CUDA_VISIBLE_DEVICES set to the device-th
  * entry of the list it inherits (or to the ordinal itself when there is none), so the
- * ordinal is 0. Why: CUDA's start in a process that sees one GPU is shorter when several
- * workers start at once (two H200s: 0.49-0.52 s against 0.62-0.64 s a worker;
- * sweep/NOTES-engine.md, nineteenth session). Where the driver's list cannot be read, or the
- * device is not among those the inherited list names, nothing changes: `device`. */
+ * ordinal is 0. Why: a worker needs no other GPU, and CUDA's start when several workers
+ * start at once was shorter so in two of the three measurements (sweep/NOTES-engine.md,
+ * eleventh and nineteenth sessions; the third, on another host, 0.05 s longer). Where the
+ * driver's list cannot be read, or the device is not among those the inherited list names,
+ * nothing changes: `device`. */
 static int worker_isolate(int device)
 {
     const int n = worker_driver_gpus();
