@@ -419,17 +419,21 @@ static int ms_warmup(measure_gpu *g, const fa_instance *in, int runs, double *es
     return 0;
 }
 
-/* A config's warm-up before its first mode: the space's warmup_runs launches. In a light
- * round (a later round on the worker that gated it: the kernel ran here before) one, and
- * then the space's count again only where that one was shorter than a batch sample
+/* A config's warm-up before its first mode of a task: one launch, and then the space's
+ * warmup_runs launches again only where that one was shorter than a batch sample
  * (measure.batch_us): the batch count (stats_batch_launches) then comes from as many
- * launches in every round. From one launch, which a config switch makes slower, it was
- * smaller in the later rounds than in the first, and batch's rounds of a config differed
- * by that (sweep/NOTES-engine.md, seventeenth session). *est_us as ms_warmup's. */
+ * launches in every round. One launch is enough for a longer kernel because it ran here just
+ * before: in the gate (two launches at the problem's shape, the first round) or in the
+ * round before (a later round on the worker that gated it). Three launches of every long
+ * kernel in the first round were 1.0 of the h100 space's 1.07 s of warm-ups
+ * (sweep/NOTES-engine.md, nineteenth session). From one launch, which a config switch makes
+ * slower, a short kernel's estimate was smaller in the later rounds than in the first, and
+ * batch's rounds of a config differed by that (seventeenth session). *est_us as
+ * ms_warmup's. */
 static int ms_config_warmup(measure_gpu *g, const task *t, const fa_instance *in, double *est_us)
 {
     const int runs = t->measure.warmup_runs;
-    if (!t->light || runs <= 1)
+    if (runs <= 1)
         return ms_warmup(g, in, runs, est_us);
     if (ms_warmup(g, in, 1, est_us))
         return -1;
