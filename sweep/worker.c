@@ -290,11 +290,16 @@ static int worker_driver_gpus(void)
     return n;
 }
 
-int worker_gpu_hint(void)
+/* How many of the n GPUs the driver lists CUDA will see, by CUDA_VISIBLE_DEVICES. */
+static int worker_visible_of(int n)
 {
-    const int n = worker_driver_gpus();
     const char *v = getenv("CUDA_VISIBLE_DEVICES");
     return v ? visible_count(v, n) : n;
+}
+
+int worker_gpu_hint(void)
+{
+    return worker_visible_of(worker_driver_gpus());
 }
 
 /* The CUDA ordinal the worker of GPU `device` (the engine's numbering: CUDA's, under this
@@ -309,9 +314,9 @@ int worker_gpu_hint(void)
 static int worker_isolate(int device)
 {
     const int n = worker_driver_gpus();
-    const char *v = getenv("CUDA_VISIBLE_DEVICES");
-    if (device < 0 || n <= 0 || device >= (v ? visible_count(v, n) : n))
+    if (device < 0 || n <= 0 || device >= worker_visible_of(n))
         return device;
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
     char entry[128];
     if (!v)
         snprintf(entry, sizeof entry, "%d", device);
