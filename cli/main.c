@@ -100,5 +100,7 @@ int main(int argc, char **argv)
         cli_say("unknown command '%s'; run `fasweep --help` for the list", name);
         return CLI_USAGE;
     }
-    return cli_finish(cli_current->fn(argc - 1, argv + 1));
+    const int rc = cli_finish(cli_current->fn(argc - 1, argv + 1));
+    progress_phase("end"); /* FASWEEP_TRACE: what follows is the process's exit */
+    return rc;
 }

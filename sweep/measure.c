@@ -138,7 +138,7 @@ static void ms_trace_value(const char *what, const char *sub, double ms)
         return;
     char name[64];
     snprintf(name, sizeof name, "%s%s%s", what, sub ? " " : "", sub ? sub : "");
-    fprintf(stderr, "TRACE %-28s %9.3f ms pid %d\n", name, ms, (int)getpid());
+    progress_trace_ms(name, ms);
 }
 
 /* FASWEEP_TRACE set: one line per step of a task (and of the worker's start), with the
@@ -387,6 +387,118 @@ static int ms_gate(measure_gpu *g, const fa_instance *in, task_inject inject,
     return rc < 0 ? ms_guard_fail(g) : rc;
 }
 
+/* ---- clock64 -------------------------------------------------------------------------------- */
+
+static int ms_clock_room(measure_gpu *g, size_t entries)
+{
+    if (entries <= g->clock_cap)
+        return 0;
+    (void)cudaFree(g->d_clock); /* being replaced; see ms_free_problem */
+    g->d_clock = NULL;
+    g->clock_cap = 0;
+    free(g->h_clock);
+    g->h_clock = malloc(entries * sizeof *g->h_clock);
+    if (!g->h_clock) {
+        snprintf(g->err, sizeof g->err, "out of host memory for %zu clock64 entries", entries);
+        return -1;
+    }
+    MS_CHECK(g, cudaMalloc((void **)&g->d_clock, entries * sizeof *g->d_clock),
+             "cudaMalloc(clock64 buffer)");
+    g->clock_cap = entries;
+    return 0;
+}
+
+/* Arms an instrumented launch of `in` at the problem's shape: *a the guard's arguments with
+ * the clock64 buffer cleared and given (a->cta_clock), *ctas the CTAs it records (under 1: no
+ * launch to instrument, a->cta_clock stays NULL). 0, or -1 after a CUDA failure. */
+static int ms_clock_arm(measure_gpu *g, const fa_instance *in, fa_args *a, long *ctas)
+{
+    *a = *guard_args(g->guard);
+    *ctas = fa_instance_grid_ctas(in, a);
+    if (*ctas < 1)
+        return 0;
+    const size_t entries = 3 * (size_t)*ctas;
+    if (ms_clock_room(g, entries))
+        return -1;
+    MS_CHECK(g, cudaMemsetAsync(g->d_clock, 0, entries * sizeof *g->d_clock, g->stream),
+             "clearing the clock64 buffer");
+    a->cta_clock = g->d_clock;
+    return 0;
+}
+
+/* Once the armed launch has run (its stream synchronised): its entries read back and
+ * summarised in *c. Implausible data (an unwritten entry) leaves NaNs: unknown, not a
+ * failure. 0, or -1 after a CUDA failure. */
+static int ms_clock_read(measure_gpu *g, long ctas, const fa_attrs *at, stats_clock *c)
+{
+    c->cta_mean = c->cta_max = c->waves = c->sm_imbalance = NAN;
+    if (ctas < 1)
+        return 0;
+    const size_t entries = 3 * (size_t)ctas;
+    MS_CHECK(
+        g, cudaMemcpy(g->h_clock, g->d_clock, entries * sizeof *g->h_clock, cudaMemcpyDeviceToHost),
+        "copying the clock64 buffer back");
+    (void)stats_cta_clock(g->h_clock, ctas, g->info.sm_count, at->max_blocks_per_sm, c);
+    return 0;
+}
+
+/* The record's cycles: cycles per CTA, balance (c), and waves from the CTAs and slots. */
+static void ms_clock_put(const measure_gpu *g, long ctas, const fa_attrs *at, const stats_clock *c,
+                         record *r)
+{
+    const double slots = (double)g->info.sm_count * at->max_blocks_per_sm;
+    r->waves = slots > 0 ? (double)(ctas > 0 ? ctas : 0) / slots : NAN;
+    r->cta_cycles_mean = c->cta_mean;
+    r->cta_cycles_max = c->cta_max;
+    r->sm_imbalance = c->sm_imbalance;
+}
+
+/* One instrumented launch of its own (not timed) for a mode's record: after a flush in a
+ * flushed mode, so its cycles are that mode's. */
+static int ms_cta_clock(measure_gpu *g, const fa_instance *in, const fa_attrs *at,
+                        const mode_desc *mode, record *r)
+{
+    fa_args a;
+    long ctas;
+    stats_clock c;
+    if (ms_clock_arm(g, in, &a, &ctas))
+        return -1;
+    if (ctas >= 1) {
+        if (mode->l2 == MODE_L2_FLUSHED)
+            MS_CHECK(g, cudaMemsetAsync(g->flush, 0x5a, g->flush_bytes, g->stream),
+                     "flushing L2 (cold mode)");
+        MS_CHECK(g, in->launch(&a, g->stream), "launching the kernel (clock64)");
+        MS_CHECK(g, cudaStreamSynchronize(g->stream), "running the kernel (clock64)");
+    }
+    if (ms_clock_read(g, ctas, at, &c))
+        return -1;
+    ms_clock_put(g, ctas, at, &c, r);
+    return 0;
+}
+
+/* One config's state while a mode is being sampled. */
+typedef struct ms_cfg {
+    const fa_instance *in;
+    int timed;       /* passed the gate: takes part in the rounds */
+    int n;           /* samples kept */
+    int launches;    /* per sample */
+    double est_us;   /* per launch, for the block size */
+    int warmed;      /* its warm-up ran in this task (ms_mode_run) */
+    double warm_us;  /* the warm-up's time per launch (ms_warmup) */
+    int clock_known; /* its first-round warm-up was instrumented: clock, clock_ctas */
+    long clock_ctas;
+    stats_clock clock;
+    double gpu_min_us; /* its least time per launch in any timed sample so far; 0: none */
+    double spent_s;    /* wall time of its blocks (the budget) */
+    int nb_max;        /* samples a block may hold (guard_room) */
+    int refused;       /* a check after the gate refused it: why */
+    char why[256];
+    stats_stop stop;
+    int blocks, discarded, below;
+    int n_mhz;       /* kept blocks whose clock is known */
+    double *s, *mhz; /* its samples and those clocks */
+} ms_cfg;
+
 /* ---- timed blocks --------------------------------------------------------------------------- */
 
 /* Adds the GPU time from event a to event b, in ms, to *ms (both done: after a
@@ -399,9 +511,11 @@ static int ms_between(measure_gpu *g, cudaEvent_t a, cudaEvent_t b, double *ms)
     return 0;
 }
 
-/* Launches before timing; *est_us gets their mean time per launch (host
- * gaps included, so an over-estimate: it only makes blocks smaller). */
-static int ms_warmup(measure_gpu *g, const fa_instance *in, int runs, double *est_us)
+/* Launches before timing, the last with `last`'s arguments where given (an armed clock64
+ * launch, ms_clock_arm); *est_us gets their mean time per launch (host gaps included, so an
+ * over-estimate: it only makes blocks smaller). */
+static int ms_warmup(measure_gpu *g, const fa_instance *in, int runs, const fa_args *last,
+                     double *est_us)
 {
     *est_us = g->gate_us;
     if (runs <= 0)
@@ -409,13 +523,47 @@ static int ms_warmup(measure_gpu *g, const fa_instance *in, int runs, double *es
     const fa_args *a = guard_args(g->guard);
     MS_CHECK(g, cudaEventRecord(g->ev[0], g->stream), "cudaEventRecord");
     for (int i = 0; i < runs; i++)
-        MS_CHECK(g, in->launch(a, g->stream), "launching the kernel (warm-up)");
+        MS_CHECK(g, in->launch(i == runs - 1 && last ? last : a, g->stream),
+                 "launching the kernel (warm-up)");
     MS_CHECK(g, cudaEventRecord(g->ev[1], g->stream), "cudaEventRecord");
     MS_CHECK(g, cudaEventSynchronize(g->ev[1]), "running the warm-up launches");
     double ms = 0;
     if (ms_between(g, g->ev[0], g->ev[1], &ms))
         return -1;
     *est_us = ms * 1e3 / runs;
+    return 0;
+}
+
+/* Whether a mode of task t runs with L2 warm (its record's cycles may come from the warm-up). */
+static int ms_task_warm_mode(const task *t)
+{
+    for (int m = 0; m < t->n_modes; m++) {
+        const mode_desc *d = mode_find(t->modes[m]);
+        if (d && d->l2 == MODE_L2_WARM)
+            return 1;
+    }
+    return 0;
+}
+
+/* The warm-up, `runs` launches; in the first round (where the records get their cycles) and
+ * for a task with an L2-warm mode, the last of them instrumented (clock64, x->clock): those
+ * modes' records take its cycles instead of a launch of their own after their samples (one
+ * launch of a 2.4 ms kernel less per mode). */
+static int ms_warmup_clock(measure_gpu *g, const task *t, ms_cfg *x, const fa_attrs *at, int runs)
+{
+    fa_args armed;
+    long ctas = 0;
+    const int clock = !t->light && runs >= 1 && ms_task_warm_mode(t);
+    if (clock && ms_clock_arm(g, x->in, &armed, &ctas))
+        return -1;
+    if (ms_warmup(g, x->in, runs, clock && ctas >= 1 ? &armed : NULL, &x->warm_us))
+        return -1;
+    if (!clock)
+        return 0;
+    if (ms_clock_read(g, ctas, at, &x->clock))
+        return -1;
+    x->clock_ctas = ctas;
+    x->clock_known = 1;
     return 0;
 }
 
@@ -428,16 +576,16 @@ static int ms_warmup(measure_gpu *g, const fa_instance *in, int runs, double *es
  * kernel in the first round were 1.0 of the h100 space's 1.07 s of warm-ups
  * (sweep/NOTES-engine.md, nineteenth session). From one launch, which a config switch makes
  * slower, a short kernel's estimate was smaller in the later rounds than in the first, and
- * batch's rounds of a config differed by that (seventeenth session). *est_us as
- * ms_warmup's. */
-static int ms_config_warmup(measure_gpu *g, const task *t, const fa_instance *in, double *est_us)
+ * batch's rounds of a config differed by that (seventeenth session). x->warm_us as
+ * ms_warmup's est_us; the last launch gives the cycles (ms_warmup_clock). */
+static int ms_config_warmup(measure_gpu *g, const task *t, ms_cfg *x, const fa_attrs *at)
 {
     const int runs = t->measure.warmup_runs;
     if (runs <= 1)
-        return ms_warmup(g, in, runs, est_us);
-    if (ms_warmup(g, in, 1, est_us))
+        return ms_warmup_clock(g, t, x, at, runs);
+    if (ms_warmup_clock(g, t, x, at, 1))
         return -1;
-    return *est_us < t->measure.batch_us ? ms_warmup(g, in, runs, est_us) : 0;
+    return x->warm_us < t->measure.batch_us ? ms_warmup_clock(g, t, x, at, runs) : 0;
 }
 
 static long long ms_cycles(const measure_gpu *g, double us)
@@ -578,26 +726,6 @@ static void ms_sleep_ms(double ms)
     }
 }
 
-/* One config's state while a mode is being sampled. */
-typedef struct ms_cfg {
-    const fa_instance *in;
-    int timed;         /* passed the gate: takes part in the rounds */
-    int n;             /* samples kept */
-    int launches;      /* per sample */
-    double est_us;     /* per launch, for the block size */
-    int warmed;        /* its warm-up ran in this task (ms_mode_run) */
-    double warm_us;    /* the warm-up's time per launch (ms_warmup) */
-    double gpu_min_us; /* its least time per launch in any timed sample so far; 0: none */
-    double spent_s;    /* wall time of its blocks (the budget) */
-    int nb_max;        /* samples a block may hold (guard_room) */
-    int refused;       /* a check after the gate refused it: why */
-    char why[256];
-    stats_stop stop;
-    int blocks, discarded, below;
-    int n_mhz;       /* kept blocks whose clock is known */
-    double *s, *mhz; /* its samples and those clocks */
-} ms_cfg;
-
 /* Samples the configs c[0..k) in one mode until each one's stop rule
  * (stats.h) says so, in rounds of one block per config still sampling: with
  * k > 1 they are all timed over the same stretch of time, and each round
@@ -682,9 +810,14 @@ static int ms_rounds(measure_gpu *g, const space_measure *m, const space_toleran
             x->spent_s += took;
             x->est_us = took * 1e6 / ((double)nb * x->launches);
             const int ok = stats_clock_ok(mhz, g->clock_ref, m->clock_tolerance);
+            if (progress_tracing() && (!ok || x->discarded > 0))
+                fprintf(stderr,
+                        "TRACE clock %s %s %.0f MHz ref %.0f, %d discarded, %.1f us pid %d\n",
+                        mode->name, ok ? "kept" : "low", mhz, g->clock_ref, x->discarded, x->est_us,
+                        (int)getpid());
             if (!ok && x->discarded < m->max_discards) {
                 x->discarded++; /* not kept: its samples are overwritten */
-                ms_sleep_ms(m->clock_pause_ms);
+                ms_sleep_ms(stats_clock_pause_ms(m->clock_pause_ms, x->discarded));
                 going++;
                 continue;
             }
@@ -701,60 +834,6 @@ static int ms_rounds(measure_gpu *g, const space_measure *m, const space_toleran
             going += x->stop == STATS_CONTINUE;
         }
     }
-    return 0;
-}
-
-/* ---- clock64 -------------------------------------------------------------------------------- */
-
-static int ms_clock_room(measure_gpu *g, size_t entries)
-{
-    if (entries <= g->clock_cap)
-        return 0;
-    (void)cudaFree(g->d_clock); /* being replaced; see ms_free_problem */
-    g->d_clock = NULL;
-    g->clock_cap = 0;
-    free(g->h_clock);
-    g->h_clock = malloc(entries * sizeof *g->h_clock);
-    if (!g->h_clock) {
-        snprintf(g->err, sizeof g->err, "out of host memory for %zu clock64 entries", entries);
-        return -1;
-    }
-    MS_CHECK(g, cudaMalloc((void **)&g->d_clock, entries * sizeof *g->d_clock),
-             "cudaMalloc(clock64 buffer)");
-    g->clock_cap = entries;
-    return 0;
-}
-
-/* One instrumented launch (not timed): cycles per CTA, waves, balance. */
-static int ms_cta_clock(measure_gpu *g, const fa_instance *in, const fa_attrs *at,
-                        const mode_desc *mode, record *r)
-{
-    fa_args a = *guard_args(g->guard);
-    const long ctas = fa_instance_grid_ctas(in, &a);
-    const double slots = (double)g->info.sm_count * at->max_blocks_per_sm;
-    r->waves = slots > 0 ? (double)ctas / slots : NAN;
-    if (ctas < 1)
-        return 0;
-    const size_t entries = 3 * (size_t)ctas;
-    if (ms_clock_room(g, entries))
-        return -1;
-    MS_CHECK(g, cudaMemsetAsync(g->d_clock, 0, entries * sizeof *g->d_clock, g->stream),
-             "clearing the clock64 buffer");
-    if (mode->l2 == MODE_L2_FLUSHED)
-        MS_CHECK(g, cudaMemsetAsync(g->flush, 0x5a, g->flush_bytes, g->stream),
-                 "flushing L2 (cold mode)");
-    a.cta_clock = g->d_clock;
-    MS_CHECK(g, in->launch(&a, g->stream), "launching the kernel (clock64)");
-    MS_CHECK(g, cudaStreamSynchronize(g->stream), "running the kernel (clock64)");
-    MS_CHECK(
-        g, cudaMemcpy(g->h_clock, g->d_clock, entries * sizeof *g->h_clock, cudaMemcpyDeviceToHost),
-        "copying the clock64 buffer back");
-    stats_clock c;
-    /* Implausible data (an unwritten entry) leaves NaNs: unknown, not a failure. */
-    (void)stats_cta_clock(g->h_clock, ctas, g->info.sm_count, at->max_blocks_per_sm, &c);
-    r->cta_cycles_mean = c.cta_mean;
-    r->cta_cycles_max = c.cta_max;
-    r->sm_imbalance = c.sm_imbalance;
     return 0;
 }
 
@@ -870,6 +949,7 @@ static int ms_ready(measure_gpu *g, const task *t, const fa_instance *in, task_i
                     record *rec, int nm, fa_attrs *at)
 {
     MS_CHECK(g, fa_instance_attrs(in, at), "fa_instance_attrs");
+    ms_trace("attrs");
     char why[256] = "";
     record_status st = RECORD_ST_OK;
     stats_errors e = {NAN, NAN, 0, -1, 0};
@@ -903,8 +983,9 @@ static int ms_ready(measure_gpu *g, const task *t, const fa_instance *in, task_i
     return st == RECORD_ST_OK;
 }
 
-/* After a mode's samples: the clocks, one clock64 launch, throughput; the
- * record is ok, or implausible when its median is under the GPU's physical
+/* After a mode's samples: the clocks, the cycles (in the first round: an L2-warm mode's from
+ * the warm-up's instrumented launch, a flushed mode's from one clock64 launch of its own),
+ * throughput; the record is ok, or implausible when its median is under the GPU's physical
  * floor for the problem (stats_floor_check). Returns 0 or -1 (CUDA
  * failure). */
 static int ms_finish(measure_gpu *g, const task *t, const ms_cfg *c, const fa_attrs *at,
@@ -921,7 +1002,9 @@ static int ms_finish(measure_gpu *g, const task *t, const ms_cfg *c, const fa_at
     r->clock.discarded = c->discarded;
     r->clock.below = c->below;
     r->time.launches = c->launches;
-    if (!t->light && ms_cta_clock(g, c->in, at, mode, r))
+    if (!t->light && mode->l2 == MODE_L2_WARM && c->clock_known)
+        ms_clock_put(g, c->clock_ctas, at, &c->clock, r);
+    else if (!t->light && ms_cta_clock(g, c->in, at, mode, r))
         return -1;
     const double sec = r->time.median_us * 1e-6;
     r->tflops = sec > 0 ? space_problem_flops(&t->problem) / sec * 1e-12 : 0;
@@ -989,7 +1072,7 @@ static int ms_mode_run(measure_gpu *g, const task *t, int mi, ms_cfg *c, const f
          * GPU already runs it (sweep/NOTES-engine.md, tenth session). Every
          * mode sizes its blocks and batches from that one estimate. */
         if (!c[i].warmed) {
-            if (ms_config_warmup(g, t, c[i].in, &c[i].warm_us)) {
+            if (ms_config_warmup(g, t, &c[i], &at[i])) {
                 ms_blame(g, t, mrec[i]);
                 return -1;
             }

@@ -29,13 +29,15 @@
  *      launches).
  *      The spin and a probe after the block give the block's SM clock; a
  *      block under the calibrated clock by more than clock_tolerance is
- *      discarded and taken again after clock_pause_ms (at most max_discards
- *      per record, then kept and marked). Sampling stops by the stopping
+ *      discarded and taken again after a pause of at most clock_pause_ms
+ *      (stats_clock_pause_ms; at most max_discards per record, then kept
+ *      and marked). Sampling stops by the stopping
  *      criterion the descriptor names (sweep/stats.h, "stdrel");
  *   5. clocks and throttle reasons (NVML), right after each mode's samples;
- *   6. one more launch with clock64 instrumentation: cycles per CTA, waves,
- *      SM imbalance; a median under the GPU's physical floor makes the
- *      record "implausible";
+ *   6. in the first round, clock64 instrumentation: cycles per CTA, waves,
+ *      SM imbalance (an L2-warm mode's from the last warm-up launch, a
+ *      flushed mode's from one launch after a flush); a median under the GPU's physical floor makes
+ * the record "implausible";
  *   7. the inputs checked unchanged once the task's modes are timed (in a
  *      head-to-head after every block).
  * Every CUDA call is checked; a failure makes the records "crashed" with

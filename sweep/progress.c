@@ -137,7 +137,19 @@ void progress_phase(const char *what)
     if (!progress_tracing())
         return;
     const double t = progress_now();
-    if (t0 < 0)
+    if (t0 < 0) { /* the first: also the wall clock, to place the phases in a caller's timing */
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
         t0 = t;
+        fprintf(stderr, "TRACE phase %s 0.000 s (epoch %lld.%06ld)\n", what, (long long)now.tv_sec,
+                now.tv_nsec / 1000);
+        return;
+    }
     fprintf(stderr, "TRACE phase %s %.3f s\n", what, t - t0);
+}
+
+void progress_trace_ms(const char *name, double ms)
+{
+    if (progress_tracing())
+        fprintf(stderr, "TRACE %-28s %9.3f ms pid %d\n", name, ms, (int)getpid());
 }

@@ -48,5 +48,8 @@ double progress_now(void);
  * process (sweep/NOTES-engine.md: where a sweep's wall time goes). */
 int progress_tracing(void);
 void progress_phase(const char *what);
+/* FASWEEP_TRACE set: "TRACE NAME  MS ms pid P", a step of this process that took MS
+ * milliseconds, for a script to sum by name (several workers write to one stderr). */
+void progress_trace_ms(const char *name, double ms);
 
 #endif /* PROGRESS_H */

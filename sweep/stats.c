@@ -230,6 +230,14 @@ int stats_clock_ok(double block_mhz, double ref_mhz, double tolerance)
            block_mhz >= ref_mhz * (1 - tolerance);
 }
 
+double stats_clock_pause_ms(double longest_ms, int discarded)
+{
+    double p = longest_ms / 8;
+    for (int i = 1; i < discarded && p < longest_ms; i++)
+        p *= 2;
+    return fmin(p, longest_ms);
+}
+
 void stats_clock_summary(double *x, int n, int *min_mhz, int *median_mhz, int *max_mhz)
 {
     if (n <= 0) {

@@ -166,6 +166,13 @@ double stats_block_mhz(double head_mhz, double tail_mhz);
  * either clock is unknown (NaN: nothing to judge by). */
 int stats_clock_ok(double block_mhz, double ref_mhz, double tolerance);
 
+/* The pause before a record's discarded block is taken again, its `discarded`-th (1, 2, ...):
+ * an eighth of longest_ms (the space's clock_pause_ms) for the first, each further one twice
+ * the one before, at most longest_ms. A GPU whose clock is back after a short pause loses
+ * little; one that stays low soon waits the whole pause (sweep/NOTES-engine.md, twentieth
+ * session: with 100 ms every time the h100 space lost 0.7-1.4 s to 7-14 discards). */
+double stats_clock_pause_ms(double longest_ms, int discarded);
+
 /* Min, median and max of n clocks (any order; x is sorted), rounded to
  * whole MHz; all -1 when n is 0. */
 void stats_clock_summary(double *x, int n, int *min_mhz, int *median_mhz, int *max_mhz);

@@ -18,7 +18,7 @@
 #      report says whether the order held, and the store still has every
 #      key once, ok
 #   7. the records' measurement: batch records launch several times per
-#      sample, every ok record has its clock (probes) and calibration
+#      sample, every ok record has its clock (probes), calibration and cycles
 #   8. fasweep eval: one point, one JSON line, stored like a grid record
 #   9. an unbiased head-to-head: the same config twice in one group at
 #      16,16,2048,64 comes out with medians within twice their noise
@@ -583,7 +583,7 @@ t_new_rounds() {
 t_records() {
     local st=$tmp/full.lmdb
     [ -d "$st" ] || { why="no store from the full sweep"; return 1; }
-    check_ok_records "$st" "batch launches and clocks as expected" '
+    check_ok_records "$st" "batch launches, clocks and cycles as expected" '
     k, t, c = r["key"], r["time"], r["clock"]
     name = "%s %s" % (k["config"], k["mode"])
     if k["mode"] == "batch" and not t["launches"] >= 1:
@@ -594,6 +594,10 @@ t_records() {
         bad.append(name + ": clock %s" % c)
     if c["sm_min_mhz"] > c["sm_median_mhz"] or c["sm_median_mhz"] > c["sm_max_mhz"]:
         bad.append(name + ": clock range %s" % c)
+    y = r.get("cycles") or {}
+    if not (y.get("cta_mean") or 0) > 0 or not (y.get("cta_max") or 0) >= y["cta_mean"] or \
+            not (y.get("waves") or 0) > 0 or not (y.get("sm_imbalance") or 0) >= 1:
+        bad.append(name + ": cycles %s" % y)
     rounds = len(t.get("round_us", []))
     if rounds < 2 or t.get("ci_lo_us") is None or not t["ci_lo_us"] <= t["median_us"] <= t["ci_hi_us"]:
         bad.append(name + ": %d rounds, interval %s..%s" % (rounds, t.get("ci_lo_us"),

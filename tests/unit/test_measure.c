@@ -491,6 +491,22 @@ static void test_cta_clock_invalid(void **state)
     assert_near(c.cta_mean, 100, EPS);
 }
 
+/* The discard rule: a block under ref * (1 - tolerance) is not kept (unknown clocks are), and
+ * the pauses before its retakes grow from an eighth of the longest to the longest. */
+static void test_clock_rule(void **state)
+{
+    (void)state;
+    assert_true(stats_clock_ok(1921, 1980, 0.03));
+    assert_false(stats_clock_ok(1920, 1980, 0.03));
+    assert_true(stats_clock_ok(NAN, 1980, 0.03));
+    assert_true(stats_clock_ok(1500, NAN, 0.03));
+    const double want[] = {12.5, 25, 50, 100, 100, 100};
+    for (int d = 1; d <= 6; d++)
+        assert_true(fabs(stats_clock_pause_ms(100, d) - want[d - 1]) < 1e-9);
+    assert_true(fabs(stats_clock_pause_ms(1, 1) - 0.125) < 1e-12);
+    assert_true(fabs(stats_clock_pause_ms(1, 9) - 1) < 1e-12);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -518,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_cta_clock),
         cmocka_unit_test(test_cta_clock_imbalance),
         cmocka_unit_test(test_cta_clock_invalid),
+        cmocka_unit_test(test_clock_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
