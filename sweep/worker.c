@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "measure.h"
+#include "progress.h"
 #include "visible.h"
 
 /* A fresh CUDA context can take long to create, longer still while the
@@ -398,7 +399,9 @@ static void worker_child(int msg_fd, int task_fd, int device)
             _exit(3); /* not a task this engine sends: the engine reports the exit */
         worker_serve(g, &t, msg_fd);
     }
+    const double t0 = progress_now();
     measure_close(g);
+    progress_trace_ms("worker close", (progress_now() - t0) * 1e3);
     _exit(0);
 }
 
