@@ -610,20 +610,6 @@ static int gd_verdict(const stats_errors *e, const space_tolerance *tol, const c
 
 /* ---- the gate ------------------------------------------------------------------------------ */
 
-/* FASWEEP_TRACE set: the time since the last part of the gate (gd_t0) as "gate: PART"
- * (sweep/NOTES-engine.md: what a gate costs). */
-static double gd_t0;
-static void gd_trace(const char *part)
-{
-    if (!progress_tracing())
-        return;
-    const double t = progress_now();
-    char name[64];
-    snprintf(name, sizeof name, "gate: %s", part);
-    progress_trace_ms(name, (t - gd_t0) * 1e3);
-    gd_t0 = t;
-}
-
 static int gd_capture_error(cudaError_t e)
 {
     switch (e) {
@@ -691,7 +677,7 @@ static int gd_captured(guard *g, const fa_instance *in, const fa_args *a, char *
                  cudaGetErrorName(x), cudaGetErrorString(x));
         return 1;
     }
-    gd_trace("capture");
+    progress_step("gate: capture");
     int kernels = 0, nodes = 0, rc = gd_graph_kernels(g, graph, &kernels, &nodes);
     if (rc == 0 && kernels == 0) {
         snprintf(why, n,
@@ -707,7 +693,7 @@ static int gd_captured(guard *g, const fa_instance *in, const fa_args *a, char *
         return gd_fail(g, e, "cudaGraphInstantiate(the captured launch)");
     if (rc != 0)
         return rc;
-    gd_trace("instantiate");
+    progress_step("gate: instantiate");
     /* Whatever the capture ran eagerly elsewhere is over before the poison. */
     e = cudaDeviceSynchronize();
     if (e == cudaSuccess)
@@ -825,29 +811,28 @@ int guard_gate(guard *g, const fa_instance *in, task_inject inject, const space_
     const space_tolerance dt_tol = gd_tolerance(g, tol);
     tol = &dt_tol;
     *gate_us = NAN;
-    gd_t0 = progress_now();
     if (inject != TASK_INJECT_NONE)
         return gd_inject(g, inject);
     fa_args a = *gd_args(g, &g->set[0], g->v[0], g->o[0]);
     int rc = gd_captured(g, in, &a, why, n);
-    gd_trace("run");
+    progress_step("gate: run");
     if (rc)
         return rc;
     if (gd_compare(g, g->o[0], g->set[0].ref, &g->signs[0], g->shape, e))
         return -1;
-    gd_trace("compare");
+    progress_step("gate: compare");
     if (gd_verdict(e, tol, "gate", "(the first launch, captured on its stream and run alone)", why,
                    n))
         return 1;
     if ((rc = gd_repeat(g, in, gate_us, why, n)) != 0)
         return rc;
-    gd_trace("repeat");
+    progress_step("gate: repeat");
     /* the second input set is checked in every timed block */
     if ((rc = gd_tails(g, in, tol, why, n)) != 0)
         return rc;
-    gd_trace("tails");
+    progress_step("gate: tails");
     rc = guard_inputs(g, why, n);
-    gd_trace("inputs");
+    progress_step("gate: inputs");
     return rc;
 }
 

@@ -131,7 +131,8 @@ static void ms_uuid_text(const cudaUUID_t *u, char *buf, size_t n)
 }
 
 /* FASWEEP_TRACE set: one line on stderr, "TRACE what[ sub]  x ms pid P", for a script
- * to sum by name (several workers write to one stderr). */
+ * to sum by name (several workers write to one stderr). A timed block's parts are such value
+ * lines (ms_block), outside the clock of the task's steps (progress_step). */
 static void ms_trace_value(const char *what, const char *sub, double ms)
 {
     if (!progress_tracing())
@@ -139,22 +140,6 @@ static void ms_trace_value(const char *what, const char *sub, double ms)
     char name[64];
     snprintf(name, sizeof name, "%s%s%s", what, sub ? " " : "", sub ? sub : "");
     progress_trace_ms(name, ms);
-}
-
-/* FASWEEP_TRACE set: one line per step of a task (and of the worker's start), with the
- * time since the last step (the worker's fixed costs, sweep/NOTES-engine.md); NULL starts
- * over (the next line says 0: the wait for a first task is no step). A timed block's parts
- * are value lines of their own (ms_trace_value, ms_block), outside this clock. */
-static void ms_trace(const char *what)
-{
-    static double last;
-    if (!what)
-        last = 0;
-    if (!what || !progress_tracing())
-        return;
-    const double t = progress_now();
-    ms_trace_value(what, NULL, last > 0 ? (t - last) * 1e3 : 0.0);
-    last = t;
 }
 
 static int ms_device_info(measure_gpu *g)
@@ -182,9 +167,9 @@ static int ms_device_info(measure_gpu *g)
              "cudaDeviceGetAttribute(memory bus width)");
     stats_peak_of(in->cc, in->sm_count, in->clock_khz, mem_khz, bus_bits, in->l2_bytes, &g->peak);
     snprintf(in->runtime, sizeof in->runtime, "%d.%d", rt / 1000, rt % 1000 / 10);
-    ms_trace("cuda start");
+    progress_step("cuda start");
     nvml_open(&g->nvml, in->pci);
-    ms_trace("nvml open");
+    progress_step("nvml open");
     if (g->nvml.driver[0])
         text_copy_utf8(in->driver, sizeof in->driver, g->nvml.driver);
     else
@@ -203,7 +188,7 @@ static int ms_mapped(measure_gpu *g, void **p, size_t bytes, const char *what)
 
 static int ms_open(measure_gpu *g)
 {
-    ms_trace("worker start");
+    progress_step("worker start");
     if (ms_device_info(g))
         return -1;
     MS_CHECK(g, cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking),
@@ -215,8 +200,8 @@ static int ms_open(measure_gpu *g)
     MS_CHECK(g, cudaMalloc(&g->flush, g->flush_bytes), "cudaMalloc(L2 flush buffer)");
     if (ms_mapped(g, (void **)&g->probe, 2 * sizeof *g->probe, "cudaHostAlloc(clock probes)"))
         return -1;
-    ms_trace("stream, events, buffers");
-    ms_trace(NULL);
+    progress_step("stream, events, buffers");
+    progress_step(NULL);
     g->enqueue_us = MEASURE_ENQUEUE_GUESS_US;
     g->round = -1;
     struct timespec ts;
@@ -901,7 +886,7 @@ static int ms_new_round(measure_gpu *g, int round)
         (void)cudaEventDestroy(g->ev[i]);
         g->ev[i] = ev[i];
     }
-    ms_trace("new round: stream, events");
+    progress_step("new round: stream, events");
     return 0;
 }
 
@@ -934,7 +919,7 @@ static int ms_setup(measure_gpu *g, const task *t, void (*started)(void *ctx), v
             return ms_setup_failed(g, t);
         }
         if (moved)
-            ms_trace("timed buffers moved");
+            progress_step("timed buffers moved");
     }
     if (started)
         started(ctx);
@@ -949,7 +934,7 @@ static int ms_ready(measure_gpu *g, const task *t, const fa_instance *in, task_i
                     record *rec, int nm, fa_attrs *at)
 {
     MS_CHECK(g, fa_instance_attrs(in, at), "fa_instance_attrs");
-    ms_trace("attrs");
+    progress_step("attrs");
     char why[256] = "";
     record_status st = RECORD_ST_OK;
     stats_errors e = {NAN, NAN, 0, -1, 0};
@@ -1077,7 +1062,7 @@ static int ms_mode_run(measure_gpu *g, const task *t, int mi, ms_cfg *c, const f
                 return -1;
             }
             c[i].warmed = 1;
-            ms_trace("warmup");
+            progress_step("warmup");
         }
         c[i].est_us = c[i].warm_us;
         c[i].launches = mode->launch == MODE_LAUNCH_BATCH
@@ -1094,13 +1079,13 @@ static int ms_mode_run(measure_gpu *g, const task *t, int mi, ms_cfg *c, const f
         }
     }
     int failed;
-    ms_trace("room");
+    progress_step("room");
     if (ms_rounds(g, &t->measure, &t->tol, mode, c, k, mrec, timed_s, &failed)) {
         if (failed >= 0)
             ms_blame(g, t, mrec[failed]);
         return -1;
     }
-    ms_trace("rounds+inputs");
+    progress_step("rounds+inputs");
     nvml_clocks ck;
     nvml_read(&g->nvml, &ck);
     for (int i = 0; i < k; i++) {
@@ -1144,15 +1129,15 @@ static int ms_task(measure_gpu *g, const task *t, record *recs, double *timed_s,
     }
     if (compiled == 0) /* nothing to run: no problem set up, no STARTED */
         return 0;
-    ms_trace("task_start");
+    progress_step("task_start");
     if (ms_setup(g, t, started, ctx) || ms_calibrate(g, &t->measure))
         return -1;
     for (int i = 0; i < k; i++) {
         if (!c[i].in)
             continue;
-        ms_trace("setup+calibrate");
+        progress_step("setup+calibrate");
         const int ready = ms_ready(g, t, c[i].in, t->inject[i], &recs[i * nm], nm, &at[i]);
-        ms_trace("gate");
+        progress_step("gate");
         if (ready < 0) {
             ms_blame(g, t, &recs[i * nm]);
             return -1;
@@ -1164,7 +1149,7 @@ static int ms_task(measure_gpu *g, const task *t, record *recs, double *timed_s,
         if (ms_mode_run(g, t, m, c, at, recs, timed_s))
             return -1;
         else
-            ms_trace(t->modes[m]);
+            progress_step(t->modes[m]);
     /* one config: its writes to the inputs are checked once all its modes
      * are timed (a head-to-head checks after every block, ms_rounds) */
     if (k == 1 && timed) {
@@ -1176,7 +1161,7 @@ static int ms_task(measure_gpu *g, const task *t, record *recs, double *timed_s,
             recs[m].status = RECORD_ST_WRONG;
             text_copy_utf8(recs[m].error, sizeof recs[m].error, why);
         }
-        ms_trace("inputs");
+        progress_step("inputs");
     }
     for (int i = 0; i < k; i++)
         ms_refuse_all(&recs[i * nm], nm);

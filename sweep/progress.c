@@ -153,3 +153,15 @@ void progress_trace_ms(const char *name, double ms)
     if (progress_tracing())
         fprintf(stderr, "TRACE %-28s %9.3f ms pid %d\n", name, ms, (int)getpid());
 }
+
+void progress_step(const char *what)
+{
+    static double last;
+    if (!what)
+        last = 0;
+    if (!what || !progress_tracing())
+        return;
+    const double t = progress_now();
+    progress_trace_ms(what, last > 0 ? (t - last) * 1e3 : 0.0);
+    last = t;
+}

@@ -51,5 +51,9 @@ void progress_phase(const char *what);
 /* FASWEEP_TRACE set: "TRACE NAME  MS ms pid P", a step of this process that took MS
  * milliseconds, for a script to sum by name (several workers write to one stderr). */
 void progress_trace_ms(const char *name, double ms);
+/* FASWEEP_TRACE set: one such line per step of a process's work (a worker's start, a task's
+ * steps, the gate's parts), with the time since its last step (sweep/NOTES-engine.md: the
+ * worker's fixed costs); NULL starts over (the next line says 0: a wait is no step). */
+void progress_step(const char *what);
 
 #endif /* PROGRESS_H */
