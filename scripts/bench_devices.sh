@@ -11,7 +11,10 @@
 #     group whether the top-1 config agrees or else ties by the 95 %
 #     intervals (record_tie), and the overlap of the two top-4 sets; the
 #     records' checks (the same number in both stores, no point stored twice,
-#     N distinct env.gpu_uuid in the all-GPU store); a summary line;
+#     N distinct env.gpu_uuid in the all-GPU store); the share of the records
+#     both stores hold whose medians tie by their intervals (at least 90 %, as
+#     bench_fidelity.sh asks of two runs on one GPU) and each store's median
+#     half-width; a summary line;
 #   - the fixed cost: with N GPUs wall_1 = F + W and wall_N = F + W/N, so
 #     F = (N*wall_N - wall_1)/(N-1) and W = wall_1 - F (N: the GPUs
 #     nvidia-smi -L lists, at most 16, what --devices all takes);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""compare_sweeps.py A.jsonl B.jsonl [-k 8] [--mode hot|all] [--agreement K] - are
+"""compare_sweeps.py A.jsonl B.jsonl [-k 8] [--mode hot|all] [--agreement K [--share S]] - are
 two sweeps of the same space the same answer? For each (device, problem, mode)
 group of kernel records with status ok (--mode all: every mode stored; a config
 of another family than mma is named FAMILY:CONFIG):
@@ -11,18 +11,20 @@ of another family than mma is named FAMILY:CONFIG):
     docs/measurement.md "Comparing two timings") in A and in B alike, and how
     many of A's top-K are among B's top-K; then a line of the records (how
     many, duplicates: a point stored twice, of any build; distinct
-    env.gpu_uuid) and a summary line. A group passes when its top-1 agrees
-    or ties.
+    env.gpu_uuid), a line of the intervals (the share of the configs both
+    measured whose two medians tie by their intervals, as
+    scripts/bench_fidelity.sh counts it, against --share, and each sweep's
+    median half-width; not judged where no config has an interval in both)
+    and a summary line. A group passes when its top-1 agrees or ties.
 Input: `fasweep export --format jsonl`. Exit 0 when every group passes, 1
 otherwise, 2 on bad input (one line naming the file). What was not measured
 never passes: no group in A (nothing to compare), a group one sweep lacks, or
 one of A's top-k that B did not measure is a FAIL."""
-import json
-import math
 import os
+import statistics
 import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when run from elsewhere
-from report_io import BadInput, Parser, esc, json_lines, number  # noqa: E402  (the export readers' shared rules)
+from report_io import BadInput, Parser, esc, json_lines, number, record_tie  # noqa: E402  (the export readers' shared rules)
 
 ME = "compare_sweeps.py"
 
@@ -69,17 +71,6 @@ def load(path, mode):
     return groups, info
 
 
-def tie(a, b):
-    """record_tie (store/record.c) of two (median, ci_lo, ci_hi): True, False,
-    or None when either has no interval (the rule cannot tell)."""
-    if not all(x[1] is not None and x[2] is not None and x[1] > 0 for x in (a, b)):
-        return None
-
-    def half(x, other):  # the side of x's interval that faces the other median
-        return x[2] - x[0] if other >= x[0] else x[0] - x[1]
-    return abs(a[0] - b[0]) <= math.hypot(half(a, b[0]), half(b, a[0]))
-
-
 def tie_name(t):
     return {True: "yes", False: "no", None: "unknown"}[t]
 
@@ -118,8 +109,8 @@ def agreement(args, mode, g, ga, gb, count):
         line += "agree"
     else:
         # in each sweep: can its top-1 be told apart from the other's?
-        ta = tie(ga[a1][1], ga[b1][1]) if b1 in ga else None
-        tb = tie(gb[b1][1], gb[a1][1]) if a1 in gb else None
+        ta = record_tie(ga[a1][1], ga[b1][1]) if b1 in ga else None
+        tb = record_tie(gb[b1][1], gb[a1][1]) if a1 in gb else None
         verdict = "tie" if ta and tb else "differ"
         line += "DIFFER, " + ("a tie by the 95 % intervals in A and B" if verdict == "tie" else
                               "not a tie (tie in A: %s, in B: %s)" % (
@@ -132,6 +123,34 @@ def agreement(args, mode, g, ga, gb, count):
     count["of"] += n
     print(f"{line}; top-{args.agreement} overlap {both} of {n}")
     return verdict != "differ"
+
+
+def intervals(args, a, b):
+    """The intervals' line (--agreement): of the configs of every group both
+    measured with an interval in both, the share whose medians tie by the
+    intervals (record_tie), and each sweep's median half-width (% of its
+    median); whether it passes (the share at least --share, or nothing to
+    judge)."""
+    ties, hw = [], ([], [])
+    for g in sorted(set(a) & set(b)):
+        for c in sorted(set(a[g]) & set(b[g])):
+            t = record_tie(a[g][c][1], b[g][c][1])
+            if t is None:
+                continue
+            ties.append(t)
+            for h, x in zip(hw, (a[g][c][1], b[g][c][1])):
+                h.append(100 * (x[2] - x[1]) / 2 / x[0])
+    if not ties:
+        print("intervals: no config measured in both has an interval in both "
+              "(fewer than two rounds): not judged")
+        return True
+    share = sum(ties) / len(ties)
+    ok = share >= args.share
+    print("intervals: %d of %d (config, mode) pairs tie by their 95 %% intervals (%.1f %%, at least %.0f %%): %s; "
+          "median half-width A %.2f %%, B %.2f %%" % (
+              sum(ties), len(ties), 100 * share, 100 * args.share, "PASS" if ok else "FAIL",
+              statistics.median(hw[0]), statistics.median(hw[1])))
+    return ok
 
 
 def records(args, ia, ib):
@@ -159,6 +178,8 @@ def main():
     ap.add_argument("--tol", type=float, default=0.02)
     ap.add_argument("--agreement", type=int, metavar="K",
                     help="top-1 agreement or tie, and the overlap of the top-K")
+    ap.add_argument("--share", type=float, default=0.90, metavar="S",
+                    help="with --agreement: the least share of configs whose medians tie")
     ap.add_argument("--gpus", type=int, metavar="N",
                     help="with --agreement: B's records should carry N distinct env.gpu_uuid")
     args = ap.parse_args()
@@ -166,6 +187,8 @@ def main():
         ap.error("-k and --agreement must be at least 1")
     if args.gpus is not None and (args.agreement is None or args.gpus < 1):
         ap.error("--gpus needs --agreement and is at least 1")
+    if not 0 < args.share <= 1:
+        ap.error("--share is a fraction in (0, 1]")
     try:
         (a, ia), (b, ib) = (load(p, None if args.mode == "all" else args.mode)
                             for p in (args.a, args.b))
@@ -193,6 +216,7 @@ def main():
             ok &= agreement(args, mode, g, a[g], b[g], count)
     if args.agreement is not None:
         ok &= records(args, ia, ib)
+        ok &= intervals(args, a, b)
         n = len(set(a) | set(b))
         print("agreement: %d groups (mode %s): top-1 agree %d, tie %d, differ %d; "
               "top-%d overlap %d of %d (%.0f %%): %s" % (

@@ -109,6 +109,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
 from fnv1a import fnv1a64  # noqa: E402  (the hash of eval's build id src-HASH)
+from report_io import record_tie  # noqa: E402  (store/record.c's rule, ported once)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -955,24 +956,14 @@ def order(cid):
     return (1, int(cid[1:]))
 
 
-def half(c, other_us):
-    """The half-width (us) of c's interval on the side facing other_us
-    (store/record.c record_ci_half, in us)."""
-    lo, hi = c["interval"]
-    m = c["median_us"]
-    return hi - m if other_us >= m else m - lo
-
-
 def tie(a, b):
     """Whether candidates a and b cannot be told apart (record_tie). No
     interval on either is record_tie's RECORD_TIE_UNKNOWN (the tables say
     "unknown", the seeds null); the loop treats an unknown tie as a tie, the
     conservative choice: without intervals the earlier candidate is kept
     and the loop never chases a difference it cannot tell."""
-    if not a.get("interval") or not b.get("interval"):
-        return True
-    ma, mb = a["median_us"], b["median_us"]
-    return abs(ma - mb) <= math.hypot(half(a, mb), half(b, ma))
+    t = record_tie(*((c["median_us"], *(c.get("interval") or (None, None))) for c in (a, b)))
+    return t is not False
 
 
 def better(a, b):

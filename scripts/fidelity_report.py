@@ -50,7 +50,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # also when loaded by path
-from report_io import BadInput, Parser, esc, finite_or_none, json_lines, number  # noqa: E402  (the export readers' shared rules)
+from report_io import BadInput, Parser, esc, finite_or_none, json_lines, number, record_tie  # noqa: E402  (the export readers' shared rules)
 import fasweep_cli  # noqa: E402  (problem texts and spaces as fasweep reads them)
 import rounds  # noqa: E402  (the port of store/rounds.c)
 
@@ -190,15 +190,9 @@ def ranked(g):
     return sorted(g, key=lambda c: (g[c]["us"], c))
 
 
-def half(r, other):
-    """The half-width facing the other median, in us (NaN: no interval)."""
-    return (r["hi"] - r["us"]) if other >= r["us"] else (r["us"] - r["lo"])
-
-
 def within(a, b):
-    d = abs(a["us"] - b["us"])
-    h = math.hypot(half(a, b["us"]), half(b, a["us"]))
-    return not math.isnan(h) and d <= h
+    """Whether the two runs' medians of a config tie by their intervals (record_tie)."""
+    return bool(record_tie(*((r["us"], r["lo"], r["hi"]) for r in (a, b))))
 
 
 def median_ci(xs):

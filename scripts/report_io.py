@@ -1,8 +1,8 @@
 """report_io.py - what the scripts that read fasweep's exports share: the
 one-line refusal of a bad input file, text made safe to print, the one
 rule for a number read from a file (finite, not a bool), the one for a
-number written to JSON (not finite: null) and the one-line refusal of a
-bad option."""
+number written to JSON (not finite: null), the one-line refusal of a
+bad option, and record_tie (two timings told apart by their intervals)."""
 import argparse
 import math
 import sys
@@ -36,6 +36,23 @@ def finite_or_none(o):
     if isinstance(o, (list, tuple)):
         return [finite_or_none(v) for v in o]
     return o
+
+
+def record_tie(a, b):
+    """store/record.c record_tie of two timings, each (median_us, ci_lo_us,
+    ci_hi_us): True when the medians differ by at most sqrt(hA^2 + hB^2),
+    each h the side of its interval that faces the other median; False when
+    they differ by more; None (RECORD_TIE_UNKNOWN) when either has no
+    interval (a bound missing or not finite, or a lower bound not above 0:
+    record_has_ci)."""
+    def has(x):
+        return all(v is not None and math.isfinite(v) for v in x[1:]) and x[1] > 0
+    if not (has(a) and has(b)):
+        return None
+
+    def half(x, other):
+        return x[2] - x[0] if other >= x[0] else x[0] - x[1]
+    return abs(a[0] - b[0]) <= math.hypot(half(a, b[0]), half(b, a[0]))
 
 
 class Parser(argparse.ArgumentParser):

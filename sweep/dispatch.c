@@ -72,3 +72,18 @@ size_t dispatch_pick(const int *problem_of, const unsigned char *pending, const 
     free(probs), free(first), free(left);
     return best;
 }
+
+size_t dispatch_within(const int *problem_of, const unsigned char *pending, const unsigned *ran_on,
+                       const unsigned char *light, size_t n, size_t pick, unsigned mine, int cross)
+{
+    size_t lit = n;
+    for (size_t i = 0; pick < n && i < n; i++) {
+        if (!pending[i] || problem_of[i] != problem_of[pick])
+            continue;
+        if (cross && ran_on[i] && !(ran_on[i] & mine))
+            return i;
+        if (lit == n && light[i])
+            lit = i;
+    }
+    return lit < n ? lit : pick;
+}

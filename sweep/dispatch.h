@@ -11,6 +11,11 @@
  * the longest problem gets the most GPUs and a nearly done one none. With
  * no estimates (work NULL) the older rule: a problem no other worker holds,
  * else the first pending task.
+ *
+ * Within that problem, a later round of a config goes first to a GPU it has not
+ * run on: the GPUs of one host differ (by up to 1.7 %, sweep/NOTES-engine.md,
+ * twenty-first session), and rounds on several GPUs put that into the pooled
+ * intervals; else back to the worker that gated it (a light round: no gate).
  */
 #ifndef DISPATCH_H
 #define DISPATCH_H
@@ -27,5 +32,11 @@
  * first); else n (nothing pending). */
 size_t dispatch_pick(const int *problem_of, const unsigned char *pending, const double *work,
                      size_t n, int own, const int *held, int n_held);
+
+/* The pending task of task pick's problem (n: none) the worker takes: with cross, the first
+ * whose config ran only on other GPUs (ran_on[i]: a bit per GPU, non-zero, without the worker's
+ * `mine`); else the first it can run light (light[i]: this worker gated it); else pick. */
+size_t dispatch_within(const int *problem_of, const unsigned char *pending, const unsigned *ran_on,
+                       const unsigned char *light, size_t n, size_t pick, unsigned mine, int cross);
 
 #endif /* DISPATCH_H */

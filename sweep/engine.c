@@ -368,14 +368,6 @@ static void engine_light(engine_job *j)
 
 /* ---- several workers: tasks to whichever is free -------------------------------------------- */
 
-/* FASWEEP_DISPATCH=first: the older pick rule (a problem nobody holds, else
- * the first pending task) instead of the work estimates; a measurement hook. */
-static int engine_dispatch_first(void)
-{
-    const char *v = getenv("FASWEEP_DISPATCH");
-    return v && strcmp(v, "first") == 0;
-}
-
 /* work[i]: the seconds job i is estimated to run still: 0 once done; else the
  * mean wall time of its group's finished tasks, of all finished tasks when its
  * group has none, 1 when none has finished. Two passes over the list with a
@@ -408,20 +400,27 @@ static void engine_work(const engine_job *jobs, size_t n, double *work)
     free(of);
 }
 
-/* The pending job a slot should take next, or n when none is left: the
- * group by dispatch.h's policy; in it, a job this worker gated first (a
- * light round: no gate, no setup). */
+_Static_assert(ENGINE_MAX_DEVICES <= 32, "engine_job.ran_on holds a bit per slot");
+#define ENGINE_SLOT_BIT(e, sl) (1u << (unsigned)((sl) - (e)->slots)) /* its bit in ran_on */
+
+/* The pending job a slot should take next, or n when none is left, by dispatch.h's policy.
+ * Measurement hooks: FASWEEP_ROUND_CROSS=0, no crossing of GPUs (dispatch_within);
+ * FASWEEP_DISPATCH=first, the older pick rule without the work estimates. */
 static size_t engine_pick(const engine *e, const engine_slot *sl, const engine_job *jobs, size_t n)
 {
     int *group_of = malloc((n + 1) * sizeof *group_of);
-    unsigned char *pending = malloc(n + 1);
-    double *work = engine_dispatch_first() ? NULL : malloc((n + 1) * sizeof *work);
+    unsigned char *pending = malloc(n + 1), *light = malloc(n + 1);
+    unsigned *ran_on = malloc((n + 1) * sizeof *ran_on);
+    double *work =
+        progress_hook("FASWEEP_DISPATCH", "first") ? NULL : malloc((n + 1) * sizeof *work);
     int held[ENGINE_MAX_DEVICES], n_held = 0;
     size_t pick = n;
-    if (group_of && pending) {
+    if (group_of && pending && light && ran_on) {
         for (size_t i = 0; i < n; i++) {
             group_of[i] = jobs[i].group;
             pending[i] = (unsigned char)jobs[i].pending;
+            light[i] = sl->w.pid > 0 && jobs[i].gated_by == (long)sl->w.pid;
+            ran_on[i] = jobs[i].ran_on;
         }
         if (work)
             engine_work(jobs, n, work);
@@ -430,19 +429,13 @@ static size_t engine_pick(const engine *e, const engine_slot *sl, const engine_j
                 held[n_held++] = e->slots[k].group;
         pick =
             dispatch_pick(group_of, pending, work, n, sl->has_group ? sl->group : -1, held, n_held);
+        pick = dispatch_within(group_of, pending, ran_on, light, n, pick, ENGINE_SLOT_BIT(e, sl),
+                               !progress_hook("FASWEEP_ROUND_CROSS", "0"));
     } else {
         for (pick = 0; pick < n && !jobs[pick].pending; pick++) /* out of memory: list order */
             ;
     }
-    for (size_t i = 0; pick < n && sl->w.pid > 0 && i < n; i++)
-        if (jobs[i].pending && jobs[i].group == jobs[pick].group &&
-            jobs[i].gated_by == (long)sl->w.pid) {
-            pick = i;
-            break;
-        }
-    free(group_of);
-    free(pending);
-    free(work);
+    free(group_of), free(pending), free(light), free(ran_on), free(work);
     return pick;
 }
 
@@ -466,6 +459,7 @@ static void engine_assign(engine *e, engine_slot *sl, engine_job *jobs, size_t n
     }
     if (!light)
         jobs[i].gated_by = (long)sl->w.pid;
+    jobs[i].ran_on |= ENGINE_SLOT_BIT(e, sl);
     progress_begin_task(e->o.prog, label);
     jobs[i].pending = 0;
     sl->t0 = progress_now();
@@ -544,6 +538,17 @@ static int engine_wait(engine *e, store *st, engine_job *jobs, size_t n, engine_
     return 0;
 }
 
+/* A several-worker run's status with `left` jobs never run: 1 when every GPU gave up, the
+ * interruption (Ctrl-C) when it stopped them, else rc. */
+static int engine_left(engine *e, int rc, size_t left)
+{
+    if (rc == 0 && left > 0 && engine_stopping(e))
+        e->interrupted = 1;
+    else if (rc == 0 && left > 0)
+        rc = 1;
+    return rc ? rc : e->interrupted;
+}
+
 /* Returns 0, 1 (interrupted, or every GPU gave up), -1. */
 static int engine_run_multi(engine *e, store *st, engine_job *jobs, size_t n, engine_keep keep,
                             const engine_sink *sink)
@@ -564,13 +569,7 @@ static int engine_run_multi(engine *e, store *st, engine_job *jobs, size_t n, en
     size_t left = 0; /* jobs never handed out */
     for (size_t i = 0; i < n; i++)
         left += jobs[i].pending != 0;
-    if (rc == 0 && left > 0) {
-        if (engine_stopping(e))
-            e->interrupted = 1;
-        else
-            rc = 1; /* every GPU gave up */
-    }
-    return rc ? rc : e->interrupted;
+    return engine_left(e, rc, left);
 }
 
 /* ---- rounds --------------------------------------------------------------------------------- */
@@ -582,8 +581,7 @@ static int engine_run_multi(engine *e, store *st, engine_job *jobs, size_t n, en
  * (docs/measurement.md, "Intervals"). A measurement hook. */
 static int engine_round_fresh(void)
 {
-    const char *v = getenv("FASWEEP_ROUND_WORKER");
-    return v && strcmp(v, "fresh") == 0;
+    return progress_hook("FASWEEP_ROUND_WORKER", "fresh");
 }
 
 /* Fresh workers for the next round: a new process, CUDA context and
@@ -814,6 +812,7 @@ static void engine_pipe_release(engine_pipe *p, engine_job *jobs)
                 continue;
             }
             p->rj[i].gated_by = jobs[p->src[i]].gated_by;
+            p->rj[i].ran_on = jobs[p->src[i]].ran_on;
             p->rj[i].pending = 1;
         }
     }
@@ -856,6 +855,7 @@ static void engine_pipe_finished(engine_pipe *p, engine_job *jobs, size_t i)
     engine_job *j = &jobs[p->src[i]];
     j->failed |= p->rj[i].failed;
     j->gated_by = p->rj[i].gated_by;
+    j->ran_on = p->rj[i].ran_on;
     j->pending = 0;
     engine_pipe_done(p, i);
 }
@@ -930,14 +930,8 @@ static int engine_run_pipelined(engine *e, store *st, engine_job *jobs, size_t n
             left++;
             jobs[p.src[i]].pending = 1;
         }
-    if (rc == 0 && left > 0) {
-        if (engine_stopping(e))
-            e->interrupted = 1;
-        else
-            rc = 1; /* every GPU gave up */
-    }
     engine_pipe_free(&p);
-    return rc ? rc : e->interrupted;
+    return engine_left(e, rc, left);
 }
 
 int engine_measure(engine *e, store *st, engine_job *jobs, size_t n, engine_keep keep,
@@ -953,7 +947,7 @@ int engine_measure(engine *e, store *st, engine_job *jobs, size_t n, engine_keep
     clock_gettime(CLOCK_REALTIME, &ts);
     const double since = (double)ts.tv_sec - 1; /* records this call writes are newer */
     for (size_t i = 0; i < n; i++) {
-        jobs[i].pending = 1, jobs[i].failed = 0, jobs[i].gated_by = 0;
+        jobs[i].pending = 1, jobs[i].failed = 0, jobs[i].gated_by = 0, jobs[i].ran_on = 0;
         jobs[i].done = 0, jobs[i].ran_s = 0;
     }
     engine_trace.t0 = progress_now();
@@ -984,6 +978,7 @@ int engine_measure(engine *e, store *st, engine_job *jobs, size_t n, engine_keep
             jobs[src[i]].failed |= rj[i].failed;
             jobs[src[i]].pending = rj[i].pending;
             jobs[src[i]].gated_by = fresh ? 0 : rj[i].gated_by;
+            jobs[src[i]].ran_on = rj[i].ran_on;
         }
         if (rc >= 0 && engine_round_intervals(e, st, rj, k, since) != 0)
             rc = -1;

@@ -94,6 +94,7 @@ typedef struct engine_job {
     long gated_by;   /* set by engine_measure: the worker process (pid) that gated it in
                         an earlier round of this call, 0 for none: a later round there
                         goes light (time only), and that worker takes it first */
+    unsigned ran_on; /* set by engine_measure: a bit per GPU (slot) an earlier round ran on */
     int done;        /* set by engine_measure (several workers): ran, or dropped */
     double ran_s;    /* set by engine_measure (several workers): its task's wall seconds
                         (0: not run), what the dispatcher estimates the rest from */

@@ -753,8 +753,7 @@ static int ms_rounds(measure_gpu *g, const space_measure *m, const space_toleran
     int flushes = 0; /* a different flush byte for every sample of the task */
     /* FASWEEP_H2H_ORDER=fixed: every round in task order (a test hook, to
      * show what the rotation removes; docs/measurement.md). */
-    const char *order = getenv("FASWEEP_H2H_ORDER");
-    const int rotate = !order || strcmp(order, "fixed") != 0;
+    const int rotate = !progress_hook("FASWEEP_H2H_ORDER", "fixed");
     for (int round = 0; going > 0; round++) {
         /* In a head-to-head a config whose noise target is met keeps taking
          * a block each round while another still samples (up to its own
@@ -842,14 +841,6 @@ static int ms_setup_failed(measure_gpu *g, const task *t)
     return -1;
 }
 
-/* FASWEEP_ROUND_PLACE=keep: every round's launches go through the stream, events and
- * buffers of the first (ms_new_round and guard_place do nothing); a measurement hook. */
-static int ms_place_keep(void)
-{
-    const char *v = getenv("FASWEEP_ROUND_PLACE");
-    return v && strcmp(v, "keep") == 0;
-}
-
 /* The first task of a round other than the last task's: the stream and the events of the
  * timed launches made anew (the old ones destroyed once the stream is idle). Which of the
  * GPU's hardware queues a stream feeds, and its events, can make every launch of a process
@@ -909,8 +900,9 @@ static int ms_setup(measure_gpu *g, const task *t, void (*started)(void *ctx), v
                 ms_guard_close(g, i);
         return ms_setup_failed(g, t);
     }
-    /* A new round: a new stream and events, the problem's timed buffers in a new place */
-    if (!ms_place_keep()) {
+    /* A new round: a new stream and events, the problem's timed buffers in a new place
+     * (FASWEEP_ROUND_PLACE=keep, a measurement hook: every round on the first's) */
+    if (!progress_hook("FASWEEP_ROUND_PLACE", "keep")) {
         if (ms_new_round(g, t->round))
             return ms_setup_failed(g, t);
         const int moved = guard_place(g->guard, t->round);

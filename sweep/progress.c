@@ -123,6 +123,12 @@ void progress_finish(progress *p)
     fflush(p->out);
 }
 
+int progress_hook(const char *name, const char *value)
+{
+    const char *v = getenv(name);
+    return v && strcmp(v, value) == 0;
+}
+
 int progress_tracing(void)
 {
     static int on = -1;

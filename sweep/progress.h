@@ -42,6 +42,9 @@ void progress_finish(progress *p);
 /* Monotonic seconds, for callers timing things the same way. */
 double progress_now(void);
 
+/* Whether the measurement (or test) hook NAME, an environment variable, is set to VALUE. */
+int progress_hook(const char *name, const char *value);
+
 /* FASWEEP_TRACE set: whether the fixed costs are traced (stderr lines that
  * start "TRACE "), and one such line for a phase of a command: "TRACE phase
  * WHAT T s", T the seconds since the first progress_phase call of this

@@ -104,6 +104,16 @@ static int run_done_record(const run_ctx *c, const record *r, int *have)
     return r->status != RECORD_ST_OK || *have == 0 || *have >= c->s->measure.rounds;
 }
 
+/* Point pt's record of mode m as the store holds it, into *r (the key's fields set either
+ * way): store_get's answer, or STORE_EINVAL for a key that cannot be made. */
+static int run_held(const run_ctx *c, const plan_point *pt, int m, record *r)
+{
+    char key[RECORD_KEY_LEN];
+    task_record_init(r, &c->eng.dev, &c->s->problems[pt->problem], &pt->cfg,
+                     c->s->measure.modes[m]);
+    return record_key(r, key, sizeof key) == 0 ? store_get(c->st, key, r) : STORE_EINVAL;
+}
+
 /* The task list: one item per accepted point, with the modes whose key the
  * store does not hold, or holds with rounds missing (resume; all of them
  * from round 0 with --remeasure). Returns the
@@ -129,12 +139,7 @@ static run_item *run_items(run_ctx *c, size_t *n_out, long *stored, int *rc)
         it->first_round = RECORD_MAX_ROUNDS;
         for (int m = 0; m < nm; m++) {
             record r;
-            char key[RECORD_KEY_LEN];
-            task_record_init(&r, &c->eng.dev, &c->s->problems[pt->problem], &pt->cfg,
-                             c->s->measure.modes[m]);
-            const int src = c->o->remeasure                        ? STORE_NOTFOUND
-                            : record_key(&r, key, sizeof key) == 0 ? store_get(c->st, key, &r)
-                                                                   : STORE_EINVAL;
+            const int src = c->o->remeasure ? STORE_NOTFOUND : run_held(c, pt, m, &r);
             int have = 0;
             if (src == STORE_OK && run_done_record(c, &r, &have)) {
                 (*stored)++;
@@ -261,11 +266,7 @@ static double run_ci_half_median(run_ctx *c)
         const plan_point *pt = &c->p->points[i];
         for (int m = 0; m < nm && pt->reason == PLAN_OK; m++) {
             record r;
-            char key[RECORD_KEY_LEN];
-            task_record_init(&r, &c->eng.dev, &c->s->problems[pt->problem], &pt->cfg,
-                             c->s->measure.modes[m]);
-            if (record_key(&r, key, sizeof key) == 0 && store_get(c->st, key, &r) == STORE_OK &&
-                record_has_ci(&r))
+            if (run_held(c, pt, m, &r) == STORE_OK && record_has_ci(&r))
                 h[k++] = (r.time.ci_hi_us - r.time.ci_lo_us) / 2 / r.time.median_us;
         }
     }

@@ -441,6 +441,42 @@ PY
     no_traceback
 }
 
+@test "compare_sweeps --agreement: the intervals line: records whose medians tie, against --share; not judged without intervals" {
+    run --separate-stderr python3 "$REPO/scripts/compare_sweeps.py" "$FIX/results.jsonl" "$FIX/results.jsonl" --mode all --agreement 4
+    expect_status 0
+    expect_in "$output" "intervals: no config measured in both has an interval in both (fewer than two rounds): not judged"
+    # A: every record +-1 % around its median; B: the same, every fourth record 5 % slower
+    # (no tie: 5 % > sqrt(2) %; 5 of the 13 ok kernel records), the rest 1 % faster (a tie)
+    python3 - "$FIX/results.jsonl" <<'PY'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+for name, shift in (("a", lambda i: 1.0), ("b", lambda i: 1.05 if i % 4 == 0 else 0.99)):
+    with open(name + ".jsonl", "w") as f:
+        for i, r in enumerate(recs):
+            t = r["time"]
+            t["median_us"] *= shift(i)
+            t["ci_lo_us"], t["ci_hi_us"] = t["median_us"] * 0.99, t["median_us"] * 1.01
+            f.write(json.dumps(r) + "\n")
+            t["median_us"] /= shift(i)
+PY
+    run --separate-stderr python3 "$REPO/scripts/compare_sweeps.py" a.jsonl a.jsonl --mode all --agreement 4
+    expect_status 0
+    expect_in "$output" "intervals: 13 of 13 (config, mode) pairs tie by their 95 % intervals (100.0 %, at least 90 %): PASS; median half-width A 1.00 %, B 1.00 %"
+    run --separate-stderr python3 "$REPO/scripts/compare_sweeps.py" a.jsonl b.jsonl --mode all --agreement 4
+    expect_status 1
+    expect_in "$output" "intervals: 8 of 13 (config, mode) pairs tie by their 95 % intervals (61.5 %, at least 90 %): FAIL"
+    expect_in "$output" "(100 %): FAIL"
+    run --separate-stderr python3 "$REPO/scripts/compare_sweeps.py" a.jsonl b.jsonl --mode all --agreement 4 --share 0.6
+    expect_in "$output" "(61.5 %, at least 60 %): PASS"
+    for bad in "--share 0" "--share 1.5" "--share x"; do
+        run --separate-stderr python3 "$REPO/scripts/compare_sweeps.py" a.jsonl b.jsonl --agreement 4 $bad
+        expect_status 2
+        expect_in "$stderr" "compare_sweeps.py: "
+        one_line "$stderr"
+    done
+    no_traceback
+}
+
 @test "compare_sweeps: bad input is one line naming the file, exit 2, no traceback" {
     echo '{"key": {"mode": "hot"}, "kind": "kernel", "status": "ok"}' >bad.jsonl
     run --separate-stderr python3 "$REPO/scripts/compare_sweeps.py" bad.jsonl "$FIX/results.jsonl"

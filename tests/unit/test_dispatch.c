@@ -1,7 +1,8 @@
 /* test_dispatch.c - the several-GPU pick policy (sweep/dispatch.h): a
  * worker stays on its problem; otherwise it goes to the problem with the
  * most work left per worker (without estimates: a problem nobody holds,
- * then any); runs without a GPU (the CPU side of several GPUs). */
+ * then any); within it, a later round on a GPU it has not run on, else light; runs without
+ * a GPU (the CPU side of several GPUs). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -146,6 +147,33 @@ static void test_four_workers_share_the_big_problem(void **state)
     assert_true(on_big[0] + on_big[1] + on_big[2] + on_big[3] >= 2);
 }
 
+/* Within the problem picked: a later round crosses to a GPU its config has not run on, else
+ * goes light on the worker that gated it, else the pick itself. */
+static void test_later_round_crosses_gpus(void **state)
+{
+    (void)state;
+    unsigned char pending[6] = {1, 1, 1, 1, 1, 1};
+    const unsigned ran_on[6] = {0, 0, 1u, 2u, 3u, 0};  /* GPU 0, GPU 1, both */
+    const unsigned char light[6] = {0, 0, 1, 0, 0, 0}; /* this worker gated task 2 */
+    /* on GPU 0: task 3, which ran only on GPU 1 (not task 2, its own light one) */
+    assert_int_equal(dispatch_within(prob, pending, ran_on, light, 6, 2, 1u, 1), 3);
+    /* on GPU 1: task 2, which ran only on GPU 0 */
+    assert_int_equal(dispatch_within(prob, pending, ran_on, light, 6, 2, 2u, 1), 2);
+    /* without the crossing: the light one */
+    assert_int_equal(dispatch_within(prob, pending, ran_on, light, 6, 3, 1u, 0), 2);
+    /* task 3 handed out: nothing to cross to on GPU 0, the light one */
+    pending[3] = 0;
+    assert_int_equal(dispatch_within(prob, pending, ran_on, light, 6, 2, 1u, 1), 2);
+    /* a task that ran on both GPUs crosses nowhere; a task with no earlier round is no
+     * crossing: problem 2's pick stands */
+    assert_int_equal(dispatch_within(prob, pending, ran_on, light, 6, 4, 1u, 1), 4);
+    assert_int_equal(dispatch_within(prob, pending, ran_on, light, 6, 5, 1u, 1), 5);
+    /* on GPU 2 (bit 2): task 4 has not run there */
+    assert_int_equal(dispatch_within(prob, pending, ran_on, light, 6, 5, 4u, 1), 4);
+    /* nothing picked: nothing */
+    assert_int_equal(dispatch_within(prob, pending, ran_on, light, 6, 6, 1u, 1), 6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -156,6 +184,7 @@ int main(void)
         cmocka_unit_test(test_two_workers_cover_the_plan_once),
         cmocka_unit_test(test_most_work_per_worker),
         cmocka_unit_test(test_four_workers_share_the_big_problem),
+        cmocka_unit_test(test_later_round_crosses_gpus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
