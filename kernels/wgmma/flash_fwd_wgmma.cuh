@@ -170,6 +170,14 @@ __device__ __forceinline__ uint64_t desc(uint32_t word, uint32_t byte_off, uint3
     return ((uint64_t)hi << 32) | (word + (byte_off >> 4));
 }
 
+// x, through a copy the compiler cannot see through: what is computed from it is computed
+// where it is used, not hoisted out of a loop and held (spilled) across it.
+__device__ __forceinline__ int opaque(int x)
+{
+    asm volatile("mov.b32 %0, %0;\n" : "+r"(x));
+    return x;
+}
+
 __device__ __forceinline__ float fast_exp2(float x)
 {
     float y;
@@ -785,10 +793,17 @@ template <typename C> struct Combine {
 // staging tile of the one before).
 template <typename C> struct Epilogue {
     static __device__ __forceinline__ void store(const Mainloop<C> &ml, const Smem<C> &smem,
-                                                 const Tile &t, const fa_args &a, int cw, int wtid,
+                                                 const Tile &t, const fa_args &a, int cw, int wtid_,
                                                  int tile_no)
     {
         constexpr int BLOCK_M = C::BLOCK_M, HEAD_DIM = C::HEAD_DIM;
+        // The persistent kernel computes the staging and store addresses below (a dozen per
+        // thread, the same for every tile) here, each tile: hoisted out of its tile loop by
+        // the compiler, they were held across the key loop and spilled (40 B at
+        // d128.m128.n128.c2.s2.p2, which is 4 % faster at 4,16,2048,128 without them:
+        // kernels/NOTES-perf.md, twenty-second session). The one-tile kernel has no tile
+        // loop, and its early addresses cost nothing (late, 1.8 % slower at 4,8,512,64).
+        const int wtid = C::PERSIST ? opaque(wtid_) : wtid_;
         const int lane = wtid & 31, warp = wtid / 32;
         const int seq = a.seq_len;
         const int wg_row0 = t.m0 + cw * 64;

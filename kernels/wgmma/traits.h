@@ -195,8 +195,7 @@ FA_WG_PURE int fa_wg_box_ok(int block_m, int block_n)
  * consumer budget with 24 to spare; P counts twice when a P V is in flight under the
  * softmax (1, 2, and 4: ptxas keeps the in-flight P alive). Calibrated on the nvcc 13.0
  * build (NOTES.md): every point this admits that was built spilled at most 20 B in its
- * one-tile kernel (the persistent kernel adds per-tile state, spilled outside the main
- * loop: README.md); the
+ * one-tile kernel (the persistent kernel's: README.md, "Spills"); the
  * rejected d64.m192.n128.c3.p4 (184 B of local memory) and d128.m128.n176.c2.p4 (192 B)
  * were slower than their neighbours. */
 FA_WG_PURE int fa_wg_regs_ok(int head_dim, int block_n, int consumer_wg, int pipeline)

@@ -7,9 +7,10 @@
 # PIPELINE, of head dims 64, 128 and 256 and of both dtypes; each instance compiles its
 # one-tile and its persistent kernel. SKIP without nvcc.
 # Second, the spill bytes of each of those kernels against a ceiling, the bytes they spill
-# today: one register more held across the persistent D=128 kernel's tile loop made it
-# 2 % slower (40 -> 64 B of spills; kernels/NOTES-perf.md, twenty-second session), which
-# nothing else sees before a GPU run. A change that lowers a count lowers its ceiling here.
+# today (none): in the persistent D=128 kernel, values held across the key loop moved its
+# time by 2-4 % either way (40 -> 64 B of spills: 2 % slower; 40 -> 0 B: 4 % faster;
+# kernels/NOTES-perf.md, twenty-second session), which nothing else sees before a GPU run.
+# A change that lowers a count lowers its ceiling here.
 
 load helpers
 
@@ -81,14 +82,14 @@ spills() {
     release=$("$PTX_NVCC" --version | sed -nE 's/.*release ([0-9]+\.[0-9]+).*/\1/p')
     [ "$release" = 13.0 ] || skip "the ceilings are nvcc 13.0's; this nvcc is release ${release:-unknown}"
     local -A ceiling=(
-        [d128.m128.n128.c2.s2.p2.dt0.persist0]=0 [d128.m128.n128.c2.s2.p2.dt0.persist1]=40
+        [d128.m128.n128.c2.s2.p2.dt0.persist0]=0 [d128.m128.n128.c2.s2.p2.dt0.persist1]=0
         [d128.m128.n128.c2.s2.p3.dt0.persist0]=0 [d128.m128.n128.c2.s2.p3.dt0.persist1]=0
-        [d64.m192.n128.c3.s2.p3.dt0.persist0]=0 [d64.m192.n128.c3.s2.p3.dt0.persist1]=68
+        [d64.m192.n128.c3.s2.p3.dt0.persist0]=0 [d64.m192.n128.c3.s2.p3.dt0.persist1]=0
         [d128.m128.n128.c2.s2.p0.dt0.persist0]=0 [d128.m128.n128.c2.s2.p0.dt0.persist1]=0
         [d64.m64.n128.c2.s2.p5.dt0.persist0]=0 [d64.m64.n128.c2.s2.p5.dt0.persist1]=0
         [d64.m64.n64.c1.s2.p1.dt0.persist0]=0 [d64.m64.n64.c1.s2.p1.dt0.persist1]=0
         [d64.m128.n128.c2.s3.p4.dt0.persist0]=0 [d64.m128.n128.c2.s3.p4.dt0.persist1]=0
-        [d256.m128.n64.c2.s2.p2.dt1.persist0]=0 [d256.m128.n64.c2.s2.p2.dt1.persist1]=112
+        [d256.m128.n64.c2.s2.p2.dt1.persist0]=0 [d256.m128.n64.c2.s2.p2.dt1.persist1]=0
     )
     local got kernel bytes n=0 over=""
     got=$(cat "$PTX_DIR/a.log" "$PTX_DIR/b.log" | spills)
