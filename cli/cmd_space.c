@@ -407,8 +407,8 @@ static int parse_devices(const char *text, run_options *o, int *all)
             /* FASWEEP_TEST_SHARE_GPU=1 (a test hook): several workers on one GPU,
              * to exercise the several-GPU dispatcher on a one-GPU machine (the
              * timings of workers sharing a GPU are not to be trusted). */
-            const char *share = getenv("FASWEEP_TEST_SHARE_GPU");
-            for (int i = 0; i < o->n_devices && !(share && strcmp(share, "1") == 0); i++)
+            const int share = progress_hook("FASWEEP_TEST_SHARE_GPU", "1");
+            for (int i = 0; i < o->n_devices && !share; i++)
                 if (o->devices[i] == (int)v) {
                     cli_usage_error("bad --devices '%s': GPU %ld is listed twice", text, v);
                     return 1;

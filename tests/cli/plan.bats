@@ -343,6 +343,18 @@ for p in json.load(sys.stdin)["points"]:
         run --separate-stderr "$FASWEEP" grid --space "$REPO/spaces/ci.json" --devices "$bad" --store "$BATS_TEST_TMPDIR/s"
         expect_status 2
     done
+    # A GPU listed twice passes only under the test hook FASWEEP_TEST_SHARE_GPU=1 (then: no GPU here).
+    for share in 1 0 yes; do
+        FASWEEP_TEST_SHARE_GPU=$share CUDA_VISIBLE_DEVICES= run --separate-stderr "$FASWEEP" grid \
+            --space "$REPO/spaces/ci.json" --devices 0,0 --store "$BATS_TEST_TMPDIR/s"
+        if [ "$share" = 1 ]; then
+            expect_status 1
+            expect_in "$stderr" "no CUDA GPU"
+        else
+            expect_status 2
+            expect_in "$stderr" "GPU 0 is listed twice"
+        fi
+    done
     CUDA_VISIBLE_DEVICES= run --separate-stderr "$FASWEEP" grid --space "$REPO/spaces/ci.json" --devices all --store "$BATS_TEST_TMPDIR/s"
     expect_status 1
     expect_in "$stderr" "no CUDA GPU"
