@@ -167,14 +167,17 @@ PY
     expect_status 0
 }
 
-# A regression guard, not a benchmark: at 8968aad this took about 50 s on a
-# quiet machine (264 s on the shared 2-core one; an insertion sort copying
-# whole records, O(n k)); with a heap the ranking is well under a second
-# and the store scan (decoding 60k records, ~1.5 s) dominates. The bound is
-# generous for slow, shared CI machines: 5 s, or 30 s under ASan+UBSan
-# (FASWEEP_ASAN: about 9 s measured there).
-@test "topk -k 2147483647 on a 60k-record group is O(n log n): under 5 s (30 s under ASan)" {
-    python3 - "$FIX/results.jsonl" >big.jsonl <<'PY'
+# A regression guard, not a benchmark: at 8968aad ranking every record took
+# about 50 s on a quiet machine (an insertion sort copying whole records,
+# O(n k)); with a heap it is well under a second and the store scan
+# (decoding 60k records, ~1.1 s quiet) dominates. A wall-clock bound failed
+# on a loaded CI machine (5.2 s against 5 s) with nothing wrong, so the
+# bound is relative: ranking all 60k may take at most 4x ranking one of the
+# same store (plus 0.5 s), timed on the same machine moments apart. The
+# O(n k) sort was over 30x; ASan slows both sides alike. The best of three
+# tries of the full ranking stands, so one burst of load does not fail it.
+@test "topk -k 2147483647 on a 60k-record group is O(n log n): within 4x of topk -k 1 on the same store" {
+    python3 - "$FIX/results.jsonl" >big.jsonl <<'PY2'
 import json, sys
 r = json.loads(open(sys.argv[1]).readline())
 for i in range(60000):
@@ -184,23 +187,30 @@ for i in range(60000):
     r["time"]["min_us"] = r["time"]["median_us"] - 0.5
     r["time"]["mean_us"] = r["time"]["median_us"] + 0.5
     print(json.dumps(r))
-PY
+PY2
     "$FASWEEP" import big.jsonl --store "$STORE" >/dev/null || flunk "the import failed"
-    local t0 t1
+    local t0 t1 one all best="" try
     t0=$(date +%s.%N)
-    run --separate-stderr "$FASWEEP" topk -k 2147483647 --no-seeds --store "$STORE"
+    "$FASWEEP" topk -k 1 --no-seeds --store "$STORE" >/dev/null || flunk "topk -k 1 failed"
     t1=$(date +%s.%N)
-    expect_status 0
+    one=$(python3 -c "print($t1 - $t0)")
+    for try in 1 2 3; do
+        t0=$(date +%s.%N)
+        run --separate-stderr "$FASWEEP" topk -k 2147483647 --no-seeds --store "$STORE"
+        t1=$(date +%s.%N)
+        expect_status 0
+        all=$(python3 -c "print($t1 - $t0)")
+        best=$(python3 -c "print(min(x for x in ($all, ${best:-$all})))")
+        python3 -c "import sys; sys.exit(0 if $best < 4 * $one + 0.5 else 1)" && break
+    done
     [ "$(echo "$output" | grep -c ' d64.m64.n64.w4.s2.z1 ')" -eq 60000 ] ||
         flunk "expected all 60000 ranked"
     # The order: rank 1 the lowest median, medians never decreasing.
     echo "$output" | awk '$2 == "d64.m64.n64.w4.s2.z1" { if ($3 + 0 < last) bad = 1; last = $3 + 0 }
         END { exit bad }' || flunk "not in median order"
     [ "$(echo "$output" | awk '$1 == 1 { print $3 }')" = "100.00" ] || flunk "rank 1 is not the best"
-    local limit=5
-    [ -z "${FASWEEP_ASAN:-}" ] || limit=30
-    python3 -c "import sys; sys.exit(0 if $t1 - $t0 < $limit else 1)" ||
-        flunk "topk -k 2147483647 took $(python3 -c "print(round($t1 - $t0, 1))") s at 60k records"
+    python3 -c "import sys; sys.exit(0 if $best < 4 * $one + 0.5 else 1)" ||
+        flunk "topk -k 2147483647 took $(python3 -c "print(round($best, 1))") s at 60k records, topk -k 1 $(python3 -c "print(round($one, 1))") s: more than 4x + 0.5 s"
 }
 
 @test "merge: a missing or unreadable source creates no destination (exit 1)" {
