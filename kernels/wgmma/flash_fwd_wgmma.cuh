@@ -433,11 +433,16 @@ template <typename C> struct Softmax {
                                            int seq, int causal, int lane)
     {
         const int t = lane & 3;
-        auto masked = [&](int i) {
-            const int col = n0 + (i >> 2) * 8 + 2 * t + (i & 1);
-            const int row = row_base + 8 * ((i >> 1) & 1);
-            return MASK && (col >= seq || (causal && col > row));
-        };
+        // Key col of row r is masked when col >= seq or (causal) col > r: col > min(r, seq - 1).
+        // Relative to this thread's first column n0 + 2t, element i sits at the compile-time
+        // offset (i >> 2) * 8 + (i & 1), so one compare against the row's limit decides it.
+        int lim[2];
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int row = row_base + 8 * h;
+            lim[h] = (causal && row < seq ? row : seq - 1) - n0 - 2 * t;
+        }
+        auto masked = [&](int i) { return MASK && (i >> 2) * 8 + (i & 1) > lim[(i >> 1) & 1]; };
         float base[2];
 #pragma unroll
         for (int h = 0; h < 2; h++) {
