@@ -1293,7 +1293,7 @@ class Rules(unittest.TestCase):
                          ("consumer_regs", "- 16"), ("l2_promotion", "NONE")):
             src = next(c for k, n, c in rules.edits(src, sites)
                        if k == kind and n.split(" -> ")[-1].startswith(to))
-        self.assertEqual(src.count("#pragma unroll 2"), 21)  # 18, and Combine's 3
+        self.assertEqual(src.count("#pragma unroll 2"), 23)  # 20, and Combine's 3
         nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
         with tempfile.TemporaryDirectory() as t:
             with open(os.path.join(t, "kernel.cuh"), "w") as f:
