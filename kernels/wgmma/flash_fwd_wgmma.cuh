@@ -184,10 +184,6 @@ template <int N> __device__ __forceinline__ float tree_max(float *v)
     }
 }
 
-// The softmax's masks (Softmax::online): no key tested, each key tested; a value >= 0 is
-// a causal diagonal's column offset.
-constexpr int MASK_NONE = -2, MASK_EACH = -1;
-
 // x, through a copy the compiler cannot see through: what is computed from it is computed
 // where it is used, not hoisted out of a loop and held (spilled) across it.
 __device__ __forceinline__ int opaque(int x)
@@ -431,9 +427,9 @@ template <typename C> struct Producer {
 // element e of 8-column block nb: row r0 + 8*(e>>1), column nb*8 + 2*(lane&3) + (e&1)).
 template <typename C> struct Softmax {
     float m[2], l[2]; // running max (scaled by log2 e) and running sum of each row
-    // The row max as a tree (5 dependent fmaxf for 32 values, not 17: -1.5 % at the small
-    // causal problem, kernels/NOTES-perf.md) where registers allow: at head dim 256 the
-    // consumers hold 240 and the tree's temporaries spill (12 -> 20 B at d256.m128.n80.p2).
+    // The row max as a tree (5 dependent fmaxf for 32 values, not 17: 1-2 % faster, and no
+    // larger, kernels/NOTES-perf.md) where registers allow: at head dim 256 the consumers
+    // hold 240 and the tree's temporaries spill (12 -> 20 B at d256.m128.n80.p2).
     static constexpr bool TREE_MAX = C::HEAD_DIM <= 128;
 
     __device__ __forceinline__ void init()
@@ -449,12 +445,7 @@ template <typename C> struct Softmax {
     // ptxas serialize all of them (C7513).
     // INPLACE (PIPELINE 4, FA3's way): P stays fp32 in the S registers; pack() makes the
     // fp16 A fragments later, once the P V reading the previous ones has completed.
-    // MASK: which keys the softmax tests: none (MASK_NONE), each (MASK_EACH), or, on a
-    // causal tile whose diagonal meets the slab's first row MASK >= 0 columns into it, with
-    // every key and row inside the sequence, only the 64 columns from MASK on, which the
-    // slab's 64 rows cross: the 8-column groups before them are kept and those after masked
-    // at compile time (the mainloop's softmax picks the mask).
-    template <int MASK, bool INPLACE = false>
+    template <bool MASK, bool INPLACE = false>
     __device__ __forceinline__ void online(float (&s)[C::NS], uint32_t (&p)[C::KP][4],
                                            float (&corr)[2], float scale_log2, int n0, int row_base,
                                            int seq, int causal, int lane)
@@ -469,18 +460,7 @@ template <typename C> struct Softmax {
             const int row = row_base + 8 * h;
             lim[h] = (causal && row < seq ? row : seq - 1) - n0 - 2 * t;
         }
-        auto masked = [&](int i) {
-            const int group = (i >> 2) * 8; // the first column of element i's 8-column group
-            if constexpr (MASK == MASK_NONE)
-                return false;
-            if constexpr (MASK >= 0) {
-                if (group + 7 <= MASK)
-                    return false;
-                if (group >= MASK + FA_WG_ROWS_PER_WG)
-                    return true;
-            }
-            return group + (i & 1) > lim[(i >> 1) & 1];
-        };
+        auto masked = [&](int i) { return MASK && (i >> 2) * 8 + (i & 1) > lim[(i >> 1) & 1]; };
         float base[2];
 #pragma unroll
         for (int h = 0; h < 2; h++) {
@@ -664,26 +644,12 @@ template <typename C> struct Mainloop {
         // PIPELINE 4's form, fp32 P left in S.
         auto softmax = [&](uint32_t(&pp)[C::KP][4], int j, auto in_place) {
             constexpr bool IP = decltype(in_place)::value;
-            auto online = [&](auto mask) {
-                sm.template online<decltype(mask)::value, IP>(s, pp, corr, scale_log2, j * BLOCK_N,
-                                                              row_base, seq, a.causal, lane);
-            };
-            if (!needs_mask(j))
-                return online(std::integral_constant<int, MASK_NONE>{});
-            // A causal diagonal tile with every key and row inside the sequence, starting
-            // 0 or 64 columns before the slab's first row: only the 64-column half that the
-            // slab's rows cross is tested, the other is kept or masked whole (half the
-            // compares, and no exponentials where masked: -4 % at the small causal problem).
-            if constexpr (BLOCK_N >= 2 * FA_WG_ROWS_PER_WG) {
-                const int d = wg_row0 - j * BLOCK_N;
-                if (a.causal && (j + 1) * BLOCK_N <= seq && wg_row0 + FA_WG_ROWS_PER_WG <= seq) {
-                    if (d == 0)
-                        return online(std::integral_constant<int, 0>{});
-                    if (d == FA_WG_ROWS_PER_WG)
-                        return online(std::integral_constant<int, FA_WG_ROWS_PER_WG>{});
-                }
-            }
-            online(std::integral_constant<int, MASK_EACH>{});
+            if (needs_mask(j))
+                sm.template online<true, IP>(s, pp, corr, scale_log2, j * BLOCK_N, row_base, seq,
+                                             a.causal, lane);
+            else
+                sm.template online<false, IP>(s, pp, corr, scale_log2, j * BLOCK_N, row_base, seq,
+                                              a.causal, lane);
         };
         constexpr std::false_type packed{};
 
