@@ -287,7 +287,13 @@ int main(int argc, char **argv)
     CHECK_CUDA(cudaMalloc(&flush, flush_bytes));
     int khz = 0;
     CHECK_CUDA(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
-    const long long spin = (long long)khz * 150; /* 150 µs: BATCH launches' host time */
+    /* 150 ms ahead of each batch (the clock rate is in kHz: cycles per ms). The BATCH
+     * launches' host time needs far less (about 16 x 8 µs for a wgmma instance, whose launch
+     * encodes three tensor maps; 1 ms gave the same hot medians), but the GPU, nearly idle
+     * under a one-thread spin, stays off its power limit between batches: with 1 ms the cold
+     * medians of 4,16,2048,128 right after its hot batches read 214 and 221 µs against 210
+     * and 211 (lent H200, kernels/NOTES-perf.md, twenty-sixth session). */
+    const long long spin = (long long)khz * 150;
     bench_row *rows = calloc((size_t)fa_registry_count(), sizeof *rows);
     int nr = 0;
     for (int i = 0; i < fa_registry_count(); i++) {
