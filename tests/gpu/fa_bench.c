@@ -288,11 +288,10 @@ int main(int argc, char **argv)
     int khz = 0;
     CHECK_CUDA(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
     /* 150 ms ahead of each batch (the clock rate is in kHz: cycles per ms). The BATCH
-     * launches' host time needs far less (about 16 x 8 µs for a wgmma instance, whose launch
-     * encodes three tensor maps; 1 ms gave the same hot medians), but the GPU, nearly idle
-     * under a one-thread spin, stays off its power limit between batches: with 1 ms the cold
-     * medians of 4,16,2048,128 right after its hot batches read 214 and 221 µs against 210
-     * and 211 (lent H200, kernels/NOTES-perf.md, twenty-sixth session). */
+     * launches' host time needs far less (1 ms gave the same hot medians), but with 1 ms the
+     * cold medians of 4,16,2048,128 right after its hot batches read 214 and 221 µs against
+     * 210 and 211 (lent H200, kernels/NOTES-perf.md, twenty-sixth session): presumably the
+     * GPU, nearly idle under a one-thread spin, stays off its power limit between batches. */
     const long long spin = (long long)khz * 150;
     bench_row *rows = calloc((size_t)fa_registry_count(), sizeof *rows);
     int nr = 0;
