@@ -461,6 +461,7 @@ template <typename C> struct Softmax {
             lim[h] = (causal && row < seq ? row : seq - 1) - n0 - 2 * t;
         }
         auto masked = [&](int i) { return MASK && (i >> 2) * 8 + (i & 1) > lim[(i >> 1) & 1]; };
+        auto score = [&](int i) { return masked(i) ? -INFINITY : s[i]; }; // what the max sees
         float base[2];
 #pragma unroll
         for (int h = 0; h < 2; h++) {
@@ -471,15 +472,13 @@ template <typename C> struct Softmax {
 #pragma unroll
                 for (int k = 0; k < C::NS / 2; k++) {
                     const int i = (k >> 1) * 4 + 2 * h + (k & 1);
-                    v[k] = masked(i) ? -INFINITY : s[i];
+                    v[k] = score(i);
                 }
                 mx = fmaxf(mx, tree_max<C::NS / 2>(v)); // -inf, not NaN, when every one is NaN
             } else {
 #pragma unroll
                 for (int nb = 0; nb < C::NS / 4; nb++)
-                    mx = fmaxf(
-                        mx, fmaxf(masked(nb * 4 + 2 * h) ? -INFINITY : s[nb * 4 + 2 * h],
-                                  masked(nb * 4 + 2 * h + 1) ? -INFINITY : s[nb * 4 + 2 * h + 1]));
+                    mx = fmaxf(mx, fmaxf(score(nb * 4 + 2 * h), score(nb * 4 + 2 * h + 1)));
             }
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 1));
             mx = fmaxf(mx, __shfl_xor_sync(0xffffffff, mx, 2));
